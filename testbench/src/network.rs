@@ -1,0 +1,314 @@
+//! Nodes joined by links, and the kernel that advances them together.
+//!
+//! Each cycle has two phases: frames whose last bit reaches a node in this cycle are handed
+//! to it (`Node::receive`), then nodes act (`Node::tick`). Everything a node sends in a cycle
+//! arrives at the far end of its link at least one cycle later, so the order in which nodes
+//! are visited within a cycle never matters. In [`Stepping::Jump`] mode the kernel visits only
+//! the cycles in which a node has something to do or a frame arrives; in
+//! [`Stepping::EveryCycle`] mode it visits every cycle. Both give identical results.
+
+use crate::node::{Node, Sent};
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use t2_clock::Cycle;
+use t2_pipeline::{PacketHandle, PacketPool};
+
+/// A node's place in a [`Network`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub usize);
+
+/// How the kernel advances time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stepping {
+    /// Visit only cycles in which something can change.
+    Jump,
+    /// Visit every cycle (slow; used to check that jumping is exact).
+    EveryCycle,
+}
+
+/// A wiring mistake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkError {
+    NoSuchPort {
+        node: String,
+        port: usize,
+    },
+    AlreadyConnected {
+        node: String,
+        port: usize,
+    },
+    RateMismatch {
+        a: String,
+        b: String,
+        a_bps: u64,
+        b_bps: u64,
+    },
+    ZeroDelay,
+}
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinkError::NoSuchPort { node, port } => write!(f, "{node} has no port {port}"),
+            LinkError::AlreadyConnected { node, port } => {
+                write!(f, "{node} port {port} is already linked")
+            }
+            LinkError::RateMismatch { a, b, a_bps, b_bps } => write!(
+                f,
+                "a link joins ports of different speeds: {a} at {a_bps} b/s and {b} at {b_bps} b/s"
+            ),
+            LinkError::ZeroDelay => {
+                write!(f, "a link needs a propagation delay of at least one cycle")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+#[derive(Clone, Copy, Debug)]
+struct LinkEnd {
+    node: usize,
+    port: usize,
+    delay: Cycle,
+}
+
+/// Nodes, links, the packet pool, and the time.
+pub struct Network {
+    nodes: Vec<Box<dyn Node>>,
+    /// `links[node][port]`: where a frame sent from that port goes.
+    links: Vec<Vec<Option<LinkEnd>>>,
+    /// Frames on the wires: (arrival cycle, sequence, node, port, packet).
+    wires: BinaryHeap<Reverse<(Cycle, u64, usize, usize, u32)>>,
+    wire_seq: u64,
+    /// Cached `next_event` of each node.
+    next: Vec<Option<Cycle>>,
+    pool: PacketPool,
+    now: Cycle,
+    stepping: Stepping,
+    /// Frames sent out of a port with no link; they are freed and counted here.
+    unlinked_drops: u64,
+    sent_buf: Vec<Sent>,
+    visited_cycles: u64,
+}
+
+impl Network {
+    pub fn new(stepping: Stepping) -> Network {
+        Network {
+            nodes: Vec::new(),
+            links: Vec::new(),
+            wires: BinaryHeap::new(),
+            wire_seq: 0,
+            next: Vec::new(),
+            pool: PacketPool::new(),
+            now: 0,
+            stepping,
+            unlinked_drops: 0,
+            sent_buf: Vec::new(),
+            visited_cycles: 0,
+        }
+    }
+
+    pub fn add<N: Node>(&mut self, node: N) -> NodeId {
+        let ports = node.port_count();
+        self.nodes.push(Box::new(node));
+        self.links.push(vec![None; ports]);
+        self.next.push(Some(0));
+        NodeId(self.nodes.len() - 1)
+    }
+
+    fn check_port(&self, n: NodeId, port: usize) -> Result<(), LinkError> {
+        let node = &self.nodes[n.0];
+        if port >= node.port_count() {
+            return Err(LinkError::NoSuchPort {
+                node: node.name().to_string(),
+                port,
+            });
+        }
+        if self.links[n.0][port].is_some() {
+            return Err(LinkError::AlreadyConnected {
+                node: node.name().to_string(),
+                port,
+            });
+        }
+        Ok(())
+    }
+
+    /// Joins `a`'s port `pa` and `b`'s port `pb` with a full-duplex link whose propagation
+    /// delay is `delay` cycles each way.
+    pub fn link(
+        &mut self,
+        a: NodeId,
+        pa: usize,
+        b: NodeId,
+        pb: usize,
+        delay: Cycle,
+    ) -> Result<(), LinkError> {
+        if delay == 0 {
+            return Err(LinkError::ZeroDelay);
+        }
+        self.check_port(a, pa)?;
+        self.check_port(b, pb)?;
+        let (ra, rb) = (self.nodes[a.0].port_bps(pa), self.nodes[b.0].port_bps(pb));
+        if ra != rb {
+            return Err(LinkError::RateMismatch {
+                a: format!("{} port {pa}", self.nodes[a.0].name()),
+                b: format!("{} port {pb}", self.nodes[b.0].name()),
+                a_bps: ra,
+                b_bps: rb,
+            });
+        }
+        self.links[a.0][pa] = Some(LinkEnd {
+            node: b.0,
+            port: pb,
+            delay,
+        });
+        self.links[b.0][pb] = Some(LinkEnd {
+            node: a.0,
+            port: pa,
+            delay,
+        });
+        Ok(())
+    }
+
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
+    pub fn pool(&self) -> &PacketPool {
+        &self.pool
+    }
+
+    /// The node `id` as its concrete type. Panics if it is not a `T`: a test bug.
+    pub fn node<T: Node>(&self, id: NodeId) -> &T {
+        let any: &dyn Any = self.nodes[id.0].as_ref();
+        any.downcast_ref::<T>()
+            .unwrap_or_else(|| panic!("node {} is not a {}", id.0, std::any::type_name::<T>()))
+    }
+
+    /// The node `id` as its concrete type, mutably.
+    pub fn node_mut<T: Node>(&mut self, id: NodeId) -> &mut T {
+        let any: &mut dyn Any = self.nodes[id.0].as_mut();
+        any.downcast_mut::<T>().expect("node has another type")
+    }
+
+    /// Frames currently on links.
+    pub fn frames_on_links(&self) -> usize {
+        self.wires.len()
+    }
+
+    /// Frames sent out of ports that have no link (freed and counted).
+    pub fn unlinked_drops(&self) -> u64 {
+        self.unlinked_drops
+    }
+
+    /// Cycles the kernel has visited so far (equals elapsed cycles when stepping).
+    pub fn visited_cycles(&self) -> u64 {
+        self.visited_cycles
+    }
+
+    /// The next cycle after `now` in which something happens, if anything ever will.
+    pub fn next_event(&self) -> Option<Cycle> {
+        let wire = self.wires.peek().map(|Reverse((t, ..))| *t);
+        self.next
+            .iter()
+            .flatten()
+            .copied()
+            .chain(wire)
+            .map(|t| t.max(self.now + 1))
+            .min()
+    }
+
+    /// Runs cycle `t` (> now): delivers arriving frames, then ticks the nodes due.
+    fn visit(&mut self, t: Cycle) {
+        debug_assert!(t > self.now || (t == 0 && self.visited_cycles == 0));
+        self.now = t;
+        self.visited_cycles += 1;
+        while let Some(&Reverse((due, _, node, port, pkt))) = self.wires.peek() {
+            if due > t {
+                break;
+            }
+            debug_assert_eq!(due, t, "a frame arrival was skipped");
+            self.wires.pop();
+            self.nodes[node].receive(t, port, PacketHandle::from_index(pkt), &mut self.pool);
+            self.next[node] = Some(t);
+        }
+        for n in 0..self.nodes.len() {
+            let due = match self.stepping {
+                Stepping::EveryCycle => true,
+                Stepping::Jump => self.next[n].is_some_and(|e| e <= t),
+            };
+            if !due {
+                continue;
+            }
+            let mut sent = std::mem::take(&mut self.sent_buf);
+            self.nodes[n].tick(t, &mut self.pool, &mut sent);
+            for s in sent.drain(..) {
+                match self.links[n][s.port] {
+                    Some(end) => {
+                        self.wire_seq += 1;
+                        self.wires.push(Reverse((
+                            t + end.delay,
+                            self.wire_seq,
+                            end.node,
+                            end.port,
+                            s.pkt.index(),
+                        )));
+                    }
+                    None => {
+                        self.unlinked_drops += 1;
+                        self.pool.free(s.pkt);
+                    }
+                }
+            }
+            self.sent_buf = sent;
+            self.next[n] = self.nodes[n].next_event(t);
+        }
+    }
+
+    /// Runs every cycle up to and including `end`; afterwards `now() == end`.
+    pub fn run_until(&mut self, end: Cycle) {
+        if self.visited_cycles == 0 {
+            self.visit(0);
+        }
+        loop {
+            let t = match self.stepping {
+                Stepping::EveryCycle => self.now + 1,
+                Stepping::Jump => match self.next_event() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t > end {
+                break;
+            }
+            self.visit(t);
+        }
+        self.now = self.now.max(end);
+    }
+
+    /// Runs `n` more cycles.
+    pub fn run_cycles(&mut self, n: Cycle) {
+        let end = if self.visited_cycles == 0 {
+            n.saturating_sub(1)
+        } else {
+            self.now + n
+        };
+        self.run_until(end);
+    }
+
+    /// Runs exactly the next cycle (cycle 0 first), ticking every node, whatever the mode.
+    pub fn step(&mut self) {
+        let t = if self.visited_cycles == 0 {
+            0
+        } else {
+            self.now + 1
+        };
+        let saved = self.stepping;
+        self.stepping = Stepping::EveryCycle;
+        self.visit(t);
+        self.stepping = saved;
+    }
+}
