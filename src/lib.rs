@@ -1,1 +1,12 @@
-//! placeholder
+//! t2sim: a cycle-accurate model of the Tofino2 switch ASIC.
+//!
+//! This crate assembles the chip ([`chip::Chip`]) from the pipeline (`t2-pipeline`) and the
+//! traffic manager (`t2-tm`), makes it a testbench node, and holds the scenarios and the
+//! command-line front end.
+
+pub mod chip;
+pub mod params;
+pub mod scenario;
+
+pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};
+pub use params::Tofino2Params;

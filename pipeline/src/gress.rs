@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use t2_clock::Cycle;
 
 /// Which thread of the pipe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Gress {
     Ingress,
     Egress,
@@ -49,6 +49,9 @@ impl StageProgram for NoTables {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Exit {
     pub pkt: PacketHandle,
+    /// The device port given at entry: where the packet came in (ingress) or goes out
+    /// (egress).
+    pub port: u16,
     /// Set if the parser or the program dropped the packet; its bytes were not deparsed.
     pub drop: Option<DropReason>,
     /// Ingress only: the device port chosen by the program, if any.
@@ -192,6 +195,10 @@ impl GressPipeline {
             }
         }
         let exit_offset = self.exit_offset;
+        let port_field = match self.gress {
+            Gress::Ingress => layout::INGRESS_PORT,
+            Gress::Egress => layout::EGRESS_PORT,
+        };
         let slot = self.slot_at(now, exit_offset)?;
         slot.live = false;
         let phv = &slot.phv;
@@ -201,6 +208,7 @@ impl GressPipeline {
         }
         let exit = Exit {
             pkt: slot.pkt,
+            port: phv.get(port_field) as u16,
             drop,
             ucast_egress_port: (phv.get(layout::EGRESS_PORT_VALID) == 1)
                 .then(|| phv.get(layout::UCAST_EGRESS_PORT) as u16),

@@ -1,0 +1,519 @@
+//! The chip: front-panel ports, four pipes (ingress and egress), the traffic manager and the
+//! MACs, wired with registered signals.
+//!
+//! A frame's path, cycle by cycle (the formula is in `docs/timing.md`):
+//! 1. its last bit reaches the port in cycle `A`; it waits in the port's receive FIFO;
+//! 2. the pipe's ingress arbiter (round-robin over the pipe's ports) lets one frame per cycle
+//!    into the ingress parser; with nothing ahead of it, in cycle `A`;
+//! 3. it crosses the ingress (parser, MAU stages as placed, deparser);
+//! 4. one cycle later the TM admits it (or drops it, counted) into the egress port's queue;
+//! 5. the pipe's TM scheduler sends one descriptor per cycle into the egress, at the earliest
+//!    `queue_latency_cycles` after enqueue and only when the MAC will be free on arrival;
+//! 6. one cycle later it enters the egress (parser, stages, deparser);
+//! 7. one cycle later it reaches the MAC, which serializes it at line rate; in the cycle its
+//!    last bit leaves, the chip hands it to the link.
+//!
+//! Every crossing between modules is a wire with a fixed latency of at least one cycle, so the
+//! order in which the modules are evaluated within a tick does not matter.
+
+use crate::params::Tofino2Params;
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::net::Ipv4Addr;
+use t2_clock::{Cycle, LineRate};
+use t2_pipeline::l3::Ipv4Forward;
+use t2_pipeline::{DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram};
+use t2_testbench::{Node, Sent};
+use t2_tm::{Descriptor, MacTx, TmDrop, TmPort, TrafficManager};
+
+/// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
+pub const PORT_SPEEDS: [(u64, u32); 8] = [
+    (1_000_000_000, 1),
+    (10_000_000_000, 1),
+    (25_000_000_000, 1),
+    (40_000_000_000, 4),
+    (50_000_000_000, 1),
+    (100_000_000_000, 2),
+    (200_000_000_000, 4),
+    (400_000_000_000, 8),
+];
+
+/// A front-panel port: which MAC and channels it uses, and its speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub pipe: u32,
+    /// MAC within the pipe, from 0.
+    pub mac: u32,
+    /// First channel of the MAC the port uses; must be a multiple of its channel count.
+    pub channel: u32,
+    pub bps: u64,
+}
+
+impl PortSpec {
+    /// Tofino2 device port: pipe in bits 8:7, local port in 6:0, front panel from local 8.
+    pub fn dev_port(&self, channels_per_mac: u32) -> u16 {
+        ((self.pipe << 7) | (8 + self.mac * channels_per_mac + self.channel)) as u16
+    }
+
+    fn channels(&self) -> Option<u32> {
+        PORT_SPEEDS
+            .iter()
+            .find(|(bps, _)| *bps == self.bps)
+            .map(|&(_, ch)| ch)
+    }
+}
+
+/// A port and route layout for a chip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChipConfig {
+    pub params: Tofino2Params,
+    pub ports: Vec<PortSpec>,
+    /// Host routes: destination address to port index (into `ports`).
+    pub routes: Vec<(Ipv4Addr, usize)>,
+}
+
+/// A chip configuration that cannot be built, naming what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub what: String,
+    pub problem: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.what, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where and why the chip dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DropCause {
+    /// The port's receive FIFO was full.
+    RxFifoFull,
+    /// The ingress or egress pipeline dropped it.
+    Pipeline(Gress, DropReason),
+    /// Ingress chose a device port that is not a configured port.
+    UnknownEgressPort,
+    /// The TM refused it.
+    Tm(TmDrop),
+}
+
+impl fmt::Display for DropCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DropCause::RxFifoFull => write!(f, "rx_fifo_full"),
+            DropCause::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
+            DropCause::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
+            DropCause::UnknownEgressPort => write!(f, "unknown_egress_port"),
+            DropCause::Tm(t) => write!(f, "{}", t.name()),
+        }
+    }
+}
+
+struct Port {
+    spec: PortSpec,
+    dev_port: u16,
+    rx_fifo: VecDeque<PacketHandle>,
+    mac: MacTx,
+    rx_frames: u64,
+    tx_frames: u64,
+}
+
+struct Pipe {
+    ingress: GressPipeline,
+    egress: GressPipeline,
+    ingress_program: Box<dyn StageProgram>,
+    egress_program: Box<dyn StageProgram>,
+    /// Ports this pipe serves, by index into `Chip::ports`.
+    ports: Vec<usize>,
+    /// Next port the ingress arbiter looks at first (index into `ports`).
+    rx_next: usize,
+    /// TM to egress wire: (cycle it arrives, packet, chip port).
+    to_egress: VecDeque<(Cycle, Descriptor)>,
+}
+
+/// Packet totals of a chip.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChipCounters {
+    /// Frames whose last bit reached a port.
+    pub received: u64,
+    /// Frames whose last bit left a port.
+    pub transmitted: u64,
+    pub drops: BTreeMap<DropCause, u64>,
+}
+
+impl ChipCounters {
+    pub fn dropped(&self) -> u64 {
+        self.drops.values().sum()
+    }
+}
+
+/// A Tofino2 chip.
+pub struct Chip {
+    name: String,
+    params: Tofino2Params,
+    ports: Vec<Port>,
+    /// Device port to port index.
+    dev_ports: Vec<Option<usize>>,
+    pipes: Vec<Pipe>,
+    tm: TrafficManager,
+    /// Ingress deparsers to TM: (arrival cycle, descriptor).
+    to_tm: VecDeque<(Cycle, Descriptor)>,
+    /// Egress deparsers to MACs: (arrival cycle, port index, packet).
+    to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
+    counters: ChipCounters,
+    ingress_latency: Cycle,
+    egress_latency: Cycle,
+}
+
+impl Chip {
+    /// Builds a chip running the built-in IPv4 forwarding program in every pipe.
+    pub fn new(name: &str, config: &ChipConfig) -> Result<Chip, ConfigError> {
+        let params = config.params;
+        params.validate().map_err(|e| ConfigError {
+            what: e.origin,
+            problem: e.problem,
+        })?;
+        if config.ports.is_empty() {
+            return Err(ConfigError {
+                what: format!("chip {name}"),
+                problem: "has no ports".into(),
+            });
+        }
+        let clock = params.clock();
+        let mut used = vec![false; (params.pipes * params.macs_per_pipe * params.channels_per_mac) as usize];
+        let mut dev_ports = vec![None; 512];
+        for (i, s) in config.ports.iter().enumerate() {
+            let what = format!("port {i} (pipe {} mac {} channel {})", s.pipe, s.mac, s.channel);
+            let bad = |problem: String| ConfigError {
+                what: what.clone(),
+                problem,
+            };
+            if s.pipe >= params.pipes {
+                return Err(bad(format!("the chip has pipes 0..{}", params.pipes)));
+            }
+            if s.mac >= params.macs_per_pipe {
+                return Err(bad(format!("a pipe has MACs 0..{}", params.macs_per_pipe)));
+            }
+            let lane_bps = params.mac_bps / params.channels_per_mac as u64;
+            let channels = s.channels().ok_or_else(|| {
+                bad(format!(
+                    "{} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)",
+                    s.bps
+                ))
+            })?;
+            if s.bps > lane_bps * channels as u64 {
+                return Err(bad(format!(
+                    "{} b/s needs more than {channels} channels of {lane_bps} b/s",
+                    s.bps
+                )));
+            }
+            if s.channel % channels != 0 || s.channel + channels > params.channels_per_mac {
+                return Err(bad(format!(
+                    "a port of {} b/s takes {channels} channels and must start at a multiple of {channels} within 0..{}",
+                    s.bps, params.channels_per_mac
+                )));
+            }
+            let base = ((s.pipe * params.macs_per_pipe + s.mac) * params.channels_per_mac) as usize;
+            for c in s.channel..s.channel + channels {
+                let slot = &mut used[base + c as usize];
+                if *slot {
+                    return Err(bad(format!("channel {c} is already used by another port")));
+                }
+                *slot = true;
+            }
+            dev_ports[s.dev_port(params.channels_per_mac) as usize] = Some(i);
+        }
+        let mut forward = Ipv4Forward::new();
+        for (k, (dst, port)) in config.routes.iter().enumerate() {
+            let spec = config.ports.get(*port).ok_or_else(|| ConfigError {
+                what: format!("route {k} ({dst})"),
+                problem: format!("port {port} does not exist (the chip has {})", config.ports.len()),
+            })?;
+            forward
+                .add_route(*dst, spec.dev_port(params.channels_per_mac))
+                .map_err(|e| ConfigError {
+                    what: format!("route {k}"),
+                    problem: e.to_string(),
+                })?;
+        }
+        let placement = Placement::shortest(params.pipeline.stages as usize);
+        let make = |gress, program: &dyn StageProgram| {
+            GressPipeline::new(gress, &params.pipeline, &placement, &program.active_stages())
+        };
+        let pipes: Vec<Pipe> = (0..params.pipes)
+            .map(|p| Pipe {
+                ingress: make(Gress::Ingress, &forward),
+                egress: make(Gress::Egress, &NoTables),
+                ingress_program: Box::new(forward.clone()),
+                egress_program: Box::new(NoTables),
+                ports: (0..config.ports.len())
+                    .filter(|&i| config.ports[i].pipe == p)
+                    .collect(),
+                rx_next: 0,
+                to_egress: VecDeque::new(),
+            })
+            .collect();
+        let ingress_latency = pipes[0].ingress.latency();
+        let egress_latency = pipes[0].egress.latency();
+        let lines: Vec<LineRate> = config.ports.iter().map(|s| LineRate::new(clock, s.bps)).collect();
+        let tm_ports: Vec<TmPort> = config
+            .ports
+            .iter()
+            .zip(&lines)
+            .map(|(s, &line)| TmPort {
+                pipe: s.pipe as usize,
+                line,
+            })
+            .collect();
+        // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
+        let tm = TrafficManager::new(params.tm, params.pipes as usize, &tm_ports, egress_latency + 2);
+        let ports = config
+            .ports
+            .iter()
+            .zip(&lines)
+            .map(|(s, &line)| Port {
+                spec: *s,
+                dev_port: s.dev_port(params.channels_per_mac),
+                rx_fifo: VecDeque::new(),
+                mac: MacTx::new(line),
+                rx_frames: 0,
+                tx_frames: 0,
+            })
+            .collect();
+        Ok(Chip {
+            name: name.to_string(),
+            params,
+            ports,
+            dev_ports,
+            pipes,
+            tm,
+            to_tm: VecDeque::new(),
+            to_mac: VecDeque::new(),
+            counters: ChipCounters::default(),
+            ingress_latency,
+            egress_latency,
+        })
+    }
+
+    pub fn params(&self) -> &Tofino2Params {
+        &self.params
+    }
+
+    pub fn counters(&self) -> &ChipCounters {
+        &self.counters
+    }
+
+    pub fn tm(&self) -> &TrafficManager {
+        &self.tm
+    }
+
+    /// Cycles through an ingress pipeline (parser, stages, deparser).
+    pub fn ingress_latency(&self) -> Cycle {
+        self.ingress_latency
+    }
+
+    /// Cycles through an egress pipeline.
+    pub fn egress_latency(&self) -> Cycle {
+        self.egress_latency
+    }
+
+    /// The device port of port `i`.
+    pub fn dev_port(&self, i: usize) -> u16 {
+        self.ports[i].dev_port
+    }
+
+    /// Frames received and sent by port `i`.
+    pub fn port_frames(&self, i: usize) -> (u64, u64) {
+        (self.ports[i].rx_frames, self.ports[i].tx_frames)
+    }
+
+    /// Packets inside the chip, counted where they are (FIFOs, pipelines, wires, queues,
+    /// MACs), not derived from the counters.
+    pub fn packets_inside(&self) -> u64 {
+        let ports: usize = self
+            .ports
+            .iter()
+            .map(|p| p.rx_fifo.len() + p.mac.in_flight())
+            .sum();
+        let pipes: usize = self
+            .pipes
+            .iter()
+            .map(|p| p.ingress.occupancy() + p.egress.occupancy() + p.to_egress.len())
+            .sum();
+        (ports + pipes + self.to_tm.len() + self.tm.queued_packets() + self.to_mac.len()) as u64
+    }
+
+    fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
+        *self.counters.drops.entry(cause).or_insert(0) += 1;
+        pool.free(pkt);
+    }
+
+    /// The port-to-port latency of a frame of `frame_bytes` that meets no other traffic,
+    /// from its last bit arriving to its last bit leaving `egress_port`, per
+    /// `docs/timing.md`. Fractional serialization rounds up.
+    pub fn unloaded_latency(&self, frame_bytes: u64, egress_port: usize) -> Cycle {
+        let ser = self.ports[egress_port].mac.line().serialization_cycles_ceil(frame_bytes);
+        self.ingress_latency
+            + 1
+            + self.params.tm.queue_latency_cycles as Cycle
+            + 1
+            + self.egress_latency
+            + 1
+            + ser
+    }
+}
+
+impl Node for Chip {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn port_count(&self) -> usize {
+        self.ports.len()
+    }
+
+    fn port_bps(&self, port: usize) -> u64 {
+        self.ports[port].spec.bps
+    }
+
+    fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.counters.received += 1;
+        let p = &mut self.ports[port];
+        p.rx_frames += 1;
+        if p.rx_fifo.len() >= self.params.rx_fifo_frames as usize {
+            self.drop(DropCause::RxFifoFull, pkt, pool);
+        } else {
+            p.rx_fifo.push_back(pkt);
+        }
+    }
+
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        // Ingress arbiters: one frame per pipe per cycle, round-robin over the pipe's ports.
+        for pipe in &mut self.pipes {
+            let n = pipe.ports.len();
+            if n == 0 || !pipe.ingress.can_enter(now) {
+                continue;
+            }
+            let pick = (0..n)
+                .map(|k| (pipe.rx_next + k) % n)
+                .find(|&k| !self.ports[pipe.ports[k]].rx_fifo.is_empty());
+            if let Some(k) = pick {
+                let port = &mut self.ports[pipe.ports[k]];
+                let pkt = port.rx_fifo.pop_front().expect("non-empty");
+                pipe.ingress.enter(now, pkt, port.dev_port, pool);
+                pipe.rx_next = (k + 1) % n;
+            }
+        }
+        // Ingress pipelines; deparsed packets go to the TM next cycle.
+        for p in 0..self.pipes.len() {
+            let pipe = &mut self.pipes[p];
+            let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) else {
+                continue;
+            };
+            if let Some(reason) = exit.drop {
+                self.drop(DropCause::Pipeline(Gress::Ingress, reason), exit.pkt, pool);
+                continue;
+            }
+            let egress = exit
+                .ucast_egress_port
+                .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
+            let Some(egress) = egress else {
+                self.drop(DropCause::UnknownEgressPort, exit.pkt, pool);
+                continue;
+            };
+            let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
+            self.to_tm.push_back((
+                now + 1,
+                Descriptor {
+                    pkt: exit.pkt.index(),
+                    frame_bytes: pool.frame_bytes(exit.pkt) as u32,
+                    ingress_port: ingress_port as u16,
+                    egress_port: egress as u16,
+                    qid: exit.qid,
+                },
+            ));
+        }
+        // TM admission.
+        while let Some(&(at, desc)) = self.to_tm.front() {
+            if at > now {
+                break;
+            }
+            self.to_tm.pop_front();
+            if let Err(reason) = self.tm.enqueue(now, desc) {
+                // The TM counted it; the chip frees the bytes and counts it too.
+                self.drop(DropCause::Tm(reason), PacketHandle::from_index(desc.pkt), pool);
+            }
+        }
+        // TM schedulers, then egress entry and egress pipelines.
+        for p in 0..self.pipes.len() {
+            if let Some(desc) = self.tm.dequeue(p, now) {
+                self.pipes[p].to_egress.push_back((now + 1, desc));
+            }
+            let pipe = &mut self.pipes[p];
+            if let Some(&(at, desc)) = pipe.to_egress.front() {
+                if at <= now {
+                    pipe.to_egress.pop_front();
+                    let dev = self.ports[desc.egress_port as usize].dev_port;
+                    pipe.egress.enter(now, PacketHandle::from_index(desc.pkt), dev, pool);
+                }
+            }
+            let pipe = &mut self.pipes[p];
+            if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+                if let Some(reason) = exit.drop {
+                    self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
+                } else {
+                    let port = self.dev_ports[exit.port as usize].expect("a configured port");
+                    self.to_mac.push_back((now + 1, port, exit.pkt));
+                }
+            }
+        }
+        // MACs: start frames that arrived, hand finished ones to the links.
+        while let Some(&(at, port, pkt)) = self.to_mac.front() {
+            if at > now {
+                break;
+            }
+            self.to_mac.pop_front();
+            let frame = pool.frame_bytes(pkt);
+            self.ports[port].mac.start(now, pkt.index(), frame);
+        }
+        for (i, port) in self.ports.iter_mut().enumerate() {
+            while let Some(pkt) = port.mac.pop_sent(now) {
+                port.tx_frames += 1;
+                self.counters.transmitted += 1;
+                out.push(Sent {
+                    port: i,
+                    pkt: PacketHandle::from_index(pkt),
+                });
+            }
+        }
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let soon = now + 1;
+        let mut next: Option<Cycle> = None;
+        let mut consider = |t: Option<Cycle>| {
+            if let Some(t) = t {
+                let t = t.max(soon);
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        };
+        if self.ports.iter().any(|p| !p.rx_fifo.is_empty()) {
+            return Some(soon);
+        }
+        for pipe in &self.pipes {
+            consider(pipe.ingress.next_event(now));
+            consider(pipe.egress.next_event(now));
+            consider(pipe.to_egress.front().map(|e| e.0));
+        }
+        consider(self.to_tm.front().map(|e| e.0));
+        consider(self.to_mac.front().map(|e| e.0));
+        consider(self.tm.next_event(now));
+        for p in &self.ports {
+            consider(p.mac.next_event());
+        }
+        next
+    }
+}

@@ -1,0 +1,365 @@
+//! The incast scenario: N hosts send UDP at a fixed rate through one chip to one receiver.
+//!
+//! With its defaults (4 senders at 100 Gb/s line rate, 1500 B frames, 100 ns links, 100 us)
+//! it is what `t2sim` runs with no arguments. Port 0 (pipe 0, MAC 0) faces the receiver;
+//! senders are spread over the pipes round-robin so that traffic crosses the TM between pipes.
+
+use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
+use crate::params::Tofino2Params;
+use std::fmt;
+use std::net::Ipv4Addr;
+use t2_clock::{Clock, Cycle, LineRate};
+use t2_pipeline::headers::MacAddr;
+use t2_testbench::{Host, Network, NodeId, Stepping, UdpFlow};
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IncastScenario {
+    pub params: Tofino2Params,
+    /// Hosts sending to the one receiver.
+    pub senders: u32,
+    /// Speed of every port and NIC, b/s.
+    pub port_bps: u64,
+    /// Each sender's rate as a percentage of `port_bps` (1..=100).
+    pub load_percent: u32,
+    /// Frame length with FCS.
+    pub frame_bytes: u32,
+    /// Cycles the senders send and the simulation runs.
+    pub duration_cycles: Cycle,
+    /// Propagation delay of every link, ns.
+    pub link_delay_ns: u64,
+    pub stepping: Stepping,
+}
+
+impl Default for IncastScenario {
+    fn default() -> IncastScenario {
+        let params = Tofino2Params::default();
+        IncastScenario {
+            senders: 4,
+            port_bps: 100_000_000_000,
+            load_percent: 100,
+            frame_bytes: 1500,
+            duration_cycles: params.clock().ns_to_cycles_ceil(100_000),
+            link_delay_ns: 100,
+            stepping: Stepping::Jump,
+            params,
+        }
+    }
+}
+
+/// A scenario that cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A built scenario: the network and where its parts are.
+pub struct Built {
+    pub net: Network,
+    pub chip: NodeId,
+    pub receiver: NodeId,
+    pub senders: Vec<NodeId>,
+    pub link_delay_cycles: Cycle,
+}
+
+fn host_mac(i: u32) -> MacAddr {
+    let b = i.to_be_bytes();
+    MacAddr([0x02, 0x00, b[0], b[1], b[2], b[3]])
+}
+
+/// Address of sender `i` (from 0): 10.0.0.1 onwards.
+pub fn sender_ip(i: u32) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + i)
+}
+
+/// Address of the receiver.
+pub const RECEIVER_IP: Ipv4Addr = Ipv4Addr::new(10, 1, 0, 1);
+
+impl IncastScenario {
+    /// Where the port of sender `i` sits, or `None` if the chip has no room.
+    fn sender_port(&self, i: u32, channels: u32) -> Option<PortSpec> {
+        let p = &self.params;
+        let pipe = i % p.pipes;
+        // Pipe 0's first port is the receiver's.
+        let slot = i / p.pipes + u32::from(pipe == 0);
+        let per_mac = p.channels_per_mac / channels;
+        let mac = slot / per_mac;
+        (mac < p.macs_per_pipe).then_some(PortSpec {
+            pipe,
+            mac,
+            channel: (slot % per_mac) * channels,
+            bps: self.port_bps,
+        })
+    }
+
+    /// Builds the chip, the hosts and the links.
+    pub fn build(&self) -> Result<Built, ScenarioError> {
+        let err = |s: String| Err(ScenarioError(s));
+        if self.senders == 0 {
+            return err("senders: need at least 1".into());
+        }
+        if !(1..=100).contains(&self.load_percent) {
+            return err(format!("load: {}% is outside 1..=100", self.load_percent));
+        }
+        if self.duration_cycles == 0 {
+            return err("duration: must be above 0".into());
+        }
+        if self.link_delay_ns == 0 {
+            return err("link delay: must be above 0 ns".into());
+        }
+        self.params.validate().map_err(|e| ScenarioError(e.to_string()))?;
+        let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == self.port_bps) else {
+            return err(format!(
+                "port speed: {} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)",
+                self.port_bps
+            ));
+        };
+        let clock = self.params.clock();
+        let mut ports = vec![PortSpec {
+            pipe: 0,
+            mac: 0,
+            channel: 0,
+            bps: self.port_bps,
+        }];
+        for i in 0..self.senders {
+            match self.sender_port(i, channels) {
+                Some(p) => ports.push(p),
+                None => {
+                    return err(format!(
+                        "senders: {} ports of {} b/s do not fit on the chip (room for {})",
+                        self.senders + 1,
+                        self.port_bps,
+                        (0..).take_while(|&k| self.sender_port(k, channels).is_some()).count() + 1
+                    ))
+                }
+            }
+        }
+        let mut routes = vec![(RECEIVER_IP, 0)];
+        routes.extend((0..self.senders).map(|i| (sender_ip(i), i as usize + 1)));
+        let config = ChipConfig {
+            params: self.params,
+            ports,
+            routes,
+        };
+        let chip = Chip::new("chip", &config).map_err(|e| ScenarioError(e.to_string()))?;
+        let mut net = Network::new(self.stepping);
+        let chip = net.add(chip);
+        let delay = clock.propagation_cycles(self.link_delay_ns);
+        let receiver = net.add(Host::new(
+            "receiver",
+            host_mac(0xffff),
+            RECEIVER_IP,
+            clock,
+            self.port_bps,
+        ));
+        let link = |net: &mut Network, host, port| {
+            net.link(host, 0, chip, port, delay)
+                .map_err(|e| ScenarioError(e.to_string()))
+        };
+        link(&mut net, receiver, 0)?;
+        let mut senders = Vec::new();
+        for i in 0..self.senders {
+            let mut h = Host::new(
+                &format!("sender{i}"),
+                host_mac(i),
+                sender_ip(i),
+                clock,
+                self.port_bps,
+            );
+            h.send(
+                clock,
+                UdpFlow {
+                    flow_id: i,
+                    dst_ip: RECEIVER_IP,
+                    dst_mac: host_mac(0xffff),
+                    src_port: 10_000 + (i % 50_000) as u16,
+                    dst_port: 9000,
+                    frame_bytes: self.frame_bytes,
+                    rate_bps: self.port_bps / 100 * self.load_percent as u64,
+                    start: 0,
+                    end: Some(self.duration_cycles),
+                    packets: None,
+                },
+            )
+            .map_err(|e| ScenarioError(e.to_string()))?;
+            let id = net.add(h);
+            link(&mut net, id, i as usize + 1)?;
+            senders.push(id);
+        }
+        Ok(Built {
+            net,
+            chip,
+            receiver,
+            senders,
+            link_delay_cycles: delay,
+        })
+    }
+
+    /// Builds and runs the scenario to its end and summarizes what happened.
+    pub fn run(&self) -> Result<RunSummary, ScenarioError> {
+        let mut b = self.build()?;
+        b.net.run_until(self.duration_cycles);
+        Ok(RunSummary::of(self, &b))
+    }
+}
+
+/// Minimum, median and maximum of a set of cycle counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spread {
+    pub min: Cycle,
+    pub median: Cycle,
+    pub max: Cycle,
+}
+
+impl Spread {
+    /// Lower median for an even count. `None` for no values.
+    pub fn of(mut v: Vec<Cycle>) -> Option<Spread> {
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_unstable();
+        Some(Spread {
+            min: v[0],
+            median: v[(v.len() - 1) / 2],
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// What a run did. Everything here is simulated, hence deterministic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    pub clock: Clock,
+    pub scenario: IncastScenario,
+    pub simulated_cycles: Cycle,
+    pub offered: u64,
+    pub delivered: u64,
+    pub drops: Vec<(String, u64)>,
+    pub in_chip: u64,
+    pub on_links: u64,
+    /// Frames the receiver's line could carry in the run.
+    pub line_capacity: u64,
+    /// Port-to-port latency (last bit in to last bit out).
+    pub latency: Option<Spread>,
+    /// Unloaded port-to-port latency from the formula in `docs/timing.md`.
+    pub unloaded_latency: Cycle,
+    pub peak_queue_cells: u32,
+    pub visited_cycles: u64,
+}
+
+impl RunSummary {
+    pub fn of(s: &IncastScenario, b: &Built) -> RunSummary {
+        let chip = b.net.node::<Chip>(b.chip);
+        let rx = b.net.node::<Host>(b.receiver).received();
+        let latency = Spread::of(
+            rx.iter()
+                .map(|r| r.received_at - r.sent_at - 2 * b.link_delay_cycles)
+                .collect(),
+        );
+        let line = LineRate::new(s.params.clock(), s.port_bps);
+        let ticks = b.net.now() * line.ticks_per_cycle();
+        RunSummary {
+            clock: s.params.clock(),
+            scenario: s.clone(),
+            simulated_cycles: b.net.now(),
+            offered: b.senders.iter().map(|&h| b.net.node::<Host>(h).sent()).sum(),
+            delivered: rx.len() as u64,
+            drops: chip
+                .counters()
+                .drops
+                .iter()
+                .map(|(c, n)| (c.to_string(), *n))
+                .collect(),
+            in_chip: chip.packets_inside(),
+            on_links: b.net.frames_on_links() as u64,
+            line_capacity: ticks / line.serialization_ticks(s.frame_bytes as u64),
+            latency,
+            unloaded_latency: chip.unloaded_latency(s.frame_bytes as u64, 0),
+            peak_queue_cells: chip.tm().port_stats(0).peak_cells,
+            visited_cycles: b.net.visited_cycles(),
+        }
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.drops.iter().map(|(_, n)| n).sum()
+    }
+}
+
+impl fmt::Display for RunSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.scenario;
+        let c = self.clock;
+        let rate = |bps: u64| {
+            let mut t = String::new();
+            t2_clock::write_rate(&mut t, bps).expect("writing to a String");
+            t
+        };
+        writeln!(
+            f,
+            "t2sim: incast, {} senders at {}% of {} -> 1 receiver at {}, {} B frames",
+            s.senders,
+            s.load_percent,
+            rate(s.port_bps),
+            rate(s.port_bps),
+            s.frame_bytes
+        )?;
+        writeln!(
+            f,
+            "simulated        {} cycles = {} ns at {} MHz",
+            self.simulated_cycles,
+            c.format_ns(self.simulated_cycles),
+            c.hz / 1_000_000
+        )?;
+        writeln!(f, "offered          {} packets", self.offered)?;
+        writeln!(
+            f,
+            "delivered        {} packets (the receiver's line could carry {} in this time)",
+            self.delivered, self.line_capacity
+        )?;
+        writeln!(f, "dropped          {} packets", self.dropped())?;
+        for (cause, n) in &self.drops {
+            writeln!(f, "  {cause:<22} {n}")?;
+        }
+        writeln!(
+            f,
+            "still inside     {} in the chip, {} on links",
+            self.in_chip, self.on_links
+        )?;
+        match self.latency {
+            Some(l) => writeln!(
+                f,
+                "port-to-port     min {} / median {} / max {} cycles = {} / {} / {} ns",
+                l.min,
+                l.median,
+                l.max,
+                c.format_ns(l.min),
+                c.format_ns(l.median),
+                c.format_ns(l.max)
+            )?,
+            None => writeln!(f, "port-to-port     no packet delivered")?,
+        }
+        writeln!(
+            f,
+            "  unloaded       {} cycles = {} ns (docs/timing.md)",
+            self.unloaded_latency,
+            c.format_ns(self.unloaded_latency)
+        )?;
+        writeln!(
+            f,
+            "peak queue       {} cells of {} B at the receiver's port",
+            self.peak_queue_cells, s.params.tm.cell_bytes
+        )?;
+        writeln!(
+            f,
+            "kernel           visited {} of {} cycles",
+            self.visited_cycles,
+            self.simulated_cycles + 1
+        )
+    }
+}
