@@ -44,7 +44,7 @@ impl PacketPool {
             PacketHandle(i)
         } else {
             let i = u32::try_from(self.buffers.len()).expect("more than 2^32 live packets");
-            self.buffers.push(Vec::with_capacity(1536));
+            self.buffers.push(Vec::new());
             self.in_use.push(true);
             PacketHandle(i)
         }

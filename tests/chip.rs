@@ -1,0 +1,334 @@
+//! End-to-end behaviour of one chip with hosts: exact latency, line-rate pacing, overload,
+//! conservation on every cycle, drops by reason, and jumping versus stepping.
+
+use std::net::Ipv4Addr;
+use t2_clock::{Cycle, LineRate};
+use t2_pipeline::headers::{self, Endpoints, MacAddr};
+use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::{Host, Network, Node, Sent, Stepping};
+use t2sim::scenario::{Built, IncastScenario, RECEIVER_IP};
+use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
+
+const G100: u64 = 100_000_000_000;
+
+fn scenario(senders: u32, frame_bytes: u32, load_percent: u32, duration: Cycle) -> IncastScenario {
+    IncastScenario {
+        senders,
+        frame_bytes,
+        load_percent,
+        duration_cycles: duration,
+        ..IncastScenario::default()
+    }
+}
+
+/// offered = delivered + dropped + inside the chip + on links, counted where each packet is.
+fn assert_conserved(b: &Built) {
+    let offered: u64 = b.senders.iter().map(|&h| b.net.node::<Host>(h).sent()).sum();
+    let rx = b.net.node::<Host>(b.receiver);
+    let chip = b.net.node::<Chip>(b.chip);
+    let delivered = rx.received().len() as u64 + rx.foreign();
+    let accounted = delivered
+        + chip.counters().dropped()
+        + chip.packets_inside()
+        + b.net.frames_on_links() as u64;
+    assert_eq!(
+        offered,
+        accounted,
+        "cycle {}: offered {offered}, delivered {delivered}, dropped {}, inside {}, on links {}",
+        b.net.now(),
+        chip.counters().dropped(),
+        chip.packets_inside(),
+        b.net.frames_on_links()
+    );
+    assert_eq!(b.net.pool().live() as u64, offered - delivered - chip.counters().dropped());
+}
+
+#[test]
+fn one_packet_latency_is_the_documented_formula() {
+    // 1480 B frames take exactly 180 cycles at 100 Gb/s and 1.5 GHz.
+    for senders in [1, 2] {
+        let s = scenario(senders, 1480, 1, 5_000);
+        let mut b = s.build().unwrap();
+        b.net.run_until(20_000);
+        let rx = b.net.node::<Host>(b.receiver).received();
+        assert_eq!(rx.len(), senders as usize);
+        let p = Tofino2Params::default();
+        let gress = (p.pipeline.parser_cycles + 61 + p.pipeline.deparser_cycles) as Cycle;
+        assert_eq!(gress, 189);
+        let formula = gress + 1 + p.tm.queue_latency_cycles as Cycle + 1 + gress + 1 + 180;
+        assert_eq!(formula, 861);
+        let chip = b.net.node::<Chip>(b.chip);
+        assert_eq!(chip.unloaded_latency(1480, 0), formula);
+        for r in rx {
+            // Sender 1 is on pipe 1, so its packet crosses the TM from pipe 1 to pipe 0. Both
+            // packets reach the queue in the same cycle (pipe 0's first), so sender 1's waits
+            // exactly one serialization behind sender 0's.
+            let waited = 180 * r.flow_id as Cycle;
+            assert_eq!(r.received_at - r.sent_at, 150 + formula + waited + 150, "flow {}", r.flow_id);
+        }
+    }
+}
+
+#[test]
+fn latency_formula_follows_the_parameters() {
+    let mut s = scenario(1, 1500, 1, 5_000);
+    s.params.pipeline.parser_cycles = 7;
+    s.params.pipeline.deparser_cycles = 3;
+    s.params.tm.queue_latency_cycles = 40;
+    s.params.pipeline.stages = 12;
+    let mut b = s.build().unwrap();
+    b.net.run_until(20_000);
+    let rx = b.net.node::<Host>(b.receiver).received();
+    // 12 stages: 23 + 11 x 2 = 45. 1500 B: 1520 x 8 x 3 / 200 = 182.4 -> 183 cycles.
+    let gress = 7 + 45 + 3;
+    assert_eq!(rx[0].received_at - rx[0].sent_at, 150 + gress + 1 + 40 + 1 + gress + 1 + 183 + 150);
+}
+
+#[test]
+fn back_to_back_frames_leave_exactly_one_serialization_apart() {
+    for frame in [1480u32, 1500, 64] {
+        let s = scenario(3, frame, 100, 30_000);
+        let mut b = s.build().unwrap();
+        b.net.run_until(30_000);
+        let rx = b.net.node::<Host>(b.receiver).received();
+        let line = LineRate::new(s.params.clock(), G100);
+        let ser = line.serialization_ticks(frame as u64);
+        let tpc = line.ticks_per_cycle();
+        // The first frame starts at a cycle boundary; then the line never idles.
+        let first_start = rx[0].received_at - 150 - line.serialization_cycles_ceil(frame as u64);
+        assert!(rx.len() > 100);
+        for (k, r) in rx.iter().enumerate() {
+            let end_ticks = first_start * tpc + (k as u64 + 1) * ser;
+            assert_eq!(r.received_at - 150, end_ticks.div_ceil(tpc), "frame {frame} B, k {k}");
+        }
+        if frame == 1480 {
+            assert!(rx.windows(2).all(|w| w[1].received_at - w[0].received_at == 180));
+        }
+    }
+}
+
+#[test]
+fn overload_delivers_line_capacity_and_conserves_every_cycle() {
+    let mut s = scenario(4, 1480, 100, 12_000);
+    s.params.tm.port_queue_limit_cells = Some(200);
+    let mut b = s.build().unwrap();
+    for _ in 0..=12_000 {
+        b.net.step();
+        assert_conserved(&b);
+    }
+    let end = b.net.now();
+    assert_eq!(end, 12_000);
+    let rx = b.net.node::<Host>(b.receiver).received();
+    let chip = b.net.node::<Chip>(b.chip);
+    // The first frame reached the receiver's MAC at `first_start`; from then on the line
+    // carries one 180-cycle frame after another.
+    let first_start = rx[0].received_at - 150 - 180;
+    let (_, transmitted) = chip.port_frames(0);
+    assert_eq!(transmitted, (end - first_start) / 180);
+    let drops = chip.counters().drops.get(&DropCause::Tm(t2_tm::TmDrop::QueueLimit));
+    assert!(drops.copied().unwrap_or(0) > 100, "{:?}", chip.counters().drops);
+    assert!(chip.tm().port_stats(0).peak_cells <= 200);
+}
+
+#[test]
+fn default_scenario_is_deterministic() {
+    let a = IncastScenario::default().run().unwrap();
+    let b = IncastScenario::default().run().unwrap();
+    assert_eq!(a.to_string(), b.to_string());
+    assert_eq!(a.offered, 3288);
+    assert_eq!(a.offered, a.delivered + a.dropped() + a.in_chip + a.on_links);
+}
+
+#[test]
+fn jumping_and_stepping_give_identical_timestamps() {
+    for (senders, frame, load) in [(4, 1500, 100), (6, 64, 100), (2, 9000, 37)] {
+        let mut s = scenario(senders, frame, load, 9_000);
+        s.params.tm.port_queue_limit_cells = Some(300);
+        let run = |stepping| {
+            let mut b = IncastScenario { stepping, ..s.clone() }.build().unwrap();
+            b.net.run_until(12_000);
+            let rx = b.net.node::<Host>(b.receiver).received().to_vec();
+            let chip = b.net.node::<Chip>(b.chip);
+            (rx, chip.counters().clone(), chip.packets_inside(), b.net.visited_cycles())
+        };
+        let jump = run(Stepping::Jump);
+        let step = run(Stepping::EveryCycle);
+        assert_eq!(jump.0, step.0);
+        assert_eq!(jump.1, step.1);
+        assert_eq!(jump.2, step.2);
+        assert!(!jump.0.is_empty());
+        assert_eq!(step.3, 12_001);
+        assert!(jump.3 < step.3);
+    }
+}
+
+/// A node that sends given frames at given cycles out of its one port.
+struct Injector {
+    frames: Vec<(Cycle, Vec<u8>)>,
+    next: usize,
+}
+
+impl Node for Injector {
+    fn name(&self) -> &str {
+        "injector"
+    }
+    fn port_count(&self) -> usize {
+        1
+    }
+    fn port_bps(&self, _: usize) -> u64 {
+        G100
+    }
+    fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        pool.free(pkt);
+    }
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        while let Some((at, bytes)) = self.frames.get(self.next) {
+            if *at != now {
+                break;
+            }
+            out.push(Sent { port: 0, pkt: pool.alloc_from(bytes) });
+            self.next += 1;
+        }
+    }
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
+    }
+}
+
+fn udp_to(dst: Ipv4Addr, ttl: u8) -> Vec<u8> {
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: Ipv4Addr::new(10, 9, 9, 9),
+        dst_ip: dst,
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut b = Vec::new();
+    headers::build_udp_frame(&mut b, &ep, ttl, 0, &[0; 16], false, 60);
+    b
+}
+
+#[test]
+fn every_drop_has_its_reason() {
+    let params = Tofino2Params::default();
+    let ports = vec![
+        PortSpec { pipe: 0, mac: 0, channel: 0, bps: G100 },
+        PortSpec { pipe: 2, mac: 3, channel: 6, bps: G100 },
+    ];
+    let config = ChipConfig {
+        params,
+        ports,
+        routes: vec![(RECEIVER_IP, 0), (Ipv4Addr::new(10, 7, 7, 7), 1)],
+    };
+    let mut net = Network::new(Stepping::Jump);
+    let chip = net.add(Chip::new("chip", &config).unwrap());
+    let good = udp_to(RECEIVER_IP, 64);
+    let mut bad_sum = good.clone();
+    bad_sum[24] ^= 0xff; // corrupt the IPv4 checksum
+    let mut not_ip = good.clone();
+    not_ip[12..14].copy_from_slice(&0x86ddu16.to_be_bytes());
+    let frames = vec![
+        (10, good.clone()),
+        (100, udp_to(Ipv4Addr::new(10, 99, 0, 1), 64)),
+        (200, udp_to(RECEIVER_IP, 1)),
+        (300, bad_sum),
+        (400, not_ip),
+        (500, good[..20].to_vec()),
+        (600, good),
+    ];
+    let inj = net.add(Injector { frames, next: 0 });
+    let rx = net.add(Host::new("rx", MacAddr([2, 0, 0, 0, 0, 1]), RECEIVER_IP, params.clock(), G100));
+    net.link(inj, 0, chip, 1, 10).unwrap();
+    net.link(rx, 0, chip, 0, 10).unwrap();
+    net.run_until(5_000);
+    let c = net.node::<Chip>(chip).counters();
+    let by_name: Vec<(String, u64)> = c.drops.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    assert_eq!(
+        by_name,
+        vec![
+            ("ingress.parser_error".to_string(), 1),
+            ("ingress.ipv4_checksum_error".to_string(), 1),
+            ("ingress.not_ipv4".to_string(), 1),
+            ("ingress.no_route".to_string(), 1),
+            ("ingress.ttl_expired".to_string(), 1),
+        ]
+    );
+    let got = net.node::<Host>(rx);
+    assert_eq!(got.received().len(), 2);
+    assert_eq!(got.foreign(), 0);
+    assert_eq!(c.received, 7);
+    assert_eq!(c.transmitted, 2);
+    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.node::<Chip>(chip).dev_port(1), (2 << 7) | (8 + 3 * 8 + 6));
+}
+
+#[test]
+fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
+    // Checked on the bytes the receiver gets: build a chip, send one frame, capture it.
+    struct Capture(Vec<Vec<u8>>);
+    impl Node for Capture {
+        fn name(&self) -> &str {
+            "capture"
+        }
+        fn port_count(&self) -> usize {
+            1
+        }
+        fn port_bps(&self, _: usize) -> u64 {
+            G100
+        }
+        fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+            self.0.push(pool.bytes(pkt).to_vec());
+            pool.free(pkt);
+        }
+        fn tick(&mut self, _: Cycle, _: &mut PacketPool, _: &mut Vec<Sent>) {}
+        fn next_event(&self, _: Cycle) -> Option<Cycle> {
+            None
+        }
+    }
+    let params = Tofino2Params::default();
+    let config = ChipConfig {
+        params,
+        ports: vec![
+            PortSpec { pipe: 0, mac: 0, channel: 0, bps: G100 },
+            PortSpec { pipe: 3, mac: 7, channel: 2, bps: G100 },
+        ],
+        routes: vec![(RECEIVER_IP, 0)],
+    };
+    let mut net = Network::new(Stepping::Jump);
+    let chip = net.add(Chip::new("chip", &config).unwrap());
+    let sent = udp_to(RECEIVER_IP, 9);
+    let inj = net.add(Injector { frames: vec![(5, sent.clone())], next: 0 });
+    let cap = net.add(Capture(Vec::new()));
+    net.link(inj, 0, chip, 1, 1).unwrap();
+    net.link(cap, 0, chip, 0, 1).unwrap();
+    net.run_until(3_000);
+    let got = &net.node::<Capture>(cap).0;
+    assert_eq!(got.len(), 1);
+    let p = headers::parse_frame(&got[0]).unwrap();
+    assert_eq!(p.ipv4.unwrap().ttl, 8);
+    assert!(headers::ipv4_checksum_ok(&got[0][14..34]));
+    let mut expect = sent;
+    expect[22] = 8;
+    expect[24..26].copy_from_slice(&got[0][24..26]);
+    assert_eq!(got[0], expect, "only TTL and checksum change");
+}
+
+#[test]
+fn bad_chip_configs_are_errors() {
+    let params = Tofino2Params::default();
+    let port = |pipe, mac, channel, bps| PortSpec { pipe, mac, channel, bps };
+    let err = |ports: Vec<PortSpec>, routes: Vec<(Ipv4Addr, usize)>| {
+        Chip::new("c", &ChipConfig { params, ports, routes }).err().unwrap().to_string()
+    };
+    assert!(err(vec![], vec![]).contains("has no ports"));
+    assert!(err(vec![port(4, 0, 0, G100)], vec![]).contains("pipes 0..4"));
+    assert!(err(vec![port(0, 8, 0, G100)], vec![]).contains("MACs 0..8"));
+    assert!(err(vec![port(0, 0, 0, 30_000_000_000)], vec![]).contains("not a Tofino2 port speed"));
+    assert!(err(vec![port(0, 0, 1, G100)], vec![]).contains("multiple of 2"));
+    assert!(err(vec![port(0, 0, 0, 400 * G100 / 100), port(0, 0, 4, G100)], vec![])
+        .contains("already used"));
+    assert!(err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 3)]).contains("port 3 does not exist"));
+    assert!(err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 0), (RECEIVER_IP, 0)])
+        .contains("already exists"));
+}
