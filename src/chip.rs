@@ -22,7 +22,9 @@ use std::fmt;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::l3::Ipv4Forward;
-use t2_pipeline::{DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram};
+use t2_pipeline::{
+    DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram,
+};
 use t2_testbench::{Node, Sent};
 use t2_tm::{Descriptor, MacTx, TmDrop, TmPort, TrafficManager};
 
@@ -130,8 +132,11 @@ struct Pipe {
     ports: Vec<usize>,
     /// Next port the ingress arbiter looks at first (index into `ports`).
     rx_next: usize,
-    /// TM to egress wire: (cycle it arrives, packet, chip port).
+    /// TM to egress wire: (cycle it arrives, descriptor).
     to_egress: VecDeque<(Cycle, Descriptor)>,
+    /// Packets that have entered the ingress / egress parser.
+    ingress_entered: u64,
+    egress_entered: u64,
 }
 
 /// Packet totals of a chip.
@@ -183,10 +188,14 @@ impl Chip {
             });
         }
         let clock = params.clock();
-        let mut used = vec![false; (params.pipes * params.macs_per_pipe * params.channels_per_mac) as usize];
+        let mut used =
+            vec![false; (params.pipes * params.macs_per_pipe * params.channels_per_mac) as usize];
         let mut dev_ports = vec![None; 512];
         for (i, s) in config.ports.iter().enumerate() {
-            let what = format!("port {i} (pipe {} mac {} channel {})", s.pipe, s.mac, s.channel);
+            let what = format!(
+                "port {i} (pipe {} mac {} channel {})",
+                s.pipe, s.mac, s.channel
+            );
             let bad = |problem: String| ConfigError {
                 what: what.clone(),
                 problem,
@@ -230,7 +239,10 @@ impl Chip {
         for (k, (dst, port)) in config.routes.iter().enumerate() {
             let spec = config.ports.get(*port).ok_or_else(|| ConfigError {
                 what: format!("route {k} ({dst})"),
-                problem: format!("port {port} does not exist (the chip has {})", config.ports.len()),
+                problem: format!(
+                    "port {port} does not exist (the chip has {})",
+                    config.ports.len()
+                ),
             })?;
             forward
                 .add_route(*dst, spec.dev_port(params.channels_per_mac))
@@ -241,7 +253,12 @@ impl Chip {
         }
         let placement = Placement::shortest(params.pipeline.stages as usize);
         let make = |gress, program: &dyn StageProgram| {
-            GressPipeline::new(gress, &params.pipeline, &placement, &program.active_stages())
+            GressPipeline::new(
+                gress,
+                &params.pipeline,
+                &placement,
+                &program.active_stages(),
+            )
         };
         let pipes: Vec<Pipe> = (0..params.pipes)
             .map(|p| Pipe {
@@ -254,11 +271,17 @@ impl Chip {
                     .collect(),
                 rx_next: 0,
                 to_egress: VecDeque::new(),
+                ingress_entered: 0,
+                egress_entered: 0,
             })
             .collect();
         let ingress_latency = pipes[0].ingress.latency();
         let egress_latency = pipes[0].egress.latency();
-        let lines: Vec<LineRate> = config.ports.iter().map(|s| LineRate::new(clock, s.bps)).collect();
+        let lines: Vec<LineRate> = config
+            .ports
+            .iter()
+            .map(|s| LineRate::new(clock, s.bps))
+            .collect();
         let tm_ports: Vec<TmPort> = config
             .ports
             .iter()
@@ -269,7 +292,12 @@ impl Chip {
             })
             .collect();
         // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
-        let tm = TrafficManager::new(params.tm, params.pipes as usize, &tm_ports, egress_latency + 2);
+        let tm = TrafficManager::new(
+            params.tm,
+            params.pipes as usize,
+            &tm_ports,
+            egress_latency + 2,
+        );
         let ports = config
             .ports
             .iter()
@@ -325,6 +353,11 @@ impl Chip {
         self.ports[i].dev_port
     }
 
+    /// Packets that have entered pipe `p`'s ingress and egress parsers so far.
+    pub fn pipe_entered(&self, p: usize) -> (u64, u64) {
+        (self.pipes[p].ingress_entered, self.pipes[p].egress_entered)
+    }
+
     /// Frames received and sent by port `i`.
     pub fn port_frames(&self, i: usize) -> (u64, u64) {
         (self.ports[i].rx_frames, self.ports[i].tx_frames)
@@ -355,7 +388,10 @@ impl Chip {
     /// from its last bit arriving to its last bit leaving `egress_port`, per
     /// `docs/timing.md`. Fractional serialization rounds up.
     pub fn unloaded_latency(&self, frame_bytes: u64, egress_port: usize) -> Cycle {
-        let ser = self.ports[egress_port].mac.line().serialization_cycles_ceil(frame_bytes);
+        let ser = self.ports[egress_port]
+            .mac
+            .line()
+            .serialization_cycles_ceil(frame_bytes);
         self.ingress_latency
             + 1
             + self.params.tm.queue_latency_cycles as Cycle
@@ -404,6 +440,7 @@ impl Node for Chip {
                 let port = &mut self.ports[pipe.ports[k]];
                 let pkt = port.rx_fifo.pop_front().expect("non-empty");
                 pipe.ingress.enter(now, pkt, port.dev_port, pool);
+                pipe.ingress_entered += 1;
                 pipe.rx_next = (k + 1) % n;
             }
         }
@@ -444,7 +481,11 @@ impl Node for Chip {
             self.to_tm.pop_front();
             if let Err(reason) = self.tm.enqueue(now, desc) {
                 // The TM counted it; the chip frees the bytes and counts it too.
-                self.drop(DropCause::Tm(reason), PacketHandle::from_index(desc.pkt), pool);
+                self.drop(
+                    DropCause::Tm(reason),
+                    PacketHandle::from_index(desc.pkt),
+                    pool,
+                );
             }
         }
         // TM schedulers, then egress entry and egress pipelines.
@@ -457,7 +498,9 @@ impl Node for Chip {
                 if at <= now {
                     pipe.to_egress.pop_front();
                     let dev = self.ports[desc.egress_port as usize].dev_port;
-                    pipe.egress.enter(now, PacketHandle::from_index(desc.pkt), dev, pool);
+                    pipe.egress
+                        .enter(now, PacketHandle::from_index(desc.pkt), dev, pool);
+                    pipe.egress_entered += 1;
                 }
             }
             let pipe = &mut self.pipes[p];

@@ -4,9 +4,9 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use t2_testbench::Stepping;
 use t2sim::scenario::IncastScenario;
 use t2sim::Tofino2Params;
-use t2_testbench::Stepping;
 
 /// t2sim: a cycle-accurate model of the Tofino2 switch ASIC.
 ///
@@ -14,7 +14,13 @@ use t2_testbench::Stepping;
 /// one 100 Gb/s port for 100 us, and prints what happened. The simulated results go to
 /// standard output and are identical on every run; wall-clock figures go to standard error.
 #[derive(Parser, Debug)]
-#[command(name = "t2sim", version, about, long_about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "t2sim",
+    version,
+    about,
+    long_about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -69,7 +75,9 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     if args.queue_limit_cells.is_some() {
         params.tm.port_queue_limit_cells = args.queue_limit_cells;
-        params.validate().map_err(|e| format!("--queue-limit-cells: {}", e.problem))?;
+        params
+            .validate()
+            .map_err(|e| format!("--queue-limit-cells: {}", e.problem))?;
     }
     if !(64..=9216).contains(&args.frame_bytes) {
         return Err(format!(

@@ -81,12 +81,18 @@ impl Tofino2Params {
             return err("clock_hz", "must be above 0".into());
         }
         if !(1..=4).contains(&self.pipes) {
-            return err("pipes", format!("{} is outside 1..=4 (2-bit pipe ids)", self.pipes));
+            return err(
+                "pipes",
+                format!("{} is outside 1..=4 (2-bit pipe ids)", self.pipes),
+            );
         }
         if !(1..=8).contains(&self.macs_per_pipe) {
             return err(
                 "macs_per_pipe",
-                format!("{} is outside 1..=8 (device ports 8..71)", self.macs_per_pipe),
+                format!(
+                    "{} is outside 1..=8 (device ports 8..71)",
+                    self.macs_per_pipe
+                ),
             );
         }
         if !(1..=8).contains(&self.channels_per_mac) {
@@ -159,7 +165,10 @@ mod tests {
         p.validate().unwrap();
         let back: Tofino2Params = serde_json::from_str(&p.to_json()).unwrap();
         assert_eq!(back, p);
-        assert_eq!(p.tm.buffer_cells as u64 * p.tm.cell_bytes as u64, 69_206_016);
+        assert_eq!(
+            p.tm.buffer_cells as u64 * p.tm.cell_bytes as u64,
+            69_206_016
+        );
     }
 
     #[test]

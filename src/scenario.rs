@@ -113,7 +113,9 @@ impl IncastScenario {
         if self.link_delay_ns == 0 {
             return err("link delay: must be above 0 ns".into());
         }
-        self.params.validate().map_err(|e| ScenarioError(e.to_string()))?;
+        self.params
+            .validate()
+            .map_err(|e| ScenarioError(e.to_string()))?;
         let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == self.port_bps) else {
             return err(format!(
                 "port speed: {} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)",
@@ -135,7 +137,10 @@ impl IncastScenario {
                         "senders: {} ports of {} b/s do not fit on the chip (room for {})",
                         self.senders + 1,
                         self.port_bps,
-                        (0..).take_while(|&k| self.sender_port(k, channels).is_some()).count() + 1
+                        (0..)
+                            .take_while(|&k| self.sender_port(k, channels).is_some())
+                            .count()
+                            + 1
                     ))
                 }
             }
@@ -268,7 +273,11 @@ impl RunSummary {
             clock: s.params.clock(),
             scenario: s.clone(),
             simulated_cycles: b.net.now(),
-            offered: b.senders.iter().map(|&h| b.net.node::<Host>(h).sent()).sum(),
+            offered: b
+                .senders
+                .iter()
+                .map(|&h| b.net.node::<Host>(h).sent())
+                .sum(),
             delivered: rx.len() as u64,
             drops: chip
                 .counters()

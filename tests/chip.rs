@@ -23,7 +23,11 @@ fn scenario(senders: u32, frame_bytes: u32, load_percent: u32, duration: Cycle) 
 
 /// offered = delivered + dropped + inside the chip + on links, counted where each packet is.
 fn assert_conserved(b: &Built) {
-    let offered: u64 = b.senders.iter().map(|&h| b.net.node::<Host>(h).sent()).sum();
+    let offered: u64 = b
+        .senders
+        .iter()
+        .map(|&h| b.net.node::<Host>(h).sent())
+        .sum();
     let rx = b.net.node::<Host>(b.receiver);
     let chip = b.net.node::<Chip>(b.chip);
     let delivered = rx.received().len() as u64 + rx.foreign();
@@ -40,7 +44,10 @@ fn assert_conserved(b: &Built) {
         chip.packets_inside(),
         b.net.frames_on_links()
     );
-    assert_eq!(b.net.pool().live() as u64, offered - delivered - chip.counters().dropped());
+    assert_eq!(
+        b.net.pool().live() as u64,
+        offered - delivered - chip.counters().dropped()
+    );
 }
 
 #[test]
@@ -64,7 +71,12 @@ fn one_packet_latency_is_the_documented_formula() {
             // packets reach the queue in the same cycle (pipe 0's first), so sender 1's waits
             // exactly one serialization behind sender 0's.
             let waited = 180 * r.flow_id as Cycle;
-            assert_eq!(r.received_at - r.sent_at, 150 + formula + waited + 150, "flow {}", r.flow_id);
+            assert_eq!(
+                r.received_at - r.sent_at,
+                150 + formula + waited + 150,
+                "flow {}",
+                r.flow_id
+            );
         }
     }
 }
@@ -81,7 +93,10 @@ fn latency_formula_follows_the_parameters() {
     let rx = b.net.node::<Host>(b.receiver).received();
     // 12 stages: 23 + 11 x 2 = 45. 1500 B: 1520 x 8 x 3 / 200 = 182.4 -> 183 cycles.
     let gress = 7 + 45 + 3;
-    assert_eq!(rx[0].received_at - rx[0].sent_at, 150 + gress + 1 + 40 + 1 + gress + 1 + 183 + 150);
+    assert_eq!(
+        rx[0].received_at - rx[0].sent_at,
+        150 + gress + 1 + 40 + 1 + gress + 1 + 183 + 150
+    );
 }
 
 #[test]
@@ -99,10 +114,16 @@ fn back_to_back_frames_leave_exactly_one_serialization_apart() {
         assert!(rx.len() > 100);
         for (k, r) in rx.iter().enumerate() {
             let end_ticks = first_start * tpc + (k as u64 + 1) * ser;
-            assert_eq!(r.received_at - 150, end_ticks.div_ceil(tpc), "frame {frame} B, k {k}");
+            assert_eq!(
+                r.received_at - 150,
+                end_ticks.div_ceil(tpc),
+                "frame {frame} B, k {k}"
+            );
         }
         if frame == 1480 {
-            assert!(rx.windows(2).all(|w| w[1].received_at - w[0].received_at == 180));
+            assert!(rx
+                .windows(2)
+                .all(|w| w[1].received_at - w[0].received_at == 180));
         }
     }
 }
@@ -125,8 +146,15 @@ fn overload_delivers_line_capacity_and_conserves_every_cycle() {
     let first_start = rx[0].received_at - 150 - 180;
     let (_, transmitted) = chip.port_frames(0);
     assert_eq!(transmitted, (end - first_start) / 180);
-    let drops = chip.counters().drops.get(&DropCause::Tm(t2_tm::TmDrop::QueueLimit));
-    assert!(drops.copied().unwrap_or(0) > 100, "{:?}", chip.counters().drops);
+    let drops = chip
+        .counters()
+        .drops
+        .get(&DropCause::Tm(t2_tm::TmDrop::QueueLimit));
+    assert!(
+        drops.copied().unwrap_or(0) > 100,
+        "{:?}",
+        chip.counters().drops
+    );
     assert!(chip.tm().port_stats(0).peak_cells <= 200);
 }
 
@@ -136,7 +164,10 @@ fn default_scenario_is_deterministic() {
     let b = IncastScenario::default().run().unwrap();
     assert_eq!(a.to_string(), b.to_string());
     assert_eq!(a.offered, 3288);
-    assert_eq!(a.offered, a.delivered + a.dropped() + a.in_chip + a.on_links);
+    assert_eq!(
+        a.offered,
+        a.delivered + a.dropped() + a.in_chip + a.on_links
+    );
 }
 
 #[test]
@@ -145,11 +176,21 @@ fn jumping_and_stepping_give_identical_timestamps() {
         let mut s = scenario(senders, frame, load, 9_000);
         s.params.tm.port_queue_limit_cells = Some(300);
         let run = |stepping| {
-            let mut b = IncastScenario { stepping, ..s.clone() }.build().unwrap();
+            let mut b = IncastScenario {
+                stepping,
+                ..s.clone()
+            }
+            .build()
+            .unwrap();
             b.net.run_until(12_000);
             let rx = b.net.node::<Host>(b.receiver).received().to_vec();
             let chip = b.net.node::<Chip>(b.chip);
-            (rx, chip.counters().clone(), chip.packets_inside(), b.net.visited_cycles())
+            (
+                rx,
+                chip.counters().clone(),
+                chip.packets_inside(),
+                b.net.visited_cycles(),
+            )
         };
         let jump = run(Stepping::Jump);
         let step = run(Stepping::EveryCycle);
@@ -186,7 +227,10 @@ impl Node for Injector {
             if *at != now {
                 break;
             }
-            out.push(Sent { port: 0, pkt: pool.alloc_from(bytes) });
+            out.push(Sent {
+                port: 0,
+                pkt: pool.alloc_from(bytes),
+            });
             self.next += 1;
         }
     }
@@ -213,8 +257,18 @@ fn udp_to(dst: Ipv4Addr, ttl: u8) -> Vec<u8> {
 fn every_drop_has_its_reason() {
     let params = Tofino2Params::default();
     let ports = vec![
-        PortSpec { pipe: 0, mac: 0, channel: 0, bps: G100 },
-        PortSpec { pipe: 2, mac: 3, channel: 6, bps: G100 },
+        PortSpec {
+            pipe: 0,
+            mac: 0,
+            channel: 0,
+            bps: G100,
+        },
+        PortSpec {
+            pipe: 2,
+            mac: 3,
+            channel: 6,
+            bps: G100,
+        },
     ];
     let config = ChipConfig {
         params,
@@ -238,7 +292,13 @@ fn every_drop_has_its_reason() {
         (600, good),
     ];
     let inj = net.add(Injector { frames, next: 0 });
-    let rx = net.add(Host::new("rx", MacAddr([2, 0, 0, 0, 0, 1]), RECEIVER_IP, params.clock(), G100));
+    let rx = net.add(Host::new(
+        "rx",
+        MacAddr([2, 0, 0, 0, 0, 1]),
+        RECEIVER_IP,
+        params.clock(),
+        G100,
+    ));
     net.link(inj, 0, chip, 1, 10).unwrap();
     net.link(rx, 0, chip, 0, 10).unwrap();
     net.run_until(5_000);
@@ -260,7 +320,10 @@ fn every_drop_has_its_reason() {
     assert_eq!(c.received, 7);
     assert_eq!(c.transmitted, 2);
     assert_eq!(net.pool().live(), 0);
-    assert_eq!(net.node::<Chip>(chip).dev_port(1), (2 << 7) | (8 + 3 * 8 + 6));
+    assert_eq!(
+        net.node::<Chip>(chip).dev_port(1),
+        (2 << 7) | (8 + 3 * 8 + 6)
+    );
 }
 
 #[test]
@@ -290,15 +353,28 @@ fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
     let config = ChipConfig {
         params,
         ports: vec![
-            PortSpec { pipe: 0, mac: 0, channel: 0, bps: G100 },
-            PortSpec { pipe: 3, mac: 7, channel: 2, bps: G100 },
+            PortSpec {
+                pipe: 0,
+                mac: 0,
+                channel: 0,
+                bps: G100,
+            },
+            PortSpec {
+                pipe: 3,
+                mac: 7,
+                channel: 2,
+                bps: G100,
+            },
         ],
         routes: vec![(RECEIVER_IP, 0)],
     };
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config).unwrap());
     let sent = udp_to(RECEIVER_IP, 9);
-    let inj = net.add(Injector { frames: vec![(5, sent.clone())], next: 0 });
+    let inj = net.add(Injector {
+        frames: vec![(5, sent.clone())],
+        next: 0,
+    });
     let cap = net.add(Capture(Vec::new()));
     net.link(inj, 0, chip, 1, 1).unwrap();
     net.link(cap, 0, chip, 0, 1).unwrap();
@@ -317,18 +393,41 @@ fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
 #[test]
 fn bad_chip_configs_are_errors() {
     let params = Tofino2Params::default();
-    let port = |pipe, mac, channel, bps| PortSpec { pipe, mac, channel, bps };
+    let port = |pipe, mac, channel, bps| PortSpec {
+        pipe,
+        mac,
+        channel,
+        bps,
+    };
     let err = |ports: Vec<PortSpec>, routes: Vec<(Ipv4Addr, usize)>| {
-        Chip::new("c", &ChipConfig { params, ports, routes }).err().unwrap().to_string()
+        Chip::new(
+            "c",
+            &ChipConfig {
+                params,
+                ports,
+                routes,
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string()
     };
     assert!(err(vec![], vec![]).contains("has no ports"));
     assert!(err(vec![port(4, 0, 0, G100)], vec![]).contains("pipes 0..4"));
     assert!(err(vec![port(0, 8, 0, G100)], vec![]).contains("MACs 0..8"));
     assert!(err(vec![port(0, 0, 0, 30_000_000_000)], vec![]).contains("not a Tofino2 port speed"));
     assert!(err(vec![port(0, 0, 1, G100)], vec![]).contains("multiple of 2"));
-    assert!(err(vec![port(0, 0, 0, 400 * G100 / 100), port(0, 0, 4, G100)], vec![])
-        .contains("already used"));
-    assert!(err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 3)]).contains("port 3 does not exist"));
-    assert!(err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 0), (RECEIVER_IP, 0)])
-        .contains("already exists"));
+    assert!(err(
+        vec![port(0, 0, 0, 400 * G100 / 100), port(0, 0, 4, G100)],
+        vec![]
+    )
+    .contains("already used"));
+    assert!(
+        err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 3)]).contains("port 3 does not exist")
+    );
+    assert!(err(
+        vec![port(0, 0, 0, G100)],
+        vec![(RECEIVER_IP, 0), (RECEIVER_IP, 0)]
+    )
+    .contains("already exists"));
 }

@@ -74,8 +74,10 @@ pub struct GressPipeline {
     mask: u64,
     /// Entry cycles of the packets inside, oldest first.
     in_flight: VecDeque<Cycle>,
-    /// (offset from entry, stage) for every stage that holds tables.
+    /// Every stage that holds tables: (offset from entry, stage).
     stage_points: Vec<(Cycle, usize)>,
+    /// For each stage point, how many of `in_flight` (from the oldest) it has processed.
+    passed: Vec<usize>,
     exit_offset: Cycle,
     last_entry: Option<Cycle>,
 }
@@ -116,6 +118,7 @@ impl GressPipeline {
             slots,
             mask: size - 1,
             in_flight: VecDeque::new(),
+            passed: vec![0; active_stages.len()],
             stage_points,
             exit_offset,
             last_entry: None,
@@ -192,6 +195,8 @@ impl GressPipeline {
             let (offset, stage) = self.stage_points[i];
             if let Some(slot) = self.slot_at(now, offset) {
                 program.apply(stage, &mut slot.phv);
+                debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&(now - offset)));
+                self.passed[i] += 1;
             }
         }
         let exit_offset = self.exit_offset;
@@ -216,22 +221,27 @@ impl GressPipeline {
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));
+        for p in &mut self.passed {
+            // The leaving packet had passed every stage.
+            *p -= 1;
+        }
         Some(exit)
     }
 
     /// The first cycle after `now` at which a packet inside reaches a stage with tables or
     /// the exit; `None` when the pipeline is empty.
+    ///
+    /// Each stage point keeps count of the packets it has processed, so this costs one
+    /// look-up per stage with tables, however many packets are inside.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        let first_after = |offset: Cycle| {
-            let i = self.in_flight.partition_point(|&e| e + offset <= now);
-            self.in_flight.get(i).map(|&e| e + offset)
-        };
-        let mut next = first_after(self.exit_offset);
-        for &(offset, _) in &self.stage_points {
-            if let Some(t) = first_after(offset) {
+        let mut next = self.in_flight.front().map(|&e| e + self.exit_offset);
+        for (&(offset, _), &passed) in self.stage_points.iter().zip(&self.passed) {
+            if let Some(&e) = self.in_flight.get(passed) {
+                let t = e + offset;
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
+        debug_assert!(next.is_none_or(|t| t > now), "a stage event was skipped");
         next
     }
 }

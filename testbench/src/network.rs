@@ -75,13 +75,24 @@ struct LinkEnd {
     delay: Cycle,
 }
 
+/// A frame on a wire. Ordered by arrival, then by the order it was sent, so that frames
+/// arriving in the same cycle are delivered in a fixed order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct OnWire {
+    arrives: Cycle,
+    seq: u64,
+    node: usize,
+    port: usize,
+    pkt: u32,
+}
+
 /// Nodes, links, the packet pool, and the time.
 pub struct Network {
     nodes: Vec<Box<dyn Node>>,
     /// `links[node][port]`: where a frame sent from that port goes.
     links: Vec<Vec<Option<LinkEnd>>>,
-    /// Frames on the wires: (arrival cycle, sequence, node, port, packet).
-    wires: BinaryHeap<Reverse<(Cycle, u64, usize, usize, u32)>>,
+    /// Frames on the wires, earliest arrival first.
+    wires: BinaryHeap<Reverse<OnWire>>,
     wire_seq: u64,
     /// Cached `next_event` of each node.
     next: Vec<Option<Cycle>>,
@@ -211,7 +222,7 @@ impl Network {
 
     /// The next cycle after `now` in which something happens, if anything ever will.
     pub fn next_event(&self) -> Option<Cycle> {
-        let wire = self.wires.peek().map(|Reverse((t, ..))| *t);
+        let wire = self.wires.peek().map(|Reverse(w)| w.arrives);
         self.next
             .iter()
             .flatten()
@@ -226,14 +237,15 @@ impl Network {
         debug_assert!(t > self.now || (t == 0 && self.visited_cycles == 0));
         self.now = t;
         self.visited_cycles += 1;
-        while let Some(&Reverse((due, _, node, port, pkt))) = self.wires.peek() {
-            if due > t {
+        while let Some(&Reverse(w)) = self.wires.peek() {
+            if w.arrives > t {
                 break;
             }
-            debug_assert_eq!(due, t, "a frame arrival was skipped");
+            debug_assert_eq!(w.arrives, t, "a frame arrival was skipped");
             self.wires.pop();
-            self.nodes[node].receive(t, port, PacketHandle::from_index(pkt), &mut self.pool);
-            self.next[node] = Some(t);
+            let pkt = PacketHandle::from_index(w.pkt);
+            self.nodes[w.node].receive(t, w.port, pkt, &mut self.pool);
+            self.next[w.node] = Some(t);
         }
         for n in 0..self.nodes.len() {
             let due = match self.stepping {
@@ -249,13 +261,13 @@ impl Network {
                 match self.links[n][s.port] {
                     Some(end) => {
                         self.wire_seq += 1;
-                        self.wires.push(Reverse((
-                            t + end.delay,
-                            self.wire_seq,
-                            end.node,
-                            end.port,
-                            s.pkt.index(),
-                        )));
+                        self.wires.push(Reverse(OnWire {
+                            arrives: t + end.delay,
+                            seq: self.wire_seq,
+                            node: end.node,
+                            port: end.port,
+                            pkt: s.pkt.index(),
+                        }));
                     }
                     None => {
                         self.unlinked_drops += 1;

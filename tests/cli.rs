@@ -1,0 +1,109 @@
+//! The `t2sim` command as a user runs it.
+
+use std::process::Command;
+
+fn t2sim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(args)
+        .output()
+        .expect("t2sim runs")
+}
+
+#[test]
+fn default_run_prints_the_summary_identically_twice() {
+    let a = t2sim(&[]);
+    let b = t2sim(&[]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
+    let text = String::from_utf8(a.stdout).unwrap();
+    for line in [
+        "offered          3288 packets",
+        "dropped          0 packets",
+        "port-to-port     min 864 ",
+        "unloaded       864 cycles = 576.000 ns",
+        "simulated        150000 cycles = 100000.000 ns at 1500 MHz",
+    ] {
+        assert!(text.contains(line), "missing `{line}` in:\n{text}");
+    }
+    let err = String::from_utf8(a.stderr).unwrap();
+    assert!(err.contains("simulated packets per wall second"), "{err}");
+}
+
+#[test]
+fn run_subcommand_and_flags_agree_with_the_default() {
+    let plain = t2sim(&[]);
+    let run = t2sim(&["run", "--senders", "4", "--duration-us", "100"]);
+    assert_eq!(plain.stdout, run.stdout);
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let h = t2sim(&["--help"]);
+    assert!(h.status.success());
+    let text = String::from_utf8(h.stdout).unwrap();
+    assert!(text.contains("run"), "{text}");
+    assert!(text.contains("params"), "{text}");
+    assert!(text.contains("default scenario"), "{text}");
+}
+
+#[test]
+fn params_prints_json_that_run_accepts() {
+    let p = t2sim(&["params"]);
+    assert!(p.status.success());
+    let dir = std::env::temp_dir().join(format!("t2sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("p.json");
+    std::fs::write(&file, &p.stdout).unwrap();
+    let with = t2sim(&["run", "--params", file.to_str().unwrap()]);
+    assert!(with.status.success());
+    assert_eq!(with.stdout, t2sim(&[]).stdout);
+    let text = String::from_utf8(p.stdout)
+        .unwrap()
+        .replace("\"cell_bytes\": 176", "\"cell_bytes\": 0");
+    std::fs::write(&file, text).unwrap();
+    let bad = t2sim(&["run", "--params", file.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("p.json") && err.contains("tm.cell_bytes"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_flags_are_clear_errors() {
+    for (args, needle) in [
+        (
+            vec!["run", "--frame-bytes", "10"],
+            "--frame-bytes: 10 is outside 64..=9216",
+        ),
+        (
+            vec!["run", "--speed-gbps", "30"],
+            "not a Tofino2 port speed",
+        ),
+        (vec!["run", "--senders", "0"], "senders: need at least 1"),
+        (vec!["run", "--senders", "200"], "do not fit on the chip"),
+        (
+            vec!["run", "--load-percent", "101"],
+            "load: 101% is outside 1..=100",
+        ),
+        (vec!["run", "--duration-us", "0"], "--duration-us: 0"),
+        (
+            vec!["run", "--queue-limit-cells", "0"],
+            "--queue-limit-cells",
+        ),
+        (
+            vec!["run", "--params", "/nonexistent/p.json"],
+            "/nonexistent/p.json: cannot read",
+        ),
+    ] {
+        let out = t2sim(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let unknown = t2sim(&["--bogus"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
