@@ -17,8 +17,10 @@
 //! order in which the modules are evaluated within a tick does not matter.
 
 use crate::params::Tofino2Params;
+use crate::trace::{ChipTrace, TraceLayout};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::io;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::l3::Ipv4Forward;
@@ -27,6 +29,7 @@ use t2_pipeline::{
 };
 use t2_testbench::{Node, Sent};
 use t2_tm::{Descriptor, MacTx, TmDrop, TmPort, TrafficManager};
+use t2_waves::{Signal, TraceFilter, Value};
 
 /// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
 pub const PORT_SPEEDS: [(u64, u32); 8] = [
@@ -102,6 +105,18 @@ pub enum DropCause {
     Tm(TmDrop),
 }
 
+impl DropCause {
+    /// The snake-case name used in reports and waveforms.
+    pub fn name(&self) -> &'static str {
+        match self {
+            DropCause::RxFifoFull => "rx_fifo_full",
+            DropCause::Pipeline(_, r) => r.name(),
+            DropCause::UnknownEgressPort => "unknown_egress_port",
+            DropCause::Tm(t) => t.name(),
+        }
+    }
+}
+
 impl fmt::Display for DropCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -171,6 +186,7 @@ pub struct Chip {
     counters: ChipCounters,
     ingress_latency: Cycle,
     egress_latency: Cycle,
+    trace: Option<Box<ChipTrace>>,
 }
 
 impl Chip {
@@ -323,7 +339,86 @@ impl Chip {
             counters: ChipCounters::default(),
             ingress_latency,
             egress_latency,
+            trace: None,
         })
+    }
+
+    /// Traces the signals `filter` selects into a VCD dump written to `out`, from now on.
+    /// Fails if the dump cannot be started.
+    pub fn enable_trace(&mut self, filter: TraceFilter, out: Box<dyn io::Write>) -> io::Result<()> {
+        let layout = TraceLayout {
+            clock_hz: self.params.clock_hz,
+            pipes: self.pipes.len(),
+            stages: self.params.pipeline.stages as usize,
+            port_pipes: self.ports.iter().map(|p| p.spec.pipe as usize).collect(),
+            buffer_cells: self.params.tm.buffer_cells,
+            rx_fifo_frames: self.params.rx_fifo_frames,
+        };
+        let mut trace = ChipTrace::new(&layout, filter)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        trace.begin(out)?;
+        self.trace = Some(Box::new(trace));
+        Ok(())
+    }
+
+    /// The chip's trace, if tracing is on.
+    pub fn trace(&self) -> Option<&ChipTrace> {
+        self.trace.as_deref()
+    }
+
+    /// The chip's trace, mutably (to keep an in-memory log of it, say).
+    pub fn trace_mut(&mut self) -> Option<&mut ChipTrace> {
+        self.trace.as_deref_mut()
+    }
+
+    /// Ends the dump at cycle `end` and returns the traced signals (for a save file). Reports
+    /// the first write error of the run, if there was one.
+    pub fn finish_trace(&mut self, end: Cycle) -> io::Result<Vec<Signal>> {
+        let Some(trace) = self.trace.as_mut() else {
+            return Ok(Vec::new());
+        };
+        if let Some(e) = trace.error.take() {
+            return Err(e);
+        }
+        trace.tracer.finish(end)?;
+        Ok(trace.tracer.signals().to_vec())
+    }
+
+    /// Writes the values of the traced state signals after the tick of cycle `now`.
+    fn sample(&mut self, now: Cycle) {
+        let Some(t) = self.trace.as_mut() else {
+            return;
+        };
+        let tr = &mut t.tracer;
+        if let Some(id) = t.drops {
+            tr.set(now, id, Value::Bits(self.counters.dropped()));
+        }
+        if let Some(id) = t.free_cells {
+            tr.set(now, id, Value::Bits(self.tm.free_cells() as u64));
+        }
+        for (i, (port, sig)) in self.ports.iter().zip(&t.ports).enumerate() {
+            if let Some(id) = sig.tx_busy {
+                tr.set(now, id, Value::Bits(port.mac.busy(now) as u64));
+            }
+            if let Some(id) = sig.rx_fifo {
+                tr.set(now, id, Value::Bits(port.rx_fifo.len() as u64));
+            }
+            if let Some(id) = sig.depth_cells {
+                tr.set(
+                    now,
+                    id,
+                    Value::Bits(self.tm.port_stats(i).depth_cells as u64),
+                );
+            }
+        }
+        for (pipe, sig) in self.pipes.iter().zip(&t.gresses) {
+            if let Some(id) = sig[0].occupancy {
+                tr.set(now, id, Value::Bits(pipe.ingress.occupancy() as u64));
+            }
+            if let Some(id) = sig[1].occupancy {
+                tr.set(now, id, Value::Bits(pipe.egress.occupancy() as u64));
+            }
+        }
     }
 
     pub fn params(&self) -> &Tofino2Params {
@@ -417,6 +512,9 @@ impl Node for Chip {
 
     fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.counters.received += 1;
+        if let Some(t) = self.trace.as_mut() {
+            t.number(pkt.index());
+        }
         let p = &mut self.ports[port];
         p.rx_frames += 1;
         if p.rx_fifo.len() >= self.params.rx_fifo_frames as usize {
@@ -427,8 +525,27 @@ impl Node for Chip {
     }
 
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        if let Some(t) = self.trace.as_mut() {
+            if t.error.is_none() {
+                if let Err(e) = t.tracer.flush_before(now) {
+                    t.fail(e);
+                }
+            }
+        }
+        self.step(now, pool, out);
+        self.sample(now);
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        self.next_event_at(now)
+    }
+}
+
+impl Chip {
+    /// Everything the chip does in cycle `now`.
+    fn step(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
         // Ingress arbiters: one frame per pipe per cycle, round-robin over the pipe's ports.
-        for pipe in &mut self.pipes {
+        for (p, pipe) in self.pipes.iter_mut().enumerate() {
             let n = pipe.ports.len();
             if n == 0 || !pipe.ingress.can_enter(now) {
                 continue;
@@ -441,6 +558,9 @@ impl Node for Chip {
                 let pkt = port.rx_fifo.pop_front().expect("non-empty");
                 pipe.ingress.enter(now, pkt, port.dev_port, pool);
                 pipe.ingress_entered += 1;
+                if let Some(t) = self.trace.as_mut() {
+                    t.entered(p, 0, now, pipe.ingress.stage_offsets(), pkt.index());
+                }
                 pipe.rx_next = (k + 1) % n;
             }
         }
@@ -450,16 +570,23 @@ impl Node for Chip {
             let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) else {
                 continue;
             };
-            if let Some(reason) = exit.drop {
-                self.drop(DropCause::Pipeline(Gress::Ingress, reason), exit.pkt, pool);
-                continue;
-            }
             let egress = exit
                 .ucast_egress_port
                 .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
-            let Some(egress) = egress else {
-                self.drop(DropCause::UnknownEgressPort, exit.pkt, pool);
-                continue;
+            let fate = match (exit.drop, egress) {
+                (Some(reason), _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
+                (None, None) => Err(DropCause::UnknownEgressPort),
+                (None, Some(e)) => Ok(e),
+            };
+            if let Some(t) = self.trace.as_mut() {
+                t.exited(p, 0, now, fate.map_or_else(|c| c.name(), |_| "to_tm"));
+            }
+            let egress = match fate {
+                Ok(e) => e,
+                Err(cause) => {
+                    self.drop(cause, exit.pkt, pool);
+                    continue;
+                }
             };
             let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
             self.to_tm.push_back((
@@ -501,10 +628,16 @@ impl Node for Chip {
                     pipe.egress
                         .enter(now, PacketHandle::from_index(desc.pkt), dev, pool);
                     pipe.egress_entered += 1;
+                    if let Some(t) = self.trace.as_mut() {
+                        t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
+                    }
                 }
             }
             let pipe = &mut self.pipes[p];
             if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+                if let Some(t) = self.trace.as_mut() {
+                    t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
+                }
                 if let Some(reason) = exit.drop {
                     self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
                 } else {
@@ -534,7 +667,7 @@ impl Node for Chip {
         }
     }
 
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+    fn next_event_at(&self, now: Cycle) -> Option<Cycle> {
         let soon = now + 1;
         let mut next: Option<Cycle> = None;
         let mut consider = |t: Option<Cycle>| {

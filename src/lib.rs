@@ -7,6 +7,7 @@
 pub mod chip;
 pub mod params;
 pub mod scenario;
+pub mod trace;
 
 pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};
 pub use params::Tofino2Params;

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use t2_testbench::Stepping;
-use t2sim::scenario::IncastScenario;
+use t2_waves::TraceFilter;
+use t2sim::scenario::{IncastScenario, WaveRequest};
+use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
 /// t2sim: a cycle-accurate model of the Tofino2 switch ASIC.
@@ -66,6 +68,14 @@ struct RunArgs {
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     step_every_cycle: bool,
+    /// Write a VCD waveform of the chip to this file, and a GTKWave save file beside it
+    /// (same name, `.gtkw`). Open both with `gtkwave DUMP.vcd DUMP.gtkw`.
+    #[arg(long, value_name = "PATH")]
+    vcd: Option<PathBuf>,
+    /// Which signals to trace: comma-separated globs over dotted names, e.g.
+    /// 'chip.tm.**,chip.pipe0.ingress.stage0*' (default: ports, TM and per-gress summaries).
+    #[arg(long, value_name = "GLOBS", requires = "vcd")]
+    trace: Option<String>,
 }
 
 fn run(args: RunArgs) -> Result<(), String> {
@@ -96,6 +106,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         .checked_mul(1_000_000_000)
         .ok_or_else(|| format!("--speed-gbps: {} is too large", args.speed_gbps))?;
     let scenario = IncastScenario {
+        waves: None,
         senders: args.senders,
         port_bps: bps,
         load_percent: args.load_percent,
@@ -109,6 +120,18 @@ fn run(args: RunArgs) -> Result<(), String> {
         },
         params,
     };
+    let waves = match &args.vcd {
+        None => None,
+        Some(path) => {
+            let spec = args.trace.as_deref().unwrap_or(DEFAULT_TRACE);
+            let filter = TraceFilter::parse(spec).map_err(|e| format!("--trace: {e}"))?;
+            Some(WaveRequest {
+                vcd: path.clone(),
+                filter,
+            })
+        }
+    };
+    let scenario = IncastScenario { waves, ..scenario };
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();

@@ -7,10 +7,28 @@
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
 use crate::params::Tofino2Params;
 use std::fmt;
+use std::io::BufWriter;
 use std::net::Ipv4Addr;
+use std::path::PathBuf;
 use t2_clock::{Clock, Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
 use t2_testbench::{Host, Network, NodeId, Stepping, UdpFlow};
+use t2_waves::TraceFilter;
+
+/// Where to write a waveform of the chip, and which signals to put in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaveRequest {
+    /// The VCD file; the GTKWave save file goes beside it with the extension `.gtkw`.
+    pub vcd: PathBuf,
+    pub filter: TraceFilter,
+}
+
+impl WaveRequest {
+    /// The save file's path.
+    pub fn gtkw(&self) -> PathBuf {
+        self.vcd.with_extension("gtkw")
+    }
+}
 
 /// What to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +47,8 @@ pub struct IncastScenario {
     /// Propagation delay of every link, ns.
     pub link_delay_ns: u64,
     pub stepping: Stepping,
+    /// A waveform to write, if any.
+    pub waves: Option<WaveRequest>,
 }
 
 impl Default for IncastScenario {
@@ -42,6 +62,7 @@ impl Default for IncastScenario {
             duration_cycles: params.clock().ns_to_cycles_ceil(100_000),
             link_delay_ns: 100,
             stepping: Stepping::Jump,
+            waves: None,
             params,
         }
     }
@@ -206,11 +227,36 @@ impl IncastScenario {
         })
     }
 
-    /// Builds and runs the scenario to its end and summarizes what happened.
+    /// Builds and runs the scenario to its end and summarizes what happened. With a wave
+    /// request, writes the VCD dump and its GTKWave save file.
     pub fn run(&self) -> Result<RunSummary, ScenarioError> {
         let mut b = self.build()?;
+        if let Some(w) = &self.waves {
+            let file = std::fs::File::create(&w.vcd).map_err(|e| {
+                ScenarioError(format!("{}: cannot create the dump: {e}", w.vcd.display()))
+            })?;
+            b.net
+                .node_mut::<Chip>(b.chip)
+                .enable_trace(w.filter.clone(), Box::new(BufWriter::new(file)))
+                .map_err(|e| ScenarioError(format!("{}: {e}", w.vcd.display())))?;
+        }
         b.net.run_until(self.duration_cycles);
-        Ok(RunSummary::of(self, &b))
+        let mut summary = RunSummary::of(self, &b);
+        if let Some(w) = &self.waves {
+            let chip = b.net.node_mut::<Chip>(b.chip);
+            let signals = chip
+                .finish_trace(self.duration_cycles)
+                .map_err(|e| ScenarioError(format!("{}: {e}", w.vcd.display())))?;
+            let gtkw = w.gtkw();
+            let write = || -> std::io::Result<()> {
+                let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
+                t2_waves::gtkw::write_save_file(&mut f, &w.vcd, "chip", &signals)?;
+                std::io::Write::flush(&mut f)
+            };
+            write().map_err(|e| ScenarioError(format!("{}: {e}", gtkw.display())))?;
+            summary.traced_signals = Some(signals.len());
+        }
+        Ok(summary)
     }
 }
 
@@ -256,6 +302,8 @@ pub struct RunSummary {
     pub unloaded_latency: Cycle,
     pub peak_queue_cells: u32,
     pub visited_cycles: u64,
+    /// Signals written to the waveform, when one was asked for.
+    pub traced_signals: Option<usize>,
 }
 
 impl RunSummary {
@@ -292,6 +340,7 @@ impl RunSummary {
             unloaded_latency: chip.unloaded_latency(s.frame_bytes as u64, 0),
             peak_queue_cells: chip.tm().port_stats(0).peak_cells,
             visited_cycles: b.net.visited_cycles(),
+            traced_signals: None,
         }
     }
 
@@ -369,6 +418,16 @@ impl fmt::Display for RunSummary {
             "kernel           visited {} of {} cycles",
             self.visited_cycles,
             self.simulated_cycles + 1
-        )
+        )?;
+        if let (Some(n), Some(w)) = (self.traced_signals, &s.waves) {
+            writeln!(
+                f,
+                "waves            {} signals in {} (GTKWave: {})",
+                n,
+                w.vcd.display(),
+                w.gtkw().display()
+            )?;
+        }
+        Ok(())
     }
 }

@@ -107,3 +107,47 @@ fn bad_flags_are_clear_errors() {
     let unknown = t2sim(&["--bogus"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn vcd_and_trace_flags() {
+    let dir = std::env::temp_dir().join(format!("t2sim-cli-vcd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let vcd = dir.join("run.vcd");
+    let out = t2sim(&[
+        "run",
+        "--duration-us",
+        "2",
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "--trace",
+        "chip.tm.**,chip.pipe0.ingress.stage0*",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // free_cells, 5 port queues, and 10 stages x (valid, pkt_id).
+    assert!(text.contains("waves            26 signals in"), "{text}");
+    let dump = std::fs::read_to_string(&vcd).unwrap();
+    assert!(dump.contains("$scope module stage07 $end"));
+    assert!(!dump.contains("$scope module stage10 $end"));
+    assert!(dir.join("run.gtkw").exists());
+
+    let no_vcd = t2sim(&["run", "--trace", "chip.**"]);
+    assert_eq!(no_vcd.status.code(), Some(2));
+    let bad = t2sim(&["run", "--vcd", vcd.to_str().unwrap(), "--trace", "chip..tm"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("--trace: trace pattern `chip..tm`: has an empty segment"),
+        "{err}"
+    );
+    let nowhere = t2sim(&["run", "--vcd", "/nonexistent/dir/x.vcd"]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(String::from_utf8(nowhere.stderr)
+        .unwrap()
+        .contains("/nonexistent/dir/x.vcd: cannot create"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

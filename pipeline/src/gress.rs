@@ -79,6 +79,8 @@ pub struct GressPipeline {
     /// For each stage point, how many of `in_flight` (from the oldest) it has processed.
     passed: Vec<usize>,
     exit_offset: Cycle,
+    /// Offset from entry at which a packet reaches each stage, tables or not.
+    all_stage_offsets: Vec<Cycle>,
     last_entry: Option<Cycle>,
 }
 
@@ -104,6 +106,7 @@ impl GressPipeline {
         let exit_offset = parser
             + placement.mau_cycles(&params.stage_latency) as Cycle
             + params.deparser_cycles as Cycle;
+        let all_stage_offsets = offsets.iter().map(|&o| parser + o as Cycle).collect();
         let size = (exit_offset + 1).next_power_of_two();
         let slots = (0..size)
             .map(|_| Slot {
@@ -121,6 +124,7 @@ impl GressPipeline {
             passed: vec![0; active_stages.len()],
             stage_points,
             exit_offset,
+            all_stage_offsets,
             last_entry: None,
         }
     }
@@ -132,6 +136,11 @@ impl GressPipeline {
     /// Cycles from entering the parser to leaving the deparser.
     pub fn latency(&self) -> Cycle {
         self.exit_offset
+    }
+
+    /// Cycles from entering the parser to reaching each MAU stage.
+    pub fn stage_offsets(&self) -> &[Cycle] {
+        &self.all_stage_offsets
     }
 
     /// Whether a packet may enter at `now` (one per cycle).

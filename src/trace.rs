@@ -1,0 +1,189 @@
+//! The chip's signals for waveforms: what they are called, and how their values are taken
+//! from the model.
+//!
+//! Two kinds of signal:
+//! - *state* (queue depth, a MAC busy, a FIFO's fill, free cells): read from the model after
+//!   every tick of the chip and written when it changes;
+//! - *pulses* (a packet at stage k, a packet leaving a deparser): known when the packet enters
+//!   the gress, so they are scheduled then for the exact cycles, and are right even when the
+//!   kernel jumps over those cycles.
+//!
+//! Signal names (see `docs/waves.md`):
+//! `chip.cycle`, `chip.drops`, `chip.port<i>.{tx_busy,rx_fifo}`,
+//! `chip.pipe<p>.{ingress,egress}.{occupancy,exit}`,
+//! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
+//! `chip.tm.free_cells`, `chip.tm.pipe<p>.port<i>.q0.depth_cells`.
+
+use std::io;
+use t2_clock::Cycle;
+use t2_waves::{DeclareError, SignalId, SignalKind, TraceFilter, Tracer, Value};
+
+/// What `--vcd` traces when no `--trace` is given: ports, the TM, and per gress the
+/// occupancy and the fate of each packet. Per-stage signals are opt-in (`--trace`).
+pub const DEFAULT_TRACE: &str =
+    "chip.drops,chip.port*.**,chip.tm.**,chip.pipe*.*.occupancy,chip.pipe*.*.exit";
+
+/// Signals of one gress of one pipe.
+pub(crate) struct GressSignals {
+    pub occupancy: Option<SignalId>,
+    pub exit: Option<SignalId>,
+    /// Per stage: valid, pkt_id.
+    pub stages: Vec<(Option<SignalId>, Option<SignalId>)>,
+}
+
+pub(crate) struct PortSignals {
+    pub tx_busy: Option<SignalId>,
+    pub rx_fifo: Option<SignalId>,
+    pub depth_cells: Option<SignalId>,
+}
+
+/// The chip's tracer and the ids of its traced signals.
+pub struct ChipTrace {
+    pub(crate) tracer: Tracer,
+    pub(crate) drops: Option<SignalId>,
+    pub(crate) free_cells: Option<SignalId>,
+    pub(crate) ports: Vec<PortSignals>,
+    /// `[pipe][0 = ingress, 1 = egress]`.
+    pub(crate) gresses: Vec<[GressSignals; 2]>,
+    /// Chip-local packet number by packet handle, assigned when a frame arrives.
+    pub(crate) serial: Vec<u32>,
+    pub(crate) next_serial: u32,
+    /// The first write error; tracing stops there and `finish` reports it.
+    pub(crate) error: Option<io::Error>,
+}
+
+/// The layout the trace needs to name signals.
+pub(crate) struct TraceLayout {
+    pub clock_hz: u64,
+    pub pipes: usize,
+    pub stages: usize,
+    /// Pipe of each port.
+    pub port_pipes: Vec<usize>,
+    pub buffer_cells: u32,
+    pub rx_fifo_frames: u32,
+}
+
+fn width_for(max: u64) -> u8 {
+    (64 - max.leading_zeros()).max(1) as u8
+}
+
+impl ChipTrace {
+    pub(crate) fn new(
+        layout: &TraceLayout,
+        filter: TraceFilter,
+    ) -> Result<ChipTrace, DeclareError> {
+        let mut t = Tracer::new("chip", layout.clock_hz, filter);
+        let cells = SignalKind::Vector(width_for(layout.buffer_cells as u64));
+        let drops = t.declare("chip.drops", SignalKind::Vector(32))?;
+        let free_cells = t.declare("chip.tm.free_cells", cells)?;
+        let mut ports = Vec::new();
+        for (i, &pipe) in layout.port_pipes.iter().enumerate() {
+            ports.push(PortSignals {
+                tx_busy: t.declare(&format!("chip.port{i}.tx_busy"), SignalKind::Bit)?,
+                rx_fifo: t.declare(
+                    &format!("chip.port{i}.rx_fifo"),
+                    SignalKind::Vector(width_for(layout.rx_fifo_frames as u64)),
+                )?,
+                depth_cells: t
+                    .declare(&format!("chip.tm.pipe{pipe}.port{i}.q0.depth_cells"), cells)?,
+            });
+        }
+        let mut gresses = Vec::new();
+        for p in 0..layout.pipes {
+            let mut gress = |name: &str| -> Result<GressSignals, DeclareError> {
+                let base = format!("chip.pipe{p}.{name}");
+                Ok(GressSignals {
+                    occupancy: t.declare(&format!("{base}.occupancy"), SignalKind::Vector(16))?,
+                    exit: t.declare(&format!("{base}.exit"), SignalKind::Text)?,
+                    stages: (0..layout.stages)
+                        .map(|k| {
+                            Ok((
+                                t.declare(&format!("{base}.stage{k:02}.valid"), SignalKind::Bit)?,
+                                t.declare(
+                                    &format!("{base}.stage{k:02}.pkt_id"),
+                                    SignalKind::Vector(32),
+                                )?,
+                            ))
+                        })
+                        .collect::<Result<_, DeclareError>>()?,
+                })
+            };
+            gresses.push([gress("ingress")?, gress("egress")?]);
+        }
+        Ok(ChipTrace {
+            tracer: t,
+            drops,
+            free_cells,
+            ports,
+            gresses,
+            serial: Vec::new(),
+            next_serial: 0,
+            error: None,
+        })
+    }
+
+    /// Starts writing the dump to `out`.
+    pub(crate) fn begin(&mut self, out: Box<dyn io::Write>) -> io::Result<()> {
+        self.tracer.begin(out)
+    }
+
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
+    }
+
+    pub fn tracer_mut(&mut self) -> &mut Tracer {
+        &mut self.tracer
+    }
+
+    /// Numbers a packet that just arrived.
+    pub(crate) fn number(&mut self, handle: u32) {
+        let i = handle as usize;
+        if self.serial.len() <= i {
+            self.serial.resize(i + 1, 0);
+        }
+        self.serial[i] = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+    }
+
+    pub(crate) fn serial_of(&self, handle: u32) -> u32 {
+        self.serial.get(handle as usize).copied().unwrap_or(0)
+    }
+
+    /// Schedules the stage pulses of a packet that entered a gress at `now`.
+    pub(crate) fn entered(
+        &mut self,
+        pipe: usize,
+        gress: usize,
+        now: Cycle,
+        offsets: &[Cycle],
+        handle: u32,
+    ) {
+        let id = self.serial_of(handle) as u64;
+        let stages = &self.gresses[pipe][gress].stages;
+        for (k, &(valid, pkt_id)) in stages.iter().enumerate() {
+            let at = now + offsets[k];
+            if let Some(v) = valid {
+                self.tracer.schedule(at, v, Value::Bits(1));
+                self.tracer.schedule(at + 1, v, Value::Bits(0));
+            }
+            if let Some(p) = pkt_id {
+                self.tracer.schedule(at, p, Value::Bits(id));
+            }
+        }
+    }
+
+    /// Marks a packet leaving a gress at `now` with its fate, for one cycle.
+    pub(crate) fn exited(&mut self, pipe: usize, gress: usize, now: Cycle, fate: &'static str) {
+        if let Some(e) = self.gresses[pipe][gress].exit {
+            self.tracer.schedule(now, e, Value::Text(fate));
+            self.tracer.schedule(now + 1, e, Value::Text("-"));
+        }
+    }
+
+    /// Records a write error and stops tracing.
+    pub(crate) fn fail(&mut self, e: io::Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+}
