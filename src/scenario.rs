@@ -89,6 +89,47 @@ pub struct Built {
     pub link_delay_cycles: Cycle,
 }
 
+/// Where every packet a run offered is, each counted where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Census {
+    /// Frames the senders sent.
+    pub offered: u64,
+    /// Frames the receiver got (stamped or not).
+    pub delivered: u64,
+    /// Frames the chip dropped, all causes.
+    pub dropped: u64,
+    /// Frames inside the chip (FIFOs, pipelines, wires, queues, MACs).
+    pub in_chip: u64,
+    /// Frames on links.
+    pub on_links: u64,
+}
+
+impl Census {
+    /// Delivered + dropped + inside + on links: equal to `offered` when nothing is lost.
+    pub fn accounted(&self) -> u64 {
+        self.delivered + self.dropped + self.in_chip + self.on_links
+    }
+}
+
+impl Built {
+    /// Counts where the offered packets are now.
+    pub fn census(&self) -> Census {
+        let rx = self.net.node::<Host>(self.receiver);
+        let chip = self.net.node::<Chip>(self.chip);
+        Census {
+            offered: self
+                .senders
+                .iter()
+                .map(|&h| self.net.node::<Host>(h).sent())
+                .sum(),
+            delivered: rx.received().len() as u64 + rx.foreign(),
+            dropped: chip.counters().dropped(),
+            in_chip: chip.packets_inside(),
+            on_links: self.net.frames_on_links() as u64,
+        }
+    }
+}
+
 fn host_mac(i: u32) -> MacAddr {
     let b = i.to_be_bytes();
     MacAddr([0x02, 0x00, b[0], b[1], b[2], b[3]])
@@ -317,6 +358,7 @@ impl RunSummary {
         );
         let line = LineRate::new(s.params.clock(), s.port_bps);
         let ticks = b.net.now() * line.ticks_per_cycle();
+        let census = b.census();
         RunSummary {
             clock: s.params.clock(),
             scenario: s.clone(),
@@ -333,8 +375,8 @@ impl RunSummary {
                 .iter()
                 .map(|(c, n)| (c.to_string(), *n))
                 .collect(),
-            in_chip: chip.packets_inside(),
-            on_links: b.net.frames_on_links() as u64,
+            in_chip: census.in_chip,
+            on_links: census.on_links,
             line_capacity: ticks / line.serialization_ticks(s.frame_bytes as u64),
             latency,
             unloaded_latency: chip.unloaded_latency(s.frame_bytes as u64, 0),

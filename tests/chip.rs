@@ -21,33 +21,12 @@ fn scenario(senders: u32, frame_bytes: u32, load_percent: u32, duration: Cycle) 
     }
 }
 
-/// offered = delivered + dropped + inside the chip + on links, counted where each packet is.
+/// offered = delivered + dropped + inside the chip + on links, counted where each packet is;
+/// and the pool holds exactly the packets inside the chip and on links.
 fn assert_conserved(b: &Built) {
-    let offered: u64 = b
-        .senders
-        .iter()
-        .map(|&h| b.net.node::<Host>(h).sent())
-        .sum();
-    let rx = b.net.node::<Host>(b.receiver);
-    let chip = b.net.node::<Chip>(b.chip);
-    let delivered = rx.received().len() as u64 + rx.foreign();
-    let accounted = delivered
-        + chip.counters().dropped()
-        + chip.packets_inside()
-        + b.net.frames_on_links() as u64;
-    assert_eq!(
-        offered,
-        accounted,
-        "cycle {}: offered {offered}, delivered {delivered}, dropped {}, inside {}, on links {}",
-        b.net.now(),
-        chip.counters().dropped(),
-        chip.packets_inside(),
-        b.net.frames_on_links()
-    );
-    assert_eq!(
-        b.net.pool().live() as u64,
-        offered - delivered - chip.counters().dropped()
-    );
+    let c = b.census();
+    assert_eq!(c.offered, c.accounted(), "cycle {}: {c:?}", b.net.now());
+    assert_eq!(b.net.pool().live() as u64, c.in_chip + c.on_links);
 }
 
 #[test]
@@ -203,15 +182,27 @@ fn jumping_and_stepping_give_identical_timestamps() {
     }
 }
 
-/// A node that sends given frames at given cycles out of its one port.
-struct Injector {
+/// A one-port node that sends given frames at given cycles and keeps the bytes of every
+/// frame it receives.
+#[derive(Default)]
+struct Probe {
     frames: Vec<(Cycle, Vec<u8>)>,
     next: usize,
+    captured: Vec<Vec<u8>>,
 }
 
-impl Node for Injector {
+impl Probe {
+    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Probe {
+        Probe {
+            frames,
+            ..Probe::default()
+        }
+    }
+}
+
+impl Node for Probe {
     fn name(&self) -> &str {
-        "injector"
+        "probe"
     }
     fn port_count(&self) -> usize {
         1
@@ -220,6 +211,7 @@ impl Node for Injector {
         G100
     }
     fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.captured.push(pool.bytes(pkt).to_vec());
         pool.free(pkt);
     }
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
@@ -291,7 +283,7 @@ fn every_drop_has_its_reason() {
         (500, good[..20].to_vec()),
         (600, good),
     ];
-    let inj = net.add(Injector { frames, next: 0 });
+    let inj = net.add(Probe::sending(frames));
     let rx = net.add(Host::new(
         "rx",
         MacAddr([2, 0, 0, 0, 0, 1]),
@@ -329,26 +321,6 @@ fn every_drop_has_its_reason() {
 #[test]
 fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
     // Checked on the bytes the receiver gets: build a chip, send one frame, capture it.
-    struct Capture(Vec<Vec<u8>>);
-    impl Node for Capture {
-        fn name(&self) -> &str {
-            "capture"
-        }
-        fn port_count(&self) -> usize {
-            1
-        }
-        fn port_bps(&self, _: usize) -> u64 {
-            G100
-        }
-        fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-            self.0.push(pool.bytes(pkt).to_vec());
-            pool.free(pkt);
-        }
-        fn tick(&mut self, _: Cycle, _: &mut PacketPool, _: &mut Vec<Sent>) {}
-        fn next_event(&self, _: Cycle) -> Option<Cycle> {
-            None
-        }
-    }
     let params = Tofino2Params::default();
     let config = ChipConfig {
         params,
@@ -371,15 +343,12 @@ fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config).unwrap());
     let sent = udp_to(RECEIVER_IP, 9);
-    let inj = net.add(Injector {
-        frames: vec![(5, sent.clone())],
-        next: 0,
-    });
-    let cap = net.add(Capture(Vec::new()));
+    let inj = net.add(Probe::sending(vec![(5, sent.clone())]));
+    let cap = net.add(Probe::default());
     net.link(inj, 0, chip, 1, 1).unwrap();
     net.link(cap, 0, chip, 0, 1).unwrap();
     net.run_until(3_000);
-    let got = &net.node::<Capture>(cap).0;
+    let got = &net.node::<Probe>(cap).captured;
     assert_eq!(got.len(), 1);
     let p = headers::parse_frame(&got[0]).unwrap();
     assert_eq!(p.ipv4.unwrap().ttl, 8);

@@ -4,24 +4,8 @@
 use proptest::prelude::*;
 use t2_clock::Cycle;
 use t2_testbench::{Host, Stepping};
-use t2sim::scenario::{Built, IncastScenario};
+use t2sim::scenario::IncastScenario;
 use t2sim::{Chip, DropCause};
-
-fn accounted(b: &Built) -> (u64, u64) {
-    let offered: u64 = b
-        .senders
-        .iter()
-        .map(|&h| b.net.node::<Host>(h).sent())
-        .sum();
-    let rx = b.net.node::<Host>(b.receiver);
-    let chip = b.net.node::<Chip>(b.chip);
-    let seen = rx.received().len() as u64
-        + rx.foreign()
-        + chip.counters().dropped()
-        + chip.packets_inside()
-        + b.net.frames_on_links() as u64;
-    (offered, seen)
-}
 
 fn scenario() -> impl Strategy<Value = IncastScenario> {
     (
@@ -67,8 +51,8 @@ proptest! {
             b.net.run_until(6_000);
             let rx = b.net.node::<Host>(b.receiver).received().to_vec();
             let chip = b.net.node::<Chip>(b.chip);
-            let (offered, seen) = accounted(&b);
-            (rx, chip.counters().clone(), chip.packets_inside(), offered, seen)
+            let census = b.census();
+            (rx, chip.counters().clone(), chip.packets_inside(), census.offered, census.accounted())
         };
         let jump = run(Stepping::Jump);
         let step = run(Stepping::EveryCycle);
@@ -83,8 +67,9 @@ proptest! {
         let mut b = s.build().unwrap();
         for _ in 0..3_000 {
             b.net.step();
-            let (offered, seen) = accounted(&b);
-            prop_assert_eq!(offered, seen, "cycle {}", b.net.now());
+            let census = b.census();
+            prop_assert_eq!(census.offered, census.accounted(), "cycle {}: {:?}", b.net.now(), census);
+            prop_assert_eq!(b.net.pool().live() as u64, census.in_chip + census.on_links);
         }
     }
 }
