@@ -291,7 +291,8 @@ impl IncastScenario {
             let gtkw = w.gtkw();
             let write = || -> std::io::Result<()> {
                 let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
-                t2_waves::gtkw::write_save_file(&mut f, &w.vcd, "chip", &signals)?;
+                let end_ps = t2_waves::cycle_to_ps(self.duration_cycles, self.params.clock_hz);
+                t2_waves::gtkw::write_save_file(&mut f, &w.vcd, "chip", &signals, end_ps)?;
                 std::io::Write::flush(&mut f)
             };
             write().map_err(|e| ScenarioError(format!("{}: {e}", gtkw.display())))?;

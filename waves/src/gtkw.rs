@@ -23,18 +23,29 @@ pub fn gtkwave_name(s: &Signal) -> String {
     }
 }
 
-/// Writes a save file for `signals` (as declared on the tracer) of the dump at `dump`.
+/// GTKWave's zoom level that fits `end_ps` picoseconds into a window about 1000 pixels wide.
+/// Zoom `z` shows about `2^-z / 250` ps per pixel (measured on GTKWave 3.3); this is display
+/// only, so a float is fine here.
+pub fn zoom_to_fit(end_ps: u64) -> f64 {
+    -((end_ps.max(1) as f64).log2() - 1.9)
+}
+
+/// Writes a save file for `signals` (as declared on the tracer) of the dump at `dump`, zoomed
+/// to show the whole run, which ends at `end_ps`.
 pub fn write_save_file(
     out: &mut impl Write,
     dump: &Path,
     root: &str,
     signals: &[Signal],
+    end_ps: u64,
 ) -> io::Result<()> {
     writeln!(out, "[*] t2sim {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(out, "[dumpfile] \"{}\"", dump.display())?;
     writeln!(out, "[timestart] 0")?;
     writeln!(out, "[size] 1600 1000")?;
     writeln!(out, "[pos] -1 -1")?;
+    // Zoom, primary marker (none), then the 26 named markers (none).
+    writeln!(out, "*{:.6} -1{}", zoom_to_fit(end_ps), " -1".repeat(26))?;
     writeln!(out, "[treeopen] {root}.")?;
     writeln!(out, "[sst_width] 300")?;
     writeln!(out, "[signals_width] 360")?;
@@ -85,7 +96,14 @@ mod tests {
             sig("chip.pipe0.ingress.exit", SignalKind::Text),
         ];
         let mut out = Vec::new();
-        write_save_file(&mut out, Path::new("/tmp/d.vcd"), "chip", &signals).unwrap();
+        write_save_file(
+            &mut out,
+            Path::new("/tmp/d.vcd"),
+            "chip",
+            &signals,
+            3_000_000,
+        )
+        .unwrap();
         let text = String::from_utf8(out).unwrap();
         let expected_tail = "\
 @800200
@@ -112,6 +130,7 @@ chip.tm.pipe0.port0.q0.depth_cells[18:0]
         assert!(text.starts_with("[*] t2sim"), "{text}");
         assert!(text.contains("[dumpfile] \"/tmp/d.vcd\"\n"), "{text}");
         assert!(text.contains("@24\nchip.cycle[63:0]\n"), "{text}");
+        assert!(text.contains("\n*-19.616531 -1 -1 "), "{text}");
         assert!(text.ends_with(expected_tail), "{text}");
     }
 }
