@@ -5,8 +5,12 @@
 //! ([`stage::Placement`] decides the cycles), and deparses them back into bytes. The crate
 //! knows nothing of queues: it hands packets on with their intrinsic metadata.
 
+pub mod check;
+pub mod examples;
+pub mod fields;
 pub mod gress;
 pub mod headers;
+pub mod ir;
 pub mod l3;
 pub mod layout;
 pub mod packet;
