@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod examples;
+pub mod exec;
 pub mod fields;
 pub mod gress;
 pub mod headers;
@@ -17,6 +18,7 @@ pub mod packet;
 pub mod params;
 pub mod parser;
 pub mod phv;
+pub mod place;
 pub mod stage;
 
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};

@@ -1,0 +1,377 @@
+//! Placement under Tofino2 budgets: generated programs stay within every budget and honour
+//! every dependency (and run the same placed as interpreted); programs built to exceed one
+//! budget are refused with that resource named.
+
+use proptest::prelude::*;
+use std::sync::Arc;
+use t2_pipeline::check::{check, Thread};
+use t2_pipeline::exec::{Interpreter, PlacedThread};
+use t2_pipeline::fields;
+use t2_pipeline::ir::{
+    Action, AluOp, Cmp, Condition, MatchKind, Operand, Primitive, Program, ProgramBuilder,
+    RegisterAction, SaluOp, SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate, Stmt, Table,
+};
+use t2_pipeline::params::{PipelineParams, StageLatency};
+use t2_pipeline::phv::Phv;
+use t2_pipeline::place::{place, verify, Budget};
+use t2_pipeline::stage::Dependency;
+
+fn no_fit(p: &Program) -> t2_pipeline::place::NoFit {
+    let c = check(p).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    let f = pl.failure.clone().expect("the program must not fit");
+    verify(&c, &pl, &Budget::tofino2()).expect("what was placed is still valid");
+    f
+}
+
+/// `n` keyless tables, each adding to `meta.m0` what the previous wrote, or chained by
+/// match dependencies when `keyed`.
+fn chain(n: usize) -> Program {
+    let mut b = ProgramBuilder::new("chain");
+    let mut body = Vec::new();
+    for k in 0..=n {
+        b = b.metadata(&format!("meta.m{k}"), 16);
+    }
+    for k in 0..n {
+        let (src, dst) = (format!("meta.m{k}"), format!("meta.m{}", k + 1));
+        b = b
+            .action(Action::new(&format!("a{k}")).prim(Primitive::set(&dst, Operand::Const(1))))
+            .table(
+                Table::new(&format!("t{k}"), MatchKind::Exact, &[&src], 16)
+                    .action(&format!("a{k}")),
+            );
+        body.push(Stmt::apply(&format!("t{k}")));
+    }
+    b.ingress(body).build_unchecked()
+}
+
+#[test]
+fn a_chain_of_20_match_dependencies_fits_and_21_does_not() {
+    let c = check(&chain(20)).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    assert!(pl.fits());
+    assert!(pl
+        .ingress_timing
+        .stages
+        .iter()
+        .all(|s| s.dependency == Dependency::Match));
+    assert_eq!(
+        pl.ingress_timing.mau_cycles(&StageLatency::default()),
+        20 * 23
+    );
+    let f = no_fit(&chain(21));
+    assert_eq!(f.resource, "stages");
+    assert_eq!(f.unit, "t20");
+    assert_eq!((f.needed, f.available), (21, 20));
+}
+
+#[test]
+fn oversized_register_array_is_refused() {
+    // 100,000 x 32 b needs 25 RAMs; one array gets at most 23.
+    let p = ProgramBuilder::new("big")
+        .register("r", 32, 100_000)
+        .register_action(RegisterAction {
+            name: "ra".into(),
+            register: "r".into(),
+            conditions: vec![],
+            updates: vec![],
+            outputs: vec![],
+        })
+        .action(Action::new("a").prim(Primitive::Execute {
+            register_action: "ra".into(),
+            index: Operand::Const(0),
+        }))
+        .table(Table::new("counter", MatchKind::Exact, &[], 0).action("a"))
+        .ingress(vec![Stmt::apply("counter")])
+        .build_unchecked();
+    let f = no_fit(&p);
+    assert_eq!(f.resource, "register_array_rams");
+    assert_eq!(f.unit, "counter");
+    assert_eq!((f.needed, f.available), (25, 23));
+}
+
+#[test]
+fn a_ternary_table_wider_than_a_stage_names_tcam() {
+    // 32 key bits, 13,000 entries: 1 x 26 TCAMs > 24.
+    let p = ProgramBuilder::new("acl")
+        .action(Action::new("a"))
+        .table(Table::new("acl", MatchKind::Ternary, &["ipv4.src_addr"], 13_000).action("a"))
+        .ingress(vec![Stmt::apply("acl")])
+        .build_unchecked();
+    let f = no_fit(&p);
+    assert_eq!(
+        (f.resource.as_str(), f.stage, f.unit.as_str()),
+        ("tcam", None, "acl")
+    );
+    assert_eq!((f.needed, f.available), (26, 24));
+}
+
+#[test]
+fn full_stages_spill_and_then_name_the_stage() {
+    // Each table needs 1,000,000 / (1024 x 2) = 489 groups... too big; use 40-RAM tables:
+    // 32-bit keys + 4 + 0 = 36 bits, 3 per word: 40 RAMs hold 122,880 entries.
+    let mut b = ProgramBuilder::new("big").action(Action::new("a"));
+    let mut body = Vec::new();
+    for k in 0..41 {
+        b = b.table(
+            Table::new(
+                &format!("t{k}"),
+                MatchKind::Exact,
+                &["ipv4.dst_addr"],
+                122_880,
+            )
+            .action("a"),
+        );
+        body.push(Stmt::apply(&format!("t{k}")));
+    }
+    let p = b.ingress(body).build_unchecked();
+    let c = check(&p).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    // Two 40-RAM tables per stage: 40 tables fill the 20 stages.
+    assert_eq!(pl.units.len(), 40);
+    let f = pl.failure.unwrap();
+    assert_eq!(
+        (f.resource.as_str(), f.stage, f.unit.as_str()),
+        ("sram", Some(0), "t40")
+    );
+    assert_eq!((f.needed, f.available), (120, 80));
+}
+
+#[test]
+fn too_many_ternary_tables_in_one_stage_spill() {
+    let mut b = ProgramBuilder::new("tern").action(Action::new("a"));
+    let mut body = Vec::new();
+    for k in 0..9 {
+        b = b
+            .table(Table::new(&format!("t{k}"), MatchKind::Ternary, &["ipv4.ttl"], 16).action("a"));
+        body.push(Stmt::apply(&format!("t{k}")));
+    }
+    let c = check(&b.ingress(body).build_unchecked()).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    assert!(pl.fits());
+    // The 9th ternary table goes to stage 1, which is action-dependent: the TCAM extra
+    // lengthens stage 0.
+    assert_eq!(pl.active_stages(Thread::Ingress), vec![0, 1]);
+    let cycles = pl.ingress_timing.stage_cycles(&StageLatency::default());
+    assert_eq!(&cycles[..3], &[25, 2, 2]);
+}
+
+// ---- generated programs ----
+
+/// A generated unit: a table reading and writing some of a small pool of fields, maybe
+/// with a register array, maybe under a gateway.
+#[derive(Clone, Debug)]
+struct GenTable {
+    ternary: bool,
+    key: usize,
+    size: u32,
+    src: usize,
+    dst: usize,
+    op: u8,
+    register: Option<u32>,
+    guard: Option<(usize, u32, bool)>,
+    egress: bool,
+}
+
+const POOL: usize = 6;
+
+fn gen_table() -> impl Strategy<Value = GenTable> {
+    (
+        any::<bool>(),
+        0..POOL,
+        prop_oneof![3 => 1u32..64, 1 => 1000u32..12_000],
+        0..POOL,
+        0..POOL,
+        0u8..4,
+        prop::option::weighted(0.3, prop_oneof![1u32..2000, 40_000u32..90_000]),
+        prop::option::weighted(0.3, (0..POOL, 0u32..16, any::<bool>())),
+        prop::bool::weighted(0.25),
+    )
+        .prop_map(
+            |(ternary, key, size, src, dst, op, register, guard, egress)| GenTable {
+                ternary,
+                key,
+                size,
+                src,
+                dst,
+                op,
+                register,
+                guard,
+                egress,
+            },
+        )
+}
+
+fn field(k: usize) -> String {
+    format!("meta.f{k}")
+}
+
+fn build(tables: &[GenTable]) -> Program {
+    let mut b = ProgramBuilder::new("gen");
+    for k in 0..POOL {
+        b = b.metadata(&field(k), 16);
+    }
+    let mut ingress = Vec::new();
+    let mut egress = Vec::new();
+    for (i, g) in tables.iter().enumerate() {
+        let name = format!("t{i}");
+        let act = format!("a{i}");
+        let mut action = Action::new(&act).param("v", 16);
+        let kind = if g.ternary {
+            MatchKind::Ternary
+        } else {
+            MatchKind::Exact
+        };
+        let mut t = Table::new(&name, kind, &[&field(g.key)], g.size).action(&act);
+        t = t.default_action(&act, &[i as u64 % 7]);
+        if g.ternary {
+            t = t.ternary_entry(&[(1, 1)], &act, &[3]);
+        } else {
+            t = t.entry(&[1], &act, &[5]);
+        }
+        match g.register {
+            Some(cells) => {
+                let reg = format!("r{i}");
+                b = b.register(&reg, 32, cells).register_action(RegisterAction {
+                    name: format!("ra{i}"),
+                    register: reg,
+                    conditions: vec![],
+                    updates: vec![SaluUpdate {
+                        when: vec![],
+                        op: SaluOp::Add,
+                        a: SaluOperand::Cell,
+                        b: SaluOperand::Field(field(g.src)),
+                    }],
+                    outputs: vec![SaluOutput {
+                        dst: field(g.dst),
+                        value: SaluOutputValue::Old,
+                    }],
+                });
+                action = action.prim(Primitive::Execute {
+                    register_action: format!("ra{i}"),
+                    index: Operand::field(&field(g.key)),
+                });
+            }
+            None => {
+                let op = [AluOp::Add, AluOp::Xor, AluOp::Max, AluOp::Sub][g.op as usize];
+                action = action.prim(Primitive::alu(
+                    op,
+                    &field(g.dst),
+                    Operand::field(&field(g.src)),
+                    Operand::param("v"),
+                ));
+            }
+        }
+        b = b.action(action).table(t);
+        let stmt = match g.guard {
+            Some((f, v, then)) => {
+                let cond = Condition::new(&field(f), Cmp::Gt, Operand::Const(v as u64));
+                if then {
+                    Stmt::if_(cond, vec![Stmt::apply(&name)], vec![])
+                } else {
+                    Stmt::if_(cond, vec![], vec![Stmt::apply(&name)])
+                }
+            }
+            None => Stmt::apply(&name),
+        };
+        if g.egress {
+            egress.push(stmt);
+        } else {
+            ingress.push(stmt);
+        }
+    }
+    b.ingress(ingress).egress(egress).build_unchecked()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever placement decides, every stage is within budget, every dependency is
+    /// honoured, and the placed stages compute what the interpreter computes.
+    #[test]
+    fn generated_programs_place_within_budget_and_run_the_same(
+        tables in prop::collection::vec(gen_table(), 1..90),
+        inputs in prop::collection::vec(prop::collection::vec(0u32..20, POOL), 1..5),
+    ) {
+        let p = build(&tables);
+        let c = Arc::new(check(&p).map_err(|e| TestCaseError::fail(e.to_string()))?);
+        let pl = place(&c, &Budget::tofino2());
+        prop_assert!(verify(&c, &pl, &Budget::tofino2()).is_ok(), "{:?}", verify(&c, &pl, &Budget::tofino2()));
+        if let Some(f) = &pl.failure {
+            // A refusal names a real resource and the unit.
+            prop_assert!(!f.unit.is_empty());
+            prop_assert!(f.needed > f.available, "{f}");
+            return Ok(());
+        }
+        for thread in [Thread::Ingress, Thread::Egress] {
+            let mut interp = Interpreter::new(Arc::clone(&c));
+            let mut placed = PlacedThread::new(Arc::clone(&c), &pl, thread);
+            for values in &inputs {
+                let mut phv = Phv::new(&PipelineParams::default().phv);
+                for (k, v) in values.iter().enumerate() {
+                    let f = c.metadata[k].1;
+                    phv.set(f, *v);
+                }
+                let mut other = phv.clone();
+                interp.run(thread, &mut phv);
+                for s in 0..20 {
+                    t2_pipeline::StageProgram::apply(&mut placed, s, &mut other);
+                }
+                prop_assert_eq!(&phv, &other);
+            }
+            prop_assert_eq!(&interp.state, &placed.state);
+        }
+    }
+
+    /// n exact tables of `rams` RAMs each, all independent: they pack into stages and the
+    /// program fits exactly when the total fits 20 stages; otherwise SRAM is named.
+    #[test]
+    fn independent_tables_fit_iff_sram_allows(rams in 1u32..=80, n in 1usize..60) {
+        // 32-bit key: 36-bit entries, 3 per word: one RAM per 3072 entries.
+        let mut b = ProgramBuilder::new("sram").action(Action::new("a"));
+        let mut body = Vec::new();
+        for k in 0..n {
+            b = b.table(
+                Table::new(&format!("t{k}"), MatchKind::Exact, &["ipv4.dst_addr"], rams * 3072)
+                    .action("a"),
+            );
+            body.push(Stmt::apply(&format!("t{k}")));
+        }
+        let c = check(&b.ingress(body).build_unchecked()).unwrap();
+        let pl = place(&c, &Budget::tofino2());
+        prop_assert!(verify(&c, &pl, &Budget::tofino2()).is_ok());
+        // Logical IDs (16 per stage) can bind before SRAM does.
+        let per_stage = (80 / rams).min(16) as usize;
+        let hash_ok = {
+            let groups = rams;
+            let ways = groups.min(4);
+            let bits = ways * (10 + (32 - (groups.div_ceil(ways) - 1).leading_zeros()));
+            (416 / bits.max(1)) as usize
+        };
+        let per_stage = per_stage.min(hash_ok);
+        let fits = n <= per_stage * 20;
+        prop_assert_eq!(pl.fits(), fits, "{:?}", pl.failure);
+        if let Some(f) = pl.failure {
+            prop_assert!(["sram", "logical_ids", "hash_bits"].contains(&f.resource.as_str()), "{f}");
+            prop_assert_eq!(f.stage, Some(0));
+        }
+    }
+}
+
+#[test]
+fn gateway_outcomes_do_not_collide_with_metadata() {
+    let c = check(&build(&[GenTable {
+        ternary: false,
+        key: 0,
+        size: 4,
+        src: 1,
+        dst: 2,
+        op: 0,
+        register: None,
+        guard: Some((3, 2, true)),
+        egress: false,
+    }]))
+    .unwrap();
+    let bit = c.gateways[0].bit;
+    assert!(c.metadata.iter().all(|(_, f)| !fields::overlaps(*f, bit)));
+}
