@@ -19,6 +19,7 @@ pub mod params;
 pub mod parser;
 pub mod phv;
 pub mod place;
+pub mod report;
 pub mod stage;
 
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};
