@@ -375,3 +375,141 @@ fn gateway_outcomes_do_not_collide_with_metadata() {
     let bit = c.gateways[0].bit;
     assert!(c.metadata.iter().all(|(_, f)| !fields::overlaps(*f, bit)));
 }
+
+/// A one-table program whose table alone needs more of `resource` than a stage has, by
+/// `extra` units of the table's own sizing.
+fn exceeding(resource: &str, extra: u32) -> Program {
+    let mut b = ProgramBuilder::new("over");
+    let mut table = Table::new("big", MatchKind::Exact, &[], 0);
+    match resource {
+        "sram" => {
+            // 32-bit key, 3 entries per word: 3072 entries per RAM.
+            table = Table::new(
+                "big",
+                MatchKind::Exact,
+                &["ipv4.dst_addr"],
+                (80 + extra) * 3072,
+            );
+            b = b.action(Action::new("a"));
+            table = table.action("a");
+        }
+        "tcam" => {
+            table = Table::new(
+                "big",
+                MatchKind::Ternary,
+                &["ipv4.dst_addr"],
+                (24 + extra) * 512,
+            );
+            b = b.action(Action::new("a"));
+            table = table.action("a");
+        }
+        "ternary_xbar_bytes" | "exact_xbar_bytes" => {
+            let (kind, bytes) = if resource == "ternary_xbar_bytes" {
+                (MatchKind::Ternary, 66)
+            } else {
+                (MatchKind::Exact, 128)
+            };
+            let n = (bytes + extra).div_ceil(4);
+            let names: Vec<String> = (0..n).map(|k| format!("meta.k{k}")).collect();
+            for nm in &names {
+                b = b.metadata(nm, 32);
+            }
+            let keys: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            table = Table::new("big", kind, &keys, 16);
+            b = b.action(Action::new("a"));
+            table = table.action("a");
+        }
+        "action_data_bytes" => {
+            let mut a = Action::new("a");
+            for k in 0..(128 + extra).div_ceil(4) {
+                a = a.param(&format!("p{k}"), 32);
+            }
+            b = b.action(a);
+            table = Table::new("big", MatchKind::Exact, &["ipv4.dst_addr"], 16).action("a");
+            let n = (128 + extra).div_ceil(4) as usize;
+            table = table.default_action("a", &vec![0; n]);
+        }
+        "instruction_rows_ingress" => {
+            for k in 0..32 + extra {
+                b = b.action(Action::new(&format!("a{k}")));
+                table = table.action(&format!("a{k}"));
+            }
+        }
+        "hash_bits" => {
+            let n = (416 + extra).div_ceil(32);
+            let mut a = Action::new("a");
+            for k in 0..n {
+                b = b.metadata(&format!("meta.h{k}"), 32).hash(
+                    &format!("h{k}"),
+                    t2_pipeline::ir::HashAlgorithm::Crc32,
+                    &["ipv4.src_addr"],
+                );
+                a = a.prim(Primitive::Hash {
+                    dst: format!("meta.h{k}"),
+                    hash: format!("h{k}"),
+                });
+            }
+            b = b.action(a);
+            table = table.action("a");
+        }
+        "salu" | "map_ram" => {
+            // `salu`: 4 + extra small arrays; `map_ram`: arrays of 20 RAMs (21 map RAMs each).
+            let (n, cells) = if resource == "salu" {
+                (4 + extra, 1024)
+            } else {
+                (3, 20 * 4096)
+            };
+            for k in 0..n {
+                b = b
+                    .register(&format!("r{k}"), 32, cells)
+                    .register_action(RegisterAction {
+                        name: format!("ra{k}"),
+                        register: format!("r{k}"),
+                        conditions: vec![],
+                        updates: vec![],
+                        outputs: vec![],
+                    });
+                b = b.action(Action::new(&format!("a{k}")).prim(Primitive::Execute {
+                    register_action: format!("ra{k}"),
+                    index: Operand::Const(0),
+                }));
+                table = table.action(&format!("a{k}"));
+            }
+        }
+        other => panic!("no recipe for {other}"),
+    }
+    b.table(table)
+        .ingress(vec![Stmt::apply("big")])
+        .build_unchecked()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A table built to exceed one budget is refused, naming that resource and the table.
+    #[test]
+    fn a_table_over_one_budget_is_refused_naming_it(
+        which in 0usize..9,
+        extra in 1u32..40,
+    ) {
+        let resource = [
+            "sram", "tcam", "ternary_xbar_bytes", "exact_xbar_bytes", "action_data_bytes",
+            "instruction_rows_ingress", "hash_bits", "salu", "map_ram",
+        ][which];
+        // Few enough small arrays that SALUs, not map RAMs (2 per array), run out first;
+        // the 37 free 32-bit containers bound the exact key.
+        let extra = match resource {
+            "salu" => extra.min(4),
+            "exact_xbar_bytes" => extra.min(20),
+            _ => extra,
+        };
+        let p = exceeding(resource, extra);
+        let c = check(&p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let pl = place(&c, &Budget::tofino2());
+        let f = pl.failure.expect("must not fit");
+        prop_assert_eq!(f.resource.as_str(), resource, "{}", f);
+        prop_assert_eq!(f.unit.as_str(), "big");
+        prop_assert_eq!(f.stage, None);
+        prop_assert!(f.needed > f.available);
+    }
+}
