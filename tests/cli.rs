@@ -163,6 +163,10 @@ fn report_on_each_shipped_program_fits_with_the_expected_latency() {
         .collect();
     assert_eq!(&cycles[..4], &[23, 27, 23, 2]);
     assert_eq!(
+        v["latency"][0]["critical_path"],
+        serde_json::json!(["flow_index@0", "flow_count@1", "ingress_if1@2"])
+    );
+    assert_eq!(
         v["stages"][1]["resources"][0]["used"], 17,
         "16 data RAMs + 1 spare"
     );

@@ -2,7 +2,7 @@
 //! budgets, per-table allocation, stage timing and latency per gress, PHV use and the verdict.
 //! Text for people ([`Report`]'s `Display`), JSON for tools (serde).
 
-use crate::check::Checked;
+use crate::check::{Checked, Thread};
 use crate::params::PipelineParams;
 use crate::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
 use crate::stage::{Dependency, Placement};
@@ -50,6 +50,8 @@ pub struct GressLatency {
     pub stage_cycles: Vec<u32>,
     /// Stages that cost a full pipeline length (stage 0 and match-dependent ones).
     pub match_dependent_stages: Vec<usize>,
+    /// The longest chain of match and action dependencies, as `unit@stage`.
+    pub critical_path: Vec<String>,
     pub mau_cycles: u32,
     pub parser_cycles: u32,
     pub deparser_cycles: u32,
@@ -92,9 +94,46 @@ pub struct Report {
     pub stateful: StatefulUse,
 }
 
+/// The longest chain of units of `thread` linked by dependencies that need a later stage.
+fn critical_path(p: &Checked, placed: &Placed, thread: Thread) -> Vec<String> {
+    let k = thread.index();
+    let units = &p.flat[k];
+    // (chain length, previous unit) ending at each unit.
+    let mut best: Vec<(usize, Option<usize>)> = vec![(0, None); units.len()];
+    for i in 0..units.len() {
+        if placed.stage_of[k][i].is_none() {
+            continue;
+        }
+        best[i] = (1, None);
+        for d in placed.deps[k].iter().filter(|d| d.to == i) {
+            if d.kind.needs_later_stage() && best[d.from].0 + 1 > best[i].0 {
+                best[i] = (best[d.from].0 + 1, Some(d.from));
+            }
+        }
+    }
+    let Some(mut at) = (0..units.len()).rev().max_by_key(|&i| best[i].0) else {
+        return Vec::new();
+    };
+    if best[at].0 == 0 {
+        return Vec::new();
+    }
+    let mut path = Vec::new();
+    loop {
+        let stage = placed.stage_of[k][at].expect("placed");
+        path.push(format!("{}@{stage}", p.unit_name(units[at].unit)));
+        match best[at].1 {
+            Some(prev) => at = prev,
+            None => break,
+        }
+    }
+    path.reverse();
+    path
+}
+
 fn latency(
     gress: &'static str,
     t: &Placement,
+    critical_path: Vec<String>,
     params: &PipelineParams,
     clock_hz: u64,
 ) -> GressLatency {
@@ -107,6 +146,7 @@ fn latency(
         match_dependent_stages: (0..t.stages.len())
             .filter(|&k| k == 0 || t.stages[k].dependency == Dependency::Match)
             .collect(),
+        critical_path,
         mau_cycles: mau,
         parser_cycles: params.parser_cycles,
         deparser_cycles: params.deparser_cycles,
@@ -212,8 +252,20 @@ impl Report {
             totals,
             tables: placed.units.iter().map(|u| u.allocation.clone()).collect(),
             latency: vec![
-                latency("ingress", &placed.ingress_timing, params, clock_hz),
-                latency("egress", &placed.egress_timing, params, clock_hz),
+                latency(
+                    "ingress",
+                    &placed.ingress_timing,
+                    critical_path(p, placed, Thread::Ingress),
+                    params,
+                    clock_hz,
+                ),
+                latency(
+                    "egress",
+                    &placed.egress_timing,
+                    critical_path(p, placed, Thread::Egress),
+                    params,
+                    clock_hz,
+                ),
             ],
             phv,
             stateful,
@@ -333,6 +385,9 @@ impl fmt::Display for Report {
                 l.total_ns
             );
             let _ = writeln!(s, "  stage cycles {:?}", l.stage_cycles);
+            if !l.critical_path.is_empty() {
+                let _ = writeln!(s, "  critical path {}", l.critical_path.join(" -> "));
+            }
         }
         let _ = writeln!(s);
         let _ = write!(s, "phv              normal containers");
