@@ -56,6 +56,10 @@ struct ReportArgs {
     /// Exit with status 1 if the program does not fit.
     #[arg(long)]
     require_fit: bool,
+    /// A JSON parameter file (start from `t2sim params`): stage count, stage latencies,
+    /// PHV and clock come from it.
+    #[arg(long)]
+    params: Option<PathBuf>,
 }
 
 /// Prints the report; `Ok(false)` when the program does not fit.
@@ -63,7 +67,10 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     let path = args.program.display();
     let text = std::fs::read_to_string(&args.program).map_err(|e| format!("{path}: {e}"))?;
     let program = Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?;
-    let params = Tofino2Params::default();
+    let params = match &args.params {
+        Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
+        None => Tofino2Params::default(),
+    };
     let checked =
         check::check_with(&program, &params.pipeline.phv).map_err(|e| format!("{path}: {e}"))?;
     let budget = Budget {

@@ -221,3 +221,25 @@ fn report_on_a_malformed_or_missing_file_exits_2_naming_it() {
         assert!(err.contains(problem), "{err}");
     }
 }
+
+#[test]
+fn report_follows_a_parameter_file() {
+    let p = t2sim(&["params"]);
+    let mut v: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+    // Tofino2M: 12 stages; and a slower SALU for the sake of the test.
+    v["pipeline"]["stages"] = 12.into();
+    v["pipeline"]["stage_latency"]["stateful"] = 5.into();
+    let file = temp_file("p12.json", &v.to_string());
+    let out = t2sim(&[
+        "report",
+        "--program",
+        programs_dir().join("flow_counter.json").to_str().unwrap(),
+        "--params",
+        file.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["stages"].as_array().unwrap().len(), 12);
+    assert_eq!(r["latency"][0]["mau_cycles"], 23 + 28 + 23 + 9 * 2);
+}

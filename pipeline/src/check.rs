@@ -256,8 +256,11 @@ pub struct Checked {
     pub controls: [Vec<CStmt>; 3],
     /// Units per thread in program order.
     pub flat: [Vec<FlatUnit>; 3],
-    /// Normal containers used per width (built-ins and metadata).
+    /// Containers used per width by built-ins and metadata; beyond the normal count when
+    /// metadata spilled.
     pub phv_normal_used: [u16; 3],
+    /// The first metadata field that found no normal container (the program does not fit).
+    pub phv_spill: Option<String>,
     /// Dark 8-bit containers used for gateway outcomes.
     pub phv_dark8_used: u16,
     /// Program metadata fields and where they were put.
@@ -334,11 +337,23 @@ impl Resolver {
 /// Validates `p` for a chip with PHV `phv`.
 pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> {
     // Fields.
+    let totals = [phv.containers_8, phv.containers_16, phv.containers_32];
+    if (0..3).any(|w| totals[w] < fields::FIRST_FREE[w]) {
+        return err(
+            "phv",
+            format!(
+                "the PHV ({totals:?} containers of 8, 16, 32 bits) is too small for the \
+                 built-in fields, which take {:?}",
+                fields::FIRST_FREE
+            ),
+        );
+    }
     let mut fields = BTreeMap::new();
     for b in fields::BUILTINS {
         fields.insert(b.name.to_string(), (b.field, b.access));
     }
     let mut alloc = MetadataAllocator::new(phv);
+    let mut phv_spill = None;
     let mut metadata = Vec::new();
     unique("metadata", p.metadata.iter().map(|m| m.name.as_str()))?;
     for (i, m) in p.metadata.iter().enumerate() {
@@ -349,9 +364,14 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         if !(1..=32).contains(&m.bits) {
             return err(&path, format!("width {} is outside 1..=32", m.bits));
         }
+        let before = alloc.used();
         let Some(f) = alloc.alloc(m.bits) else {
-            return err(&path, "no normal PHV container is left for it");
+            return err(&path, "no PHV container of any kind is left for it");
         };
+        let w = fields::width_index(f.container.width);
+        if before[w] >= phv.normal[w] && phv_spill.is_none() {
+            phv_spill = Some(m.name.clone());
+        }
         fields.insert(m.name.clone(), (f, Access::ReadWrite));
         metadata.push((m.name.clone(), f));
     }
@@ -591,6 +611,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         controls,
         flat,
         phv_normal_used: alloc.used(),
+        phv_spill,
         metadata,
     })
 }

@@ -108,22 +108,35 @@ pub fn width_index(w: Width) -> usize {
 }
 
 /// Allocates program metadata into normal containers after the built-ins.
+///
+/// When the normal containers of every wide-enough width are used up, a field spills into
+/// the move-only (mocha, then dark) containers of its narrowest width, so the program can
+/// still be checked; placement then refuses it for lack of normal PHV containers.
 #[derive(Clone, Debug)]
 pub struct MetadataAllocator {
     next: [u16; 3],
-    limit: [u16; 3],
+    normal: [u16; 3],
+    /// Containers per width a spilled field may use (the last dark 8-bit containers are
+    /// kept for gateway outcomes).
+    total: [u16; 3],
 }
 
 impl MetadataAllocator {
     pub fn new(phv: &PhvParams) -> MetadataAllocator {
         MetadataAllocator {
             next: FIRST_FREE,
-            limit: phv.normal,
+            normal: phv.normal,
+            total: [
+                phv.containers_8 - phv.dark[0],
+                phv.containers_16,
+                phv.containers_32,
+            ],
         }
     }
 
-    /// A container for a field of `bits` bits: the narrowest width that holds it, or a wider
-    /// one when the narrow ones are used up. `None` when no normal container is left.
+    /// A container for a field of `bits` bits: the narrowest normal width that holds it,
+    /// else a wider normal one, else a spilled one. `None` only when every container that
+    /// could hold it is taken.
     pub fn alloc(&mut self, bits: u8) -> Option<Field> {
         let widths = [Width::B8, Width::B16, Width::B32];
         let first = match bits {
@@ -131,21 +144,34 @@ impl MetadataAllocator {
             9..=16 => 1,
             _ => 2,
         };
+        let take = |next: &mut [u16; 3], w: Width, limit: &[u16; 3]| {
+            let i = width_index(w);
+            (next[i] < limit[i]).then(|| {
+                next[i] += 1;
+                Field::low(
+                    Container {
+                        width: w,
+                        index: next[i] - 1,
+                    },
+                    bits,
+                )
+            })
+        };
         for w in &widths[first..] {
-            let i = width_index(*w);
-            if self.next[i] < self.limit[i] {
-                let c = Container {
-                    width: *w,
-                    index: self.next[i],
-                };
-                self.next[i] += 1;
-                return Some(Field::low(c, bits));
+            if let Some(f) = take(&mut self.next, *w, &self.normal) {
+                return Some(f);
+            }
+        }
+        for w in &widths[first..] {
+            if let Some(f) = take(&mut self.next, *w, &self.total) {
+                return Some(f);
             }
         }
         None
     }
 
-    /// Normal containers in use per width (built-ins included).
+    /// Containers in use per width (built-ins included); more than the normal count means
+    /// some metadata spilled.
     pub fn used(&self) -> [u16; 3] {
         self.next
     }
@@ -216,7 +242,7 @@ mod tests {
     }
 
     #[test]
-    fn allocator_widens_then_gives_up() {
+    fn allocator_widens_then_spills() {
         let phv = PhvParams {
             normal: [9, 17, 12],
             ..PhvParams::default()
@@ -224,7 +250,13 @@ mod tests {
         let mut a = MetadataAllocator::new(&phv);
         assert_eq!(a.alloc(3).unwrap().container, Container::b8(8));
         assert_eq!(a.alloc(3).unwrap().container, Container::b32(11));
-        assert!(a.alloc(3).is_none());
+        // Spilled past the normal containers, up to the dark 8-bit ones.
+        assert_eq!(a.alloc(3).unwrap().container, Container::b8(9));
+        for _ in 10..64 {
+            a.alloc(3).unwrap();
+        }
+        assert_eq!(a.used()[0], 64);
+        assert_eq!(a.alloc(3).unwrap().container.width, Width::B16);
         let g = gateway_bit(&phv, 9).unwrap();
         assert_eq!((g.container, g.shift), (Container::b8(78), 1));
     }

@@ -176,10 +176,11 @@ pub struct Allocation {
 /// Why a program does not fit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NoFit {
-    /// A [`Resource`] name, `stages` or `register_array_rams`.
+    /// A [`Resource`] name, `stages`, `register_array_rams` or `phv_normal_<width>`.
     pub resource: String,
     pub stage: Option<usize>,
-    /// The table or gateway that could not be placed.
+    /// The table or gateway that could not be placed (or the metadata field that found no
+    /// PHV container).
     pub unit: String,
     pub needed: u32,
     pub available: u32,
@@ -519,6 +520,21 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
         egress_timing: Placement::shortest(n),
         failure: None,
     };
+    if let Some(field) = &p.phv_spill {
+        let widths = ["8", "16", "32"];
+        let w = (0..3)
+            .find(|&w| p.phv_normal_used[w] > p.phv.normal[w])
+            .unwrap_or(2);
+        placed.failure = Some(NoFit {
+            resource: format!("phv_normal_{}", widths[w]),
+            stage: None,
+            unit: field.clone(),
+            needed: p.phv_normal_used[w] as u32,
+            available: p.phv.normal[w] as u32,
+            detail: "metadata needs more normal PHV containers than the pipe has".into(),
+        });
+        return placed;
+    }
     'threads: for thread in [Thread::Ingress, Thread::Ghost, Thread::Egress] {
         let k = thread.index();
         for (i, fu) in p.flat[k].iter().enumerate() {

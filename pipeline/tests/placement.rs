@@ -513,3 +513,18 @@ proptest! {
         prop_assert!(f.needed > f.available);
     }
 }
+
+#[test]
+fn metadata_beyond_the_normal_phv_is_a_verdict_not_an_error() {
+    // 37 normal 32-bit containers are free; the 38th 32-bit field spills.
+    let mut b = ProgramBuilder::new("wide");
+    for k in 0..60 {
+        b = b.metadata(&format!("meta.w{k}"), 32);
+    }
+    let c = check(&b.build_unchecked()).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    let f = pl.failure.unwrap();
+    assert_eq!(f.resource, "phv_normal_32");
+    assert_eq!(f.unit, "meta.w37");
+    assert_eq!((f.needed, f.available), (11 + 60, 48));
+}
