@@ -4,10 +4,11 @@
 //! Both share the semantics of one table or gateway ([`State::run_unit`]): exact match,
 //! ternary match in entry order, the action's VLIW primitives, and the stateful ALU's
 //! read-modify-write of one register cell. The interpreter walks the control tree in
-//! program order. The placed program runs, at each stage, the units placement put there, in
-//! program order, each only if the gateway outcomes it depends on (kept in dark PHV bits)
-//! allow. Placement's dependency rules make the two orders give the same result, which the
-//! tests check.
+//! program order, each table seeing the effects of all before it. The placed program runs,
+//! at each stage, the units placement put there, each only if the gateway outcomes it
+//! depends on (kept in dark PHV bits) allow; as in hardware, all units of a stage read the
+//! PHV as it entered the stage. Placement's dependency rules make the two give the same
+//! result, which the tests check.
 
 use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
 use crate::gress::StageProgram;
@@ -76,11 +77,12 @@ impl State {
         }
     }
 
-    fn gateway(phv: &mut Phv, g: &CGateway) -> bool {
-        let a = phv.get(g.field);
-        let b = Self::value(phv, g.value, &[]);
+    /// Evaluates a gateway on `read` and records its outcome in `write`.
+    fn gateway(read: &Phv, write: &mut Phv, g: &CGateway) -> bool {
+        let a = read.get(g.field);
+        let b = Self::value(read, g.value, &[]);
         let holds = g.cmp.holds(a, b);
-        phv.set(g.bit, holds as u32);
+        write.set(g.bit, holds as u32);
         holds
     }
 
@@ -103,48 +105,52 @@ impl State {
         }
     }
 
-    /// Applies table `t` to `phv`.
-    pub fn apply_table(&mut self, p: &Checked, t: usize, phv: &mut Phv) {
-        let call = Self::lookup(&p.tables[t], phv);
+    /// Applies table `t`: it matches on and reads `read`, and writes `write`. A stage's
+    /// tables all read the PHV as it entered the stage; the interpreter passes a copy of the
+    /// PHV as it was before the table.
+    pub fn apply_table(&mut self, p: &Checked, t: usize, read: &Phv, write: &mut Phv) {
+        let call = Self::lookup(&p.tables[t], read);
         let action = &p.actions[call.action];
         let args = &call.args;
-        // VLIW: every primitive reads the PHV as it was before the action (check.rs rejects
-        // actions in which this differs from running them in order).
+        // VLIW: every primitive reads the PHV as it was before the action.
         for op in &action.ops {
             match *op {
-                Op::Set { dst, src } => phv.set(dst, Self::value(phv, src, args)),
+                Op::Set { dst, src } => write.set(dst, Self::value(read, src, args)),
                 Op::Alu { op, dst, a, b } => {
-                    let v = op.apply(Self::value(phv, a, args), Self::value(phv, b, args));
-                    phv.set(dst, v);
+                    let v = op.apply(Self::value(read, a, args), Self::value(read, b, args));
+                    write.set(dst, v);
                 }
                 Op::Hash { dst, hash } => {
                     let h = &p.hashes[hash];
                     let mut bytes = Vec::new();
                     for &f in &h.inputs {
-                        field_be_bytes(phv, f, &mut bytes);
+                        field_be_bytes(read, f, &mut bytes);
                     }
-                    phv.set(dst, crc(h.algorithm, h.polynomial, &bytes));
+                    write.set(dst, crc(h.algorithm, h.polynomial, &bytes));
                 }
                 Op::SetEgressPort(v) => {
-                    phv.set(layout::UCAST_EGRESS_PORT, Self::value(phv, v, args));
-                    phv.set(layout::EGRESS_PORT_VALID, 1);
+                    write.set(layout::UCAST_EGRESS_PORT, Self::value(read, v, args));
+                    write.set(layout::EGRESS_PORT_VALID, 1);
                 }
-                Op::SetQid(v) => phv.set(layout::QID, Self::value(phv, v, args)),
-                Op::Drop(reason) => phv.set(layout::DROP_REASON, reason as u32),
+                Op::SetQid(v) => write.set(layout::QID, Self::value(read, v, args)),
+                Op::Drop(reason) => write.set(layout::DROP_REASON, reason as u32),
                 Op::MarkEcn => {
-                    if phv.get(layout::IPV4_ECN) != 0 {
-                        phv.set(layout::IPV4_ECN, 3);
+                    if read.get(layout::IPV4_ECN) != 0 {
+                        write.set(layout::IPV4_ECN, 3);
                     }
                 }
                 Op::Execute {
                     register_action,
                     index,
-                } => self.execute(p, register_action, Self::value(phv, index, args), phv),
+                } => {
+                    let index = Self::value(read, index, args);
+                    self.execute(p, register_action, index, read, write);
+                }
             }
         }
     }
 
-    fn execute(&mut self, p: &Checked, ra: usize, index: u32, phv: &mut Phv) {
+    fn execute(&mut self, p: &Checked, ra: usize, index: u32, read: &Phv, write: &mut Phv) {
         let ra = &p.register_actions[ra];
         let reg = &p.registers[ra.register];
         let mask = cell_mask(reg.cell_bits);
@@ -152,7 +158,7 @@ impl State {
         let old = self.registers[ra.register][slot];
         let operand = |o: SOperand| match o {
             SOperand::Cell => old,
-            SOperand::Field(f) => phv.get(f) as u64,
+            SOperand::Field(f) => read.get(f) as u64,
             SOperand::Const(c) => c & mask,
         };
         let conds: Vec<bool> = ra
@@ -192,16 +198,17 @@ impl State {
                 SaluOutputValue::New => new,
                 SaluOutputValue::Predicate => predicate,
             };
-            phv.set(dst, v as u32);
+            write.set(dst, v as u32);
         }
     }
 
-    /// Runs one unit; gateways record their outcome in their PHV bit.
-    pub fn run_unit(&mut self, p: &Checked, unit: Unit, phv: &mut Phv) {
+    /// Runs one unit reading `read` and writing `write`; gateways record their outcome in
+    /// their PHV bit.
+    pub fn run_unit(&mut self, p: &Checked, unit: Unit, read: &Phv, write: &mut Phv) {
         match unit {
-            Unit::Table(t) => self.apply_table(p, t, phv),
+            Unit::Table(t) => self.apply_table(p, t, read, write),
             Unit::Gateway(g) => {
-                Self::gateway(phv, &p.gateways[g]);
+                Self::gateway(read, write, &p.gateways[g]);
             }
         }
     }
@@ -229,13 +236,17 @@ impl Interpreter {
     fn block(&mut self, p: &Checked, body: &[CStmt], phv: &mut Phv) {
         for s in body {
             match s {
-                CStmt::Apply(t) => self.state.apply_table(p, *t, phv),
+                CStmt::Apply(t) => {
+                    let before = phv.clone();
+                    self.state.apply_table(p, *t, &before, phv);
+                }
                 CStmt::If {
                     gateway,
                     then,
                     otherwise,
                 } => {
-                    if State::gateway(phv, &p.gateways[*gateway]) {
+                    let before = phv.clone();
+                    if State::gateway(&before, phv, &p.gateways[*gateway]) {
                         self.block(p, then, phv);
                     } else {
                         self.block(p, otherwise, phv);
@@ -288,6 +299,10 @@ impl StageProgram for PlacedThread {
     fn apply(&mut self, stage: usize, phv: &mut Phv) {
         let p = Arc::clone(&self.program);
         let flat = &p.flat[self.thread.index()];
+        // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
+        // are the exception: a gateway predicates the tables of its own stage, so guards
+        // read the outcomes as they are now.
+        let entering = phv.clone();
         for &i in &self.stages[stage] {
             let u = &flat[i];
             let enabled = u
@@ -295,7 +310,7 @@ impl StageProgram for PlacedThread {
                 .iter()
                 .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
             if enabled {
-                self.state.run_unit(&p, u.unit, phv);
+                self.state.run_unit(&p, u.unit, &entering, phv);
             }
         }
     }
