@@ -85,10 +85,10 @@ impl Usage {
         self.0[r as usize]
     }
     fn add(&mut self, r: Resource, n: u32) {
-        self.0[r as usize] += n;
+        self.0[r as usize] = self.0[r as usize].saturating_add(n);
     }
     pub fn plus(&self, o: &Usage) -> Usage {
-        Usage(std::array::from_fn(|i| self.0[i] + o.0[i]))
+        Usage(std::array::from_fn(|i| self.0[i].saturating_add(o.0[i])))
     }
     /// The first resource where `self` exceeds `limit`.
     pub fn first_excess(&self, limit: &Usage) -> Option<Resource> {
@@ -279,7 +279,7 @@ pub fn allocate(
         let slot = data_bits.next_power_of_two().max(8);
         let per_word = (SRAM_BITS / slot).max(1);
         let words = slot.div_ceil(SRAM_BITS);
-        a.action_data_rams = t.size.div_ceil(SRAM_WORDS * per_word) * words;
+        a.action_data_rams = t.size.div_ceil(SRAM_WORDS * per_word).saturating_mul(words);
     }
     let keyed = !t.keys.is_empty() && t.size > 0;
     match (t.kind, keyed) {
@@ -294,7 +294,7 @@ pub fn allocate(
                 (SRAM_BITS / a.entry_bits).min(MAX_ENTRIES_PER_WORD)
             };
             let groups = t.size.div_ceil(SRAM_WORDS * a.entries_per_word);
-            a.match_rams = groups * words_per_entry;
+            a.match_rams = groups.saturating_mul(words_per_entry);
             a.ways = groups.min(MAX_WAYS);
             let rams_per_way = groups.div_ceil(a.ways);
             // Each way selects a word (10 bits) and a RAM within the way.
@@ -304,7 +304,10 @@ pub fn allocate(
         (MatchKind::Ternary, true) => {
             a.kind = "ternary";
             u.add(Resource::TernaryIds, 1);
-            a.tcams = a.key_bits.div_ceil(TCAM_BITS) * t.size.div_ceil(TCAM_ENTRIES);
+            a.tcams = a
+                .key_bits
+                .div_ceil(TCAM_BITS)
+                .saturating_mul(t.size.div_ceil(TCAM_ENTRIES));
             u.add(Resource::Tcam, a.tcams);
             u.add(Resource::TernaryXbarBytes, bytes_of(&t.keys));
             let tind_bits = select_bits + immediate;
@@ -352,9 +355,13 @@ pub fn allocate(
         u.add(Resource::MapRam, data + 1);
         u.add(Resource::Salu, 1);
     }
-    let sram = a.match_rams + a.action_data_rams + a.ternary_indirection_rams;
+    // Saturating: an absurd size must become a verdict, not an overflow.
+    let sram = a
+        .match_rams
+        .saturating_add(a.action_data_rams)
+        .saturating_add(a.ternary_indirection_rams);
     let register_srams = a.register_rams + t.registers.len() as u32;
-    u.add(Resource::Sram, sram + register_srams);
+    u.add(Resource::Sram, sram.saturating_add(register_srams));
     Ok(a)
 }
 
@@ -587,7 +594,7 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                     resource: r.name().into(),
                     stage,
                     unit: alloc.name.clone(),
-                    needed: used + alloc.usage.get(r),
+                    needed: used.saturating_add(alloc.usage.get(r)),
                     available: budget.per_stage.get(r),
                     detail: if stage.is_some() {
                         format!("no stage from {earliest} to {} has room", n - 1)

@@ -338,6 +338,16 @@ impl fmt::Display for Report {
             let _ = write!(s, " {:>5.1}", a.percent);
         }
         let _ = writeln!(s);
+        let _ = write!(s, "peak%  {:>8}", "");
+        for k in 0..self.totals.len() {
+            let peak = self
+                .stages
+                .iter()
+                .map(|st| st.resources[k].percent)
+                .fold(0.0, f64::max);
+            let _ = write!(s, " {peak:>5.1}");
+        }
+        let _ = writeln!(s);
         let n = self.stages.len().max(1) as f64;
         let _ = write!(s, "mean   {:>8}", "");
         for a in &self.totals {

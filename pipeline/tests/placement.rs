@@ -646,3 +646,36 @@ proptest! {
         prop_assert_eq!(interpreted(&c, &frames), through_pipeline(&c, &pl, &frames));
     }
 }
+
+#[test]
+fn absurd_sizes_are_verdicts_not_overflows() {
+    // (kind, action data bits, resource named first)
+    for (kind, wide, resource) in [
+        (MatchKind::Exact, false, "sram"),
+        (MatchKind::Exact, true, "sram"),
+        (MatchKind::Ternary, false, "tcam"),
+    ] {
+        let keys = [
+            "ipv4.src_addr",
+            "ipv4.dst_addr",
+            "l4.src_port",
+            "l4.dst_port",
+        ];
+        let (action, args) = if wide {
+            (Action::new("a").param("x", 32).param("y", 32), vec![0, 0])
+        } else {
+            (Action::new("a"), vec![])
+        };
+        let p = ProgramBuilder::new("huge")
+            .action(action)
+            .table(
+                Table::new("huge", kind, &keys, u32::MAX)
+                    .action("a")
+                    .default_action("a", &args),
+            )
+            .ingress(vec![Stmt::apply("huge")])
+            .build_unchecked();
+        let f = no_fit(&p);
+        assert_eq!((f.resource.as_str(), f.unit.as_str()), (resource, "huge"));
+    }
+}
