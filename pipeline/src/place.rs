@@ -15,7 +15,7 @@ use crate::check::{Checked, Thread, Unit};
 use crate::fields;
 use crate::ir::MatchKind;
 use crate::phv::Field;
-use crate::stage::{Dependency, Placement, StageTiming};
+use crate::stage::{Dependency, Placement};
 use serde::Serialize;
 
 /// A per-stage resource.
@@ -697,12 +697,4 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
         }
     }
     Ok(())
-}
-
-/// Convenience: the timing flags of one stage, for tests.
-pub fn stage_timing(placed: &Placed, thread: Thread, stage: usize) -> StageTiming {
-    match thread {
-        Thread::Egress => placed.egress_timing.stages[stage],
-        _ => placed.ingress_timing.stages[stage],
-    }
 }
