@@ -11,9 +11,10 @@
 //! result, which the tests check.
 
 use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
-use crate::gress::StageProgram;
+use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
+use crate::params::PipelineParams;
 use crate::phv::{Field, Phv};
 use crate::place::Placed;
 use std::sync::Arc;
@@ -286,6 +287,18 @@ impl PlacedThread {
             thread,
             state,
         }
+    }
+}
+
+impl PlacedThread {
+    /// A gress pipeline timed by `placed` with this thread's stages active: what a chip
+    /// needs, with `self` as its `StageProgram`. Ghost is timed with ingress.
+    pub fn pipeline(&self, placed: &Placed, params: &PipelineParams) -> GressPipeline {
+        let (gress, timing) = match self.thread {
+            Thread::Egress => (Gress::Egress, &placed.egress_timing),
+            Thread::Ingress | Thread::Ghost => (Gress::Ingress, &placed.ingress_timing),
+        };
+        GressPipeline::new(gress, params, timing, &self.active_stages())
     }
 }
 

@@ -573,15 +573,10 @@ fn through_pipeline(
     pl: &t2_pipeline::place::Placed,
     frames: &[Vec<u8>],
 ) -> (Vec<Vec<u8>>, Vec<Vec<u64>>) {
-    use t2_pipeline::{Gress, GressPipeline, PacketPool, StageProgram};
+    use t2_pipeline::PacketPool;
     let params = PipelineParams::default();
     let mut program = PlacedThread::new(Arc::clone(c), pl, Thread::Ingress);
-    let mut g = GressPipeline::new(
-        Gress::Ingress,
-        &params,
-        &pl.ingress_timing,
-        &program.active_stages(),
-    );
+    let mut g = program.pipeline(pl, &params);
     let mut pool = PacketPool::new();
     let handles: Vec<_> = frames.iter().map(|f| pool.alloc_from(f)).collect();
     let mut out = vec![Vec::new(); frames.len()];

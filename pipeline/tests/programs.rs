@@ -15,7 +15,7 @@ use t2_pipeline::params::{PipelineParams, StageLatency};
 use t2_pipeline::phv::Phv;
 use t2_pipeline::place::{place, verify, Budget, Placed};
 use t2_pipeline::stage::Dependency;
-use t2_pipeline::{fields, layout, parser, DropReason, Gress, GressPipeline, PacketPool};
+use t2_pipeline::{fields, layout, parser, DropReason, Gress, PacketPool};
 
 fn placed(p: &Program) -> (Arc<Checked>, Placed) {
     let c = check(p).unwrap_or_else(|e| panic!("{}: {e}", p.name));
@@ -229,12 +229,12 @@ fn pipelined(
     gaps: &[u8],
 ) -> (Vec<Out>, Vec<Vec<u64>>) {
     let params = PipelineParams::default();
-    let (thread, timing) = match gress {
-        Gress::Ingress => (Thread::Ingress, &pl.ingress_timing),
-        Gress::Egress => (Thread::Egress, &pl.egress_timing),
+    let thread = match gress {
+        Gress::Ingress => Thread::Ingress,
+        Gress::Egress => Thread::Egress,
     };
     let mut program = PlacedThread::new(Arc::clone(c), pl, thread);
-    let mut g = GressPipeline::new(gress, &params, timing, &program_stages(&program));
+    let mut g = program.pipeline(pl, &params);
     let mut pool = PacketPool::new();
     let handles: Vec<_> = frames.iter().map(|(b, _)| pool.alloc_from(b)).collect();
     let mut outs = vec![None; frames.len()];
@@ -269,11 +269,6 @@ fn pipelined(
         outs.into_iter().map(Option::unwrap).collect(),
         program.state.registers,
     )
-}
-
-fn program_stages(p: &PlacedThread) -> Vec<usize> {
-    use t2_pipeline::StageProgram;
-    p.active_stages()
 }
 
 #[test]
