@@ -4,6 +4,10 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use t2_pipeline::check;
+use t2_pipeline::ir::Program;
+use t2_pipeline::place::{place, Budget};
+use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::scenario::{IncastScenario, WaveRequest};
@@ -37,6 +41,58 @@ enum Command {
     Run(RunArgs),
     /// Print the Tofino2 parameter set (defaults) as JSON, to edit and pass to `run --params`.
     Params,
+    /// Place a program (JSON, see programs/) on the MAU stages under Tofino2's budgets and
+    /// print the feasibility report. Exit status: 0 report printed, 1 with --require-fit
+    /// when the program does not fit, 2 when the file cannot be read or is malformed.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// The program file (JSON).
+    #[arg(long)]
+    program: PathBuf,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Exit with status 1 if the program does not fit.
+    #[arg(long)]
+    require_fit: bool,
+    /// A JSON parameter file (start from `t2sim params`): stage count, stage latencies,
+    /// PHV and clock come from it.
+    #[arg(long)]
+    params: Option<PathBuf>,
+}
+
+/// Prints the report; `Ok(false)` when the program does not fit.
+fn report(args: &ReportArgs) -> Result<bool, String> {
+    let path = args.program.display();
+    let text = std::fs::read_to_string(&args.program).map_err(|e| format!("{path}: {e}"))?;
+    let program = Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?;
+    let params = match &args.params {
+        Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
+        None => Tofino2Params::default(),
+    };
+    let checked =
+        check::check_with(&program, &params.pipeline.phv).map_err(|e| format!("{path}: {e}"))?;
+    let budget = Budget {
+        stages: params.pipeline.stages as usize,
+        ..Budget::tofino2()
+    };
+    let placed = place(&checked, &budget);
+    let report = Report::new(
+        &checked,
+        &placed,
+        &budget,
+        &params.pipeline,
+        params.clock_hz,
+    );
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{report}");
+    }
+    Ok(report.fits)
 }
 
 #[derive(Args, Debug)]
@@ -155,6 +211,11 @@ fn main() -> ExitCode {
             println!("{}", Tofino2Params::default().to_json());
             Ok(())
         }
+        Some(Command::Report(args)) => match report(&args) {
+            Ok(false) if args.require_fit => return ExitCode::from(1),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

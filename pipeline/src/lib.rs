@@ -5,14 +5,21 @@
 //! ([`stage::Placement`] decides the cycles), and deparses them back into bytes. The crate
 //! knows nothing of queues: it hands packets on with their intrinsic metadata.
 
+pub mod check;
+pub mod examples;
+pub mod exec;
+pub mod fields;
 pub mod gress;
 pub mod headers;
+pub mod ir;
 pub mod l3;
 pub mod layout;
 pub mod packet;
 pub mod params;
 pub mod parser;
 pub mod phv;
+pub mod place;
+pub mod report;
 pub mod stage;
 
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};

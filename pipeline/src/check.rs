@@ -1,0 +1,1044 @@
+//! Validating a program and lowering it to resolved form.
+//!
+//! [`check`] turns an [`ir::Program`] into a [`Checked`] program in which every name is
+//! resolved: fields to PHV [`Field`]s, actions, tables, registers and hashes to indices,
+//! controls to trees of [`CStmt`] plus a flat program-order list of units for placement.
+//! Anything wrong is reported as an [`IrError`] naming where (`tables[2] (acl).entries[0]`)
+//! and what, never a panic. Tofino2 limits that belong to one object (stateful-ALU
+//! comparators, outputs, RegisterActions per array, PHV input width) are checked here;
+//! per-stage budgets are placement's job.
+
+use crate::fields::{self, Access, MetadataAllocator};
+use crate::ir::{self, AluOp, Cmp, HashAlgorithm, MatchKind, Primitive, SaluOp, SaluOutputValue};
+use crate::layout;
+use crate::params::PhvParams;
+use crate::phv::Field;
+use crate::DropReason;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// A program that cannot be accepted: where, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrError {
+    pub path: String,
+    pub problem: String,
+}
+
+impl fmt::Display for IrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.problem)
+    }
+}
+
+impl std::error::Error for IrError {}
+
+fn err<T>(path: &str, problem: impl Into<String>) -> Result<T, IrError> {
+    Err(IrError {
+        path: path.to_string(),
+        problem: problem.into(),
+    })
+}
+
+/// Tofino2 stateful-ALU limits (`bf-p4c/specs/device.cpp`, `bf-asm/target.h`).
+pub const SALU_MAX_CONDITIONS: usize = 4;
+/// Update ALUs for one (non-paired) cell: ALU1 and ALU2 of the low half.
+pub const SALU_MAX_UPDATES: usize = 2;
+pub const SALU_MAX_OUTPUTS: usize = 4;
+pub const SALU_MAX_ACTIONS_PER_ARRAY: usize = 4;
+/// Bits of PHV a stateful ALU can take in (`MaxPhvInputWidth`).
+pub const SALU_MAX_PHV_INPUT_BITS: u32 = 64;
+/// Width of the stateful register file's constants.
+pub const SALU_CONST_BITS: u32 = 34;
+
+/// A resolved operand of an action primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Field(Field),
+    Const(u32),
+    /// Index into the action's parameters.
+    Param(usize),
+}
+
+/// A resolved primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Set {
+        dst: Field,
+        src: Value,
+    },
+    Alu {
+        op: AluOp,
+        dst: Field,
+        a: Value,
+        b: Value,
+    },
+    Hash {
+        dst: Field,
+        hash: usize,
+    },
+    SetEgressPort(Value),
+    SetQid(Value),
+    Drop(DropReason),
+    MarkEcn,
+    Execute {
+        register_action: usize,
+        index: Value,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct CAction {
+    pub name: String,
+    pub param_bits: Vec<u8>,
+    pub ops: Vec<Op>,
+    /// Fields read through the PHV operand path (ALU operands).
+    pub operand_reads: Vec<Field>,
+    /// Fields read through the input crossbar (hash inputs, stateful-ALU inputs).
+    pub xbar_reads: Vec<Field>,
+    pub writes: Vec<Field>,
+    /// Register arrays the action touches.
+    pub registers: Vec<usize>,
+    /// Hash units the action uses.
+    pub hashes: Vec<usize>,
+}
+
+/// A resolved action call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub action: usize,
+    pub args: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CTable {
+    pub name: String,
+    pub kind: MatchKind,
+    pub keys: Vec<Field>,
+    pub size: u32,
+    pub actions: Vec<usize>,
+    pub default: Call,
+    /// Exact entries by key.
+    pub exact: BTreeMap<Vec<u32>, Call>,
+    /// Ternary entries in priority order: (value, mask) per key component.
+    pub ternary: Vec<(Vec<(u32, u32)>, Call)>,
+    /// Register arrays the table's actions touch (the table and arrays share a stage).
+    pub registers: Vec<usize>,
+}
+
+impl CTable {
+    pub fn key_bits(&self) -> u32 {
+        self.keys.iter().map(|f| f.bits as u32).sum()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CHash {
+    pub name: String,
+    pub algorithm: HashAlgorithm,
+    pub polynomial: u32,
+    pub inputs: Vec<Field>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CRegister {
+    pub name: String,
+    pub cell_bits: u8,
+    pub size: u32,
+}
+
+/// A resolved stateful-ALU operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SOperand {
+    Cell,
+    Field(Field),
+    Const(u64),
+}
+
+#[derive(Clone, Debug)]
+pub struct CUpdate {
+    pub when: Vec<ir::Guard>,
+    pub op: SaluOp,
+    pub a: SOperand,
+    pub b: SOperand,
+}
+
+#[derive(Clone, Debug)]
+pub struct CRegisterAction {
+    pub name: String,
+    pub register: usize,
+    pub conditions: Vec<(SOperand, Cmp, SOperand)>,
+    pub updates: Vec<CUpdate>,
+    pub outputs: Vec<(Field, SaluOutputValue)>,
+    pub inputs: Vec<Field>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CGateway {
+    pub name: String,
+    pub field: Field,
+    pub cmp: Cmp,
+    /// A field or a constant.
+    pub value: Value,
+    /// Where the outcome is kept for the tables it controls.
+    pub bit: Field,
+}
+
+impl CGateway {
+    pub fn reads(&self) -> Vec<Field> {
+        let mut r = vec![self.field];
+        if let Value::Field(f) = self.value {
+            r.push(f);
+        }
+        r
+    }
+}
+
+/// A resolved statement.
+#[derive(Clone, Debug)]
+pub enum CStmt {
+    Apply(usize),
+    If {
+        gateway: usize,
+        then: Vec<CStmt>,
+        otherwise: Vec<CStmt>,
+    },
+}
+
+/// The threads of a pipe that run controls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Thread {
+    Ingress,
+    Egress,
+    Ghost,
+}
+
+impl Thread {
+    pub const ALL: [Thread; 3] = [Thread::Ingress, Thread::Egress, Thread::Ghost];
+    pub fn name(self) -> &'static str {
+        match self {
+            Thread::Ingress => "ingress",
+            Thread::Egress => "egress",
+            Thread::Ghost => "ghost",
+        }
+    }
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A table or gateway: what placement puts into a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unit {
+    Table(usize),
+    Gateway(usize),
+}
+
+/// A unit in program order with the gateway outcomes it needs to run.
+#[derive(Clone, Debug)]
+pub struct FlatUnit {
+    pub unit: Unit,
+    /// (gateway, outcome) pairs, outermost first.
+    pub guards: Vec<(usize, bool)>,
+}
+
+/// A validated program with every name resolved.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    pub name: String,
+    pub phv: PhvParams,
+    pub actions: Vec<CAction>,
+    pub tables: Vec<CTable>,
+    pub hashes: Vec<CHash>,
+    pub registers: Vec<CRegister>,
+    pub register_actions: Vec<CRegisterAction>,
+    pub gateways: Vec<CGateway>,
+    /// Controls per thread (ingress, egress, ghost).
+    pub controls: [Vec<CStmt>; 3],
+    /// Units per thread in program order.
+    pub flat: [Vec<FlatUnit>; 3],
+    /// Containers used per width by built-ins and metadata; beyond the normal count when
+    /// metadata spilled.
+    pub phv_normal_used: [u16; 3],
+    /// The first metadata field that found no normal container (the program does not fit).
+    pub phv_spill: Option<String>,
+    /// Dark 8-bit containers used for gateway outcomes.
+    pub phv_dark8_used: u16,
+    /// Program metadata fields and where they were put.
+    pub metadata: Vec<(String, Field)>,
+}
+
+impl Checked {
+    pub fn unit_name(&self, u: Unit) -> &str {
+        match u {
+            Unit::Table(t) => &self.tables[t].name,
+            Unit::Gateway(g) => &self.gateways[g].name,
+        }
+    }
+}
+
+/// Validates `p` against Tofino2's default PHV.
+pub fn check(p: &ir::Program) -> Result<Checked, IrError> {
+    check_with(p, &PhvParams::default())
+}
+
+fn unique<'a>(
+    what: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> Result<BTreeMap<String, usize>, IrError> {
+    let mut map = BTreeMap::new();
+    for (i, n) in names.enumerate() {
+        let path = format!("{what}[{i}]");
+        if n.is_empty() {
+            return err(&path, "the name is empty");
+        }
+        if map.insert(n.to_string(), i).is_some() {
+            return err(&format!("{path} ({n})"), "the name is used twice");
+        }
+    }
+    Ok(map)
+}
+
+fn fits(v: u64, bits: u32) -> bool {
+    bits >= 64 || v >> bits == 0
+}
+
+struct Resolver {
+    fields: BTreeMap<String, (Field, Access)>,
+}
+
+impl Resolver {
+    fn field(&self, path: &str, name: &str) -> Result<Field, IrError> {
+        match self.fields.get(name) {
+            Some(&(f, _)) => Ok(f),
+            None => err(path, format!("unknown field `{name}`")),
+        }
+    }
+    fn writable(&self, path: &str, name: &str) -> Result<Field, IrError> {
+        match self.fields.get(name) {
+            Some(&(f, Access::ReadWrite)) => Ok(f),
+            Some(_) => err(path, format!("field `{name}` is read-only")),
+            None => err(path, format!("unknown field `{name}`")),
+        }
+    }
+    fn salu_operand(&self, path: &str, o: &ir::SaluOperand) -> Result<SOperand, IrError> {
+        Ok(match o {
+            ir::SaluOperand::Cell => SOperand::Cell,
+            ir::SaluOperand::Field(n) => SOperand::Field(self.field(path, n)?),
+            ir::SaluOperand::Const(c) => {
+                if !fits(*c, SALU_CONST_BITS) {
+                    return err(path, format!("constant {c} exceeds 34 bits"));
+                }
+                SOperand::Const(*c)
+            }
+        })
+    }
+}
+
+/// Validates `p` for a chip with PHV `phv`.
+pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> {
+    // Fields.
+    let totals = [phv.containers_8, phv.containers_16, phv.containers_32];
+    if (0..3).any(|w| totals[w] < fields::FIRST_FREE[w]) {
+        return err(
+            "phv",
+            format!(
+                "the PHV ({totals:?} containers of 8, 16, 32 bits) is too small for the \
+                 built-in fields, which take {:?}",
+                fields::FIRST_FREE
+            ),
+        );
+    }
+    let mut fields = BTreeMap::new();
+    for b in fields::BUILTINS {
+        fields.insert(b.name.to_string(), (b.field, b.access));
+    }
+    let mut alloc = MetadataAllocator::new(phv);
+    let mut phv_spill = None;
+    let mut metadata = Vec::new();
+    unique("metadata", p.metadata.iter().map(|m| m.name.as_str()))?;
+    for (i, m) in p.metadata.iter().enumerate() {
+        let path = format!("metadata[{i}] ({})", m.name);
+        if fields::builtin(&m.name).is_some() {
+            return err(&path, "the name is a built-in field");
+        }
+        if !(1..=32).contains(&m.bits) {
+            return err(&path, format!("width {} is outside 1..=32", m.bits));
+        }
+        let before = alloc.used();
+        let Some(f) = alloc.alloc(m.bits) else {
+            return err(&path, "no PHV container of any kind is left for it");
+        };
+        let w = fields::width_index(f.container.width);
+        if before[w] >= phv.normal[w] && phv_spill.is_none() {
+            phv_spill = Some(m.name.clone());
+        }
+        fields.insert(m.name.clone(), (f, Access::ReadWrite));
+        metadata.push((m.name.clone(), f));
+    }
+    let r = Resolver { fields };
+
+    // Hash units.
+    let hash_ids = unique("hashes", p.hashes.iter().map(|h| h.name.as_str()))?;
+    let mut hashes = Vec::new();
+    for (i, h) in p.hashes.iter().enumerate() {
+        let path = format!("hashes[{i}] ({})", h.name);
+        if h.inputs.is_empty() {
+            return err(&path, "a hash needs at least one input field");
+        }
+        let inputs = h
+            .inputs
+            .iter()
+            .map(|n| r.field(&path, n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let polynomial = h
+            .polynomial
+            .unwrap_or_else(|| h.algorithm.default_polynomial());
+        if polynomial == 0 || !fits(polynomial as u64, h.algorithm.bits()) {
+            return err(
+                &path,
+                format!(
+                    "polynomial {polynomial:#x} is not a non-zero {}-bit value",
+                    h.algorithm.bits()
+                ),
+            );
+        }
+        hashes.push(CHash {
+            name: h.name.clone(),
+            algorithm: h.algorithm,
+            polynomial,
+            inputs,
+        });
+    }
+
+    // Register arrays and RegisterActions.
+    let reg_ids = unique("registers", p.registers.iter().map(|x| x.name.as_str()))?;
+    let mut registers = Vec::new();
+    for (i, x) in p.registers.iter().enumerate() {
+        let path = format!("registers[{i}] ({})", x.name);
+        if ![8, 16, 32, 64].contains(&x.cell_bits) {
+            return err(
+                &path,
+                format!("cell width {} is not 8, 16, 32 or 64", x.cell_bits),
+            );
+        }
+        if x.size == 0 {
+            return err(&path, "a register array needs at least one cell");
+        }
+        registers.push(CRegister {
+            name: x.name.clone(),
+            cell_bits: x.cell_bits,
+            size: x.size,
+        });
+    }
+    let ra_ids = unique(
+        "register_actions",
+        p.register_actions.iter().map(|x| x.name.as_str()),
+    )?;
+    let mut register_actions = Vec::new();
+    let mut per_array = vec![0usize; registers.len()];
+    for (i, ra) in p.register_actions.iter().enumerate() {
+        let path = format!("register_actions[{i}] ({})", ra.name);
+        let Some(&register) = reg_ids.get(&ra.register) else {
+            return err(&path, format!("unknown register array `{}`", ra.register));
+        };
+        per_array[register] += 1;
+        if per_array[register] > SALU_MAX_ACTIONS_PER_ARRAY {
+            return err(
+                &path,
+                format!(
+                    "register array `{}` has more than {SALU_MAX_ACTIONS_PER_ARRAY} RegisterActions",
+                    ra.register
+                ),
+            );
+        }
+        let limits = [
+            ("conditions", ra.conditions.len(), SALU_MAX_CONDITIONS),
+            ("updates", ra.updates.len(), SALU_MAX_UPDATES),
+            ("outputs", ra.outputs.len(), SALU_MAX_OUTPUTS),
+        ];
+        for (what, n, max) in limits {
+            if n > max {
+                return err(
+                    &path,
+                    format!("{n} {what}; a Tofino2 stateful ALU has {max}"),
+                );
+            }
+        }
+        let mut conditions = Vec::new();
+        for (k, c) in ra.conditions.iter().enumerate() {
+            let cp = format!("{path}.conditions[{k}]");
+            conditions.push((
+                r.salu_operand(&cp, &c.a)?,
+                c.cmp,
+                r.salu_operand(&cp, &c.b)?,
+            ));
+        }
+        let mut updates = Vec::new();
+        for (k, u) in ra.updates.iter().enumerate() {
+            let up = format!("{path}.updates[{k}]");
+            for g in &u.when {
+                if g.condition >= conditions.len() {
+                    return err(&up, format!("condition {} does not exist", g.condition));
+                }
+            }
+            updates.push(CUpdate {
+                when: u.when.clone(),
+                op: u.op,
+                a: r.salu_operand(&up, &u.a)?,
+                b: r.salu_operand(&up, &u.b)?,
+            });
+        }
+        let mut outputs = Vec::new();
+        for (k, o) in ra.outputs.iter().enumerate() {
+            let op = format!("{path}.outputs[{k}]");
+            outputs.push((r.writable(&op, &o.dst)?, o.value));
+        }
+        let mut inputs: Vec<Field> = Vec::new();
+        let operands = conditions
+            .iter()
+            .flat_map(|c| [c.0, c.2])
+            .chain(updates.iter().flat_map(|u| [u.a, u.b]));
+        for o in operands {
+            if let SOperand::Field(f) = o {
+                if !inputs.contains(&f) {
+                    inputs.push(f);
+                }
+            }
+        }
+        let input_bits: u32 = inputs.iter().map(|f| f.bits as u32).sum();
+        if input_bits > SALU_MAX_PHV_INPUT_BITS {
+            return err(
+                &path,
+                format!(
+                    "reads {input_bits} PHV bits; a stateful ALU takes {SALU_MAX_PHV_INPUT_BITS}"
+                ),
+            );
+        }
+        let written: Vec<Field> = outputs.iter().map(|o| o.0).collect();
+        if let Some(w) = duplicate_or_overlap(&written) {
+            return err(&path, format!("two outputs write the same bits ({w:?})"));
+        }
+        register_actions.push(CRegisterAction {
+            name: ra.name.clone(),
+            register,
+            conditions,
+            updates,
+            outputs,
+            inputs,
+        });
+    }
+
+    // Actions.
+    let action_ids = unique("actions", p.actions.iter().map(|a| a.name.as_str()))?;
+    let mut actions = Vec::new();
+    for (i, a) in p.actions.iter().enumerate() {
+        actions.push(lower_action(
+            &format!("actions[{i}] ({})", a.name),
+            a,
+            &r,
+            (&hash_ids, &hashes),
+            &ra_ids,
+            &register_actions,
+        )?);
+    }
+
+    // Tables.
+    let table_ids = unique("tables", p.tables.iter().map(|t| t.name.as_str()))?;
+    let mut tables = Vec::new();
+    let mut register_owner: Vec<Option<usize>> = vec![None; registers.len()];
+    for (i, t) in p.tables.iter().enumerate() {
+        let path = format!("tables[{i}] ({})", t.name);
+        let table = lower_table(&path, t, &r, &action_ids, &actions)?;
+        for &reg in &table.registers {
+            if let Some(other) = register_owner[reg] {
+                return err(
+                    &path,
+                    format!(
+                        "register array `{}` is already used by table `{}`; an array is \
+                         accessed from one table only (one access per packet)",
+                        registers[reg].name, p.tables[other].name
+                    ),
+                );
+            }
+            register_owner[reg] = Some(i);
+        }
+        tables.push(table);
+    }
+
+    // Controls.
+    let mut lowering = ControlLowering {
+        r: &r,
+        table_ids: &table_ids,
+        applied: vec![None; tables.len()],
+        gateways: Vec::new(),
+        phv,
+    };
+    let mut controls: [Vec<CStmt>; 3] = Default::default();
+    let bodies = [&p.ingress, &p.egress, &p.ghost];
+    for th in Thread::ALL {
+        controls[th.index()] = lowering.block(th, th.name(), bodies[th.index()])?;
+    }
+    for (i, a) in lowering.applied.iter().enumerate() {
+        if a.is_none() {
+            return err(
+                &format!("tables[{i}] ({})", tables[i].name),
+                "the table is never applied",
+            );
+        }
+    }
+    let gateways = lowering.gateways;
+    let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    for g in &gateways {
+        if !names.insert(&g.name) {
+            return err(&format!("gateway {}", g.name), "the name is used twice");
+        }
+    }
+    let flat = std::array::from_fn(|k| {
+        let mut out = Vec::new();
+        flatten(&controls[k], &mut Vec::new(), &mut out);
+        out
+    });
+    Ok(Checked {
+        name: p.name.clone(),
+        phv: *phv,
+        actions,
+        tables,
+        hashes,
+        registers,
+        register_actions,
+        phv_dark8_used: fields::gateway_containers(gateways.len()),
+        gateways,
+        controls,
+        flat,
+        phv_normal_used: alloc.used(),
+        phv_spill,
+        metadata,
+    })
+}
+
+fn duplicate_or_overlap(fs: &[Field]) -> Option<Field> {
+    for (i, a) in fs.iter().enumerate() {
+        if fs[i + 1..].iter().any(|b| fields::overlaps(*a, *b)) {
+            return Some(*a);
+        }
+    }
+    None
+}
+
+fn lower_action(
+    path: &str,
+    a: &ir::Action,
+    r: &Resolver,
+    (hash_ids, hashes): (&BTreeMap<String, usize>, &[CHash]),
+    ra_ids: &BTreeMap<String, usize>,
+    ras: &[CRegisterAction],
+) -> Result<CAction, IrError> {
+    let mut params = BTreeMap::new();
+    let mut param_bits = Vec::new();
+    for (k, prm) in a.params.iter().enumerate() {
+        let pp = format!("{path}.params[{k}] ({})", prm.name);
+        if !(1..=32).contains(&prm.bits) {
+            return err(&pp, format!("width {} is outside 1..=32", prm.bits));
+        }
+        if params.insert(prm.name.clone(), k).is_some() {
+            return err(&pp, "the name is used twice");
+        }
+        param_bits.push(prm.bits);
+    }
+    let value = |pp: &str, o: &ir::Operand| -> Result<Value, IrError> {
+        Ok(match o {
+            ir::Operand::Field(n) => Value::Field(r.field(pp, n)?),
+            ir::Operand::Const(c) => match u32::try_from(*c) {
+                Ok(c) => Value::Const(c),
+                Err(_) => return err(pp, format!("constant {c} exceeds 32 bits")),
+            },
+            ir::Operand::Param(n) => match params.get(n) {
+                Some(&k) => Value::Param(k),
+                None => return err(pp, format!("action has no parameter `{n}`")),
+            },
+        })
+    };
+    let mut out = CAction {
+        name: a.name.clone(),
+        param_bits,
+        ops: Vec::new(),
+        operand_reads: Vec::new(),
+        xbar_reads: Vec::new(),
+        writes: Vec::new(),
+        registers: Vec::new(),
+        hashes: Vec::new(),
+    };
+    for (k, prim) in a.primitives.iter().enumerate() {
+        let pp = format!("{path}.primitives[{k}]");
+        let mut reads = Vec::new();
+        let mut xbar = Vec::new();
+        let mut writes = Vec::new();
+        let op = if let Some((alu, bin)) = prim.binary() {
+            let dst = r.writable(&pp, &bin.dst)?;
+            let (va, vb) = (value(&pp, &bin.a)?, value(&pp, &bin.b)?);
+            reads.extend([va, vb].iter().filter_map(field_of));
+            writes.push(dst);
+            Op::Alu {
+                op: alu,
+                dst,
+                a: va,
+                b: vb,
+            }
+        } else {
+            match prim {
+                Primitive::Set { dst, src } => {
+                    let dst = r.writable(&pp, dst)?;
+                    let src = value(&pp, src)?;
+                    reads.extend(field_of(&src));
+                    writes.push(dst);
+                    Op::Set { dst, src }
+                }
+                Primitive::Hash { dst, hash } => {
+                    let dst = r.writable(&pp, dst)?;
+                    let Some(&h) = hash_ids.get(hash) else {
+                        return err(&pp, format!("unknown hash `{hash}`"));
+                    };
+                    xbar.extend(hashes[h].inputs.iter().copied());
+                    writes.push(dst);
+                    out.hashes.push(h);
+                    Op::Hash { dst, hash: h }
+                }
+                Primitive::SetEgressPort { port } => {
+                    let v = value(&pp, port)?;
+                    reads.extend(field_of(&v));
+                    writes.extend([layout::UCAST_EGRESS_PORT, layout::EGRESS_PORT_VALID]);
+                    Op::SetEgressPort(v)
+                }
+                Primitive::SetQid { qid } => {
+                    let v = value(&pp, qid)?;
+                    reads.extend(field_of(&v));
+                    writes.push(layout::QID);
+                    Op::SetQid(v)
+                }
+                Primitive::Drop { reason } => {
+                    writes.push(layout::DROP_REASON);
+                    Op::Drop(reason.reason())
+                }
+                Primitive::MarkEcn => {
+                    reads.push(layout::IPV4_ECN);
+                    writes.push(layout::IPV4_ECN);
+                    Op::MarkEcn
+                }
+                Primitive::Execute {
+                    register_action,
+                    index,
+                } => {
+                    let Some(&ra) = ra_ids.get(register_action) else {
+                        return err(&pp, format!("unknown register action `{register_action}`"));
+                    };
+                    let idx = value(&pp, index)?;
+                    xbar.extend(field_of(&idx));
+                    xbar.extend(ras[ra].inputs.iter().copied());
+                    writes.extend(ras[ra].outputs.iter().map(|o| o.0));
+                    let reg = ras[ra].register;
+                    if out.registers.contains(&reg) {
+                        return err(
+                            &pp,
+                            "the action already accesses this register array (one access per packet)",
+                        );
+                    }
+                    out.registers.push(reg);
+                    Op::Execute {
+                        register_action: ra,
+                        index: idx,
+                    }
+                }
+                _ => unreachable!("binary primitives are handled above"),
+            }
+        };
+        // Primitives act in parallel: no field is written twice or read after an
+        // earlier primitive wrote it.
+        for rd in reads.iter().chain(&xbar) {
+            if out.writes.iter().any(|w| fields::overlaps(*w, *rd)) {
+                return err(
+                    &pp,
+                    "reads a field an earlier primitive of the action writes; VLIW \
+                     primitives of one action act in parallel",
+                );
+            }
+        }
+        for w in &writes {
+            if out.writes.iter().any(|o| fields::overlaps(*o, *w)) {
+                return err(
+                    &pp,
+                    "writes a field an earlier primitive of the action writes",
+                );
+            }
+        }
+        out.operand_reads.extend(reads);
+        out.xbar_reads.extend(xbar);
+        out.writes.extend(writes);
+        out.ops.push(op);
+    }
+    Ok(out)
+}
+
+fn field_of(v: &Value) -> Option<Field> {
+    match v {
+        Value::Field(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn lower_call(
+    path: &str,
+    c: &ir::ActionCall,
+    allowed: &[usize],
+    action_ids: &BTreeMap<String, usize>,
+    actions: &[CAction],
+) -> Result<Call, IrError> {
+    let Some(&action) = action_ids.get(&c.action) else {
+        return err(path, format!("unknown action `{}`", c.action));
+    };
+    if !allowed.contains(&action) {
+        return err(
+            path,
+            format!("action `{}` is not one of the table's actions", c.action),
+        );
+    }
+    let bits = &actions[action].param_bits;
+    if c.args.len() != bits.len() {
+        return err(
+            path,
+            format!(
+                "action `{}` takes {} arguments, {} given",
+                c.action,
+                bits.len(),
+                c.args.len()
+            ),
+        );
+    }
+    for (k, (&v, &b)) in c.args.iter().zip(bits).enumerate() {
+        if !fits(v, b as u32) {
+            return err(path, format!("argument {k} ({v}) does not fit in {b} bits"));
+        }
+    }
+    Ok(Call {
+        action,
+        args: c.args.iter().map(|&v| v as u32).collect(),
+    })
+}
+
+fn lower_table(
+    path: &str,
+    t: &ir::Table,
+    r: &Resolver,
+    action_ids: &BTreeMap<String, usize>,
+    actions: &[CAction],
+) -> Result<CTable, IrError> {
+    let keys = t
+        .keys
+        .iter()
+        .map(|k| r.field(&format!("{path}.keys"), k))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !keys.is_empty() && t.size == 0 {
+        return err(path, "a table with keys needs a size of at least 1");
+    }
+    if t.entries.len() as u64 > t.size as u64 {
+        return err(
+            path,
+            format!("{} entries do not fit in size {}", t.entries.len(), t.size),
+        );
+    }
+    if t.actions.is_empty() {
+        return err(path, "a table needs at least one action");
+    }
+    let mut allowed = Vec::new();
+    for a in &t.actions {
+        match action_ids.get(a) {
+            Some(&i) if !allowed.contains(&i) => allowed.push(i),
+            Some(_) => return err(path, format!("action `{a}` is listed twice")),
+            None => return err(path, format!("unknown action `{a}`")),
+        }
+    }
+    let default = lower_call(
+        &format!("{path}.default_action"),
+        &t.default_action,
+        &allowed,
+        action_ids,
+        actions,
+    )?;
+    let mut exact = BTreeMap::new();
+    let mut ternary = Vec::new();
+    for (k, e) in t.entries.iter().enumerate() {
+        let ep = format!("{path}.entries[{k}]");
+        if e.key.len() != keys.len() {
+            return err(
+                &ep,
+                format!("{} key values for {} keys", e.key.len(), keys.len()),
+            );
+        }
+        let call = lower_call(&ep, &e.action, &allowed, action_ids, actions)?;
+        let mut pairs = Vec::new();
+        for (kv, f) in e.key.iter().zip(&keys) {
+            let full = if f.bits >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << f.bits) - 1
+            };
+            if !fits(kv.value, f.bits as u32) {
+                return err(
+                    &ep,
+                    format!("value {} does not fit in {} bits", kv.value, f.bits),
+                );
+            }
+            let mask = match (t.kind, kv.mask) {
+                (MatchKind::Exact, Some(_)) => {
+                    return err(&ep, "an exact table's entries have no masks")
+                }
+                (_, None) => full,
+                (MatchKind::Ternary, Some(m)) => {
+                    if !fits(m, f.bits as u32) {
+                        return err(&ep, format!("mask {m:#x} does not fit in {} bits", f.bits));
+                    }
+                    m as u32
+                }
+            };
+            pairs.push((kv.value as u32, mask));
+        }
+        match t.kind {
+            MatchKind::Exact => {
+                let key: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+                if exact.insert(key, call).is_some() {
+                    return err(&ep, "an earlier entry has the same key");
+                }
+            }
+            MatchKind::Ternary => ternary.push((pairs, call)),
+        }
+    }
+    let mut registers = Vec::new();
+    for &a in &allowed {
+        for &reg in &actions[a].registers {
+            if !registers.contains(&reg) {
+                registers.push(reg);
+            }
+        }
+    }
+    Ok(CTable {
+        name: t.name.clone(),
+        kind: t.kind,
+        keys,
+        size: t.size,
+        actions: allowed,
+        default,
+        exact,
+        ternary,
+        registers,
+    })
+}
+
+struct ControlLowering<'a> {
+    r: &'a Resolver,
+    table_ids: &'a BTreeMap<String, usize>,
+    applied: Vec<Option<Thread>>,
+    gateways: Vec<CGateway>,
+    phv: &'a PhvParams,
+}
+
+impl ControlLowering<'_> {
+    fn block(&mut self, th: Thread, path: &str, body: &[ir::Stmt]) -> Result<Vec<CStmt>, IrError> {
+        let mut out = Vec::new();
+        for (k, s) in body.iter().enumerate() {
+            let sp = format!("{path}[{k}]");
+            match s {
+                ir::Stmt::Apply(name) => {
+                    let Some(&t) = self.table_ids.get(name) else {
+                        return err(&sp, format!("unknown table `{name}`"));
+                    };
+                    if let Some(prev) = self.applied[t] {
+                        return err(
+                            &sp,
+                            format!(
+                                "table `{name}` is already applied in {}; a table is applied once",
+                                prev.name()
+                            ),
+                        );
+                    }
+                    self.applied[t] = Some(th);
+                    out.push(CStmt::Apply(t));
+                }
+                ir::Stmt::If {
+                    name,
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let gname = name
+                        .clone()
+                        .unwrap_or_else(|| format!("{}_if{}", th.name(), self.gateways.len()));
+                    let gp = format!("{sp} ({gname})");
+                    let field = self.r.field(&gp, &cond.field)?;
+                    let value = match &cond.value {
+                        ir::Operand::Field(n) => Value::Field(self.r.field(&gp, n)?),
+                        ir::Operand::Const(c) if fits(*c, field.bits as u32) => {
+                            Value::Const(*c as u32)
+                        }
+                        ir::Operand::Const(c) => {
+                            return err(
+                                &gp,
+                                format!(
+                                    "constant {c} does not fit in the field's {} bits",
+                                    field.bits
+                                ),
+                            )
+                        }
+                        ir::Operand::Param(_) => {
+                            return err(&gp, "a gateway compares with a field or a constant")
+                        }
+                    };
+                    let Some(bit) = fields::gateway_bit(self.phv, self.gateways.len()) else {
+                        return err(&gp, "too many gateways for the dark PHV containers");
+                    };
+                    let g = self.gateways.len();
+                    self.gateways.push(CGateway {
+                        name: gname,
+                        field,
+                        cmp: cond.cmp,
+                        value,
+                        bit,
+                    });
+                    let then = self.block(th, &format!("{sp}.then"), then)?;
+                    let otherwise = self.block(th, &format!("{sp}.else"), otherwise)?;
+                    out.push(CStmt::If {
+                        gateway: g,
+                        then,
+                        otherwise,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn flatten(body: &[CStmt], guards: &mut Vec<(usize, bool)>, out: &mut Vec<FlatUnit>) {
+    for s in body {
+        match s {
+            CStmt::Apply(t) => out.push(FlatUnit {
+                unit: Unit::Table(*t),
+                guards: guards.clone(),
+            }),
+            CStmt::If {
+                gateway,
+                then,
+                otherwise,
+            } => {
+                out.push(FlatUnit {
+                    unit: Unit::Gateway(*gateway),
+                    guards: guards.clone(),
+                });
+                guards.push((*gateway, true));
+                flatten(then, guards, out);
+                guards.pop();
+                guards.push((*gateway, false));
+                flatten(otherwise, guards, out);
+                guards.pop();
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Example programs, built with the builder API. `programs/*.json` at the repository root
+//! are these programs serialized (a test keeps them in step).
+
+use crate::ir::{
+    Action, Cmp, Condition, DropCause, HashAlgorithm, MatchKind, Operand, Primitive, Program,
+    ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate,
+    Stmt, Table,
+};
+
+/// IPv4 host routes with TTL handling and a ternary traffic-class table.
+///
+/// Non-IPv4 packets and those whose TTL would expire are dropped by keyless tables under
+/// gateways; `ipv4_host` forwards by exact destination and lowers the TTL; `classify`
+/// picks the queue from DSCP and destination port.
+pub fn l3_forward() -> Program {
+    ProgramBuilder::new("l3_forward")
+        .action(
+            Action::new("forward")
+                .param("port", 9)
+                .prim(Primitive::SetEgressPort {
+                    port: Operand::param("port"),
+                })
+                .prim(Primitive::alu(
+                    crate::ir::AluOp::Sub,
+                    "ipv4.ttl",
+                    Operand::field("ipv4.ttl"),
+                    Operand::Const(1),
+                )),
+        )
+        .action(Action::new("drop_no_route").prim(Primitive::Drop {
+            reason: DropCause::NoRoute,
+        }))
+        .action(Action::new("drop_not_ipv4").prim(Primitive::Drop {
+            reason: DropCause::NotIpv4,
+        }))
+        .action(Action::new("drop_ttl_expired").prim(Primitive::Drop {
+            reason: DropCause::TtlExpired,
+        }))
+        .action(
+            Action::new("set_queue")
+                .param("qid", 7)
+                .prim(Primitive::SetQid {
+                    qid: Operand::param("qid"),
+                }),
+        )
+        .table(Table::new("not_ipv4", MatchKind::Exact, &[], 0).action("drop_not_ipv4"))
+        .table(Table::new("ttl_expired", MatchKind::Exact, &[], 0).action("drop_ttl_expired"))
+        .table(
+            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+                .action("forward")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[])
+                .entry(&[0x0a00_0001], "forward", &[8])
+                .entry(&[0x0a00_0002], "forward", &[16])
+                .entry(&[0x0a00_0003], "forward", &[24]),
+        )
+        .table(
+            Table::new(
+                "classify",
+                MatchKind::Ternary,
+                &["ipv4.diffserv", "l4.dst_port"],
+                256,
+            )
+            .action("set_queue")
+            .default_action("set_queue", &[0])
+            // DSCP EF (46) whatever the port.
+            .ternary_entry(&[(46 << 2, 0xfc), (0, 0)], "set_queue", &[1])
+            .ternary_entry(&[(0, 0), (443, 0xffff)], "set_queue", &[2]),
+        )
+        .ingress(vec![Stmt::if_(
+            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(0)),
+            vec![Stmt::apply("not_ipv4")],
+            vec![Stmt::if_(
+                Condition::new("ipv4.ttl", Cmp::Le, Operand::Const(1)),
+                vec![Stmt::apply("ttl_expired")],
+                vec![Stmt::apply("ipv4_host"), Stmt::apply("classify")],
+            )],
+        )])
+        .build_unchecked()
+}
+
+/// Egress ECN marking: ECN-capable IPv4 packets that found at least `ECN_THRESHOLD_CELLS`
+/// cells in their queue at enqueue are marked Congestion Experienced.
+pub fn ecn_marking() -> Program {
+    ProgramBuilder::new("ecn_marking")
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
+        .egress(vec![Stmt::if_(
+            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
+            vec![Stmt::if_(
+                Condition::new(
+                    "eg_intr_md.enq_qdepth",
+                    Cmp::Ge,
+                    Operand::Const(ECN_THRESHOLD_CELLS),
+                ),
+                vec![Stmt::apply("ecn_mark")],
+                vec![],
+            )],
+            vec![],
+        )])
+        .build_unchecked()
+}
+
+/// The marking threshold of [`ecn_marking`], in 176-byte cells.
+pub const ECN_THRESHOLD_CELLS: u64 = 1000;
+
+/// A per-flow packet counter: a CRC-32 of the 5-tuple picks one of 65536 32-bit cells, a
+/// RegisterAction adds one, and flows past 1000 packets go to queue 1.
+pub fn flow_counter() -> Program {
+    ProgramBuilder::new("flow_counter")
+        .metadata("meta.flow_idx", 16)
+        .metadata("meta.flow_count", 32)
+        .hash(
+            "flow_hash",
+            HashAlgorithm::Crc32,
+            &[
+                "ipv4.src_addr",
+                "ipv4.dst_addr",
+                "ipv4.protocol",
+                "l4.src_port",
+                "l4.dst_port",
+            ],
+        )
+        .register("flow_packets", 32, 65536)
+        .register_action(RegisterAction {
+            name: "count_packet".into(),
+            register: "flow_packets".into(),
+            conditions: vec![],
+            updates: vec![SaluUpdate {
+                when: vec![],
+                op: SaluOp::Add,
+                a: SaluOperand::Cell,
+                b: SaluOperand::Const(1),
+            }],
+            outputs: vec![SaluOutput {
+                dst: "meta.flow_count".into(),
+                value: SaluOutputValue::New,
+            }],
+        })
+        .action(Action::new("compute_flow_index").prim(Primitive::Hash {
+            dst: "meta.flow_idx".into(),
+            hash: "flow_hash".into(),
+        }))
+        .action(Action::new("count").prim(Primitive::Execute {
+            register_action: "count_packet".into(),
+            index: Operand::field("meta.flow_idx"),
+        }))
+        .action(Action::new("to_slow_queue").prim(Primitive::SetQid {
+            qid: Operand::Const(1),
+        }))
+        .table(Table::new("flow_index", MatchKind::Exact, &[], 0).action("compute_flow_index"))
+        .table(Table::new("flow_count", MatchKind::Exact, &[], 0).action("count"))
+        .table(Table::new("heavy_flow", MatchKind::Exact, &[], 0).action("to_slow_queue"))
+        .ingress(vec![Stmt::if_(
+            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
+            vec![
+                Stmt::apply("flow_index"),
+                Stmt::apply("flow_count"),
+                Stmt::if_(
+                    Condition::new("meta.flow_count", Cmp::Gt, Operand::Const(1000)),
+                    vec![Stmt::apply("heavy_flow")],
+                    vec![],
+                ),
+            ],
+            vec![],
+        )])
+        .build_unchecked()
+}
+
+/// Every example with its file name under `programs/`.
+pub fn all() -> Vec<(&'static str, Program)> {
+    vec![
+        ("l3_forward.json", l3_forward()),
+        ("ecn_marking.json", ecn_marking()),
+        ("flow_counter.json", flow_counter()),
+    ]
+}

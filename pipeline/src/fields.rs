@@ -1,0 +1,275 @@
+//! Fields a program can name: the built-in headers of `layout.rs`, Tofino2 intrinsic
+//! metadata under their Tofino2 names and widths, and where the IR's extra fields live.
+//!
+//! Headers and the intrinsic metadata the chip already fills sit where `layout.rs` put them.
+//! The remaining intrinsic metadata gets fixed containers just past the layout's, and a
+//! program's own metadata is allocated after those, one normal container per field, in
+//! declaration order. Gateway outcomes are kept in dark 8-bit containers (one bit per
+//! gateway), standing in for the next-table signals the hardware passes between stages.
+
+use crate::layout;
+use crate::params::PhvParams;
+use crate::phv::{Container, Field, Width};
+
+/// How a program may use a built-in field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    ReadWrite,
+    /// Set by the parser or the chip; programs only read it.
+    ReadOnly,
+}
+
+/// A named built-in field.
+#[derive(Clone, Copy, Debug)]
+pub struct Builtin {
+    pub name: &'static str,
+    pub field: Field,
+    pub access: Access,
+}
+
+const fn rw(name: &'static str, field: Field) -> Builtin {
+    Builtin {
+        name,
+        field,
+        access: Access::ReadWrite,
+    }
+}
+
+const fn ro(name: &'static str, field: Field) -> Builtin {
+    Builtin {
+        name,
+        field,
+        access: Access::ReadOnly,
+    }
+}
+
+/// Containers past `layout::CONTAINERS_USED` that hold intrinsic metadata the layout lacks.
+const COS: Container = Container::b8(7);
+const ENQ_QDEPTH: Container = Container::b32(6);
+const DEQ_QDEPTH: Container = Container::b32(7);
+const DEQ_TIMEDELTA: Container = Container::b32(8);
+const ADV_FLOW_CTL: Container = Container::b32(9);
+/// The ghost metadata header is one 32-bit container on Tofino2.
+const GHOST: Container = Container::b32(10);
+
+/// First free container index per width (8, 16, 32) after the built-ins.
+pub const FIRST_FREE: [u16; 3] = [8, 17, 11];
+
+/// Every built-in field, in a fixed order.
+pub const BUILTINS: &[Builtin] = &[
+    ro("ethernet.$valid", layout::VALID_ETHERNET),
+    ro("ipv4.$valid", layout::VALID_IPV4),
+    ro("udp.$valid", layout::VALID_UDP),
+    ro("tcp.$valid", layout::VALID_TCP),
+    rw("ethernet.ether_type", layout::ETH_TYPE),
+    rw("ipv4.ihl", layout::IPV4_IHL),
+    rw("ipv4.diffserv", layout::IPV4_TOS),
+    rw("ipv4.ecn", layout::IPV4_ECN),
+    rw("ipv4.total_len", layout::IPV4_TOTAL_LEN),
+    rw("ipv4.ttl", layout::IPV4_TTL),
+    rw("ipv4.protocol", layout::IPV4_PROTOCOL),
+    rw("ipv4.src_addr", layout::IPV4_SRC),
+    rw("ipv4.dst_addr", layout::IPV4_DST),
+    rw("l4.src_port", layout::L4_SRC_PORT),
+    rw("l4.dst_port", layout::L4_DST_PORT),
+    ro("ig_intr_md.ingress_port", layout::INGRESS_PORT),
+    ro("ig_intr_md.pkt_length", layout::PKT_LENGTH),
+    rw("ig_intr_tm_md.ucast_egress_port", layout::UCAST_EGRESS_PORT),
+    rw("ig_intr_tm_md.qid", layout::QID),
+    rw("ig_intr_tm_md.ingress_cos", Field::low(COS, 3)),
+    // Nonzero drops the packet; the model stores the drop reason code here.
+    ro(
+        "ig_intr_dprsr_md.drop_ctl",
+        Field::low(layout::DROP_REASON.container, 3),
+    ),
+    rw("ig_intr_dprsr_md.adv_flow_ctl", Field::whole(ADV_FLOW_CTL)),
+    ro("eg_intr_md.egress_port", layout::EGRESS_PORT),
+    ro("eg_intr_md.pkt_length", layout::PKT_LENGTH),
+    ro("eg_intr_md.enq_qdepth", Field::low(ENQ_QDEPTH, 19)),
+    ro("eg_intr_md.deq_qdepth", Field::low(DEQ_QDEPTH, 19)),
+    ro("eg_intr_md.deq_timedelta", Field::whole(DEQ_TIMEDELTA)),
+    ro("ghost_md.qlength", Field::low(GHOST, 18)),
+    ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
+    ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
+    ro("ghost_md.ping_pong", Field::at(GHOST, 31, 1)),
+];
+
+pub fn builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// Index of a width in per-width arrays (8, 16, 32).
+pub fn width_index(w: Width) -> usize {
+    match w {
+        Width::B8 => 0,
+        Width::B16 => 1,
+        Width::B32 => 2,
+    }
+}
+
+/// Allocates program metadata into normal containers after the built-ins.
+///
+/// When the normal containers of every wide-enough width are used up, a field spills into
+/// the move-only (mocha, then dark) containers of its narrowest width, so the program can
+/// still be checked; placement then refuses it for lack of normal PHV containers.
+#[derive(Clone, Debug)]
+pub struct MetadataAllocator {
+    next: [u16; 3],
+    normal: [u16; 3],
+    /// Containers per width a spilled field may use (the last dark 8-bit containers are
+    /// kept for gateway outcomes).
+    total: [u16; 3],
+}
+
+impl MetadataAllocator {
+    pub fn new(phv: &PhvParams) -> MetadataAllocator {
+        MetadataAllocator {
+            next: FIRST_FREE,
+            normal: phv.normal,
+            total: [
+                phv.containers_8 - phv.dark[0],
+                phv.containers_16,
+                phv.containers_32,
+            ],
+        }
+    }
+
+    /// A container for a field of `bits` bits: the narrowest normal width that holds it,
+    /// else a wider normal one, else a spilled one. `None` only when every container that
+    /// could hold it is taken.
+    pub fn alloc(&mut self, bits: u8) -> Option<Field> {
+        let widths = [Width::B8, Width::B16, Width::B32];
+        let first = match bits {
+            0..=8 => 0,
+            9..=16 => 1,
+            _ => 2,
+        };
+        let take = |next: &mut [u16; 3], w: Width, limit: &[u16; 3]| {
+            let i = width_index(w);
+            (next[i] < limit[i]).then(|| {
+                next[i] += 1;
+                Field::low(
+                    Container {
+                        width: w,
+                        index: next[i] - 1,
+                    },
+                    bits,
+                )
+            })
+        };
+        for w in &widths[first..] {
+            if let Some(f) = take(&mut self.next, *w, &self.normal) {
+                return Some(f);
+            }
+        }
+        for w in &widths[first..] {
+            if let Some(f) = take(&mut self.next, *w, &self.total) {
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    /// Containers in use per width (built-ins included); more than the normal count means
+    /// some metadata spilled.
+    pub fn used(&self) -> [u16; 3] {
+        self.next
+    }
+}
+
+/// The bit that records gateway `n`'s outcome: in dark 8-bit containers, from the last one
+/// down. `None` if the dark 8-bit containers are used up.
+pub fn gateway_bit(phv: &PhvParams, n: usize) -> Option<Field> {
+    let dark = phv.dark[0] as usize;
+    if n >= dark * 8 {
+        return None;
+    }
+    let index = phv.containers_8 as usize - 1 - n / 8;
+    Some(Field::at(Container::b8(index as u16), (n % 8) as u8, 1))
+}
+
+/// Dark 8-bit containers needed for `gateways` gateway bits.
+pub fn gateway_containers(gateways: usize) -> u16 {
+    gateways.div_ceil(8) as u16
+}
+
+/// Bytes of a container that a field's bits touch (what a crossbar must carry for it).
+pub fn field_bytes(f: Field) -> u32 {
+    let lo = f.shift as u32 / 8;
+    let hi = (f.shift as u32 + f.bits as u32).div_ceil(8);
+    hi - lo
+}
+
+/// Whether two fields share any bit.
+pub fn overlaps(a: Field, b: Field) -> bool {
+    if a.container != b.container {
+        return false;
+    }
+    let (a0, a1) = (a.shift as u32, a.shift as u32 + a.bits as u32);
+    let (b0, b1) = (b.shift as u32, b.shift as u32 + b.bits as u32);
+    a0 < b1 && b0 < a1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_have_unique_names_and_tofino2_widths() {
+        for (i, b) in BUILTINS.iter().enumerate() {
+            assert!(
+                BUILTINS[i + 1..].iter().all(|o| o.name != b.name),
+                "{}",
+                b.name
+            );
+        }
+        let w = |n: &str| builtin(n).unwrap().field.bits;
+        assert_eq!(w("ig_intr_tm_md.ucast_egress_port"), 9);
+        assert_eq!(w("ig_intr_tm_md.qid"), 7);
+        assert_eq!(w("ig_intr_tm_md.ingress_cos"), 3);
+        assert_eq!(w("eg_intr_md.enq_qdepth"), 19);
+        assert_eq!(w("eg_intr_md.deq_qdepth"), 19);
+        assert_eq!(w("eg_intr_md.deq_timedelta"), 32);
+        assert_eq!(w("ig_intr_dprsr_md.adv_flow_ctl"), 32);
+        assert_eq!(w("ig_intr_dprsr_md.drop_ctl"), 3);
+    }
+
+    #[test]
+    fn extra_containers_start_past_the_layout() {
+        assert!(FIRST_FREE[0] > COS.index && layout::CONTAINERS_USED[0] <= COS.index);
+        assert!(layout::CONTAINERS_USED[1] <= FIRST_FREE[1]);
+        assert!(layout::CONTAINERS_USED[2] <= ENQ_QDEPTH.index && FIRST_FREE[2] > GHOST.index);
+    }
+
+    #[test]
+    fn allocator_widens_then_spills() {
+        let phv = PhvParams {
+            normal: [9, 17, 12],
+            ..PhvParams::default()
+        };
+        let mut a = MetadataAllocator::new(&phv);
+        assert_eq!(a.alloc(3).unwrap().container, Container::b8(8));
+        assert_eq!(a.alloc(3).unwrap().container, Container::b32(11));
+        // Spilled past the normal containers, up to the dark 8-bit ones.
+        assert_eq!(a.alloc(3).unwrap().container, Container::b8(9));
+        for _ in 10..64 {
+            a.alloc(3).unwrap();
+        }
+        assert_eq!(a.used()[0], 64);
+        assert_eq!(a.alloc(3).unwrap().container.width, Width::B16);
+        let g = gateway_bit(&phv, 9).unwrap();
+        assert_eq!((g.container, g.shift), (Container::b8(78), 1));
+    }
+
+    #[test]
+    fn byte_spans_and_overlap() {
+        assert_eq!(field_bytes(layout::IPV4_ECN), 1);
+        assert_eq!(field_bytes(Field::at(Container::b16(0), 7, 2)), 2);
+        assert_eq!(field_bytes(layout::IPV4_DST), 4);
+        assert!(overlaps(layout::IPV4_ECN, layout::IPV4_TOS));
+        assert!(!overlaps(
+            layout::UCAST_EGRESS_PORT,
+            layout::EGRESS_PORT_VALID
+        ));
+    }
+}

@@ -1,0 +1,677 @@
+//! The program IR: what a P4-like program for the Tofino2 MAU is, as plain data.
+//!
+//! A [`Program`] names its fields, tables, actions, register arrays with their
+//! RegisterActions, hash units, and the ingress / egress (/ ghost) controls that apply the
+//! tables under `if` gateways. It round-trips through serde JSON so a report can be reproduced
+//! from a file, and small builder helpers make it pleasant to write in Rust.
+//!
+//! Packet headers are the ones the built-in parser extracts (`crate::layout`); they and the
+//! Tofino2 intrinsic metadata are known by name (see [`crate::fields`]). A program adds its
+//! own metadata fields. [`Program::check`](crate::check) validates a program and lowers it to
+//! the resolved form that placement and execution use.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole program.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Program {
+    pub name: String,
+    /// The program's own metadata fields.
+    #[serde(default)]
+    pub metadata: Vec<MetadataField>,
+    #[serde(default)]
+    pub hashes: Vec<HashUnit>,
+    #[serde(default)]
+    pub registers: Vec<RegisterArray>,
+    #[serde(default)]
+    pub register_actions: Vec<RegisterAction>,
+    #[serde(default)]
+    pub actions: Vec<Action>,
+    #[serde(default)]
+    pub tables: Vec<Table>,
+    /// The ingress control.
+    #[serde(default)]
+    pub ingress: Vec<Stmt>,
+    /// The egress control.
+    #[serde(default)]
+    pub egress: Vec<Stmt>,
+    /// The ghost control (runs in lockstep with ingress; placed and timed with it).
+    #[serde(default)]
+    pub ghost: Vec<Stmt>,
+}
+
+/// A program-defined metadata field of 1 to 32 bits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetadataField {
+    pub name: String,
+    pub bits: u8,
+}
+
+/// A value an action primitive reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operand {
+    /// A PHV field by name.
+    Field(String),
+    /// A constant (at most 32 bits).
+    Const(u64),
+    /// An action parameter by name (action data).
+    Param(String),
+}
+
+impl Operand {
+    pub fn field(name: &str) -> Operand {
+        Operand::Field(name.to_string())
+    }
+    pub fn param(name: &str) -> Operand {
+        Operand::Param(name.to_string())
+    }
+}
+
+/// Two operands combined into a destination field (`dst = a op b`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Binary {
+    pub dst: String,
+    pub a: Operand,
+    pub b: Operand,
+}
+
+/// The arithmetic and logic a VLIW ALU slot performs on two operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AluOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Min,
+    Max,
+}
+
+impl AluOp {
+    /// Applies the operation to 32-bit values (wrapping; shifts of 32 or more give 0).
+    pub fn apply(self, a: u32, b: u32) -> u32 {
+        match self {
+            AluOp::Add => a.wrapping_add(b),
+            AluOp::Sub => a.wrapping_sub(b),
+            AluOp::And => a & b,
+            AluOp::Or => a | b,
+            AluOp::Xor => a ^ b,
+            AluOp::Shl => a.checked_shl(b).unwrap_or(0),
+            AluOp::Shr => a.checked_shr(b).unwrap_or(0),
+            AluOp::Min => a.min(b),
+            AluOp::Max => a.max(b),
+        }
+    }
+}
+
+/// Why a program drops a packet (the model keeps the reason in `drop_ctl`'s container).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropCause {
+    NotIpv4,
+    NoRoute,
+    TtlExpired,
+}
+
+impl DropCause {
+    pub fn reason(self) -> crate::DropReason {
+        match self {
+            DropCause::NotIpv4 => crate::DropReason::NotIpv4,
+            DropCause::NoRoute => crate::DropReason::NoRoute,
+            DropCause::TtlExpired => crate::DropReason::TtlExpired,
+        }
+    }
+}
+
+/// One VLIW primitive of an action. Primitives of one action act in parallel, so an action
+/// may write a field only once and may not read a field another of its primitives writes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Primitive {
+    /// `dst = src` (a copy when `src` is a field).
+    Set {
+        dst: String,
+        src: Operand,
+    },
+    Add(Binary),
+    Sub(Binary),
+    And(Binary),
+    Or(Binary),
+    Xor(Binary),
+    Shl(Binary),
+    Shr(Binary),
+    Min(Binary),
+    Max(Binary),
+    /// `dst = hash unit's output` (truncated to the field).
+    Hash {
+        dst: String,
+        hash: String,
+    },
+    /// Sets `ucast_egress_port` and marks it valid.
+    SetEgressPort {
+        port: Operand,
+    },
+    /// Sets `qid`.
+    SetQid {
+        qid: Operand,
+    },
+    /// Drops the packet for `reason`.
+    Drop {
+        reason: DropCause,
+    },
+    /// Marks Congestion Experienced (ECN = 3) if the packet is ECN-capable (ECN != 0).
+    MarkEcn,
+    /// Runs a RegisterAction on cell `index` (taken modulo the array size).
+    Execute {
+        register_action: String,
+        index: Operand,
+    },
+}
+
+impl Primitive {
+    /// The ALU operation and operands of a two-operand primitive.
+    pub fn binary(&self) -> Option<(AluOp, &Binary)> {
+        Some(match self {
+            Primitive::Add(b) => (AluOp::Add, b),
+            Primitive::Sub(b) => (AluOp::Sub, b),
+            Primitive::And(b) => (AluOp::And, b),
+            Primitive::Or(b) => (AluOp::Or, b),
+            Primitive::Xor(b) => (AluOp::Xor, b),
+            Primitive::Shl(b) => (AluOp::Shl, b),
+            Primitive::Shr(b) => (AluOp::Shr, b),
+            Primitive::Min(b) => (AluOp::Min, b),
+            Primitive::Max(b) => (AluOp::Max, b),
+            _ => return None,
+        })
+    }
+
+    /// `dst = a op b`.
+    pub fn alu(op: AluOp, dst: &str, a: Operand, b: Operand) -> Primitive {
+        let bin = Binary {
+            dst: dst.to_string(),
+            a,
+            b,
+        };
+        match op {
+            AluOp::Add => Primitive::Add(bin),
+            AluOp::Sub => Primitive::Sub(bin),
+            AluOp::And => Primitive::And(bin),
+            AluOp::Or => Primitive::Or(bin),
+            AluOp::Xor => Primitive::Xor(bin),
+            AluOp::Shl => Primitive::Shl(bin),
+            AluOp::Shr => Primitive::Shr(bin),
+            AluOp::Min => Primitive::Min(bin),
+            AluOp::Max => Primitive::Max(bin),
+        }
+    }
+
+    pub fn set(dst: &str, src: Operand) -> Primitive {
+        Primitive::Set {
+            dst: dst.to_string(),
+            src,
+        }
+    }
+}
+
+/// An action parameter (action data) of 1 to 32 bits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Param {
+    pub name: String,
+    pub bits: u8,
+}
+
+/// An action: parameters and the primitives it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    pub name: String,
+    #[serde(default)]
+    pub params: Vec<Param>,
+    #[serde(default)]
+    pub primitives: Vec<Primitive>,
+}
+
+impl Action {
+    pub fn new(name: &str) -> Action {
+        Action {
+            name: name.to_string(),
+            params: Vec::new(),
+            primitives: Vec::new(),
+        }
+    }
+    pub fn param(mut self, name: &str, bits: u8) -> Action {
+        self.params.push(Param {
+            name: name.to_string(),
+            bits,
+        });
+        self
+    }
+    pub fn prim(mut self, p: Primitive) -> Action {
+        self.primitives.push(p);
+        self
+    }
+}
+
+/// How a table matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKind {
+    Exact,
+    Ternary,
+}
+
+/// An action with its arguments (action data), in the order of the action's parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionCall {
+    pub action: String,
+    #[serde(default)]
+    pub args: Vec<u64>,
+}
+
+impl ActionCall {
+    pub fn new(action: &str, args: &[u64]) -> ActionCall {
+        ActionCall {
+            action: action.to_string(),
+            args: args.to_vec(),
+        }
+    }
+}
+
+/// One key component of an entry. Ternary entries may give a mask (absent = all bits).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyValue {
+    pub value: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask: Option<u64>,
+}
+
+/// A static table entry. Ternary entries are searched in list order: earlier wins.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub key: Vec<KeyValue>,
+    pub action: ActionCall,
+}
+
+/// A match-action table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    pub name: String,
+    pub kind: MatchKind,
+    /// Key fields, by name.
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Entries the table is sized for (what placement allocates memory for).
+    pub size: u32,
+    /// Actions an entry may name.
+    pub actions: Vec<String>,
+    /// What a miss runs.
+    pub default_action: ActionCall,
+    #[serde(default)]
+    pub entries: Vec<Entry>,
+}
+
+impl Table {
+    /// A table with no actions or entries yet; the default action is the first action
+    /// added unless [`Table::default_action`] sets another.
+    pub fn new(name: &str, kind: MatchKind, keys: &[&str], size: u32) -> Table {
+        Table {
+            name: name.to_string(),
+            kind,
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            size,
+            actions: Vec::new(),
+            default_action: ActionCall::new("", &[]),
+            entries: Vec::new(),
+        }
+    }
+    pub fn action(mut self, name: &str) -> Table {
+        if self.actions.is_empty() && self.default_action.action.is_empty() {
+            self.default_action = ActionCall::new(name, &[]);
+        }
+        self.actions.push(name.to_string());
+        self
+    }
+    pub fn default_action(mut self, name: &str, args: &[u64]) -> Table {
+        self.default_action = ActionCall::new(name, args);
+        self
+    }
+    /// An exact entry (every key component fully specified).
+    pub fn entry(mut self, key: &[u64], action: &str, args: &[u64]) -> Table {
+        self.entries.push(Entry {
+            key: key
+                .iter()
+                .map(|&value| KeyValue { value, mask: None })
+                .collect(),
+            action: ActionCall::new(action, args),
+        });
+        self
+    }
+    /// A ternary entry of (value, mask) pairs.
+    pub fn ternary_entry(mut self, key: &[(u64, u64)], action: &str, args: &[u64]) -> Table {
+        self.entries.push(Entry {
+            key: key
+                .iter()
+                .map(|&(value, mask)| KeyValue {
+                    value,
+                    mask: Some(mask),
+                })
+                .collect(),
+            action: ActionCall::new(action, args),
+        });
+        self
+    }
+}
+
+/// A comparison, used by gateways and by stateful-ALU conditions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    pub fn holds<T: Ord>(self, a: T, b: T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+}
+
+/// A gateway condition: `field cmp value`, where value is a field or a constant.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    pub field: String,
+    pub cmp: Cmp,
+    pub value: Operand,
+}
+
+impl Condition {
+    pub fn new(field: &str, cmp: Cmp, value: Operand) -> Condition {
+        Condition {
+            field: field.to_string(),
+            cmp,
+            value,
+        }
+    }
+}
+
+/// A statement of a control.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Stmt {
+    /// Applies a table (each table is applied exactly once in the program).
+    Apply(String),
+    /// A gateway: runs `then` if the condition holds, else `otherwise`.
+    If {
+        /// A name for reports (default: `<gress>_if<N>`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        cond: Condition,
+        #[serde(default)]
+        then: Vec<Stmt>,
+        #[serde(default, rename = "else")]
+        otherwise: Vec<Stmt>,
+    },
+}
+
+impl Stmt {
+    pub fn apply(table: &str) -> Stmt {
+        Stmt::Apply(table.to_string())
+    }
+    pub fn if_(cond: Condition, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
+        Stmt::If {
+            name: None,
+            cond,
+            then,
+            otherwise,
+        }
+    }
+}
+
+/// CRC flavour of a hash unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HashAlgorithm {
+    Crc16,
+    Crc32,
+}
+
+impl HashAlgorithm {
+    pub fn bits(self) -> u32 {
+        match self {
+            HashAlgorithm::Crc16 => 16,
+            HashAlgorithm::Crc32 => 32,
+        }
+    }
+    /// The default (normal, MSB-first) polynomial: CRC-16/BUYPASS 0x8005, CRC-32 0x04C11DB7.
+    pub fn default_polynomial(self) -> u32 {
+        match self {
+            HashAlgorithm::Crc16 => 0x8005,
+            HashAlgorithm::Crc32 => 0x04C1_1DB7,
+        }
+    }
+}
+
+/// A hash over fields: a CRC of the fields' bytes (big-endian, each field padded to whole
+/// bytes), MSB first, initial value 0, no reflection, no final XOR.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HashUnit {
+    pub name: String,
+    pub algorithm: HashAlgorithm,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polynomial: Option<u32>,
+    pub inputs: Vec<String>,
+}
+
+/// A register array: `size` cells of `cell_bits` (8, 16, 32 or 64), all starting at 0.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterArray {
+    pub name: String,
+    pub cell_bits: u8,
+    pub size: u32,
+}
+
+/// An operand of the stateful ALU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaluOperand {
+    /// The cell's value as read.
+    Cell,
+    /// A PHV field.
+    Field(String),
+    /// A constant from the stateful register file (at most 34 bits).
+    Const(u64),
+}
+
+/// A comparator of the stateful ALU: `a cmp b`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaluCondition {
+    pub a: SaluOperand,
+    pub cmp: Cmp,
+    pub b: SaluOperand,
+}
+
+/// What a stateful update ALU computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaluOp {
+    /// `a` (b is ignored).
+    Set,
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+}
+
+/// A guard term: comparator `condition` must evaluate to `holds`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guard {
+    pub condition: usize,
+    pub holds: bool,
+}
+
+/// An update ALU: if every guard holds, the cell becomes `a op b`. The first update whose
+/// guards hold wins; with none, the cell keeps its value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaluUpdate {
+    #[serde(default)]
+    pub when: Vec<Guard>,
+    pub op: SaluOp,
+    pub a: SaluOperand,
+    #[serde(default = "zero_operand")]
+    pub b: SaluOperand,
+}
+
+fn zero_operand() -> SaluOperand {
+    SaluOperand::Const(0)
+}
+
+/// What an output ALU sends back to the PHV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaluOutputValue {
+    /// The cell before the update.
+    Old,
+    /// The cell after the update.
+    New,
+    /// The comparator results, bit i = condition i held.
+    Predicate,
+}
+
+/// An output ALU: writes `value` (truncated) into field `dst`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaluOutput {
+    pub dst: String,
+    pub value: SaluOutputValue,
+}
+
+/// A RegisterAction: one read-modify-write of one cell, within Tofino2's stateful-ALU
+/// limits (at most 4 conditions, 2 update ALUs, 4 outputs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterAction {
+    pub name: String,
+    pub register: String,
+    #[serde(default)]
+    pub conditions: Vec<SaluCondition>,
+    #[serde(default)]
+    pub updates: Vec<SaluUpdate>,
+    #[serde(default)]
+    pub outputs: Vec<SaluOutput>,
+}
+
+/// Builds a program; [`ProgramBuilder::build`] validates it.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramBuilder {
+    program: Program,
+}
+
+impl ProgramBuilder {
+    pub fn new(name: &str) -> ProgramBuilder {
+        ProgramBuilder {
+            program: Program {
+                name: name.to_string(),
+                ..Program::default()
+            },
+        }
+    }
+    pub fn metadata(mut self, name: &str, bits: u8) -> Self {
+        self.program.metadata.push(MetadataField {
+            name: name.to_string(),
+            bits,
+        });
+        self
+    }
+    pub fn hash(mut self, name: &str, algorithm: HashAlgorithm, inputs: &[&str]) -> Self {
+        self.program.hashes.push(HashUnit {
+            name: name.to_string(),
+            algorithm,
+            polynomial: None,
+            inputs: inputs.iter().map(|s| s.to_string()).collect(),
+        });
+        self
+    }
+    pub fn register(mut self, name: &str, cell_bits: u8, size: u32) -> Self {
+        self.program.registers.push(RegisterArray {
+            name: name.to_string(),
+            cell_bits,
+            size,
+        });
+        self
+    }
+    pub fn register_action(mut self, ra: RegisterAction) -> Self {
+        self.program.register_actions.push(ra);
+        self
+    }
+    pub fn action(mut self, a: Action) -> Self {
+        self.program.actions.push(a);
+        self
+    }
+    pub fn table(mut self, t: Table) -> Self {
+        self.program.tables.push(t);
+        self
+    }
+    pub fn ingress(mut self, body: Vec<Stmt>) -> Self {
+        self.program.ingress = body;
+        self
+    }
+    pub fn egress(mut self, body: Vec<Stmt>) -> Self {
+        self.program.egress = body;
+        self
+    }
+    pub fn ghost(mut self, body: Vec<Stmt>) -> Self {
+        self.program.ghost = body;
+        self
+    }
+    /// The program, if it is valid.
+    pub fn build(self) -> Result<Program, crate::check::IrError> {
+        crate::check::check(&self.program)?;
+        Ok(self.program)
+    }
+    /// The program without validation (for tests that want an invalid one).
+    pub fn build_unchecked(self) -> Program {
+        self.program
+    }
+}
+
+impl Program {
+    /// Parses a program from JSON (does not validate it; see [`crate::check::check`]).
+    pub fn from_json(text: &str) -> Result<Program, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a program always serializes")
+    }
+}

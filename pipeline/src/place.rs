@@ -1,0 +1,700 @@
+//! Dependency analysis and placement of a checked program onto the 20 MAU stages.
+//!
+//! Every table and gateway ("unit") gets a per-stage resource demand (sizing rules in
+//! `docs/placement.md`). Units are placed greedily in program order, ingress then ghost then
+//! egress, each into the earliest stage its dependencies allow that still has room for it:
+//! a match or action dependency puts the later unit in a later stage; a reverse-read or
+//! control dependency allows the same stage. A stage of a gress is match-dependent when one
+//! of its units match-depends on a unit in an earlier stage and no match-dependent stage lies
+//! between them (otherwise the result could not be ready in time); the others are
+//! action-dependent. That gives a [`Placement`] per gress, whose latency is the existing
+//! `Placement::stage_cycles` rule. Ghost units are timed with ingress: the two threads run in
+//! lockstep. Anything that does not fit becomes a [`NoFit`] naming resource, stage and unit.
+
+use crate::check::{Checked, Thread, Unit};
+use crate::fields;
+use crate::ir::MatchKind;
+use crate::phv::Field;
+use crate::stage::{Dependency, Placement};
+use serde::Serialize;
+
+/// A per-stage resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    Sram,
+    Tcam,
+    MapRam,
+    Salu,
+    LogicalIds,
+    TernaryIds,
+    Gateways,
+    ExactXbarBytes,
+    TernaryXbarBytes,
+    HashBits,
+    ActionDataBytes,
+    InstructionRowsIngress,
+    InstructionRowsEgress,
+}
+
+/// Number of per-stage resources.
+pub const RESOURCES: usize = 13;
+
+impl Resource {
+    pub const ALL: [Resource; RESOURCES] = [
+        Resource::Sram,
+        Resource::Tcam,
+        Resource::MapRam,
+        Resource::Salu,
+        Resource::LogicalIds,
+        Resource::TernaryIds,
+        Resource::Gateways,
+        Resource::ExactXbarBytes,
+        Resource::TernaryXbarBytes,
+        Resource::HashBits,
+        Resource::ActionDataBytes,
+        Resource::InstructionRowsIngress,
+        Resource::InstructionRowsEgress,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Sram => "sram",
+            Resource::Tcam => "tcam",
+            Resource::MapRam => "map_ram",
+            Resource::Salu => "salu",
+            Resource::LogicalIds => "logical_ids",
+            Resource::TernaryIds => "ternary_ids",
+            Resource::Gateways => "gateways",
+            Resource::ExactXbarBytes => "exact_xbar_bytes",
+            Resource::TernaryXbarBytes => "ternary_xbar_bytes",
+            Resource::HashBits => "hash_bits",
+            Resource::ActionDataBytes => "action_data_bytes",
+            Resource::InstructionRowsIngress => "instruction_rows_ingress",
+            Resource::InstructionRowsEgress => "instruction_rows_egress",
+        }
+    }
+}
+
+/// Amounts of each per-stage resource, indexed by `Resource as usize`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Usage(pub [u32; RESOURCES]);
+
+impl Usage {
+    pub fn get(&self, r: Resource) -> u32 {
+        self.0[r as usize]
+    }
+    fn add(&mut self, r: Resource, n: u32) {
+        self.0[r as usize] = self.0[r as usize].saturating_add(n);
+    }
+    pub fn plus(&self, o: &Usage) -> Usage {
+        Usage(std::array::from_fn(|i| self.0[i].saturating_add(o.0[i])))
+    }
+    /// The first resource where `self` exceeds `limit`.
+    pub fn first_excess(&self, limit: &Usage) -> Option<Resource> {
+        Resource::ALL
+            .into_iter()
+            .find(|&r| self.get(r) > limit.get(r))
+    }
+}
+
+/// Per-stage budgets and other placement limits of the chip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Budget {
+    pub stages: usize,
+    pub per_stage: Usage,
+    /// Data RAMs one register array may use (one half of a stage).
+    pub register_array_rams: u32,
+}
+
+impl Budget {
+    /// Tofino2 (JBay). Sources in `docs/placement.md`.
+    pub fn tofino2() -> Budget {
+        let mut u = Usage::default();
+        for (r, n) in [
+            (Resource::Sram, 80),
+            (Resource::Tcam, 24),
+            (Resource::MapRam, 48),
+            (Resource::Salu, 4),
+            (Resource::LogicalIds, 16),
+            (Resource::TernaryIds, 8),
+            (Resource::Gateways, 16),
+            (Resource::ExactXbarBytes, 128),
+            (Resource::TernaryXbarBytes, 66),
+            (Resource::HashBits, 8 * 52),
+            (Resource::ActionDataBytes, 128),
+            (Resource::InstructionRowsIngress, 32),
+            (Resource::InstructionRowsEgress, 32),
+        ] {
+            u.0[r as usize] = n;
+        }
+        Budget {
+            stages: 20,
+            per_stage: u,
+            register_array_rams: 23,
+        }
+    }
+}
+
+/// SRAM geometry: 1024 words of 128 bits.
+pub const SRAM_WORDS: u32 = 1024;
+pub const SRAM_BITS: u32 = 128;
+/// TCAM geometry: 512 entries of 44 bits.
+pub const TCAM_ENTRIES: u32 = 512;
+pub const TCAM_BITS: u32 = 44;
+/// Most exact-match entries packed into one RAM word.
+pub const MAX_ENTRIES_PER_WORD: u32 = 9;
+/// Ways the placer gives an exact table at most (the compiler allows up to 8).
+pub const MAX_WAYS: u32 = 4;
+/// Bits of an exact-match entry besides the key: 4 version/valid bits.
+pub const ENTRY_OVERHEAD_BITS: u32 = 4;
+/// Action data up to this many bits is kept in the match entry (immediate).
+pub const IMMEDIATE_BITS: u32 = 32;
+
+/// How a unit is laid out, for the report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Allocation {
+    pub name: String,
+    pub thread: &'static str,
+    /// exact, ternary, keyless or gateway.
+    pub kind: &'static str,
+    pub stage: usize,
+    pub entries: u32,
+    pub key_bits: u32,
+    /// Bits of one match entry (exact) and entries per RAM word.
+    pub entry_bits: u32,
+    pub entries_per_word: u32,
+    pub ways: u32,
+    pub match_rams: u32,
+    pub action_data_rams: u32,
+    pub ternary_indirection_rams: u32,
+    pub tcams: u32,
+    pub register_rams: u32,
+    pub usage: Usage,
+}
+
+/// Why a program does not fit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NoFit {
+    /// A [`Resource`] name, `stages`, `register_array_rams` or `phv_normal_<width>`.
+    pub resource: String,
+    pub stage: Option<usize>,
+    /// The table or gateway that could not be placed (or the metadata field that found no
+    /// PHV container).
+    pub unit: String,
+    pub needed: u32,
+    pub available: u32,
+    pub detail: String,
+}
+
+impl std::fmt::Display for NoFit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` does not fit: {}", self.unit, self.resource)?;
+        if let Some(s) = self.stage {
+            write!(f, " in stage {s}")?;
+        }
+        write!(
+            f,
+            " needs {} of {} ({})",
+            self.needed, self.available, self.detail
+        )
+    }
+}
+
+fn ceil_log2(n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        32 - (n - 1).leading_zeros()
+    }
+}
+
+fn bytes_of(fs: &[Field]) -> u32 {
+    fs.iter().map(|f| fields::field_bytes(*f)).sum()
+}
+
+/// Resource demand and layout of one unit.
+pub fn allocate(
+    p: &Checked,
+    unit: Unit,
+    thread: Thread,
+    budget: &Budget,
+) -> Result<Allocation, NoFit> {
+    let mut a = Allocation {
+        name: p.unit_name(unit).to_string(),
+        thread: thread.name(),
+        kind: "gateway",
+        stage: 0,
+        entries: 0,
+        key_bits: 0,
+        entry_bits: 0,
+        entries_per_word: 0,
+        ways: 0,
+        match_rams: 0,
+        action_data_rams: 0,
+        ternary_indirection_rams: 0,
+        tcams: 0,
+        register_rams: 0,
+        usage: Usage::default(),
+    };
+    let u = &mut a.usage;
+    let t = match unit {
+        Unit::Gateway(g) => {
+            u.add(Resource::Gateways, 1);
+            u.add(Resource::LogicalIds, 1);
+            u.add(Resource::ExactXbarBytes, bytes_of(&p.gateways[g].reads()));
+            return Ok(a);
+        }
+        Unit::Table(t) => &p.tables[t],
+    };
+    a.entries = t.size;
+    a.key_bits = t.key_bits();
+    u.add(Resource::LogicalIds, 1);
+    let rows = match thread {
+        Thread::Egress => Resource::InstructionRowsEgress,
+        _ => Resource::InstructionRowsIngress,
+    };
+    u.add(rows, t.actions.len() as u32);
+    let data_bits = t
+        .actions
+        .iter()
+        .map(|&i| {
+            p.actions[i]
+                .param_bits
+                .iter()
+                .map(|&b| b as u32)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0);
+    u.add(Resource::ActionDataBytes, data_bits.div_ceil(8));
+    let select_bits = ceil_log2(t.actions.len() as u32);
+    let immediate = if data_bits <= IMMEDIATE_BITS {
+        data_bits
+    } else {
+        0
+    };
+    if data_bits > IMMEDIATE_BITS && t.size > 0 {
+        // Direct action data: one slot per entry, slots a power of two of at least 8 bits.
+        let slot = data_bits.next_power_of_two().max(8);
+        let per_word = (SRAM_BITS / slot).max(1);
+        let words = slot.div_ceil(SRAM_BITS);
+        a.action_data_rams = t.size.div_ceil(SRAM_WORDS * per_word).saturating_mul(words);
+    }
+    let keyed = !t.keys.is_empty() && t.size > 0;
+    match (t.kind, keyed) {
+        (_, false) => a.kind = "keyless",
+        (MatchKind::Exact, true) => {
+            a.kind = "exact";
+            a.entry_bits = a.key_bits + ENTRY_OVERHEAD_BITS + select_bits + immediate;
+            let words_per_entry = a.entry_bits.div_ceil(SRAM_BITS);
+            a.entries_per_word = if words_per_entry > 1 {
+                1
+            } else {
+                (SRAM_BITS / a.entry_bits).min(MAX_ENTRIES_PER_WORD)
+            };
+            let groups = t.size.div_ceil(SRAM_WORDS * a.entries_per_word);
+            a.match_rams = groups.saturating_mul(words_per_entry);
+            a.ways = groups.min(MAX_WAYS);
+            let rams_per_way = groups.div_ceil(a.ways);
+            // Each way selects a word (10 bits) and a RAM within the way.
+            u.add(Resource::HashBits, a.ways * (10 + ceil_log2(rams_per_way)));
+            u.add(Resource::ExactXbarBytes, bytes_of(&t.keys));
+        }
+        (MatchKind::Ternary, true) => {
+            a.kind = "ternary";
+            u.add(Resource::TernaryIds, 1);
+            a.tcams = a
+                .key_bits
+                .div_ceil(TCAM_BITS)
+                .saturating_mul(t.size.div_ceil(TCAM_ENTRIES));
+            u.add(Resource::Tcam, a.tcams);
+            u.add(Resource::TernaryXbarBytes, bytes_of(&t.keys));
+            let tind_bits = select_bits + immediate;
+            if tind_bits > 0 {
+                let slot = tind_bits.next_power_of_two();
+                a.ternary_indirection_rams = t.size.div_ceil(SRAM_WORDS * (SRAM_BITS / slot));
+            }
+        }
+    }
+    // Hash units and stateful-ALU inputs come in through the exact crossbar.
+    let mut xbar: Vec<Field> = Vec::new();
+    let mut hash_bits = 0;
+    for &ai in &t.actions {
+        for f in &p.actions[ai].xbar_reads {
+            if !xbar.contains(f) {
+                xbar.push(*f);
+            }
+        }
+        for &h in &p.actions[ai].hashes {
+            hash_bits += p.hashes[h].algorithm.bits();
+        }
+    }
+    u.add(Resource::ExactXbarBytes, bytes_of(&xbar));
+    u.add(Resource::HashBits, hash_bits);
+    for &r in &t.registers {
+        let reg = &p.registers[r];
+        let data =
+            (reg.size as u64 * reg.cell_bits as u64).div_ceil((SRAM_WORDS * SRAM_BITS) as u64);
+        let data = u32::try_from(data).unwrap_or(u32::MAX);
+        if data > budget.register_array_rams {
+            return Err(NoFit {
+                resource: "register_array_rams".into(),
+                stage: None,
+                unit: a.name.clone(),
+                needed: data,
+                available: budget.register_array_rams,
+                detail: format!(
+                    "register array `{}` ({} x {} b) must fit in one half of a stage",
+                    reg.name, reg.size, reg.cell_bits
+                ),
+            });
+        }
+        a.register_rams += data;
+        // One spare RAM per array; every stateful RAM needs a map RAM.
+        u.add(Resource::MapRam, data + 1);
+        u.add(Resource::Salu, 1);
+    }
+    // Saturating: an absurd size must become a verdict, not an overflow.
+    let sram = a
+        .match_rams
+        .saturating_add(a.action_data_rams)
+        .saturating_add(a.ternary_indirection_rams);
+    let register_srams = a.register_rams + t.registers.len() as u32;
+    u.add(Resource::Sram, sram.saturating_add(register_srams));
+    Ok(a)
+}
+
+/// Kinds of dependency between two units of one thread, strongest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DepKind {
+    /// The later unit matches on (or hashes, or feeds a stateful ALU with) a field the
+    /// earlier one writes: a later stage, and a match-dependent stage in between.
+    Match,
+    /// The later unit's actions read or write a field the earlier one writes: a later stage.
+    Action,
+    /// The later unit writes a field the earlier one reads: the same stage or later.
+    ReverseRead,
+    /// The later unit runs only on the earlier gateway's outcome: the same stage or later.
+    Control,
+}
+
+impl DepKind {
+    /// Whether the later unit must be in a strictly later stage.
+    pub fn needs_later_stage(self) -> bool {
+        matches!(self, DepKind::Match | DepKind::Action)
+    }
+}
+
+/// A dependency between units `from` and `to` (indices into the thread's flat units).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Dep {
+    pub from: usize,
+    pub to: usize,
+    pub kind: DepKind,
+}
+
+/// The fields a unit reads through the crossbar and the operand path, and writes.
+pub struct FieldAccess {
+    pub xbar: Vec<Field>,
+    pub operand: Vec<Field>,
+    pub writes: Vec<Field>,
+}
+
+pub fn field_access(p: &Checked, unit: Unit) -> FieldAccess {
+    match unit {
+        Unit::Gateway(g) => FieldAccess {
+            xbar: p.gateways[g].reads(),
+            operand: Vec::new(),
+            writes: vec![p.gateways[g].bit],
+        },
+        Unit::Table(t) => {
+            let t = &p.tables[t];
+            let mut acc = FieldAccess {
+                xbar: t.keys.clone(),
+                operand: Vec::new(),
+                writes: Vec::new(),
+            };
+            for &a in &t.actions {
+                let a = &p.actions[a];
+                acc.xbar.extend(&a.xbar_reads);
+                acc.operand.extend(&a.operand_reads);
+                acc.writes.extend(&a.writes);
+            }
+            acc
+        }
+    }
+}
+
+fn any_overlap(a: &[Field], b: &[Field]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| fields::overlaps(*x, *y)))
+}
+
+fn exclusive(a: &[(usize, bool)], b: &[(usize, bool)]) -> bool {
+    a.iter().any(|&(g, o)| b.contains(&(g, !o)))
+}
+
+/// Every dependency between units of one thread, in (to, from) order.
+pub fn dependencies(p: &Checked, thread: Thread) -> Vec<Dep> {
+    let units = &p.flat[thread.index()];
+    let access: Vec<FieldAccess> = units.iter().map(|u| field_access(p, u.unit)).collect();
+    let mut deps = Vec::new();
+    for to in 0..units.len() {
+        for from in 0..to {
+            if exclusive(&units[from].guards, &units[to].guards) {
+                // Opposite branches of one gateway: at most one of them runs per packet.
+                continue;
+            }
+            let (a, b) = (&access[from], &access[to]);
+            let kind = if any_overlap(&a.writes, &b.xbar) {
+                Some(DepKind::Match)
+            } else if any_overlap(&a.writes, &b.operand) || any_overlap(&a.writes, &b.writes) {
+                Some(DepKind::Action)
+            } else if any_overlap(&a.xbar, &b.writes) || any_overlap(&a.operand, &b.writes) {
+                Some(DepKind::ReverseRead)
+            } else {
+                match units[from].unit {
+                    Unit::Gateway(g) if units[to].guards.iter().any(|x| x.0 == g) => {
+                        Some(DepKind::Control)
+                    }
+                    _ => None,
+                }
+            };
+            if let Some(kind) = kind {
+                deps.push(Dep { from, to, kind });
+            }
+        }
+    }
+    deps
+}
+
+/// A unit in its stage.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlacedUnit {
+    #[serde(skip)]
+    pub thread: Thread,
+    /// Index into the thread's flat units.
+    #[serde(skip)]
+    pub index: usize,
+    #[serde(skip)]
+    pub unit: Unit,
+    pub allocation: Allocation,
+}
+
+/// The result of placement: what went where, and the first thing that did not fit.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub units: Vec<PlacedUnit>,
+    /// Resource use per stage.
+    pub stage_usage: Vec<Usage>,
+    /// Stage of each flat unit per thread (`None` if it was not placed).
+    pub stage_of: [Vec<Option<usize>>; 3],
+    pub deps: [Vec<Dep>; 3],
+    /// Stage timing for ingress (with ghost) and egress.
+    pub ingress_timing: Placement,
+    pub egress_timing: Placement,
+    pub failure: Option<NoFit>,
+}
+
+impl Placed {
+    pub fn fits(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// Stages that hold units of `thread`, ascending.
+    pub fn active_stages(&self, thread: Thread) -> Vec<usize> {
+        let mut s: Vec<usize> = self.stage_of[thread.index()]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    }
+}
+
+/// Places `p` under `budget`.
+pub fn place(p: &Checked, budget: &Budget) -> Placed {
+    let n = budget.stages;
+    let mut placed = Placed {
+        units: Vec::new(),
+        stage_usage: vec![Usage::default(); n],
+        stage_of: std::array::from_fn(|k| vec![None; p.flat[k].len()]),
+        deps: std::array::from_fn(|k| dependencies(p, Thread::ALL[k])),
+        ingress_timing: Placement::shortest(n),
+        egress_timing: Placement::shortest(n),
+        failure: None,
+    };
+    if let Some(field) = &p.phv_spill {
+        let widths = ["8", "16", "32"];
+        let w = (0..3)
+            .find(|&w| p.phv_normal_used[w] > p.phv.normal[w])
+            .unwrap_or(2);
+        placed.failure = Some(NoFit {
+            resource: format!("phv_normal_{}", widths[w]),
+            stage: None,
+            unit: field.clone(),
+            needed: p.phv_normal_used[w] as u32,
+            available: p.phv.normal[w] as u32,
+            detail: "metadata needs more normal PHV containers than the pipe has".into(),
+        });
+        return placed;
+    }
+    'threads: for thread in [Thread::Ingress, Thread::Ghost, Thread::Egress] {
+        let k = thread.index();
+        for (i, fu) in p.flat[k].iter().enumerate() {
+            let mut alloc = match allocate(p, fu.unit, thread, budget) {
+                Ok(a) => a,
+                Err(e) => {
+                    placed.failure = Some(e);
+                    break 'threads;
+                }
+            };
+            let earliest = placed.deps[k]
+                .iter()
+                .filter(|d| d.to == i)
+                .map(|d| {
+                    let s = placed.stage_of[k][d.from].expect("earlier units are placed first");
+                    s + d.kind.needs_later_stage() as usize
+                })
+                .max()
+                .unwrap_or(0);
+            if earliest >= n {
+                placed.failure = Some(NoFit {
+                    resource: "stages".into(),
+                    stage: None,
+                    unit: alloc.name.clone(),
+                    needed: earliest as u32 + 1,
+                    available: n as u32,
+                    detail: "its chain of match and action dependencies is too long".into(),
+                });
+                break 'threads;
+            }
+            let Some(stage) = (earliest..n).find(|&s| {
+                placed.stage_usage[s]
+                    .plus(&alloc.usage)
+                    .first_excess(&budget.per_stage)
+                    .is_none()
+            }) else {
+                let alone = alloc.usage.first_excess(&budget.per_stage);
+                let (stage, r) = match alone {
+                    Some(r) => (None, r),
+                    None => {
+                        let total = placed.stage_usage[earliest].plus(&alloc.usage);
+                        let r = total
+                            .first_excess(&budget.per_stage)
+                            .expect("the stage was full");
+                        (Some(earliest), r)
+                    }
+                };
+                let used = stage.map_or(0, |s| placed.stage_usage[s].get(r));
+                placed.failure = Some(NoFit {
+                    resource: r.name().into(),
+                    stage,
+                    unit: alloc.name.clone(),
+                    needed: used.saturating_add(alloc.usage.get(r)),
+                    available: budget.per_stage.get(r),
+                    detail: if stage.is_some() {
+                        format!("no stage from {earliest} to {} has room", n - 1)
+                    } else {
+                        "more than a whole stage has".into()
+                    },
+                });
+                break 'threads;
+            };
+            alloc.stage = stage;
+            placed.stage_usage[stage] = placed.stage_usage[stage].plus(&alloc.usage);
+            placed.stage_of[k][i] = Some(stage);
+            placed.units.push(PlacedUnit {
+                thread,
+                index: i,
+                unit: fu.unit,
+                allocation: alloc,
+            });
+        }
+    }
+    placed.ingress_timing = timing(p, &placed, &[Thread::Ingress, Thread::Ghost], n);
+    placed.egress_timing = timing(p, &placed, &[Thread::Egress], n);
+    placed
+}
+
+/// Stage timing of the threads `threads` (which share timing).
+fn timing(p: &Checked, placed: &Placed, threads: &[Thread], n: usize) -> Placement {
+    let mut out = Placement::shortest(n);
+    for u in placed.units.iter().filter(|u| threads.contains(&u.thread)) {
+        let s = &mut out.stages[u.allocation.stage];
+        if let Unit::Table(t) = u.unit {
+            s.tcam |= u.allocation.tcams > 0;
+            s.stateful |= !p.tables[t].registers.is_empty();
+        }
+    }
+    let mut edges = Vec::new();
+    for th in threads {
+        let k = th.index();
+        for d in placed.deps[k].iter().filter(|d| d.kind == DepKind::Match) {
+            if let (Some(a), Some(b)) = (placed.stage_of[k][d.from], placed.stage_of[k][d.to]) {
+                edges.push((a, b));
+            }
+        }
+    }
+    for k in 1..n {
+        let needs_match = edges.iter().any(|&(from, to)| {
+            to == k && (from + 1..k).all(|m| out.stages[m].dependency != Dependency::Match)
+        });
+        if needs_match {
+            out.stages[k].dependency = Dependency::Match;
+        }
+    }
+    out
+}
+
+/// Checks a placement independently of how it was found: every stage within budget, every
+/// dependency honoured, every match dependency covered by a match-dependent stage. Returns
+/// the first violation.
+pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), String> {
+    let mut usage = vec![Usage::default(); budget.stages];
+    for u in &placed.units {
+        let a = allocate(p, u.unit, u.thread, budget).map_err(|e| e.to_string())?;
+        usage[u.allocation.stage] = usage[u.allocation.stage].plus(&a.usage);
+    }
+    for (s, u) in usage.iter().enumerate() {
+        if let Some(r) = u.first_excess(&budget.per_stage) {
+            return Err(format!("stage {s} exceeds {}", r.name()));
+        }
+    }
+    for th in Thread::ALL {
+        let k = th.index();
+        let timing = if th == Thread::Egress {
+            &placed.egress_timing
+        } else {
+            &placed.ingress_timing
+        };
+        for d in &placed.deps[k] {
+            let (Some(a), Some(b)) = (placed.stage_of[k][d.from], placed.stage_of[k][d.to]) else {
+                continue;
+            };
+            let ok = if d.kind.needs_later_stage() {
+                b > a
+            } else {
+                b >= a
+            };
+            if !ok {
+                return Err(format!(
+                    "{:?} dependency {} -> {} broken",
+                    d.kind, d.from, d.to
+                ));
+            }
+            if d.kind == DepKind::Match
+                && !(a + 1..=b).any(|m| timing.stages[m].dependency == Dependency::Match)
+            {
+                return Err(format!(
+                    "match dependency {} -> {} has no match stage",
+                    d.from, d.to
+                ));
+            }
+        }
+    }
+    Ok(())
+}
