@@ -7,10 +7,13 @@
 pub mod host;
 pub mod network;
 pub mod node;
+pub mod rng;
+pub mod workload;
 
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
+pub use rng::Rng;
 
 #[cfg(test)]
 mod tests {
