@@ -5,13 +5,14 @@
 //! results. [`Host`] sends paced UDP and records every frame it receives.
 
 pub mod host;
+pub mod metrics;
 pub mod network;
 pub mod node;
 pub mod rng;
 pub mod workload;
 
 pub use host::{FlowError, Host, Reception, UdpFlow};
-pub use network::{LinkError, Network, NodeId, Stepping};
+pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
 pub use rng::Rng;
 
@@ -79,6 +80,9 @@ mod tests {
         );
         assert!(rx.iter().all(|r| r.flow_id == 7 && r.frame_bytes == 1480));
         assert_eq!(net.pool().live(), 0);
+        let tx = net.link_tx(a, 0);
+        assert_eq!((tx.frames, tx.bytes), (4, 4 * 1480));
+        assert_eq!(net.peer(a, 0), Some((b, 0)));
         // Jumping visited only the cycles with something to do.
         assert!(net.visited_cycles() < 20, "{}", net.visited_cycles());
     }
