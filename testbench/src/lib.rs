@@ -9,12 +9,14 @@ pub mod metrics;
 pub mod network;
 pub mod node;
 pub mod rng;
+pub mod transport;
 pub mod workload;
 
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
 pub use rng::Rng;
+pub use transport::{Congestion, Dctcp, Peer, TransportConfig, TransportHost};
 
 #[cfg(test)]
 mod tests {
