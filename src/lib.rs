@@ -7,6 +7,7 @@
 pub mod chip;
 pub mod params;
 pub mod scenario;
+pub mod scenario_file;
 pub mod topology;
 pub mod trace;
 
