@@ -2,15 +2,15 @@
 //!
 //! Builders: one chip with N hosts, a dumbbell (two chips, one link between them), a
 //! leaf-spine (BFC's testbed is 8 leaves x 8 spines, 16 hosts per leaf), a k-ary fat-tree
-//! (k = 4: 20 switches, 16 hosts), and PABO's 7-switch tree (a root, two aggregation
-//! switches, four edge switches). Every link runs at one speed.
+//! (k = 4: 20 switches, 16 hosts), and PABO's 7-switch tree (three two-switch chains merging
+//! at a root switch that serves the receiver). Every link runs at one speed.
 //!
 //! Routing is by static IPv4 host routes computed from shortest paths. Where several next
 //! hops are equally short (leaf to spine, fat-tree uplinks), the one used for destination
 //! host `d` is choice number `d mod n`, a fixed spread of destinations over the paths. There
 //! is no ECMP hashing per flow.
 //!
-//! Host `i` has address 10.(i / 65536).(i / 256 % 256).(i % 256 + 1) and MAC 02:00:00:00 + i.
+//! Host `i` has address 10.0.0.1 + i and MAC 02:00 followed by `i` in 4 bytes.
 
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
 use crate::params::Tofino2Params;
@@ -83,7 +83,7 @@ pub fn host_peer(i: usize) -> Peer {
     let n = i as u32;
     let b = n.to_be_bytes();
     Peer {
-        ip: Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, (n & 0xff) as u8 + 1),
+        ip: Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + n),
         mac: MacAddr([0x02, 0x00, b[0], b[1], b[2], b[3]]),
     }
 }
@@ -176,12 +176,13 @@ impl Shape {
                     hosts_per_edge >= 1,
                     "pabo_tree needs hosts on each edge switch",
                 )?;
-                // 0 root; 1, 2 aggregation; 3..=6 edge.
+                // 0 root (PABO's switch7, with the receiver); 1..=3 middle (switch4-6);
+                // 4..=6 edge (switch1-3), edge 3 + i hanging off middle i.
                 Plan {
                     switches: 7,
-                    fabric: vec![(0, 1), (0, 2), (1, 3), (1, 4), (2, 5), (2, 6)],
-                    host_switch: (0..4 * hosts_per_edge)
-                        .map(|h| 3 + h / hosts_per_edge)
+                    fabric: vec![(0, 1), (0, 2), (0, 3), (1, 4), (2, 5), (3, 6)],
+                    host_switch: std::iter::once(0)
+                        .chain((0..3 * hosts_per_edge).map(|h| 4 + h / hosts_per_edge))
                         .collect(),
                 }
             }

@@ -58,7 +58,8 @@ fn a_lone_flow_meets_its_ideal_fct_on_every_shape() {
     for (shape, (a, b), hops) in [
         (Shape::SingleChip { hosts: 2 }, (0, 1), 1),
         (Shape::Dumbbell { hosts_per_side: 2 }, (0, 3), 2),
-        (Shape::PaboTree { hosts_per_edge: 2 }, (0, 7), 5),
+        (Shape::PaboTree { hosts_per_edge: 2 }, (1, 0), 3),
+        (Shape::PaboTree { hosts_per_edge: 1 }, (1, 3), 5),
         (Shape::FatTree { k: 4 }, (0, 15), 5),
         (
             Shape::LeafSpine {
@@ -101,6 +102,12 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     t.add_flows(&flows).unwrap();
     assert!(run(&mut t, 1_000_000).iter().all(|f| f.is_some()));
     assert_eq!(t.switch_hops(0, 127), 3);
+    assert_eq!(t.peers[127].ip.to_string(), "10.0.0.128");
+    assert_eq!(
+        t2sim::topology::host_peer(255).ip.to_string(),
+        "10.0.1.0",
+        "addresses carry past 255"
+    );
     assert_eq!(t.switch_hops(0, 15), 1);
 
     let mut t = spec(Shape::FatTree { k: 4 }, Stepping::Jump)
@@ -114,6 +121,16 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
         .collect();
     t.add_flows(&flows).unwrap();
     assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
+
+    let t = spec(Shape::PaboTree { hosts_per_edge: 1 }, Stepping::Jump)
+        .build()
+        .unwrap();
+    assert_eq!((t.chips.len(), t.hosts.len()), (7, 4));
+    assert_eq!(
+        t.switch_hops(3, 0),
+        3,
+        "sender, edge, middle, root, receiver"
+    );
 }
 
 #[test]
