@@ -204,12 +204,26 @@ pub struct RunResults {
     pub duplicate_segments: u64,
     pub reordered_segments: u64,
     pub mean_reorder_entropy: f64,
+    /// Frames the hosts put on links, and where each one is at the end.
+    pub frames: FrameCensus,
     #[serde(skip)]
     pub records: Vec<FlowRecord>,
     #[serde(skip)]
     pub reorder_entropy: BTreeMap<u32, f64>,
     #[serde(skip)]
     pub links: Vec<LinkRow>,
+}
+
+/// Where every frame the hosts sent is: received by a host, dropped (counted with a reason),
+/// inside a chip, or on a link. `unaccounted` must be 0.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameCensus {
+    pub sent: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub inside_chips: u64,
+    pub on_links: u64,
+    pub unaccounted: i64,
 }
 
 /// One direction of one link: what left `node` port `port`.
@@ -568,6 +582,21 @@ impl ScenarioFile {
             clock,
         };
         let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
+        let mut frames = FrameCensus {
+            on_links: topo.net.frames_on_links() as u64,
+            dropped: drops.total(),
+            ..FrameCensus::default()
+        };
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            frames.sent += host.frames_sent() - host.frames_on_nic();
+            frames.received += host.frames_received() - host.foreign();
+        }
+        for &c in &topo.chips {
+            frames.inside_chips += topo.net.node::<Chip>(c).packets_inside();
+        }
+        frames.unaccounted = frames.sent as i64
+            - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
         RunResults {
             name: self.name.clone(),
             seed: self.seed,
@@ -584,6 +613,7 @@ impl ScenarioFile {
             retransmitted_segments: retransmitted,
             duplicate_segments: duplicates,
             reordered_segments: reordered,
+            frames,
             mean_reorder_entropy: if entropies.is_empty() {
                 0.0
             } else {
@@ -636,6 +666,12 @@ impl RunResults {
             s,
             "reordering       {} segments displaced, mean entropy {:.4}",
             self.reordered_segments, self.mean_reorder_entropy
+        );
+        let f = &self.frames;
+        let _ = writeln!(
+            s,
+            "frames           {} sent = {} received + {} dropped + {} in chips + {} on links ({} unaccounted)",
+            f.sent, f.received, f.dropped, f.inside_chips, f.on_links, f.unaccounted
         );
         let _ = writeln!(s, "drops            {}", self.drops.total());
         for (reason, n) in &self.drops.0 {

@@ -69,6 +69,8 @@ fn incast_example_runs_from_the_cli_identically_twice() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["completed"], 24);
+    assert_eq!(summary["frames"]["unaccounted"], 0);
+    assert!(summary["frames"]["dropped"].as_u64().unwrap() > 0);
     // Without the word `run` too.
     let plain = t2sim(&["--scenario", file.to_str().unwrap()]);
     assert!(plain.status.success());
@@ -81,6 +83,7 @@ fn leaf_spine_example_completes_every_flow() {
     assert_eq!((r.hosts, r.switches), (16, 6));
     assert!(r.flows > 1000, "{}", r.flows);
     assert_eq!(r.completed, r.flows);
+    assert_eq!(r.frames.unaccounted, 0);
     assert!((r.offered_load - 0.4).abs() < 0.04, "{}", r.offered_load);
     let all = r.buckets.last().unwrap();
     assert!(all.p50_slowdown.unwrap() >= 1.0);
@@ -164,4 +167,14 @@ fn bad_files_name_the_file_key_and_problem() {
     let cli = t2sim(&["--scenario", "x.toml", "--senders", "3"]);
     assert_eq!(cli.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&cli.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn stepping_every_cycle_gives_the_same_results_as_jumping() {
+    let mut s = ScenarioFile::load(&example("incast.toml")).unwrap();
+    let jumped = s.run().unwrap();
+    s.topology.stepping = t2_testbench::Stepping::EveryCycle;
+    let stepped = s.run().unwrap();
+    assert_eq!(jumped, stepped);
+    assert!(jumped.drops.total() > 0);
 }

@@ -3,7 +3,7 @@
 
 use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
-use t2_testbench::{Stepping, TransportConfig};
+use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
 use t2sim::topology::{Shape, Topology, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
@@ -161,10 +161,48 @@ fn overload(stepping: Stepping) -> Topology {
     t
 }
 
+/// Frames hosts sent = frames hosts received + dropped + inside chips + on links.
+fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
+    let (mut sent, mut received) = (0, 0);
+    for &h in hosts {
+        let host = net.node::<TransportHost>(h);
+        sent += host.frames_sent() - host.frames_on_nic();
+        received += host.frames_received();
+    }
+    let (mut dropped, mut inside) = (0, 0);
+    for &c in chips {
+        let chip = net.node::<Chip>(c);
+        dropped += chip.counters().dropped();
+        inside += chip.packets_inside();
+    }
+    let on_links = net.frames_on_links() as u64;
+    assert_eq!(
+        sent,
+        received + dropped + inside + on_links,
+        "cycle {}",
+        net.now()
+    );
+    let on_nics: u64 = hosts
+        .iter()
+        .map(|&h| net.node::<TransportHost>(h).frames_on_nic())
+        .sum();
+    assert_eq!(net.pool().live() as u64, inside + on_links + on_nics);
+}
+
 #[test]
 fn every_byte_arrives_through_an_overloaded_chip() {
     let mut t = overload(Stepping::Jump);
+    // Conservation holds at every visited cycle of the first part of the run.
+    let (hosts, chips) = (t.hosts.clone(), t.chips.clone());
+    let mut checks = 0;
+    t.net.run_until_true(300_000, |n| {
+        assert_conserved(n, &hosts, &chips);
+        checks += 1;
+        false
+    });
+    assert!(checks > 1000, "{checks}");
     let fcts = run(&mut t, 20_000_000);
+    assert_conserved(&t.net, &hosts, &chips);
     assert!(fcts.iter().all(|f| f.is_some()), "{fcts:?}");
     let chip = t.net.node::<Chip>(t.chips[0]);
     assert!(chip.counters().dropped() > 0, "the queue limit must bite");

@@ -100,6 +100,19 @@ mod tests {
     }
 
     #[test]
+    fn run_until_true_stops_at_the_first_cycle_the_condition_holds() {
+        for stepping in [Stepping::Jump, Stepping::EveryCycle] {
+            let (mut net, _, b) = pair(stepping);
+            let two = |n: &Network| n.node::<Host>(b).received().len() >= 2;
+            assert!(net.run_until_true(10_000, two));
+            // The second frame's last bit arrives at 550 + 150.
+            assert_eq!(net.now(), 700);
+            assert!(!net.run_until_true(5_000, |n| n.node::<Host>(b).received().len() > 4));
+            assert_eq!(net.now(), 5_000);
+        }
+    }
+
+    #[test]
     fn wiring_errors_are_reported() {
         let (mut net, a, b) = pair(Stepping::Jump);
         assert_eq!(

@@ -331,6 +331,33 @@ impl Network {
         self.now = self.now.max(end);
     }
 
+    /// Runs until `done(self)` holds after a visited cycle, or through cycle `limit`.
+    /// Returns whether `done` held. Nothing changes between visited cycles, so checking
+    /// after each one is exact in both stepping modes.
+    pub fn run_until_true(&mut self, limit: Cycle, mut done: impl FnMut(&Network) -> bool) -> bool {
+        if self.visited_cycles == 0 {
+            self.visit(0);
+        }
+        loop {
+            if done(self) {
+                return true;
+            }
+            let t = match self.stepping {
+                Stepping::EveryCycle => self.now + 1,
+                Stepping::Jump => match self.next_event() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t > limit {
+                break;
+            }
+            self.visit(t);
+        }
+        self.now = self.now.max(limit);
+        done(self)
+    }
+
     /// Runs `n` more cycles.
     pub fn run_cycles(&mut self, n: Cycle) {
         let end = if self.visited_cycles == 0 {

@@ -278,6 +278,7 @@ pub struct TransportHost {
     /// When the NIC is free, in line-rate ticks.
     nic_free_ticks: u64,
     frames_sent: u64,
+    frames_received: u64,
     data_bytes_received: u64,
     duplicate_segments: u64,
     marked_segments: u64,
@@ -312,6 +313,7 @@ impl TransportHost {
             on_nic: None,
             nic_free_ticks: 0,
             frames_sent: 0,
+            frames_received: 0,
             data_bytes_received: 0,
             duplicate_segments: 0,
             marked_segments: 0,
@@ -387,8 +389,19 @@ impl TransportHost {
         self.receiving.keys().copied()
     }
 
+    /// Frames this host has put on the wire (or is serializing now).
     pub fn frames_sent(&self) -> u64 {
         self.frames_sent
+    }
+
+    /// Whether a frame is being serialized (counted in `frames_sent`, not yet on the link).
+    pub fn frames_on_nic(&self) -> u64 {
+        u64::from(self.on_nic.is_some())
+    }
+
+    /// Frames that reached this host (every one is freed here).
+    pub fn frames_received(&self) -> u64 {
+        self.frames_received
     }
 
     /// Data segments that carried only bytes already received.
@@ -603,6 +616,7 @@ impl Node for TransportHost {
     }
 
     fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.frames_received += 1;
         let bytes = pool.bytes(pkt);
         let parsed = headers::parse_frame(bytes).ok().and_then(|p| {
             let ip = p.ipv4?;
