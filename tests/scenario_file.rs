@@ -178,3 +178,32 @@ fn stepping_every_cycle_gives_the_same_results_as_jumping() {
     assert_eq!(jumped, stepped);
     assert!(jumped.drops.total() > 0);
 }
+
+#[test]
+fn every_topology_kind_and_option_runs() {
+    let w3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/workloads/W3.txt");
+    let d = scratch("kinds");
+    for (i, topology) in [
+        "kind = \"fat_tree\"\nk = 4",
+        "kind = \"dumbbell\"\nhosts_per_side = 3",
+        "kind = \"pabo_tree\"\nhosts_per_edge = 2",
+        "kind = \"single_chip\"\nhosts = 4\nqueue_limit_cells = 200",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let text = format!(
+            "seed = 3\nduration_us = 20\ndrain_us = 2000\n[topology]\n{topology}\nlink_delay_ns = 200\n\
+             [transport]\ncongestion = \"dctcp\"\nwindow_bytes = 20000\nrto_us = 50\n\
+             [workload]\ncdf = \"{}\"\nsampling = \"step\"\nload = 0.3\narrivals = \"log_normal\"\nsigma = 2.0\n\
+             [workload.incast]\ndegree = 2\nsize_bytes = 30000\nperiod_us = 10\n",
+            w3.display()
+        );
+        let p = d.join(format!("s{i}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let r = ScenarioFile::load(&p).unwrap().run().unwrap();
+        assert!(r.flows > 4, "{topology}: {}", r.flows);
+        assert_eq!(r.completed, r.flows, "{topology}");
+        assert_eq!(r.frames.unaccounted, 0, "{topology}");
+    }
+}
