@@ -7,6 +7,8 @@
 pub mod chip;
 pub mod params;
 pub mod scenario;
+pub mod scenario_file;
+pub mod topology;
 pub mod trace;
 
 pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};

@@ -11,6 +11,7 @@ use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::scenario::{IncastScenario, WaveRequest};
+use t2sim::scenario_file::ScenarioFile;
 use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
@@ -97,6 +98,22 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
 
 #[derive(Args, Debug)]
 struct RunArgs {
+    /// Run a scenario file (TOML: topology, transport, workload, duration, seed, outputs;
+    /// see docs/testbench.md) instead of the built-in incast. The other run options do not
+    /// apply to it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = [
+            "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
+            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace"
+        ]
+    )]
+    scenario: Option<PathBuf>,
+    /// With --scenario: the folder for summary.json, flows.csv and links.csv (overrides the
+    /// file's output.dir).
+    #[arg(long, value_name = "DIR", requires = "scenario")]
+    out: Option<PathBuf>,
     /// Number of sending hosts.
     #[arg(long, default_value_t = 4)]
     senders: u32,
@@ -134,7 +151,25 @@ struct RunArgs {
     trace: Option<String>,
 }
 
+/// Runs a scenario file: the summary to standard output, results to the output folder.
+fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(), String> {
+    let scenario = ScenarioFile::load(path)?;
+    let clock = scenario.topology.params.clock();
+    let started = Instant::now();
+    let results = scenario.run()?;
+    print!("{}", results.text(clock));
+    if let Some(dir) = out.or(scenario.out_dir.clone()) {
+        results.write(&dir, clock)?;
+        println!("results          {}", dir.display());
+    }
+    eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn run(args: RunArgs) -> Result<(), String> {
+    if let Some(path) = &args.scenario {
+        return run_scenario_file(path, args.out.clone());
+    }
     let mut params = match &args.params {
         Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,
         None => Tofino2Params::default(),

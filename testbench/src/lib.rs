@@ -5,12 +5,18 @@
 //! results. [`Host`] sends paced UDP and records every frame it receives.
 
 pub mod host;
+pub mod metrics;
 pub mod network;
 pub mod node;
+pub mod rng;
+pub mod transport;
+pub mod workload;
 
 pub use host::{FlowError, Host, Reception, UdpFlow};
-pub use network::{LinkError, Network, NodeId, Stepping};
+pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
+pub use rng::Rng;
+pub use transport::{Congestion, Dctcp, Peer, TransportConfig, TransportHost};
 
 #[cfg(test)]
 mod tests {
@@ -76,6 +82,9 @@ mod tests {
         );
         assert!(rx.iter().all(|r| r.flow_id == 7 && r.frame_bytes == 1480));
         assert_eq!(net.pool().live(), 0);
+        let tx = net.link_tx(a, 0);
+        assert_eq!((tx.frames, tx.bytes), (4, 4 * 1480));
+        assert_eq!(net.peer(a, 0), Some((b, 0)));
         // Jumping visited only the cycles with something to do.
         assert!(net.visited_cycles() < 20, "{}", net.visited_cycles());
     }
@@ -88,6 +97,19 @@ mod tests {
         s.run_until(3000);
         assert_eq!(j.node::<Host>(bj).received(), s.node::<Host>(bs).received());
         assert_eq!(s.visited_cycles(), 3001);
+    }
+
+    #[test]
+    fn run_until_true_stops_at_the_first_cycle_the_condition_holds() {
+        for stepping in [Stepping::Jump, Stepping::EveryCycle] {
+            let (mut net, _, b) = pair(stepping);
+            let two = |n: &Network| n.node::<Host>(b).received().len() >= 2;
+            assert!(net.run_until_true(10_000, two));
+            // The second frame's last bit arrives at 550 + 150.
+            assert_eq!(net.now(), 700);
+            assert!(!net.run_until_true(5_000, |n| n.node::<Host>(b).received().len() > 4));
+            assert_eq!(net.now(), 5_000);
+        }
     }
 
     #[test]

@@ -103,6 +103,16 @@ pub struct Network {
     unlinked_drops: u64,
     sent_buf: Vec<Sent>,
     visited_cycles: u64,
+    /// `tx[node][port]`: frames and bytes (FCS included) sent onto the port's link.
+    tx: Vec<Vec<LinkCount>>,
+}
+
+/// What went out of a port onto its link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkCount {
+    pub frames: u64,
+    /// Frame bytes with FCS (no preamble or gap).
+    pub bytes: u64,
 }
 
 impl Network {
@@ -119,6 +129,7 @@ impl Network {
             unlinked_drops: 0,
             sent_buf: Vec::new(),
             visited_cycles: 0,
+            tx: Vec::new(),
         }
     }
 
@@ -126,6 +137,7 @@ impl Network {
         let ports = node.port_count();
         self.nodes.push(Box::new(node));
         self.links.push(vec![None; ports]);
+        self.tx.push(vec![LinkCount::default(); ports]);
         self.next.push(Some(0));
         NodeId(self.nodes.len() - 1)
     }
@@ -210,6 +222,21 @@ impl Network {
         self.wires.len()
     }
 
+    /// What `node` sent out of `port` onto its link so far.
+    pub fn link_tx(&self, node: NodeId, port: usize) -> LinkCount {
+        self.tx[node.0][port]
+    }
+
+    /// How many nodes the network holds.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Where `node`'s `port` is linked: the far node and port.
+    pub fn peer(&self, node: NodeId, port: usize) -> Option<(NodeId, usize)> {
+        self.links[node.0][port].map(|e| (NodeId(e.node), e.port))
+    }
+
     /// Frames sent out of ports that have no link (freed and counted).
     pub fn unlinked_drops(&self) -> u64 {
         self.unlinked_drops
@@ -260,6 +287,9 @@ impl Network {
             for s in sent.drain(..) {
                 match self.links[n][s.port] {
                     Some(end) => {
+                        let count = &mut self.tx[n][s.port];
+                        count.frames += 1;
+                        count.bytes += self.pool.bytes(s.pkt).len() as u64 + t2_clock::FCS_BYTES;
                         self.wire_seq += 1;
                         self.wires.push(Reverse(OnWire {
                             arrives: t + end.delay,
@@ -299,6 +329,33 @@ impl Network {
             self.visit(t);
         }
         self.now = self.now.max(end);
+    }
+
+    /// Runs until `done(self)` holds after a visited cycle, or through cycle `limit`.
+    /// Returns whether `done` held. Nothing changes between visited cycles, so checking
+    /// after each one is exact in both stepping modes.
+    pub fn run_until_true(&mut self, limit: Cycle, mut done: impl FnMut(&Network) -> bool) -> bool {
+        if self.visited_cycles == 0 {
+            self.visit(0);
+        }
+        loop {
+            if done(self) {
+                return true;
+            }
+            let t = match self.stepping {
+                Stepping::EveryCycle => self.now + 1,
+                Stepping::Jump => match self.next_event() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t > limit {
+                break;
+            }
+            self.visit(t);
+        }
+        self.now = self.now.max(limit);
+        done(self)
     }
 
     /// Runs `n` more cycles.

@@ -1,0 +1,746 @@
+//! Scenario files: a TOML description of a run (topology, transport, workload, duration,
+//! seed, outputs), checked with errors that name the file, the key and the problem, then
+//! built, run and summarized (terminal text, `summary.json`, `flows.csv`, `links.csv`).
+//!
+//! The format is documented in docs/testbench.md; `scenarios/` holds examples. Unknown keys
+//! are errors. Paths in the file (CDF files, parameter files) are relative to the file.
+
+use crate::chip::Chip;
+use crate::params::Tofino2Params;
+use crate::topology::{Shape, Topology, TopologySpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use t2_clock::Cycle;
+use t2_testbench::metrics::{self, BucketStats, Drops, FlowRecord, Reordering};
+use t2_testbench::transport::{Congestion, TransportHost};
+use t2_testbench::workload::{
+    self, Arrivals, CdfTraffic, FlowSpec, HostSet, Incast, Sampling, SizeCdf, SizeUnit, Workload,
+};
+use t2_testbench::{Rng, Stepping, TransportConfig};
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct FileScenario {
+    name: Option<String>,
+    seed: u64,
+    /// Flows start within this time.
+    duration_us: u64,
+    /// Extra time after `duration_us` for started flows to finish (default 0).
+    #[serde(default)]
+    drain_us: u64,
+    #[serde(default)]
+    step_every_cycle: bool,
+    /// A JSON parameter file (see `t2sim params`).
+    params: Option<PathBuf>,
+    topology: TopologyToml,
+    #[serde(default)]
+    transport: TransportToml,
+    workload: WorkloadToml,
+    #[serde(default)]
+    output: OutputToml,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct TopologyToml {
+    kind: String,
+    hosts: Option<usize>,
+    hosts_per_side: Option<usize>,
+    leaves: Option<usize>,
+    spines: Option<usize>,
+    hosts_per_leaf: Option<usize>,
+    k: Option<usize>,
+    hosts_per_edge: Option<usize>,
+    #[serde(default = "default_gbps")]
+    link_gbps: u64,
+    #[serde(default = "default_delay")]
+    link_delay_ns: u64,
+    /// Limit on every egress queue of every chip, in 176-byte cells.
+    queue_limit_cells: Option<u32>,
+}
+
+fn default_gbps() -> u64 {
+    100
+}
+
+fn default_delay() -> u64 {
+    1000
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum CongestionToml {
+    Fixed,
+    Dctcp,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct TransportToml {
+    #[serde(default = "default_congestion")]
+    congestion: CongestionToml,
+    #[serde(default = "default_mss")]
+    mss: u64,
+    #[serde(default = "default_window")]
+    window_bytes: u64,
+    #[serde(default = "default_rto")]
+    rto_us: u64,
+}
+
+fn default_congestion() -> CongestionToml {
+    CongestionToml::Fixed
+}
+fn default_mss() -> u64 {
+    1000
+}
+fn default_window() -> u64 {
+    100_000
+}
+fn default_rto() -> u64 {
+    100
+}
+
+impl Default for TransportToml {
+    fn default() -> TransportToml {
+        TransportToml {
+            congestion: default_congestion(),
+            mss: default_mss(),
+            window_bytes: default_window(),
+            rto_us: default_rto(),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum SamplingToml {
+    Linear,
+    Step,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum ArrivalsToml {
+    Poisson,
+    LogNormal,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct WorkloadToml {
+    /// A CDF file, relative to the scenario file.
+    cdf: Option<PathBuf>,
+    /// Sizes in the file are packets of this many bytes (Homa's DCTCP files: 1460).
+    size_unit_packets: Option<u64>,
+    sampling: Option<SamplingToml>,
+    /// Offered load per host, (0, 1].
+    load: Option<f64>,
+    arrivals: Option<ArrivalsToml>,
+    sigma: Option<f64>,
+    incast: Option<IncastToml>,
+    #[serde(default)]
+    flows: Vec<FlowToml>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct IncastToml {
+    degree: usize,
+    size_bytes: u64,
+    period_us: u64,
+    #[serde(default)]
+    first_us: u64,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct FlowToml {
+    src: usize,
+    dst: usize,
+    size_bytes: u64,
+    #[serde(default)]
+    start_ns: u64,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct OutputToml {
+    /// Where to write results (overridden by `--out`); none: terminal only.
+    dir: Option<PathBuf>,
+    /// Upper bounds of the flow-size buckets, bytes.
+    buckets: Option<Vec<u64>>,
+}
+
+/// A checked scenario, ready to run.
+pub struct ScenarioFile {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Cycle,
+    pub drain: Cycle,
+    pub topology: TopologySpec,
+    pub workload: Workload,
+    pub out_dir: Option<PathBuf>,
+    pub buckets: Vec<u64>,
+}
+
+/// The results of a run, as written to `summary.json`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RunResults {
+    pub name: String,
+    pub seed: u64,
+    pub hosts: usize,
+    pub switches: usize,
+    pub duration_cycles: Cycle,
+    pub end_cycle: Cycle,
+    pub flows: usize,
+    pub completed: usize,
+    pub offered_load: f64,
+    pub buckets: Vec<BucketStats>,
+    pub drops: Drops,
+    pub timeouts: u64,
+    pub retransmitted_segments: u64,
+    pub duplicate_segments: u64,
+    pub reordered_segments: u64,
+    pub mean_reorder_entropy: f64,
+    /// Frames the hosts put on links, and where each one is at the end.
+    pub frames: FrameCensus,
+    #[serde(skip)]
+    pub records: Vec<FlowRecord>,
+    #[serde(skip)]
+    pub reorder_entropy: BTreeMap<u32, f64>,
+    #[serde(skip)]
+    pub links: Vec<LinkRow>,
+}
+
+/// Where every frame the hosts sent is: received by a host, dropped (counted with a reason),
+/// inside a chip, or on a link. `unaccounted` must be 0.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameCensus {
+    pub sent: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub inside_chips: u64,
+    pub on_links: u64,
+    pub unaccounted: i64,
+}
+
+/// One direction of one link: what left `node` port `port`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LinkRow {
+    pub node: String,
+    pub port: usize,
+    pub frames: u64,
+    pub bytes: u64,
+    pub gbps: f64,
+}
+
+impl ScenarioFile {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &Path) -> Result<ScenarioFile, String> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+        let raw: FileScenario = toml::from_str(&text).map_err(|e| {
+            format!(
+                "{shown}: {}",
+                e.to_string().trim_end().replace('\n', "\n  ")
+            )
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        ScenarioFile::check(raw, &shown, base)
+    }
+
+    fn check(raw: FileScenario, shown: &str, base: &Path) -> Result<ScenarioFile, String> {
+        let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+        let mut params = match &raw.params {
+            Some(p) => Tofino2Params::from_json_file(&base.join(p))
+                .map_err(|e| format!("{shown}: params: {e}"))?,
+            None => Tofino2Params::default(),
+        };
+        let t = &raw.topology;
+        if let Some(cells) = t.queue_limit_cells {
+            params.tm.port_queue_limit_cells = Some(cells);
+            if let Err(e) = params.validate() {
+                return bad("topology.queue_limit_cells", e.problem);
+            }
+        }
+        let clock = params.clock();
+        if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
+            return bad(
+                "duration_us",
+                format!("{} is outside 1..=10000000", raw.duration_us),
+            );
+        }
+        if raw.drain_us > 10_000_000 {
+            return bad("drain_us", format!("{} is above 10000000", raw.drain_us));
+        }
+        // Which topology keys each kind takes.
+        let given: [(&str, Option<usize>); 7] = [
+            ("hosts", t.hosts),
+            ("hosts_per_side", t.hosts_per_side),
+            ("leaves", t.leaves),
+            ("spines", t.spines),
+            ("hosts_per_leaf", t.hosts_per_leaf),
+            ("k", t.k),
+            ("hosts_per_edge", t.hosts_per_edge),
+        ];
+        let wants: &[&str] = match t.kind.as_str() {
+            "single_chip" => &["hosts"],
+            "dumbbell" => &["hosts_per_side"],
+            "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
+            "fat_tree" => &["k"],
+            "pabo_tree" => &["hosts_per_edge"],
+            other => {
+                return bad(
+                    "topology.kind",
+                    format!(
+                        "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
+                    ),
+                )
+            }
+        };
+        for (key, value) in given {
+            match (wants.contains(&key), value) {
+                (true, None) => {
+                    return bad(
+                        &format!("topology.{key}"),
+                        format!("missing (kind {} needs it)", t.kind),
+                    )
+                }
+                (false, Some(_)) => {
+                    return bad(
+                        &format!("topology.{key}"),
+                        format!("not used by kind {}", t.kind),
+                    )
+                }
+                _ => {}
+            }
+        }
+        let v = |key: &str| {
+            given
+                .iter()
+                .find(|g| g.0 == key)
+                .and_then(|g| g.1)
+                .unwrap_or(0)
+        };
+        let shape = match t.kind.as_str() {
+            "single_chip" => Shape::SingleChip { hosts: v("hosts") },
+            "dumbbell" => Shape::Dumbbell {
+                hosts_per_side: v("hosts_per_side"),
+            },
+            "leaf_spine" => Shape::LeafSpine {
+                leaves: v("leaves"),
+                spines: v("spines"),
+                hosts_per_leaf: v("hosts_per_leaf"),
+            },
+            "fat_tree" => Shape::FatTree { k: v("k") },
+            _ => Shape::PaboTree {
+                hosts_per_edge: v("hosts_per_edge"),
+            },
+        };
+        let Some(link_bps) = t.link_gbps.checked_mul(1_000_000_000) else {
+            return bad(
+                "topology.link_gbps",
+                format!("{} is too large", t.link_gbps),
+            );
+        };
+        if t.link_delay_ns == 0 {
+            return bad("topology.link_delay_ns", "must be above 0".into());
+        }
+        let tr = &raw.transport;
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us.saturating_mul(1000));
+        let transport = TransportConfig {
+            mss: tr.mss,
+            window_bytes: tr.window_bytes,
+            rto,
+            max_rto: rto.saturating_mul(64),
+            congestion: match tr.congestion {
+                CongestionToml::Fixed => Congestion::Fixed,
+                CongestionToml::Dctcp => Congestion::Dctcp,
+            },
+        };
+        transport
+            .validate("transport")
+            .map_err(|e| format!("{shown}: {e}"))?;
+        let w = &raw.workload;
+        let background = match &w.cdf {
+            None => {
+                for (key, set) in [
+                    ("size_unit_packets", w.size_unit_packets.is_some()),
+                    ("sampling", w.sampling.is_some()),
+                    ("load", w.load.is_some()),
+                    ("arrivals", w.arrivals.is_some()),
+                    ("sigma", w.sigma.is_some()),
+                ] {
+                    if set {
+                        return bad(&format!("workload.{key}"), "needs workload.cdf".into());
+                    }
+                }
+                None
+            }
+            Some(file) => {
+                let unit = w
+                    .size_unit_packets
+                    .map_or(SizeUnit::Bytes, SizeUnit::Packets);
+                let cdf = SizeCdf::load(&base.join(file), unit)
+                    .map_err(|e| format!("{shown}: workload.cdf: {e}"))?;
+                let Some(load) = w.load else {
+                    return bad(
+                        "workload.load",
+                        "missing (a CDF workload needs a load)".into(),
+                    );
+                };
+                if !(load > 0.0 && load <= 1.0) {
+                    return bad("workload.load", format!("{load} is outside (0, 1]"));
+                }
+                let arrivals = match (w.arrivals.unwrap_or(ArrivalsToml::Poisson), w.sigma) {
+                    (ArrivalsToml::Poisson, None) => Arrivals::Poisson,
+                    (ArrivalsToml::Poisson, Some(_)) => {
+                        return bad(
+                            "workload.sigma",
+                            "only log_normal arrivals take sigma".into(),
+                        )
+                    }
+                    (ArrivalsToml::LogNormal, Some(sigma)) if sigma > 0.0 && sigma < 10.0 => {
+                        Arrivals::LogNormal { sigma }
+                    }
+                    (ArrivalsToml::LogNormal, Some(sigma)) => {
+                        return bad("workload.sigma", format!("{sigma} is outside (0, 10)"))
+                    }
+                    (ArrivalsToml::LogNormal, None) => {
+                        return bad(
+                            "workload.sigma",
+                            "missing (log_normal arrivals need it)".into(),
+                        )
+                    }
+                };
+                Some(CdfTraffic {
+                    cdf,
+                    sampling: match w.sampling.unwrap_or(SamplingToml::Linear) {
+                        SamplingToml::Linear => Sampling::Linear,
+                        SamplingToml::Step => Sampling::Step,
+                    },
+                    arrivals,
+                    load,
+                })
+            }
+        };
+        let us = |x: u64| clock.ns_to_cycles_ceil(x.saturating_mul(1000));
+        let incast = w.incast.as_ref().map(|i| Incast {
+            degree: i.degree,
+            size_bytes: i.size_bytes,
+            first: us(i.first_us),
+            period: us(i.period_us),
+        });
+        let fixed = w
+            .flows
+            .iter()
+            .map(|f| FlowSpec {
+                start: clock.ns_to_cycles_ceil(f.start_ns),
+                id: 0,
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size_bytes,
+            })
+            .collect();
+        let buckets = raw
+            .output
+            .buckets
+            .clone()
+            .unwrap_or_else(|| metrics::DEFAULT_BUCKETS.to_vec());
+        if buckets.windows(2).any(|p| p[0] >= p[1]) || buckets.first() == Some(&0) {
+            return bad(
+                "output.buckets",
+                "bounds must be above 0 and increasing".into(),
+            );
+        }
+        Ok(ScenarioFile {
+            name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
+            seed: raw.seed,
+            duration: us(raw.duration_us),
+            drain: us(raw.drain_us),
+            topology: TopologySpec {
+                shape,
+                params,
+                link_bps,
+                link_delay_ns: t.link_delay_ns,
+                transport,
+                stepping: if raw.step_every_cycle {
+                    Stepping::EveryCycle
+                } else {
+                    Stepping::Jump
+                },
+            },
+            workload: Workload {
+                background,
+                incast,
+                fixed,
+            },
+            out_dir: raw.output.dir.map(|d| base.join(d)),
+            buckets,
+        })
+    }
+
+    /// Builds the network, runs it, and measures.
+    pub fn run(&self) -> Result<RunResults, String> {
+        let mut topo = self.topology.build()?;
+        let clock = self.topology.params.clock();
+        let hosts = HostSet {
+            hosts: topo.hosts.len(),
+            host_bps: self.topology.link_bps,
+            clock,
+        };
+        let flows = self
+            .workload
+            .generate(hosts, self.duration, &Rng::new(self.seed))
+            .map_err(|e| format!("workload: {e}"))?;
+        topo.add_flows(&flows)?;
+        let end = self.duration + self.drain;
+        // Run in slices so that a run whose flows are all done stops early.
+        let slice = clock.ns_to_cycles_ceil(10_000).max(1);
+        let mut now = 0;
+        while now < end {
+            now = (now + slice).min(end);
+            topo.net.run_until(now);
+            if now >= self.duration && all_done(&topo) {
+                break;
+            }
+        }
+        Ok(self.measure(&topo, &flows, now))
+    }
+
+    fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
+        let clock = self.topology.params.clock();
+        let mut records = Vec::with_capacity(flows.len());
+        let (mut timeouts, mut retransmitted, mut duplicates) = (0, 0, 0);
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            duplicates += host.duplicate_segments();
+            for o in host.outcomes() {
+                timeouts += o.timeouts;
+                retransmitted += o.retransmitted_segments;
+                records.push(FlowRecord {
+                    id: o.spec.id,
+                    src: o.spec.src,
+                    dst: o.spec.dst,
+                    size_bytes: o.spec.size_bytes,
+                    start: o.spec.start,
+                    finish: o.finish,
+                    ideal: topo.ideal_fct(&o.spec),
+                });
+            }
+        }
+        records.sort_by_key(|r| r.id);
+        let mut reorder_entropy = BTreeMap::new();
+        let mut reordered = 0;
+        for r in &records {
+            let receiver = topo.net.node::<TransportHost>(topo.hosts[r.dst]);
+            if let Some(a) = receiver.arrivals(r.id) {
+                let ro = Reordering::of(a);
+                reordered += ro.displaced();
+                reorder_entropy.insert(r.id, ro.entropy);
+            }
+        }
+        let mut drops = Drops::default();
+        let mut links = Vec::new();
+        for (i, &c) in topo.chips.iter().enumerate() {
+            let chip = topo.net.node::<Chip>(c);
+            for (cause, n) in &chip.counters().drops {
+                drops.add(&format!("chip.{cause}"), *n);
+            }
+            for p in 0..t2_testbench::Node::port_count(chip) {
+                let tx = topo.net.link_tx(c, p);
+                links.push(LinkRow {
+                    node: format!("switch{i}"),
+                    port: p,
+                    frames: tx.frames,
+                    bytes: tx.bytes,
+                    gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
+                });
+            }
+        }
+        for (i, &h) in topo.hosts.iter().enumerate() {
+            let tx = topo.net.link_tx(h, 0);
+            links.push(LinkRow {
+                node: format!("host{i}"),
+                port: 0,
+                frames: tx.frames,
+                bytes: tx.bytes,
+                gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
+            });
+            drops.add(
+                "host.foreign_frame",
+                topo.net.node::<TransportHost>(h).foreign(),
+            );
+        }
+        drops.add("network.unlinked_port", topo.net.unlinked_drops());
+        let hosts = HostSet {
+            hosts: topo.hosts.len(),
+            host_bps: self.topology.link_bps,
+            clock,
+        };
+        let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
+        let mut frames = FrameCensus {
+            on_links: topo.net.frames_on_links() as u64,
+            dropped: drops.total(),
+            ..FrameCensus::default()
+        };
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            frames.sent += host.frames_sent() - host.frames_on_nic();
+            frames.received += host.frames_received() - host.foreign();
+        }
+        for &c in &topo.chips {
+            frames.inside_chips += topo.net.node::<Chip>(c).packets_inside();
+        }
+        frames.unaccounted = frames.sent as i64
+            - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+        RunResults {
+            name: self.name.clone(),
+            seed: self.seed,
+            hosts: topo.hosts.len(),
+            switches: topo.chips.len(),
+            duration_cycles: self.duration,
+            end_cycle: end,
+            flows: records.len(),
+            completed: records.iter().filter(|r| r.finish.is_some()).count(),
+            offered_load: workload::offered_load(flows, hosts, self.duration),
+            buckets: metrics::by_bucket(&records, &self.buckets),
+            drops,
+            timeouts,
+            retransmitted_segments: retransmitted,
+            duplicate_segments: duplicates,
+            reordered_segments: reordered,
+            frames,
+            mean_reorder_entropy: if entropies.is_empty() {
+                0.0
+            } else {
+                entropies.iter().sum::<f64>() / entropies.len() as f64
+            },
+            records,
+            reorder_entropy,
+            links,
+        }
+    }
+}
+
+fn all_done(t: &Topology) -> bool {
+    t.hosts
+        .iter()
+        .all(|&h| t.net.node::<TransportHost>(h).all_done())
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.2}"))
+}
+
+impl RunResults {
+    /// The terminal summary.
+    pub fn text(&self, clock: t2_clock::Clock) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "scenario         {} (seed {})", self.name, self.seed);
+        let _ = writeln!(
+            s,
+            "network          {} hosts, {} switches",
+            self.hosts, self.switches
+        );
+        let _ = writeln!(
+            s,
+            "simulated        {} ns (flows start in the first {} ns)",
+            clock.format_ns(self.end_cycle),
+            clock.format_ns(self.duration_cycles)
+        );
+        let _ = writeln!(
+            s,
+            "flows            {} completed of {}, offered load {:.3}",
+            self.completed, self.flows, self.offered_load
+        );
+        let _ = writeln!(
+            s,
+            "retransmission   {} timeouts, {} segments resent, {} duplicates received",
+            self.timeouts, self.retransmitted_segments, self.duplicate_segments
+        );
+        let _ = writeln!(
+            s,
+            "reordering       {} segments displaced, mean entropy {:.4}",
+            self.reordered_segments, self.mean_reorder_entropy
+        );
+        let f = &self.frames;
+        let _ = writeln!(
+            s,
+            "frames           {} sent = {} received + {} dropped + {} in chips + {} on links ({} unaccounted)",
+            f.sent, f.received, f.dropped, f.inside_chips, f.on_links, f.unaccounted
+        );
+        let _ = writeln!(s, "drops            {}", self.drops.total());
+        for (reason, n) in &self.drops.0 {
+            let _ = writeln!(s, "  {reason:<30} {n}");
+        }
+        let _ = writeln!(
+            s,
+            "slowdown by size  flows  done    mean     p50     p95     p99"
+        );
+        for b in &self.buckets {
+            let label = match (b.lower, b.upper) {
+                (0, None) => "all".to_string(),
+                (lo, None) => format!(">= {lo} B"),
+                (lo, Some(hi)) => format!("{lo}..{hi} B"),
+            };
+            let _ = writeln!(
+                s,
+                "  {label:<16} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7}",
+                b.flows,
+                b.completed,
+                opt(b.mean_slowdown),
+                opt(b.p50_slowdown),
+                opt(b.p95_slowdown),
+                opt(b.p99_slowdown)
+            );
+        }
+        s
+    }
+
+    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`.
+    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<(), String> {
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let json = serde_json::to_string_pretty(self).expect("results serialize");
+        let p = dir.join("summary.json");
+        std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
+        let mut csv = String::from(
+            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy\n",
+        );
+        for r in &self.records {
+            let cell = |v: Option<String>| v.unwrap_or_default();
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{},{},{}",
+                r.id,
+                r.src,
+                r.dst,
+                r.size_bytes,
+                r.start,
+                cell(r.finish.map(|f| f.to_string())),
+                cell(r.fct().map(|f| f.to_string())),
+                r.ideal,
+                cell(r.slowdown().map(|x| format!("{x:.4}"))),
+                cell(r.throughput_bps(clock).map(|x| format!("{:.4}", x / 1e9))),
+                cell(self.reorder_entropy.get(&r.id).map(|x| format!("{x:.6}"))),
+            );
+        }
+        let p = dir.join("flows.csv");
+        std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        let mut csv = String::from("node,port,frames,bytes,gbps\n");
+        for l in &self.links {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{:.4}",
+                l.node, l.port, l.frames, l.bytes, l.gbps
+            );
+        }
+        let p = dir.join("links.csv");
+        std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,396 @@
+//! Topologies: chips and transport hosts joined by links in one [`Network`].
+//!
+//! Builders: one chip with N hosts, a dumbbell (two chips, one link between them), a
+//! leaf-spine (BFC's testbed is 8 leaves x 8 spines, 16 hosts per leaf), a k-ary fat-tree
+//! (k = 4: 20 switches, 16 hosts), and PABO's 7-switch tree (three two-switch chains merging
+//! at a root switch that serves the receiver). Every link runs at one speed.
+//!
+//! Routing is by static IPv4 host routes computed from shortest paths. Where several next
+//! hops are equally short (leaf to spine, fat-tree uplinks), the one used for destination
+//! host `d` is choice number `d mod n`, a fixed spread of destinations over the paths. There
+//! is no ECMP hashing per flow.
+//!
+//! Host `i` has address 10.0.0.1 + i and MAC 02:00 followed by `i` in 4 bytes.
+
+use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
+use crate::params::Tofino2Params;
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+use t2_clock::{Cycle, LineRate};
+use t2_pipeline::headers::MacAddr;
+use t2_testbench::metrics::Framing;
+use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
+use t2_testbench::workload::FlowSpec;
+use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
+
+/// The shape of a network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    SingleChip {
+        hosts: usize,
+    },
+    /// Two chips joined by one link, `hosts_per_side` hosts on each.
+    Dumbbell {
+        hosts_per_side: usize,
+    },
+    LeafSpine {
+        leaves: usize,
+        spines: usize,
+        hosts_per_leaf: usize,
+    },
+    /// A k-ary fat-tree (k even): k pods of k/2 edge and k/2 aggregation switches, (k/2)^2
+    /// core switches, k/2 hosts per edge switch.
+    FatTree {
+        k: usize,
+    },
+    /// PABO's tree: root, 2 aggregation switches, 4 edge switches, `hosts_per_edge` hosts on
+    /// each edge switch.
+    PaboTree {
+        hosts_per_edge: usize,
+    },
+}
+
+/// What to build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologySpec {
+    pub shape: Shape,
+    pub params: Tofino2Params,
+    /// Speed of every port, NIC and link, b/s.
+    pub link_bps: u64,
+    /// Propagation delay of every link, ns.
+    pub link_delay_ns: u64,
+    pub transport: TransportConfig,
+    pub stepping: Stepping,
+}
+
+/// A built network.
+pub struct Topology {
+    pub net: Network,
+    pub hosts: Vec<NodeId>,
+    pub chips: Vec<NodeId>,
+    pub peers: Vec<Peer>,
+    /// Switches between host pairs: `switch_hops[src][dst]`.
+    switch_hops: Vec<Vec<u32>>,
+    link_delay: Cycle,
+    line: LineRate,
+    mss: u64,
+    /// Unloaded latency of a chip for a frame of n bytes (the same for every chip).
+    chip_latency_base: Cycle,
+}
+
+/// The address of host `i`.
+pub fn host_peer(i: usize) -> Peer {
+    let n = i as u32;
+    let b = n.to_be_bytes();
+    Peer {
+        ip: Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 1)) + n),
+        mac: MacAddr([0x02, 0x00, b[0], b[1], b[2], b[3]]),
+    }
+}
+
+/// The graph before it becomes nodes: switches with their neighbours.
+struct Plan {
+    switches: usize,
+    /// (switch a, switch b) links.
+    fabric: Vec<(usize, usize)>,
+    /// The switch each host hangs off.
+    host_switch: Vec<usize>,
+}
+
+impl Shape {
+    fn plan(&self) -> Result<Plan, String> {
+        let need = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+        Ok(match *self {
+            Shape::SingleChip { hosts } => {
+                need(hosts >= 2, "single_chip needs at least 2 hosts")?;
+                Plan {
+                    switches: 1,
+                    fabric: vec![],
+                    host_switch: vec![0; hosts],
+                }
+            }
+            Shape::Dumbbell { hosts_per_side: n } => {
+                need(n >= 1, "dumbbell needs at least 1 host per side")?;
+                Plan {
+                    switches: 2,
+                    fabric: vec![(0, 1)],
+                    host_switch: (0..2 * n).map(|h| h / n).collect(),
+                }
+            }
+            Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                need(
+                    leaves >= 1 && spines >= 1,
+                    "leaf_spine needs leaves and spines",
+                )?;
+                need(hosts_per_leaf >= 1, "leaf_spine needs hosts on each leaf")?;
+                need(
+                    leaves * hosts_per_leaf >= 2,
+                    "leaf_spine needs at least 2 hosts",
+                )?;
+                Plan {
+                    switches: leaves + spines,
+                    fabric: (0..leaves)
+                        .flat_map(|l| (0..spines).map(move |s| (l, leaves + s)))
+                        .collect(),
+                    host_switch: (0..leaves * hosts_per_leaf)
+                        .map(|h| h / hosts_per_leaf)
+                        .collect(),
+                }
+            }
+            Shape::FatTree { k } => {
+                need(
+                    k >= 2 && k % 2 == 0,
+                    "fat_tree needs an even k of at least 2",
+                )?;
+                let half = k / 2;
+                // Switches: edge (pod p, i) = p*half + i; aggregation = k*half + p*half + i;
+                // core (j, i) = 2*k*half + j*half + i.
+                let edge = |p: usize, i: usize| p * half + i;
+                let agg = |p: usize, i: usize| k * half + p * half + i;
+                let core = |j: usize, i: usize| 2 * k * half + j * half + i;
+                let mut fabric = Vec::new();
+                for p in 0..k {
+                    for e in 0..half {
+                        for a in 0..half {
+                            fabric.push((edge(p, e), agg(p, a)));
+                        }
+                    }
+                    for a in 0..half {
+                        for i in 0..half {
+                            fabric.push((agg(p, a), core(a, i)));
+                        }
+                    }
+                }
+                Plan {
+                    switches: 2 * k * half + half * half,
+                    fabric,
+                    host_switch: (0..k * half * half).map(|h| h / half).collect(),
+                }
+            }
+            Shape::PaboTree { hosts_per_edge } => {
+                need(
+                    hosts_per_edge >= 1,
+                    "pabo_tree needs hosts on each edge switch",
+                )?;
+                // 0 root (PABO's switch7, with the receiver); 1..=3 middle (switch4-6);
+                // 4..=6 edge (switch1-3), edge 3 + i hanging off middle i.
+                Plan {
+                    switches: 7,
+                    fabric: vec![(0, 1), (0, 2), (0, 3), (1, 4), (2, 5), (3, 6)],
+                    host_switch: std::iter::once(0)
+                        .chain((0..3 * hosts_per_edge).map(|h| 4 + h / hosts_per_edge))
+                        .collect(),
+                }
+            }
+        })
+    }
+}
+
+/// Places `n` ports of `bps` on a chip, spread over the pipes round-robin.
+fn place_ports(params: &Tofino2Params, bps: u64, n: usize) -> Result<Vec<PortSpec>, String> {
+    let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == bps) else {
+        return Err(format!(
+            "{bps} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)"
+        ));
+    };
+    let per_mac = (params.channels_per_mac / channels) as usize;
+    let per_pipe = per_mac * params.macs_per_pipe as usize;
+    let room = per_pipe * params.pipes as usize;
+    if n > room {
+        return Err(format!(
+            "a switch needs {n} ports of {bps} b/s but a chip has room for {room}"
+        ));
+    }
+    Ok((0..n)
+        .map(|i| {
+            let pipe = i % params.pipes as usize;
+            let slot = i / params.pipes as usize;
+            PortSpec {
+                pipe: pipe as u32,
+                mac: (slot / per_mac) as u32,
+                channel: ((slot % per_mac) as u32) * channels,
+                bps,
+            }
+        })
+        .collect())
+}
+
+impl TopologySpec {
+    /// Builds the chips, hosts, links and routes.
+    pub fn build(&self) -> Result<Topology, String> {
+        let plan = self.shape.plan()?;
+        let clock = self.params.clock();
+        if self.link_delay_ns == 0 {
+            return Err("link delay must be above 0 ns".into());
+        }
+        let delay = clock.propagation_cycles(self.link_delay_ns).max(1);
+        let hosts = plan.host_switch.len();
+        // Each switch's ports: its hosts first, then its fabric links in plan order.
+        // port_to[s][p] = what is at the far end: Ok(host) or Err(switch).
+        let mut port_to: Vec<Vec<Result<usize, usize>>> = vec![Vec::new(); plan.switches];
+        for (h, &s) in plan.host_switch.iter().enumerate() {
+            port_to[s].push(Ok(h));
+        }
+        for &(a, b) in &plan.fabric {
+            port_to[a].push(Err(b));
+            port_to[b].push(Err(a));
+        }
+        // Distances from every switch to every switch (BFS; the graph is small).
+        let dist: Vec<Vec<u32>> = (0..plan.switches)
+            .map(|s| {
+                let mut d = vec![u32::MAX; plan.switches];
+                d[s] = 0;
+                let mut q = VecDeque::from([s]);
+                while let Some(x) = q.pop_front() {
+                    for t in port_to[x].iter().filter_map(|e| e.err()) {
+                        if d[t] == u32::MAX {
+                            d[t] = d[x] + 1;
+                            q.push_back(t);
+                        }
+                    }
+                }
+                d
+            })
+            .collect();
+        let peers: Vec<Peer> = (0..hosts).map(host_peer).collect();
+        let mut net = Network::new(self.stepping);
+        let mut chips = Vec::new();
+        let mut latency_base = 0;
+        for s in 0..plan.switches {
+            let ports = place_ports(&self.params, self.link_bps, port_to[s].len())
+                .map_err(|e| format!("switch {s}: {e}"))?;
+            let mut routes = Vec::with_capacity(hosts);
+            for (h, peer) in peers.iter().enumerate() {
+                let target = plan.host_switch[h];
+                let port = if target == s {
+                    port_to[s]
+                        .iter()
+                        .position(|e| *e == Ok(h))
+                        .expect("own host")
+                } else {
+                    let toward: Vec<usize> = (0..port_to[s].len())
+                        .filter(|&p| {
+                            port_to[s][p].is_err_and(|t| dist[t][target] + 1 == dist[s][target])
+                        })
+                        .collect();
+                    if toward.is_empty() {
+                        return Err(format!("switch {s} has no path to host {h}"));
+                    }
+                    toward[h % toward.len()]
+                };
+                routes.push((peer.ip, port));
+            }
+            let config = ChipConfig {
+                params: self.params,
+                ports,
+                routes,
+            };
+            let chip = Chip::new(&format!("switch{s}"), &config).map_err(|e| e.to_string())?;
+            // The chip's latency without the egress serialization of the frame.
+            latency_base = chip.unloaded_latency(64, 0)
+                - LineRate::new(clock, self.link_bps).serialization_cycles_ceil(64);
+            chips.push(net.add(chip));
+        }
+        let mut host_ids = Vec::with_capacity(hosts);
+        for (h, peer) in peers.iter().enumerate() {
+            let host = TransportHost::new(
+                &format!("host{h}"),
+                *peer,
+                clock,
+                self.link_bps,
+                self.transport,
+                peers.clone(),
+            )?;
+            host_ids.push(net.add(host));
+        }
+        for s in 0..plan.switches {
+            for (p, far) in port_to[s].iter().enumerate() {
+                match *far {
+                    Ok(h) => net
+                        .link(host_ids[h], 0, chips[s], p, delay)
+                        .map_err(|e| e.to_string())?,
+                    // Each fabric link is made once, from its lower-numbered switch.
+                    Err(t) if t > s => {
+                        let q = port_to[t]
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, e)| **e == Err(s))
+                            .map(|(q, _)| q)
+                            .find(|&q| net.peer(chips[t], q).is_none())
+                            .expect("the far end lists this link");
+                        net.link(chips[s], p, chips[t], q, delay)
+                            .map_err(|e| e.to_string())?
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        let switch_hops = (0..hosts)
+            .map(|a| {
+                (0..hosts)
+                    .map(|b| dist[plan.host_switch[a]][plan.host_switch[b]] + 1)
+                    .collect()
+            })
+            .collect();
+        Ok(Topology {
+            net,
+            hosts: host_ids,
+            chips,
+            peers,
+            switch_hops,
+            link_delay: delay,
+            line: LineRate::new(clock, self.link_bps),
+            mss: self.transport.mss,
+            chip_latency_base: latency_base,
+        })
+    }
+}
+
+impl Topology {
+    /// Gives each flow to its sending host.
+    pub fn add_flows(&mut self, flows: &[FlowSpec]) -> Result<(), String> {
+        for f in flows {
+            if f.src >= self.hosts.len() || f.dst >= self.hosts.len() {
+                return Err(format!(
+                    "flow {} goes from host {} to host {}, but there are {} hosts",
+                    f.id,
+                    f.src,
+                    f.dst,
+                    self.hosts.len()
+                ));
+            }
+            self.net
+                .node_mut::<TransportHost>(self.hosts[f.src])
+                .add_flow(*f)?;
+        }
+        Ok(())
+    }
+
+    /// Switches on the path from host `a` to host `b`.
+    pub fn switch_hops(&self, a: usize, b: usize) -> u32 {
+        self.switch_hops[a][b]
+    }
+
+    /// The ideal FCT of a flow (docs/testbench.md): its frames serialized once at line
+    /// rate, plus, at each switch, the unloaded latency of its last frame; plus the ACK's
+    /// serialization and its unloaded latency at each switch; plus propagation both ways.
+    pub fn ideal_fct(&self, f: &FlowSpec) -> Cycle {
+        let framing = Framing {
+            mss: self.mss,
+            overhead: SEGMENT_OVERHEAD,
+        };
+        let hops = self.switch_hops(f.src, f.dst) as Cycle;
+        let frames = framing.frames(f.size_bytes);
+        let last = f.size_bytes - (frames - 1) * self.mss + SEGMENT_OVERHEAD;
+        let ack = 64;
+        let chip = |bytes: u64| self.chip_latency_base + self.line.serialization_cycles_ceil(bytes);
+        let rtt = 2 * (hops + 1) * self.link_delay
+            + hops * (chip(last) + chip(ack))
+            + self.line.serialization_cycles_ceil(ack);
+        framing.ideal_fct(f.size_bytes, self.line, rtt)
+    }
+}

@@ -1,0 +1,977 @@
+//! A host with a reliable windowed transport over real TCP/IPv4 frames, as a [`Node`].
+//!
+//! Every flow is a byte stream cut into segments of at most `mss` payload bytes. The first
+//! 4 bytes of every segment's TCP payload carry the flow's id (unique in a run), so that the
+//! receiver keys its state on it rather than on ports that could repeat; the `mss` counts
+//! data bytes after them. Sequence numbers are byte offsets in the flow (flows are limited
+//! to 2^32 - 1 bytes).
+//!
+//! - Sender: at most `cwnd` bytes in flight; cumulative ACKs advance it; when no ACK has
+//!   advanced it for `rto` cycles it goes back to the first unacknowledged byte and sends
+//!   again (go-back-N), doubling the timeout up to `max_rto`. The NIC sends one frame at a
+//!   time at line rate: ACKs first, then the active flows round-robin.
+//! - Receiver: keeps segments that arrive ahead of the next expected byte and ACKs every data
+//!   segment with the next byte it expects. With ECN on it echoes a CE mark on the segment
+//!   as ECE on its ACK (DCTCP's per-packet echo).
+//! - Congestion control: [`Congestion::Fixed`] keeps the window constant;
+//!   [`Congestion::Dctcp`] runs DCTCP (see [`Dctcp`]).
+//!
+//! A flow's completion time ends in the cycle the sender receives the ACK of its last byte.
+//! Frames this host cannot read (not TCP, or too short) are counted in `foreign` and freed:
+//! no packet is lost silently.
+
+use crate::node::{Node, Sent};
+use crate::workload::FlowSpec;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::Ipv4Addr;
+use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
+use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
+use t2_pipeline::{PacketHandle, PacketPool};
+
+/// Bytes of the flow id at the start of every segment's payload.
+pub const FLOW_ID_LEN: usize = 4;
+/// Bytes of one segment beyond its data: headers, flow id and FCS.
+pub const SEGMENT_OVERHEAD: u64 = TCP_HEADERS_LEN as u64 + FLOW_ID_LEN as u64 + FCS_BYTES;
+
+/// ECN codepoints in the low two bits of the IPv4 TOS byte.
+const ECT0: u8 = 0b10;
+const CE: u8 = 0b11;
+/// Offset of the TOS byte in a frame (after the 14-byte Ethernet header).
+const TOS_OFFSET: usize = 15;
+
+/// How a sender sizes its window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// A constant window of `window_bytes`.
+    Fixed,
+    /// DCTCP, starting from `window_bytes` in slow start.
+    Dctcp,
+}
+
+/// Transport settings shared by all flows of a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransportConfig {
+    /// Data bytes per full segment.
+    pub mss: u64,
+    /// The fixed window, or DCTCP's initial window, in bytes.
+    pub window_bytes: u64,
+    /// Retransmission timeout, cycles.
+    pub rto: Cycle,
+    /// The largest the timeout grows to by doubling.
+    pub max_rto: Cycle,
+    pub congestion: Congestion,
+}
+
+impl TransportConfig {
+    /// 1000-byte segments (BFC's), a window of `window_bytes`, fixed congestion window.
+    pub fn fixed(window_bytes: u64, rto: Cycle) -> TransportConfig {
+        TransportConfig {
+            mss: 1000,
+            window_bytes,
+            rto,
+            max_rto: rto * 64,
+            congestion: Congestion::Fixed,
+        }
+    }
+
+    /// Checks the settings, naming the host in the error.
+    pub fn validate(&self, host: &str) -> Result<(), String> {
+        let max_mss = 9216 - SEGMENT_OVERHEAD;
+        if self.mss == 0 || self.mss > max_mss {
+            return Err(format!("{host}: mss {} is outside 1..={max_mss}", self.mss));
+        }
+        if self.window_bytes < self.mss {
+            return Err(format!(
+                "{host}: window {} B is smaller than one segment ({} B)",
+                self.window_bytes, self.mss
+            ));
+        }
+        if self.rto == 0 || self.max_rto < self.rto {
+            return Err(format!(
+                "{host}: rto {} must be above 0 and at most max_rto {}",
+                self.rto, self.max_rto
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// DCTCP's sender law (Alizadeh et al., SIGCOMM'10; integer form as in Linux
+/// `tcp_dctcp.c`): alpha in 1/1024 units, `alpha <- alpha - alpha/16 + F/16` once per
+/// window of data where F is the fraction of its bytes acknowledged with ECE; in a window
+/// that saw marks the window is cut once, `cwnd <- cwnd (1 - alpha/2)`. Without marks the
+/// window grows as TCP's (slow start below `ssthresh`, then one segment per window).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dctcp {
+    /// Alpha in 1/1024 units (0..=1024).
+    pub alpha: u32,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    mss: u64,
+    max_cwnd: u64,
+    /// The sequence number that ends the current observation window.
+    window_end: u64,
+    acked: u64,
+    marked: u64,
+    /// Bytes acknowledged towards the next one-segment increase in congestion avoidance.
+    ca_credit: u64,
+}
+
+/// DCTCP's gain g = 1/2^G_SHIFT = 1/16.
+pub const DCTCP_G_SHIFT: u32 = 4;
+/// Alpha's fixed-point one.
+pub const DCTCP_ALPHA_ONE: u32 = 1024;
+
+impl Dctcp {
+    pub fn new(initial_cwnd: u64, mss: u64) -> Dctcp {
+        Dctcp {
+            // Linux starts alpha at its maximum so that the first marks cut hard.
+            alpha: DCTCP_ALPHA_ONE,
+            cwnd: initial_cwnd,
+            ssthresh: u64::MAX,
+            mss,
+            max_cwnd: u64::MAX,
+            window_end: 0,
+            acked: 0,
+            marked: 0,
+            ca_credit: 0,
+        }
+    }
+
+    /// An ACK acknowledged `acked` new bytes (with ECE if `ece`); `snd_una` is the first
+    /// unacknowledged byte after it and `snd_nxt` the next byte to send.
+    pub fn on_ack(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
+        self.acked += acked;
+        if ece {
+            self.marked += acked;
+        }
+        if !ece {
+            if self.cwnd < self.ssthresh {
+                self.cwnd += acked;
+            } else {
+                self.ca_credit += acked;
+                while self.ca_credit >= self.cwnd {
+                    self.ca_credit -= self.cwnd;
+                    self.cwnd += self.mss;
+                }
+            }
+            self.cwnd = self.cwnd.min(self.max_cwnd);
+        }
+        if snd_una >= self.window_end {
+            self.end_window(snd_nxt);
+        }
+    }
+
+    /// Closes an observation window: updates alpha and, if the window saw marks, cuts.
+    fn end_window(&mut self, snd_nxt: u64) {
+        let fraction = (self.marked << 10).checked_div(self.acked).unwrap_or(0) as u32;
+        self.alpha = self.alpha - (self.alpha >> DCTCP_G_SHIFT) + (fraction >> DCTCP_G_SHIFT);
+        self.alpha = self.alpha.min(DCTCP_ALPHA_ONE);
+        if self.marked > 0 {
+            let cut = self.cwnd * self.alpha as u64 / (2 * DCTCP_ALPHA_ONE as u64);
+            self.cwnd = (self.cwnd - cut).max(self.mss);
+            self.ssthresh = self.cwnd;
+            self.ca_credit = 0;
+        }
+        self.acked = 0;
+        self.marked = 0;
+        self.window_end = snd_nxt;
+    }
+
+    /// A retransmission timeout: back to one segment.
+    pub fn on_timeout(&mut self) {
+        self.ssthresh = (self.cwnd / 2).max(2 * self.mss);
+        self.cwnd = self.mss;
+        self.ca_credit = 0;
+    }
+}
+
+/// Another host a flow can go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub ip: Ipv4Addr,
+    pub mac: MacAddr,
+}
+
+/// A flow's state at the sender.
+#[derive(Clone, Debug)]
+struct SendFlow {
+    spec: FlowSpec,
+    to: Peer,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Highest byte ever sent, to count retransmitted bytes.
+    high: u64,
+    fixed_window: u64,
+    dctcp: Option<Dctcp>,
+    rto: Cycle,
+    rto_at: Option<Cycle>,
+    finish: Option<Cycle>,
+    timeouts: u64,
+    retransmitted_segments: u64,
+}
+
+impl SendFlow {
+    fn window(&self) -> u64 {
+        self.dctcp.map_or(self.fixed_window, |d| d.cwnd)
+    }
+
+    /// Payload bytes of the next segment, if the window lets it go.
+    fn next_segment(&self, mss: u64) -> Option<u64> {
+        if self.finish.is_some() || self.snd_nxt >= self.spec.size_bytes {
+            return None;
+        }
+        let len = mss.min(self.spec.size_bytes - self.snd_nxt);
+        let in_flight = self.snd_nxt - self.snd_una;
+        (in_flight == 0 || in_flight + len <= self.window()).then_some(len)
+    }
+}
+
+/// A flow's state at the receiver.
+#[derive(Clone, Debug, Default)]
+struct RecvFlow {
+    rcv_nxt: u64,
+    /// Segments received beyond `rcv_nxt`: start to end.
+    ahead: BTreeMap<u64, u64>,
+    /// Segment numbers (seq / mss) in arrival order, for reordering metrics.
+    arrivals: Vec<u64>,
+}
+
+/// One flow's outcome at its sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SenderOutcome {
+    pub spec: FlowSpec,
+    pub finish: Option<Cycle>,
+    pub timeouts: u64,
+    pub retransmitted_segments: u64,
+}
+
+/// A frame waiting for the NIC.
+#[derive(Clone, Copy, Debug)]
+struct AckToSend {
+    flow_id: u32,
+    to: Peer,
+    ack: u64,
+    ece: bool,
+}
+
+/// A host whose flows use the reliable transport.
+pub struct TransportHost {
+    name: String,
+    me: Peer,
+    line: LineRate,
+    config: TransportConfig,
+    peers: Vec<Peer>,
+    ecn: bool,
+    /// Flows not started yet, latest first (so the next is popped from the end).
+    pending: Vec<FlowSpec>,
+    /// Started flows in start order; finished ones stay for their outcome.
+    flows: Vec<SendFlow>,
+    /// Index into `flows` of the first unfinished flow (flows before it are all done).
+    first_open: usize,
+    /// Where round-robin looks first.
+    rr: usize,
+    acks: VecDeque<AckToSend>,
+    receiving: BTreeMap<u32, RecvFlow>,
+    /// The frame being serialized and the cycle its last bit leaves.
+    on_nic: Option<(Cycle, PacketHandle)>,
+    /// When the NIC is free, in line-rate ticks.
+    nic_free_ticks: u64,
+    frames_sent: u64,
+    frames_received: u64,
+    data_bytes_received: u64,
+    duplicate_segments: u64,
+    marked_segments: u64,
+    foreign: u64,
+    scratch: Vec<u8>,
+}
+
+impl TransportHost {
+    /// A host named `name` with address `me`, whose flows address `peers[dst]`.
+    pub fn new(
+        name: &str,
+        me: Peer,
+        clock: Clock,
+        nic_bps: u64,
+        config: TransportConfig,
+        peers: Vec<Peer>,
+    ) -> Result<TransportHost, String> {
+        config.validate(name)?;
+        Ok(TransportHost {
+            name: name.to_string(),
+            me,
+            line: LineRate::new(clock, nic_bps),
+            config,
+            peers,
+            ecn: config.congestion == Congestion::Dctcp,
+            pending: Vec::new(),
+            flows: Vec::new(),
+            first_open: 0,
+            rr: 0,
+            acks: VecDeque::new(),
+            receiving: BTreeMap::new(),
+            on_nic: None,
+            nic_free_ticks: 0,
+            frames_sent: 0,
+            frames_received: 0,
+            data_bytes_received: 0,
+            duplicate_segments: 0,
+            marked_segments: 0,
+            foreign: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Schedules a flow this host sends. Its `dst` indexes the peer table.
+    pub fn add_flow(&mut self, spec: FlowSpec) -> Result<(), String> {
+        if spec.dst >= self.peers.len() {
+            return Err(format!(
+                "{}: flow {} goes to host {}, but the peer table has {}",
+                self.name,
+                spec.id,
+                spec.dst,
+                self.peers.len()
+            ));
+        }
+        if spec.size_bytes == 0 || spec.size_bytes > u32::MAX as u64 {
+            return Err(format!(
+                "{}: flow {} has size {} B, outside 1..2^32",
+                self.name, spec.id, spec.size_bytes
+            ));
+        }
+        let at = self
+            .pending
+            .partition_point(|p| (p.start, p.id) > (spec.start, spec.id));
+        self.pending.insert(at, spec);
+        Ok(())
+    }
+
+    pub fn config(&self) -> &TransportConfig {
+        &self.config
+    }
+
+    /// The outcome of every flow this host has started, in start order.
+    pub fn outcomes(&self) -> Vec<SenderOutcome> {
+        self.flows
+            .iter()
+            .map(|f| SenderOutcome {
+                spec: f.spec,
+                finish: f.finish,
+                timeouts: f.timeouts,
+                retransmitted_segments: f.retransmitted_segments,
+            })
+            .chain(self.pending.iter().rev().map(|&spec| SenderOutcome {
+                spec,
+                finish: None,
+                timeouts: 0,
+                retransmitted_segments: 0,
+            }))
+            .collect()
+    }
+
+    /// Whether every flow given to this host has completed.
+    pub fn all_done(&self) -> bool {
+        self.pending.is_empty() && self.flows.iter().all(|f| f.finish.is_some())
+    }
+
+    /// Data bytes delivered in order to this host (each byte once).
+    pub fn data_bytes_received(&self) -> u64 {
+        self.data_bytes_received
+    }
+
+    /// Segment numbers of flow `id` in the order they arrived here.
+    pub fn arrivals(&self, flow_id: u32) -> Option<&[u64]> {
+        self.receiving.get(&flow_id).map(|r| r.arrivals.as_slice())
+    }
+
+    /// Flow ids this host received data of, in order.
+    pub fn received_flows(&self) -> impl Iterator<Item = u32> + '_ {
+        self.receiving.keys().copied()
+    }
+
+    /// Frames this host has put on the wire (or is serializing now).
+    pub fn frames_sent(&self) -> u64 {
+        self.frames_sent
+    }
+
+    /// Whether a frame is being serialized (counted in `frames_sent`, not yet on the link).
+    pub fn frames_on_nic(&self) -> u64 {
+        u64::from(self.on_nic.is_some())
+    }
+
+    /// Frames that reached this host (every one is freed here).
+    pub fn frames_received(&self) -> u64 {
+        self.frames_received
+    }
+
+    /// Data segments that carried only bytes already received.
+    pub fn duplicate_segments(&self) -> u64 {
+        self.duplicate_segments
+    }
+
+    /// Data segments that arrived with CE.
+    pub fn marked_segments(&self) -> u64 {
+        self.marked_segments
+    }
+
+    /// Frames received that were not this transport's.
+    pub fn foreign(&self) -> u64 {
+        self.foreign
+    }
+
+    /// The DCTCP state of the flow with `id`, if it runs DCTCP.
+    pub fn dctcp(&self, flow_id: u32) -> Option<Dctcp> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .and_then(|f| f.dctcp)
+    }
+
+    fn on_data(&mut self, flow_id: u32, from: Peer, seq: u64, len: u64, ce: bool) {
+        let r = self.receiving.entry(flow_id).or_default();
+        r.arrivals.push(seq / self.config.mss);
+        let end = seq + len;
+        if end <= r.rcv_nxt || r.ahead.get(&seq).is_some_and(|&e| e >= end) {
+            self.duplicate_segments += 1;
+        } else if seq <= r.rcv_nxt {
+            self.data_bytes_received += end - r.rcv_nxt;
+            r.rcv_nxt = end;
+            // Take in the segments that were waiting for this one.
+            while let Some((&s, &e)) = r.ahead.first_key_value() {
+                if s > r.rcv_nxt {
+                    break;
+                }
+                r.ahead.pop_first();
+                if e > r.rcv_nxt {
+                    self.data_bytes_received += e - r.rcv_nxt;
+                    r.rcv_nxt = e;
+                }
+            }
+        } else {
+            r.ahead.insert(seq, end);
+        }
+        if ce {
+            self.marked_segments += 1;
+        }
+        self.acks.push_back(AckToSend {
+            flow_id,
+            to: from,
+            ack: r.rcv_nxt,
+            ece: ce,
+        });
+    }
+
+    fn on_ack(&mut self, now: Cycle, flow_id: u32, ack: u64, ece: bool) {
+        let Some(f) = self.flows[self.first_open..]
+            .iter_mut()
+            .find(|f| f.spec.id == flow_id)
+        else {
+            return; // an ACK of a finished flow
+        };
+        if ack <= f.snd_una || f.finish.is_some() {
+            return;
+        }
+        let acked = ack - f.snd_una;
+        f.snd_una = ack;
+        f.snd_nxt = f.snd_nxt.max(ack);
+        if let Some(d) = f.dctcp.as_mut() {
+            d.on_ack(acked, ece, f.snd_una, f.snd_nxt);
+        }
+        f.rto = self.config.rto;
+        if f.snd_una >= f.spec.size_bytes {
+            f.finish = Some(now);
+            f.rto_at = None;
+        } else {
+            f.rto_at = Some(now + f.rto);
+        }
+    }
+
+    /// Starts due flows and fires due timers.
+    fn housekeeping(&mut self, now: Cycle) {
+        while self.pending.last().is_some_and(|p| p.start <= now) {
+            let spec = self.pending.pop().expect("checked");
+            self.flows.push(SendFlow {
+                spec,
+                to: self.peers[spec.dst],
+                snd_una: 0,
+                snd_nxt: 0,
+                high: 0,
+                fixed_window: self.config.window_bytes,
+                dctcp: (self.config.congestion == Congestion::Dctcp)
+                    .then(|| Dctcp::new(self.config.window_bytes, self.config.mss)),
+                rto: self.config.rto,
+                rto_at: None,
+                finish: None,
+                timeouts: 0,
+                retransmitted_segments: 0,
+            });
+        }
+        for f in &mut self.flows[self.first_open..] {
+            if f.rto_at.is_some_and(|t| t <= now) {
+                f.timeouts += 1;
+                f.snd_nxt = f.snd_una;
+                f.rto = (f.rto * 2).min(self.config.max_rto);
+                f.rto_at = None;
+                if let Some(d) = f.dctcp.as_mut() {
+                    d.on_timeout();
+                }
+            }
+        }
+        while self
+            .flows
+            .get(self.first_open)
+            .is_some_and(|f| f.finish.is_some())
+        {
+            self.first_open += 1;
+        }
+    }
+
+    /// Builds the next frame to send, if any.
+    fn next_frame(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<PacketHandle> {
+        if let Some(a) = self.acks.pop_front() {
+            let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
+            return Some(self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false));
+        }
+        let open = self.flows.len() - self.first_open;
+        for k in 0..open {
+            let i = self.first_open + (self.rr + k) % open;
+            let Some(len) = self.flows[i].next_segment(self.config.mss) else {
+                continue;
+            };
+            self.rr = (self.rr + k + 1) % open.max(1);
+            let f = &mut self.flows[i];
+            let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
+            if seq < f.high {
+                f.retransmitted_segments += 1;
+            }
+            f.snd_nxt += len;
+            f.high = f.high.max(f.snd_nxt);
+            if f.rto_at.is_none() {
+                f.rto_at = Some(now + f.rto);
+            }
+            let ecn = self.ecn;
+            return Some(self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn));
+        }
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        &mut self,
+        pool: &mut PacketPool,
+        to: Peer,
+        flow_id: u32,
+        seq: u64,
+        ack: u64,
+        flags: u16,
+        data_len: usize,
+        ect: bool,
+    ) -> PacketHandle {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&flow_id.to_be_bytes());
+        self.scratch.resize(FLOW_ID_LEN + data_len, 0);
+        let ep = Endpoints {
+            src_mac: self.me.mac,
+            dst_mac: to.mac,
+            src_ip: self.me.ip,
+            dst_ip: to.ip,
+            src_port: 10_000 + (flow_id % 50_000) as u16,
+            dst_port: 80,
+        };
+        let pkt = pool.alloc();
+        let buf = pool.bytes_mut(pkt);
+        headers::build_tcp_frame(
+            buf,
+            &ep,
+            64,
+            0,
+            seq as u32,
+            ack as u32,
+            flags,
+            u16::MAX,
+            &self.scratch,
+            60,
+        );
+        if ect {
+            buf[TOS_OFFSET] |= ECT0;
+            let ip = &mut buf[14..34];
+            let c = headers::ipv4_header_checksum(ip);
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+        }
+        pkt
+    }
+}
+
+impl Node for TransportHost {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn port_count(&self) -> usize {
+        1
+    }
+
+    fn port_bps(&self, _port: usize) -> u64 {
+        self.line.bits_per_second()
+    }
+
+    fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.frames_received += 1;
+        let bytes = pool.bytes(pkt);
+        let parsed = headers::parse_frame(bytes).ok().and_then(|p| {
+            let ip = p.ipv4?;
+            let tcp = p.tcp?;
+            let id = bytes.get(p.payload_offset..p.payload_offset + FLOW_ID_LEN)?;
+            let flow_id = u32::from_be_bytes(id.try_into().ok()?);
+            // The IP total length says where the data ends (frames may be padded).
+            let ip_end = headers::Ethernet::LEN + ip.total_len as usize;
+            let data_len = ip_end.checked_sub(p.payload_offset + FLOW_ID_LEN)?;
+            let from = Peer {
+                ip: ip.src,
+                mac: p.ethernet.src,
+            };
+            Some((flow_id, from, tcp, data_len as u64, ip.tos & CE == CE))
+        });
+        pool.free(pkt);
+        match parsed {
+            Some((flow_id, from, tcp, len, ce)) if len > 0 => {
+                self.on_data(flow_id, from, tcp.seq as u64, len, ce)
+            }
+            Some((flow_id, _, tcp, _, _)) if tcp.flags & Tcp::ACK != 0 => {
+                self.on_ack(now, flow_id, tcp.ack as u64, tcp.flags & Tcp::ECE != 0)
+            }
+            _ => self.foreign += 1,
+        }
+    }
+
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        if let Some((at, pkt)) = self.on_nic {
+            if at > now {
+                return self.housekeeping(now);
+            }
+            out.push(Sent { port: 0, pkt });
+            self.on_nic = None;
+        }
+        self.housekeeping(now);
+        if let Some(pkt) = self.next_frame(now, pool) {
+            let start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
+            let end = start + self.line.serialization_ticks(pool.frame_bytes(pkt));
+            self.nic_free_ticks = end;
+            self.on_nic = Some((self.line.ticks_to_cycle_ceil(end), pkt));
+            self.frames_sent += 1;
+        }
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let nic = self.on_nic.map(|(t, _)| t);
+        let start = self.pending.last().map(|p| p.start);
+        let timers = self.flows[self.first_open..]
+            .iter()
+            .filter_map(|f| f.rto_at)
+            .min();
+        [nic, start, timers]
+            .into_iter()
+            .flatten()
+            .map(|t| t.max(now + 1))
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Framing;
+    use crate::network::{Network, NodeId, Stepping};
+
+    const G100: u64 = 100_000_000_000;
+
+    /// A two-port wire tap between hosts: forwards each frame in the cycle it arrives,
+    /// dropping (and counting) every `drop_every`-th data frame and every
+    /// `drop_ack_every`-th ACK, and marking CE on data frames if `mark`.
+    struct Tap {
+        drop_every: u64,
+        drop_ack_every: u64,
+        mark: bool,
+        seen: [u64; 2],
+        dropped: u64,
+        queue: Vec<Sent>,
+    }
+
+    impl Node for Tap {
+        fn name(&self) -> &str {
+            "tap"
+        }
+        fn port_count(&self) -> usize {
+            2
+        }
+        fn port_bps(&self, _port: usize) -> u64 {
+            G100
+        }
+        fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+            self.seen[port] += 1;
+            let every = if port == 0 {
+                self.drop_every
+            } else {
+                self.drop_ack_every
+            };
+            if every > 0 && self.seen[port].is_multiple_of(every) {
+                self.dropped += 1;
+                pool.free(pkt);
+                return;
+            }
+            if port == 0 && self.mark {
+                let b = pool.bytes_mut(pkt);
+                b[TOS_OFFSET] |= CE;
+                let c = headers::ipv4_header_checksum(&b[14..34]);
+                b[24..26].copy_from_slice(&c.to_be_bytes());
+            }
+            self.queue.push(Sent {
+                port: 1 - port,
+                pkt,
+            });
+        }
+        fn tick(&mut self, _now: Cycle, _pool: &mut PacketPool, out: &mut Vec<Sent>) {
+            out.append(&mut self.queue);
+        }
+        fn next_event(&self, _now: Cycle) -> Option<Cycle> {
+            None
+        }
+    }
+
+    fn peer(i: u8) -> Peer {
+        Peer {
+            ip: Ipv4Addr::new(10, 0, 0, i + 1),
+            mac: MacAddr([2, 0, 0, 0, 0, i + 1]),
+        }
+    }
+
+    fn flow(id: u32, start: Cycle, size: u64) -> FlowSpec {
+        FlowSpec {
+            start,
+            id,
+            src: 0,
+            dst: 1,
+            size_bytes: size,
+        }
+    }
+
+    /// Sender - tap - receiver, each link `delay` cycles.
+    fn net(
+        stepping: Stepping,
+        config: TransportConfig,
+        tap: Tap,
+        flows: &[FlowSpec],
+    ) -> (Network, NodeId, NodeId, NodeId) {
+        let clock = Clock::tofino2();
+        let peers = vec![peer(0), peer(1)];
+        let mut a = TransportHost::new("a", peer(0), clock, G100, config, peers.clone()).unwrap();
+        for f in flows {
+            a.add_flow(*f).unwrap();
+        }
+        let b = TransportHost::new("b", peer(1), clock, G100, config, peers).unwrap();
+        let mut net = Network::new(stepping);
+        let (a, t, b) = (net.add(a), net.add(tap), net.add(b));
+        net.link(a, 0, t, 0, 150).unwrap();
+        net.link(t, 1, b, 0, 150).unwrap();
+        (net, a, t, b)
+    }
+
+    fn clean_tap() -> Tap {
+        Tap {
+            drop_every: 0,
+            drop_ack_every: 0,
+            mark: false,
+            seen: [0; 2],
+            dropped: 0,
+            queue: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_lone_flow_takes_its_ideal_time() {
+        let config = TransportConfig::fixed(1_000_000, 100_000);
+        let (mut net, a, _, b) = net(Stepping::Jump, config, clean_tap(), &[flow(0, 10, 10_500)]);
+        net.run_until(100_000);
+        let out = net.node::<TransportHost>(a).outcomes();
+        let fct = out[0].finish.unwrap() - 10;
+        let line = LineRate::new(Clock::tofino2(), G100);
+        // Base RTT: 300 cycles of propagation each way and one 64 B ACK (10.08 cycles).
+        let framing = Framing {
+            mss: 1000,
+            overhead: SEGMENT_OVERHEAD,
+        };
+        let ideal = framing.ideal_fct(10_500, line, 600 + 11);
+        assert!(fct.abs_diff(ideal) <= 1, "fct {fct} ideal {ideal}");
+        assert_eq!(net.node::<TransportHost>(b).data_bytes_received(), 10_500);
+        assert_eq!(net.pool().live(), 0);
+    }
+
+    fn lossy_tap() -> Tap {
+        Tap {
+            drop_every: 7,
+            drop_ack_every: 5,
+            ..clean_tap()
+        }
+    }
+
+    fn lossy_flows() -> Vec<FlowSpec> {
+        vec![
+            flow(0, 0, 50_000),
+            flow(1, 100, 7_777),
+            flow(2, 2_000, 120_000),
+        ]
+    }
+
+    #[test]
+    fn every_byte_arrives_through_a_lossy_path() {
+        let config = TransportConfig::fixed(20_000, 5_000);
+        let (mut net, a, t, b) = net(Stepping::Jump, config, lossy_tap(), &lossy_flows());
+        net.run_until(5_000_000);
+        let sender = net.node::<TransportHost>(a);
+        assert!(sender.all_done());
+        let out = sender.outcomes();
+        assert!(out.iter().all(|o| o.finish.is_some()));
+        assert!(out.iter().map(|o| o.timeouts).sum::<u64>() > 0);
+        assert!(out.iter().map(|o| o.retransmitted_segments).sum::<u64>() > 0);
+        let receiver = net.node::<TransportHost>(b);
+        assert_eq!(receiver.data_bytes_received(), 50_000 + 7_777 + 120_000);
+        assert!(net.node::<Tap>(t).dropped > 0);
+        // Every frame is accounted for: all were delivered or dropped at the tap.
+        assert_eq!(net.pool().live(), 0);
+        assert_eq!(net.frames_on_links(), 0);
+    }
+
+    #[test]
+    fn stepping_every_cycle_matches_jumping() {
+        let config = TransportConfig::fixed(20_000, 5_000);
+        let run = |stepping| {
+            let (mut net, a, _, b) = net(stepping, config, lossy_tap(), &lossy_flows());
+            net.run_until(400_000);
+            let s = net.node::<TransportHost>(a);
+            let r = net.node::<TransportHost>(b);
+            let arrivals: Vec<Vec<u64>> = (0..3)
+                .map(|i| r.arrivals(i).unwrap_or(&[]).to_vec())
+                .collect();
+            (
+                s.outcomes(),
+                s.frames_sent(),
+                r.frames_sent(),
+                arrivals,
+                net.link_tx(a, 0),
+            )
+        };
+        let jumped = run(Stepping::Jump);
+        assert!(jumped.0.iter().all(|o| o.finish.is_some()));
+        assert_eq!(jumped, run(Stepping::EveryCycle));
+    }
+
+    #[test]
+    fn bad_settings_and_flows_are_refused() {
+        let clock = Clock::tofino2();
+        let bad = TransportConfig {
+            mss: 0,
+            ..TransportConfig::fixed(10_000, 100)
+        };
+        let e = TransportHost::new("h", peer(0), clock, G100, bad, vec![])
+            .err()
+            .unwrap();
+        assert_eq!(e, "h: mss 0 is outside 1..=9154");
+        let small = TransportConfig::fixed(999, 100);
+        assert!(TransportHost::new("h", peer(0), clock, G100, small, vec![]).is_err());
+        let mut h = TransportHost::new(
+            "h",
+            peer(0),
+            clock,
+            G100,
+            TransportConfig::fixed(10_000, 100),
+            vec![peer(0)],
+        )
+        .unwrap();
+        assert!(h
+            .add_flow(flow(0, 0, 10))
+            .unwrap_err()
+            .contains("peer table has 1"));
+    }
+
+    #[test]
+    fn dctcp_alpha_follows_the_marked_fraction_with_gain_one_sixteenth() {
+        let mut d = Dctcp::new(10_000, 1000);
+        assert_eq!(d.alpha, 1024);
+        // A window without marks: alpha <- alpha (1 - 1/16).
+        d.on_ack(1000, false, 1000, 10_000);
+        assert_eq!(d.alpha, 960);
+        // Many windows with a quarter of the bytes marked: alpha -> 1024 / 4.
+        let mut una = 1000;
+        for _ in 0..300 {
+            let end = d.window_end;
+            d.on_ack(3000, false, una + 3000, end + 4000);
+            d.on_ack(1000, true, end + 4000, end + 8000);
+            una = end + 4000;
+        }
+        assert!(d.alpha.abs_diff(256) <= 16, "{}", d.alpha);
+        // All marked: alpha -> 1.
+        for _ in 0..300 {
+            let end = d.window_end;
+            d.on_ack(1000, true, end, end + 1000);
+        }
+        assert!(d.alpha >= 1024 - 16, "{}", d.alpha);
+    }
+
+    #[test]
+    fn dctcp_cuts_by_half_alpha_once_per_marked_window() {
+        let mut d = Dctcp::new(100_000, 1000);
+        // alpha = 1024 (the start): a marked window halves the window.
+        d.alpha = DCTCP_ALPHA_ONE;
+        d.window_end = 10_000;
+        d.on_ack(1000, true, 5_000, 100_000);
+        assert_eq!(d.cwnd, 100_000, "no cut until the window ends");
+        d.on_ack(5000, true, 10_000, 100_000);
+        // alpha stays 1024 (F = 1), so the cut is cwnd / 2.
+        assert_eq!((d.alpha, d.cwnd, d.ssthresh), (1024, 50_000, 50_000));
+        // alpha = 512 at the window's end: cut a quarter.
+        d.alpha = 512 + 32; // one update with F = 1/2 gives 544 - 34 + 32 = 542
+        d.on_ack(500, true, 60_000, 200_000);
+        d.on_ack(500, false, 100_000, 200_000);
+        assert_eq!(d.alpha, 542);
+        // Congestion avoidance has not yet earned a segment, so the cut applies to 50,000.
+        assert_eq!(d.cwnd, 50_000 - 50_000 * 542 / 2048);
+    }
+
+    #[test]
+    fn dctcp_grows_like_tcp_without_marks() {
+        let mut d = Dctcp::new(10_000, 1000);
+        d.window_end = u64::MAX; // keep alpha out of it
+        d.on_ack(4000, false, 4000, 14_000);
+        assert_eq!(d.cwnd, 14_000, "slow start adds what was acknowledged");
+        d.ssthresh = 14_000;
+        d.on_ack(13_999, false, 20_000, 30_000);
+        assert_eq!(d.cwnd, 14_000);
+        d.on_ack(1, false, 20_001, 30_000);
+        assert_eq!(
+            d.cwnd, 15_000,
+            "one segment per window in congestion avoidance"
+        );
+        d.on_timeout();
+        assert_eq!((d.cwnd, d.ssthresh), (1000, 7500));
+    }
+
+    #[test]
+    fn ce_marks_are_echoed_and_shrink_the_dctcp_window() {
+        let config = TransportConfig {
+            congestion: Congestion::Dctcp,
+            ..TransportConfig::fixed(64_000, 100_000)
+        };
+        let tap = Tap {
+            mark: true,
+            ..clean_tap()
+        };
+        let (mut net, a, _, b) = net(Stepping::Jump, config, tap, &[flow(0, 0, 400_000)]);
+        net.run_until(2_000_000);
+        let s = net.node::<TransportHost>(a);
+        assert!(s.all_done());
+        let d = s.dctcp(0).unwrap();
+        assert_eq!(d.alpha, DCTCP_ALPHA_ONE, "every byte marked");
+        assert_eq!(d.cwnd, 1000, "halved every window down to one segment");
+        assert_eq!(net.node::<TransportHost>(b).marked_segments(), 400);
+    }
+}

@@ -1,0 +1,209 @@
+//! Scenario files: the examples run (from the CLI and the library), give identical results
+//! twice, and bad files get errors that name the file, the key and the problem.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use t2sim::scenario_file::ScenarioFile;
+
+fn t2sim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(args)
+        .output()
+        .expect("t2sim runs")
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("t2sim-scenario-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn incast_example_runs_from_the_cli_identically_twice() {
+    let file = example("incast.toml");
+    let (a, b) = (scratch("a"), scratch("b"));
+    let run = |out: &Path| {
+        t2sim(&[
+            "run",
+            "--scenario",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let (ra, rb) = (run(&a), run(&b));
+    assert!(
+        ra.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ra.stderr)
+    );
+    // Identical but for the last line, which names the output folder.
+    let summary = |o: &std::process::Output| {
+        let t = String::from_utf8(o.stdout.clone()).unwrap();
+        t.lines()
+            .filter(|l| !l.starts_with("results"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(summary(&ra), summary(&rb), "the summary is identical");
+    let text = String::from_utf8(ra.stdout.clone()).unwrap();
+    assert!(text.contains("24 completed of 24"), "{text}");
+    assert!(text.contains("chip.tm_queue_limit"), "{text}");
+    for f in ["summary.json", "flows.csv", "links.csv"] {
+        let x = std::fs::read(a.join(f)).unwrap();
+        assert_eq!(
+            x,
+            std::fs::read(b.join(f)).unwrap(),
+            "{f} differs between runs"
+        );
+    }
+    let flows = std::fs::read_to_string(a.join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 25);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["completed"], 24);
+    assert_eq!(summary["frames"]["unaccounted"], 0);
+    assert!(summary["frames"]["dropped"].as_u64().unwrap() > 0);
+    // Without the word `run` too.
+    let plain = t2sim(&["--scenario", file.to_str().unwrap()]);
+    assert!(plain.status.success());
+}
+
+#[test]
+fn leaf_spine_example_completes_every_flow() {
+    let s = ScenarioFile::load(&example("leaf_spine_w3.toml")).unwrap();
+    let r = s.run().unwrap();
+    assert_eq!((r.hosts, r.switches), (16, 6));
+    assert!(r.flows > 1000, "{}", r.flows);
+    assert_eq!(r.completed, r.flows);
+    assert_eq!(r.frames.unaccounted, 0);
+    assert!((r.offered_load - 0.4).abs() < 0.04, "{}", r.offered_load);
+    let all = r.buckets.last().unwrap();
+    assert!(all.p50_slowdown.unwrap() >= 1.0);
+}
+
+fn error_of(toml: &str) -> String {
+    let d = scratch("bad");
+    let p = d.join("bad.toml");
+    std::fs::write(&p, toml).unwrap();
+    let out = t2sim(&["run", "--scenario", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    String::from_utf8(out.stderr).unwrap()
+}
+
+const GOOD: &str = "seed = 1\nduration_us = 10\n[topology]\nkind = \"single_chip\"\nhosts = 2\n[workload]\n[[workload.flows]]\nsrc = 0\ndst = 1\nsize_bytes = 1000\n";
+
+#[test]
+fn bad_files_name_the_file_key_and_problem() {
+    let ok = t2sim(&["--scenario", &{
+        let d = scratch("good");
+        let p = d.join("good.toml");
+        std::fs::write(&p, GOOD).unwrap();
+        p.to_str().unwrap().to_string()
+    }]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    for (toml, wants) in [
+        (
+            GOOD.replace("seed = 1", "seed = 1\ncolour = 3"),
+            vec!["bad.toml", "unknown field `colour`"],
+        ),
+        (
+            GOOD.replace("hosts = 2", "hostz = 2"),
+            vec!["bad.toml", "unknown field `hostz`"],
+        ),
+        (
+            GOOD.replace("hosts = 2\n", ""),
+            vec!["bad.toml: topology.hosts: missing"],
+        ),
+        (
+            GOOD.replace("hosts = 2", "hosts = 2\nk = 4"),
+            vec!["topology.k: not used by kind single_chip"],
+        ),
+        (
+            GOOD.replace("single_chip", "ring"),
+            vec!["topology.kind: `ring` is not one of"],
+        ),
+        (
+            GOOD.replace("duration_us = 10", "duration_us = 0"),
+            vec!["duration_us: 0 is outside"],
+        ),
+        (
+            GOOD.replace(
+                "[workload]\n",
+                "[workload]\ncdf = \"nope.txt\"\nload = 0.5\n",
+            ),
+            vec!["workload.cdf", "nope.txt: cannot read"],
+        ),
+        (
+            GOOD.replace("[workload]\n", "[workload]\nload = 0.5\n"),
+            vec!["workload.load: needs workload.cdf"],
+        ),
+        (
+            GOOD.replace("seed = 1", "seed = \"one\""),
+            vec!["bad.toml", "seed"],
+        ),
+        (
+            GOOD.replace("dst = 1", "dst = 5"),
+            vec!["fixed flow 0 -> 5"],
+        ),
+    ] {
+        let e = error_of(&toml);
+        for w in wants {
+            assert!(e.contains(w), "`{w}` not in: {e}");
+        }
+    }
+    let cli = t2sim(&["--scenario", "x.toml", "--senders", "3"]);
+    assert_eq!(cli.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&cli.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn stepping_every_cycle_gives_the_same_results_as_jumping() {
+    let mut s = ScenarioFile::load(&example("incast.toml")).unwrap();
+    let jumped = s.run().unwrap();
+    s.topology.stepping = t2_testbench::Stepping::EveryCycle;
+    let stepped = s.run().unwrap();
+    assert_eq!(jumped, stepped);
+    assert!(jumped.drops.total() > 0);
+}
+
+#[test]
+fn every_topology_kind_and_option_runs() {
+    let w3 = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/workloads/W3.txt");
+    let d = scratch("kinds");
+    for (i, topology) in [
+        "kind = \"fat_tree\"\nk = 4",
+        "kind = \"dumbbell\"\nhosts_per_side = 3",
+        "kind = \"pabo_tree\"\nhosts_per_edge = 2",
+        "kind = \"single_chip\"\nhosts = 4\nqueue_limit_cells = 200",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let text = format!(
+            "seed = 3\nduration_us = 20\ndrain_us = 2000\n[topology]\n{topology}\nlink_delay_ns = 200\n\
+             [transport]\ncongestion = \"dctcp\"\nwindow_bytes = 20000\nrto_us = 50\n\
+             [workload]\ncdf = \"{}\"\nsampling = \"step\"\nload = 0.3\narrivals = \"log_normal\"\nsigma = 2.0\n\
+             [workload.incast]\ndegree = 2\nsize_bytes = 30000\nperiod_us = 10\n",
+            w3.display()
+        );
+        let p = d.join(format!("s{i}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let r = ScenarioFile::load(&p).unwrap().run().unwrap();
+        assert!(r.flows > 4, "{topology}: {}", r.flows);
+        assert_eq!(r.completed, r.flows, "{topology}");
+        assert_eq!(r.frames.unaccounted, 0, "{topology}");
+    }
+}
