@@ -26,7 +26,7 @@ use t2_pipeline::{
     DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram,
 };
 use t2_testbench::{Node, Sent};
-use t2_tm::{Descriptor, MacTx, TmDrop, TmPort, TrafficManager};
+use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmDrop, TmPort, TrafficManager};
 
 /// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
 pub const PORT_SPEEDS: [(u64, u32); 8] = [
@@ -132,8 +132,8 @@ struct Pipe {
     ports: Vec<usize>,
     /// Next port the ingress arbiter looks at first (index into `ports`).
     rx_next: usize,
-    /// TM to egress wire: (cycle it arrives, descriptor).
-    to_egress: VecDeque<(Cycle, Descriptor)>,
+    /// TM to egress wire: (cycle it arrives, descriptor with its queue metadata).
+    to_egress: VecDeque<(Cycle, Dequeued)>,
     /// Packets that have entered the ingress / egress parser.
     ingress_entered: u64,
     egress_entered: u64,
@@ -286,18 +286,28 @@ impl Chip {
             .ports
             .iter()
             .zip(&lines)
-            .map(|(s, &line)| TmPort {
-                pipe: s.pipe as usize,
-                line,
+            .map(|(s, &line)| {
+                TmPort::new(
+                    s.pipe as usize,
+                    line,
+                    (s.pipe * params.macs_per_pipe + s.mac) as usize,
+                    s.channels().expect("port speeds were checked above"),
+                    params.channels_per_mac,
+                )
             })
             .collect();
         // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
         let tm = TrafficManager::new(
             params.tm,
+            clock,
             params.pipes as usize,
             &tm_ports,
             egress_latency + 2,
-        );
+        )
+        .map_err(|e| ConfigError {
+            what: format!("chip {name}: {}", e.what),
+            problem: e.problem,
+        })?;
         let ports = config
             .ports
             .iter()
@@ -336,6 +346,37 @@ impl Chip {
 
     pub fn tm(&self) -> &TrafficManager {
         &self.tm
+    }
+
+    /// Gives port `port` the queues `queues` (16..=128, within its channels' share of its
+    /// port group's queues) in place of the default carving. The port must be empty.
+    pub fn set_port_queues(
+        &mut self,
+        port: usize,
+        queues: &[QueueConfig],
+    ) -> Result<(), ConfigError> {
+        self.tm
+            .set_port_queues(port, queues)
+            .map_err(|e| ConfigError {
+                what: format!("chip {}: {}", self.name, e.what),
+                problem: e.problem,
+            })
+    }
+
+    /// Advanced flow control: pauses (or resumes) queue `qid` of port `port` from cycle
+    /// `now + afc_latency_cycles` on, as an `adv_flow_ctl` from a deparser in cycle `now`
+    /// would. Packets already dequeued still leave.
+    pub fn afc(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        qid: u8,
+        pause: bool,
+    ) -> Result<(), ConfigError> {
+        self.tm.afc(now, port, qid, pause).map_err(|e| ConfigError {
+            what: format!("chip {}: {}", self.name, e.what),
+            problem: e.problem,
+        })
     }
 
     /// Cycles through an ingress pipeline (parser, stages, deparser).
@@ -490,11 +531,11 @@ impl Node for Chip {
         }
         // TM schedulers, then egress entry and egress pipelines.
         for p in 0..self.pipes.len() {
-            if let Some(desc) = self.tm.dequeue(p, now) {
-                self.pipes[p].to_egress.push_back((now + 1, desc));
+            if let Some(out) = self.tm.dequeue(p, now) {
+                self.pipes[p].to_egress.push_back((now + 1, out));
             }
             let pipe = &mut self.pipes[p];
-            if let Some(&(at, desc)) = pipe.to_egress.front() {
+            if let Some(&(at, Dequeued { desc, .. })) = pipe.to_egress.front() {
                 if at <= now {
                     pipe.to_egress.pop_front();
                     let dev = self.ports[desc.egress_port as usize].dev_port;

@@ -131,7 +131,7 @@ fn back_to_back_frames_leave_exactly_one_serialization_apart() {
 #[test]
 fn overload_delivers_line_capacity_and_conserves_every_cycle() {
     let mut s = scenario(4, 1480, 100, 12_000);
-    s.params.tm.port_queue_limit_cells = Some(200);
+    s.params.tm.queue_limit_cells = Some(200);
     let mut b = s.build().unwrap();
     for _ in 0..=12_000 {
         b.net.step();
@@ -174,7 +174,7 @@ fn default_scenario_is_deterministic() {
 fn jumping_and_stepping_give_identical_timestamps() {
     for (senders, frame, load) in [(4, 1500, 100), (6, 64, 100), (2, 9000, 37)] {
         let mut s = scenario(senders, frame, load, 9_000);
-        s.params.tm.port_queue_limit_cells = Some(300);
+        s.params.tm.queue_limit_cells = Some(300);
         let run = |stepping| {
             let mut b = IncastScenario {
                 stepping,
@@ -430,4 +430,48 @@ fn bad_chip_configs_are_errors() {
         vec![(RECEIVER_IP, 0), (RECEIVER_IP, 0)]
     )
     .contains("already exists"));
+}
+
+#[test]
+fn afc_pause_holds_the_queue_after_its_latency_and_in_flight_packets_still_leave() {
+    let mut b = scenario(4, 1500, 100, 20_000).build().unwrap();
+    let latency = Tofino2Params::default().tm.afc_latency_cycles as Cycle;
+    assert_eq!(latency, 100);
+    let dequeued = |b: &Built| b.net.node::<Chip>(b.chip).tm().port_stats(0).dequeued;
+    // Step to cycle 5000 (the receiver's queue is backlogged by then) and pause queue 0.
+    while b.net.now() < 5_000 {
+        b.net.step();
+    }
+    let chip = b.net.node_mut::<Chip>(b.chip);
+    chip.afc(5_000, 0, 0, true).unwrap();
+    assert!(chip.afc(5_000, 9, 0, true).is_err());
+    let mut dequeue_cycles = Vec::new();
+    let mut last = dequeued(&b);
+    while b.net.now() < 8_000 {
+        b.net.step();
+        let d = dequeued(&b);
+        if d != last {
+            dequeue_cycles.push(b.net.now());
+            last = d;
+        }
+    }
+    // Dequeues continue up to the cycle before the pause takes effect, none after, although
+    // the queue is far from empty.
+    assert!(dequeue_cycles.iter().all(|&c| c < 5_000 + latency));
+    let chip = b.net.node::<Chip>(b.chip);
+    assert!(chip.tm().queue_stats(0, 0).paused);
+    assert!(chip.tm().queue_stats(0, 0).queued_packets > 20);
+    // Every packet dequeued before the pause has reached the receiver.
+    let rx = b.net.node::<Host>(b.receiver).received().len() as u64;
+    assert_eq!(rx, last);
+    // Resume asked in 8000: the next dequeue is in 8100 exactly (the MAC is long idle).
+    b.net
+        .node_mut::<Chip>(b.chip)
+        .afc(8_000, 0, 0, false)
+        .unwrap();
+    while dequeued(&b) == last {
+        b.net.step();
+    }
+    assert_eq!(b.net.now(), 8_000 + latency);
+    assert_conserved(&b);
 }

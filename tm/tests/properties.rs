@@ -1,0 +1,215 @@
+//! Properties of the TM over generated queue set-ups and traffic: on every cycle packets are
+//! conserved (enqueued = dequeued + dropped + held) and cells add up within the buffer; a
+//! paused queue never dequeues; and jumping from event to event gives exactly the dequeues
+//! of stepping through every cycle.
+
+use proptest::prelude::*;
+use std::collections::VecDeque;
+use t2_clock::{Clock, Cycle, LineRate};
+use t2_tm::{Descriptor, QueueConfig, TmDrop, TmParams, TmPort, TrafficManager};
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Enqueue { port: u16, qid: u8, bytes: u32 },
+    Afc { port: usize, qid: u8, pause: bool },
+}
+
+#[derive(Clone, Debug)]
+struct Setup {
+    params: TmParams,
+    /// Port 1's pipe (port 0 is on pipe 0); the chip has 2 pipes.
+    second_pipe: usize,
+    queues: [Vec<QueueConfig>; 2],
+    /// (cycle, operation), in cycle order.
+    ops: Vec<(Cycle, Op)>,
+}
+
+const END: Cycle = 4_000;
+
+fn queue_config() -> impl Strategy<Value = QueueConfig> {
+    (
+        0u8..8,
+        prop_oneof![Just(0u16), 1u16..=1023],
+        prop::option::weighted(
+            0.3,
+            prop::sample::select(vec![5_000_000_000u64, 20_000_000_000]),
+        ),
+        prop::option::weighted(
+            0.3,
+            prop::sample::select(vec![10_000_000_000u64, 50_000_000_000]),
+        ),
+        0u32..3000,
+        prop::option::weighted(0.3, 1u32..60),
+    )
+        .prop_map(
+            |(priority, weight, min, max, burst_bytes, limit_cells)| QueueConfig {
+                priority,
+                weight,
+                min_rate_bps: min.filter(|&m| max.is_none_or(|x| m <= x)),
+                max_rate_bps: max,
+                burst_bytes,
+                limit_cells,
+            },
+        )
+}
+
+fn setup() -> impl Strategy<Value = Setup> {
+    let op = prop_oneof![
+        8 => (0u16..2, any::<u8>(), prop_oneof![Just(64u32), 65u32..2000, Just(9216)])
+            .prop_map(|(port, qid, bytes)| Op::Enqueue { port, qid, bytes }),
+        1 => (0usize..2, 0u8..4, any::<bool>())
+            .prop_map(|(port, qid, pause)| Op::Afc { port, qid, pause }),
+    ];
+    (
+        50u32..600,
+        prop::option::of(prop::sample::select(vec![50u32, 100, 300])),
+        1u32..200,
+        1u32..400,
+        0usize..2,
+        prop::collection::vec(queue_config(), 16..=32),
+        prop::collection::vec(queue_config(), 16..=16),
+        prop::collection::vec((0..END, op), 0..400),
+    )
+        .prop_map(
+            |(buffer, alpha, afc_latency, queue_latency, second_pipe, q0, q1, mut ops)| {
+                ops.sort_by_key(|(c, _)| *c);
+                Setup {
+                    params: TmParams {
+                        buffer_cells: buffer,
+                        dynamic_threshold_alpha_percent: alpha,
+                        afc_latency_cycles: afc_latency,
+                        queue_latency_cycles: queue_latency,
+                        ..TmParams::default()
+                    },
+                    second_pipe,
+                    queues: [q0, q1],
+                    ops,
+                }
+            },
+        )
+}
+
+fn build(s: &Setup) -> TrafficManager {
+    let line = LineRate::new(Clock::tofino2(), 100_000_000_000);
+    let ports: Vec<TmPort> = (0..2)
+        .map(|i| TmPort {
+            queues: Some(s.queues[i].clone()),
+            ..TmPort::new([0, s.second_pipe][i], line, i, 2, 8)
+        })
+        .collect();
+    TrafficManager::new(s.params, Clock::tofino2(), 2, &ports, 200).unwrap()
+}
+
+/// A dequeue: (cycle, pipe, packet, port, queue).
+type Log = Vec<(Cycle, usize, u32, u16, u8)>;
+
+/// Applies the operations of cycle `now` from `ops[*next..]`, counting enqueues.
+fn apply_ops(tm: &mut TrafficManager, s: &Setup, next: &mut usize, now: Cycle, offered: &mut u64) {
+    while let Some(&(at, op)) = s.ops.get(*next) {
+        if at != now {
+            break;
+        }
+        *next += 1;
+        match op {
+            Op::Enqueue { port, qid, bytes } => {
+                *offered += 1;
+                let _ = tm.enqueue(
+                    now,
+                    Descriptor {
+                        pkt: *offered as u32,
+                        frame_bytes: bytes,
+                        ingress_port: 0,
+                        egress_port: port,
+                        qid,
+                    },
+                );
+            }
+            Op::Afc { port, qid, pause } => tm.afc(now, port, qid, pause).unwrap(),
+        }
+    }
+}
+
+fn dequeue_all(tm: &mut TrafficManager, now: Cycle, log: &mut Log) {
+    for pipe in 0..2 {
+        if let Some(d) = tm.dequeue(pipe, now) {
+            log.push((now, pipe, d.desc.pkt, d.desc.egress_port, d.queue));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn conserved_within_the_buffer_and_paused_queues_stay_put(s in setup()) {
+        let mut tm = build(&s);
+        let mut log = Log::new();
+        let mut next = 0;
+        let mut offered = 0;
+        // Our own record of the pause bits: (takes effect, port, queue, pause).
+        let mut requests: VecDeque<(Cycle, usize, usize, bool)> = VecDeque::new();
+        let mut paused = [[false; 128]; 2];
+        for now in 0..END {
+            for &(_, op) in s.ops[next..].iter().take_while(|(at, _)| *at == now) {
+                if let Op::Afc { port, qid, pause } = op {
+                    let q = qid as usize % tm.queue_count(port);
+                    requests.push_back((now + s.params.afc_latency_cycles as Cycle, port, q, pause));
+                }
+            }
+            apply_ops(&mut tm, &s, &mut next, now, &mut offered);
+            while requests.front().is_some_and(|r| r.0 <= now) {
+                let (_, port, q, pause) = requests.pop_front().unwrap();
+                paused[port][q] = pause;
+            }
+            let before = log.len();
+            dequeue_all(&mut tm, now, &mut log);
+            for &(_, _, _, port, q) in &log[before..] {
+                prop_assert!(!paused[port as usize][q as usize], "cycle {now}: paused port {port} queue {q} dequeued");
+            }
+            let dropped: u64 = TmDrop::ALL.iter().map(|&r| tm.drops(r)).sum();
+            prop_assert_eq!(offered, log.len() as u64 + dropped + tm.queued_packets() as u64, "cycle {}", now);
+            let mut held_cells = 0;
+            for (port, port_paused) in paused.iter().enumerate() {
+                let queue_cells: u32 = (0..tm.queue_count(port)).map(|q| {
+                    let st = tm.queue_stats(port, q);
+                    prop_assert_eq!(st.paused, port_paused[q]);
+                    let limit = s.queues[port][q].limit_cells;
+                    prop_assert!(limit.is_none_or(|l| st.depth_cells <= l));
+                    Ok(st.depth_cells)
+                }).sum::<Result<u32, TestCaseError>>()?;
+                prop_assert_eq!(queue_cells, tm.port_stats(port).depth_cells);
+                held_cells += queue_cells;
+            }
+            prop_assert!(tm.free_cells() <= s.params.buffer_cells);
+            prop_assert_eq!(held_cells + tm.free_cells(), s.params.buffer_cells);
+        }
+    }
+
+    #[test]
+    fn jumping_gives_the_dequeues_of_stepping(s in setup()) {
+        let mut stepped = Log::new();
+        let mut tm = build(&s);
+        let (mut next, mut offered) = (0, 0);
+        for now in 0..END {
+            apply_ops(&mut tm, &s, &mut next, now, &mut offered);
+            dequeue_all(&mut tm, now, &mut stepped);
+        }
+        let mut jumped = Log::new();
+        let mut tm = build(&s);
+        let (mut next, mut offered) = (0, 0);
+        let mut now = 0;
+        while now < END {
+            apply_ops(&mut tm, &s, &mut next, now, &mut offered);
+            dequeue_all(&mut tm, now, &mut jumped);
+            let op = s.ops.get(next).map(|(at, _)| *at);
+            match tm.next_event(now).into_iter().chain(op).min() {
+                Some(t) => {
+                    prop_assert!(t > now);
+                    now = t;
+                }
+                None => break,
+            }
+        }
+        prop_assert_eq!(stepped, jumped);
+    }
+}
