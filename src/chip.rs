@@ -363,6 +363,12 @@ impl Chip {
             })
     }
 
+    /// The depth in cells of queue `queue` of port `port` as every ingress pipe has heard it
+    /// from the TM's ghost feed by cycle `now`.
+    pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
+        self.tm.ghost_qlength(now, port, queue)
+    }
+
     /// Advanced flow control: pauses (or resumes) queue `qid` of port `port` from cycle
     /// `now + afc_latency_cycles` on, as an `adv_flow_ctl` from a deparser in cycle `now`
     /// would. Packets already dequeued still leave.

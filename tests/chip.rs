@@ -475,3 +475,23 @@ fn afc_pause_holds_the_queue_after_its_latency_and_in_flight_packets_still_leave
     assert_eq!(b.net.now(), 8_000 + latency);
     assert_conserved(&b);
 }
+
+#[test]
+fn ingress_hears_queue_depths_through_the_ghost_feed_after_its_latency() {
+    // Only the receiver's queue changes in pipe 0, so at one update per cycle it is reported
+    // in every cycle it changes: ingress sees exactly the depth of 100 cycles before.
+    let mut b = scenario(4, 1500, 100, 6_000).build().unwrap();
+    let latency = Tofino2Params::default().tm.ghost_latency_cycles as Cycle;
+    let mut depth = Vec::new();
+    while b.net.now() < 6_000 {
+        b.net.step();
+        let now = b.net.now();
+        let chip = b.net.node_mut::<Chip>(b.chip);
+        depth.push(chip.tm().queue_stats(0, 0).depth_cells);
+        assert_eq!(depth.len() as Cycle, now + 1);
+        let heard = chip.ghost_qlength(now, 0, 0);
+        let expected = now.checked_sub(latency).map_or(0, |c| depth[c as usize]);
+        assert_eq!(heard, expected, "cycle {now}");
+    }
+    assert!(depth.iter().max().copied().unwrap_or(0) > 100);
+}

@@ -18,6 +18,9 @@
 //!   max-rate shapers ([`shaper`]), all in exact integer arithmetic.
 //! - **AFC.** [`TrafficManager::afc`] pauses or resumes a queue `afc_latency_cycles` after the
 //!   request; what was dequeued before still leaves.
+//! - **Ghost feed.** Queues whose depth changed are reported to the ingress pipes,
+//!   round-robin, `ghost_updates_per_cycle` per TM pipe per cycle, `ghost_latency_cycles`
+//!   later ([`ghost`]).
 //! - **Egress metadata.** A dequeue returns the exact queue depths and times the egress
 //!   pipeline may read ([`Dequeued`]).
 //!
@@ -25,6 +28,7 @@
 //! the first cycle at which a dequeue can happen, so jumping over quiet cycles gives the same
 //! results as stepping through them. [`mac::MacTx`] serializes frames at the port's rate.
 
+pub mod ghost;
 pub mod mac;
 pub mod params;
 pub mod queue;
@@ -35,6 +39,7 @@ pub use mac::MacTx;
 pub use params::TmParams;
 pub use queue::{QueueConfig, QueueStats, MAX_WEIGHT, PRIORITIES};
 
+use ghost::Ghost;
 use queue::{Queue, Queued};
 use sched::{bit, PortScheduler};
 use std::collections::VecDeque;
@@ -168,6 +173,8 @@ impl TmPort {
 #[derive(Clone, Debug)]
 struct PortState {
     pipe: usize,
+    /// Index of the port among its pipe's ports.
+    pipe_slot: usize,
     line: LineRate,
     group: usize,
     channels: u32,
@@ -220,6 +227,7 @@ pub struct TrafficManager {
     drops: [u64; TmDrop::ALL.len()],
     /// AFC requests in the order they take effect.
     afc_pending: VecDeque<AfcRequest>,
+    ghost: Ghost,
 }
 
 impl TrafficManager {
@@ -246,6 +254,7 @@ impl TrafficManager {
                     problem: format!("is on pipe {} but the chip has pipes 0..{pipes}", p.pipe),
                 });
             }
+            let pipe_slot = scheds[p.pipe].ports.len();
             scheds[p.pipe].ports.push(i);
             let configs = p.queues.clone().unwrap_or_else(|| {
                 vec![QueueConfig::default(); params.default_queues_per_port as usize]
@@ -254,6 +263,7 @@ impl TrafficManager {
             let queues = build_queues(&params, clock, &configs);
             states.push(PortState {
                 pipe: p.pipe,
+                pipe_slot,
                 line: p.line,
                 group: p.group,
                 channels: p.channels,
@@ -267,6 +277,12 @@ impl TrafficManager {
                 dequeued: 0,
             });
         }
+        let ghost = Ghost::new(
+            params.ghost_updates_per_cycle,
+            params.ghost_latency_cycles,
+            &scheds.iter().map(|s| s.ports.len()).collect::<Vec<_>>(),
+            &states.iter().map(|s| s.queues.len()).collect::<Vec<_>>(),
+        );
         let tm = TrafficManager {
             params,
             clock,
@@ -276,6 +292,7 @@ impl TrafficManager {
             free_cells: params.buffer_cells,
             drops: [0; TmDrop::ALL.len()],
             afc_pending: VecDeque::new(),
+            ghost,
         };
         tm.check_groups()?;
         Ok(tm)
@@ -315,6 +332,7 @@ impl TrafficManager {
         }
         let state = &mut self.ports[port];
         state.sched = PortScheduler::new(&state.queues, self.params.dwrr_quantum_bytes);
+        self.ghost.resize_port(port, configs.len());
         Ok(())
     }
 
@@ -348,6 +366,7 @@ impl TrafficManager {
 
     /// Admits a descriptor at `now`, or drops it with the reason (and counts the drop).
     pub fn enqueue(&mut self, now: Cycle, desc: Descriptor) -> Result<(), TmDrop> {
+        self.ghost_catch_up(now);
         let cells = self.params.cells_for(desc.frame_bytes as u64);
         let free = self.free_cells;
         let alpha = self.params.dynamic_threshold_alpha_percent;
@@ -382,6 +401,7 @@ impl TrafficManager {
         queue.peak_cells = queue.peak_cells.max(queue.depth_cells);
         queue.enqueued += 1;
         port.sched.backlogged |= bit(qi);
+        self.ghost.mark(port.pipe, port.pipe_slot, qi);
         port.depth_cells += cells;
         port.peak_cells = port.peak_cells.max(port.depth_cells);
         port.enqueued += 1;
@@ -438,6 +458,7 @@ impl TrafficManager {
     /// Picks the packet that pipe `pipe`'s egress takes at `now`, if any.
     pub fn dequeue(&mut self, pipe: usize, now: Cycle) -> Option<Dequeued> {
         self.apply_due_afc(now);
+        self.ghost_catch_up(now);
         let n = self.pipes[pipe].ports.len();
         let start = self.pipes[pipe].next;
         let chosen = (0..n).map(|i| (start + i) % n).find(|&i| {
@@ -470,6 +491,7 @@ impl TrafficManager {
             b.charge(now, frame);
         }
         let deq_qdepth = queue.depth_cells;
+        self.ghost.mark(pipe, port.pipe_slot, qi);
         port.depth_cells -= head.cells;
         port.dequeued += 1;
         self.free_cells += head.cells;
@@ -493,6 +515,30 @@ impl TrafficManager {
             .chain(self.afc_pending.front().map(|r| r.apply_at))
             .map(|t| t.max(now + 1))
             .min()
+    }
+
+    /// Brings the ghost feed up to cycle `now`: sends the updates of the cycles before it and
+    /// delivers those due by `now`. `enqueue` and `dequeue` do this first.
+    pub fn ghost_catch_up(&mut self, now: Cycle) {
+        let pipes = &self.pipes;
+        let ports = &self.ports;
+        self.ghost.catch_up(
+            now,
+            |pipe, local| pipes[pipe].ports[local],
+            |port, queue| ports[port].queues.get(queue).map(|q| q.depth_cells),
+        );
+    }
+
+    /// The depth in cells of queue `queue` of port `port` as the ingress pipes have heard it
+    /// from the ghost feed by cycle `now` (0 before any update).
+    pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
+        self.ghost_catch_up(now);
+        self.ghost.seen(port, queue)
+    }
+
+    /// Ghost updates sent so far.
+    pub fn ghost_updates_sent(&self) -> u64 {
+        self.ghost.sent()
     }
 
     /// Pipes that have at least one port with a packet queued.

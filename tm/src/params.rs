@@ -30,6 +30,11 @@ pub struct TmParams {
     pub dwrr_quantum_bytes: u32,
     /// Cycles from an AFC pause/resume request to the scheduler obeying it (ours).
     pub afc_latency_cycles: u32,
+    /// Queue-depth updates each TM pipe sends to the ingress pipes per cycle, for queues
+    /// whose depth changed; 0 turns the ghost feed off (ours).
+    pub ghost_updates_per_cycle: u32,
+    /// Cycles from a ghost update being sent to the ingress pipes having it (ours).
+    pub ghost_latency_cycles: u32,
 }
 
 impl Default for TmParams {
@@ -44,6 +49,8 @@ impl Default for TmParams {
             dynamic_threshold_alpha_percent: Some(100),
             dwrr_quantum_bytes: 2048,
             afc_latency_cycles: 100,
+            ghost_updates_per_cycle: 1,
+            ghost_latency_cycles: 100,
         }
     }
 }
@@ -103,6 +110,12 @@ impl TmParams {
         if self.afc_latency_cycles == 0 {
             return err(
                 "afc_latency_cycles",
+                "must be at least 1 (signals are registered)".into(),
+            );
+        }
+        if self.ghost_latency_cycles == 0 {
+            return err(
+                "ghost_latency_cycles",
                 "must be at least 1 (signals are registered)".into(),
             );
         }

@@ -424,3 +424,80 @@ fn dequeues_carry_exact_queue_metadata() {
         ]
     );
 }
+
+#[test]
+fn ghost_feed_reports_changed_queues_round_robin_after_its_latency() {
+    let params = TmParams::default();
+    assert_eq!(
+        (params.ghost_updates_per_cycle, params.ghost_latency_cycles),
+        (1, 100)
+    );
+    let mut t = one_port(params, vec![QueueConfig::default(); 16]);
+    for q in [2u8, 0, 5] {
+        t.enqueue(10, desc(q as u32, q, 1480)).unwrap(); // 9 cells each
+    }
+    // Sent in cycles 10, 11, 12 in queue order (round robin from slot 0); seen 100 later.
+    assert_eq!(t.ghost_qlength(109, 0, 0), 0);
+    assert_eq!(t.ghost_qlength(110, 0, 0), 9);
+    assert_eq!(t.ghost_qlength(110, 0, 2), 0);
+    assert_eq!(t.ghost_qlength(111, 0, 2), 9);
+    assert_eq!(t.ghost_qlength(111, 0, 5), 0);
+    assert_eq!(t.ghost_qlength(112, 0, 5), 9);
+    assert_eq!(t.ghost_updates_sent(), 3);
+    // The round robin goes on after queue 5: queue 7 before queue 1. Two changes of one
+    // queue before it is reported make one update with the latest depth.
+    t.enqueue(200, desc(10, 1, 1480)).unwrap();
+    t.enqueue(200, desc(11, 7, 1480)).unwrap();
+    t.enqueue(200, desc(12, 7, 64)).unwrap();
+    assert_eq!(t.ghost_qlength(300, 0, 7), 10);
+    assert_eq!(t.ghost_qlength(300, 0, 1), 0);
+    assert_eq!(t.ghost_qlength(301, 0, 1), 9);
+    assert_eq!(t.ghost_updates_sent(), 5);
+    // Dequeues are changes too: queue 0's packet, first in the DWRR round, leaves at 310.
+    assert_eq!(t.dequeue(0, 310).map(|d| d.queue), Some(0));
+    assert_eq!(t.ghost_qlength(410, 0, 0), 0);
+    assert_eq!(t.ghost_qlength(410, 0, 1), 9);
+
+    // Two per cycle: queues 0 and 2 in cycle 10, queue 5 in cycle 11.
+    let mut t = one_port(
+        TmParams {
+            ghost_updates_per_cycle: 2,
+            ..TmParams::default()
+        },
+        vec![QueueConfig::default(); 16],
+    );
+    for q in [2u8, 0, 5] {
+        t.enqueue(10, desc(q as u32, q, 1480)).unwrap();
+    }
+    assert_eq!(t.ghost_qlength(110, 0, 2), 9);
+    assert_eq!(t.ghost_qlength(110, 0, 5), 0);
+    assert_eq!(t.ghost_qlength(111, 0, 5), 9);
+
+    // Off: nothing is sent.
+    let mut t = one_port(
+        TmParams {
+            ghost_updates_per_cycle: 0,
+            ..TmParams::default()
+        },
+        vec![QueueConfig::default(); 16],
+    );
+    t.enqueue(10, desc(1, 0, 1480)).unwrap();
+    assert_eq!(t.ghost_qlength(1000, 0, 0), 0);
+    assert_eq!(t.ghost_updates_sent(), 0);
+}
+
+#[test]
+fn ghost_qlength_saturates_at_18_bits() {
+    let mut t = one_port(
+        TmParams {
+            dynamic_threshold_alpha_percent: None,
+            ..TmParams::default()
+        },
+        vec![QueueConfig::default(); 16],
+    );
+    for k in 0..5000 {
+        t.enqueue(0, desc(k, 0, 9216)).unwrap(); // 53 cells each: 265,000 cells
+    }
+    assert_eq!(t.queue_stats(0, 0).depth_cells, 265_000);
+    assert_eq!(t.ghost_qlength(100, 0, 0), (1 << 18) - 1);
+}
