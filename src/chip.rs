@@ -147,6 +147,10 @@ pub struct ChipCounters {
     /// Frames whose last bit left a port.
     pub transmitted: u64,
     pub drops: BTreeMap<DropCause, u64>,
+    /// PFC XOFF and XON requests the TM made for lossless classes (the chip does not send
+    /// PFC frames yet; it counts the requests).
+    pub pfc_xoff_requests: u64,
+    pub pfc_xon_requests: u64,
 }
 
 impl ChipCounters {
@@ -369,6 +373,23 @@ impl Chip {
         self.tm.ghost_qlength(now, port, queue)
     }
 
+    /// A PFC frame for `class` with `quanta` received on port `port` in cycle `now`: the
+    /// port's queues mapped to that class hold from the next cycle for that long.
+    pub fn pfc_pause(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        class: u8,
+        quanta: u16,
+    ) -> Result<(), ConfigError> {
+        self.tm
+            .pfc_pause(now, port, class, quanta)
+            .map_err(|e| ConfigError {
+                what: format!("chip {}: {}", self.name, e.what),
+                problem: e.problem,
+            })
+    }
+
     /// Advanced flow control: pauses (or resumes) queue `qid` of port `port` from cycle
     /// `now + afc_latency_cycles` on, as an `adv_flow_ctl` from a deparser in cycle `now`
     /// would. Packets already dequeued still leave.
@@ -517,6 +538,8 @@ impl Node for Chip {
                     ingress_port: ingress_port as u16,
                     egress_port: egress as u16,
                     qid: exit.qid,
+                    // The ingress programs do not set a class yet.
+                    ingress_cos: 0,
                 },
             ));
         }
@@ -558,6 +581,14 @@ impl Node for Chip {
                     let port = self.dev_ports[exit.port as usize].expect("a configured port");
                     self.to_mac.push_back((now + 1, port, exit.pkt));
                 }
+            }
+        }
+        // PFC requests of this cycle's admissions and dequeues.
+        while let Some(event) = self.tm.pop_pfc_event() {
+            if event.xoff {
+                self.counters.pfc_xoff_requests += 1;
+            } else {
+                self.counters.pfc_xon_requests += 1;
             }
         }
         // MACs: start frames that arrived, hand finished ones to the links.

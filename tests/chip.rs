@@ -495,3 +495,35 @@ fn ingress_hears_queue_depths_through_the_ghost_feed_after_its_latency() {
     }
     assert!(depth.iter().max().copied().unwrap_or(0) > 100);
 }
+
+#[test]
+fn lossless_traffic_asks_for_pfc_and_is_dropped_only_past_headroom() {
+    // Class 0 (what the built-in program gives every packet) is lossless. Nobody honours the
+    // XOFF yet, so the incast overflows the headroom: those drops, and only those, are
+    // counted, as PfcHeadroom; the egress queue limit does not apply to lossless traffic.
+    let mut s = scenario(4, 1500, 100, 12_000);
+    s.params.tm.pfc_lossless_classes = 1;
+    s.params.tm.pfc_xoff_cells = 200;
+    s.params.tm.pfc_xon_cells = 100;
+    s.params.tm.pfc_headroom_cells = 50;
+    s.params.tm.queue_limit_cells = Some(100);
+    let run = |stepping| {
+        let mut b = IncastScenario {
+            stepping,
+            ..s.clone()
+        }
+        .build()
+        .unwrap();
+        // Long enough for the queue (4 groups of up to 250 cells) to drain.
+        b.net.run_until(50_000);
+        assert_conserved(&b);
+        assert_eq!(b.net.node::<Chip>(b.chip).packets_inside(), 0);
+        b.net.node::<Chip>(b.chip).counters().clone()
+    };
+    let jump = run(Stepping::Jump);
+    assert_eq!(jump, run(Stepping::EveryCycle));
+    assert!(jump.pfc_xoff_requests >= 1);
+    assert!(jump.pfc_xon_requests >= 1);
+    assert_eq!(jump.drops.len(), 1, "{:?}", jump.drops);
+    assert!(jump.drops[&DropCause::Tm(t2_tm::TmDrop::PfcHeadroom)] > 0);
+}

@@ -37,6 +37,7 @@ fn run(mut tm: TrafficManager, active: u8) -> u64 {
                         ingress_port: 0,
                         egress_port: port,
                         qid: q,
+                        ingress_cos: 0,
                     };
                     tm.enqueue(now, desc).expect("the buffer is large");
                     pkt += 1;

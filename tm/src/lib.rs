@@ -18,6 +18,11 @@
 //!   max-rate shapers ([`shaper`]), all in exact integer arithmetic.
 //! - **AFC.** [`TrafficManager::afc`] pauses or resumes a queue `afc_latency_cycles` after the
 //!   request; what was dequeued before still leaves.
+//! - **PFC.** Cells are also counted per ingress port and class (priority group). For the
+//!   lossless classes, crossing `pfc_xoff_cells` emits an XOFF event for that port and
+//!   class, falling back to `pfc_xon_cells` an XON; such packets are dropped only when the
+//!   group's headroom is spent, never by the egress thresholds. A PFC frame received on a
+//!   port ([`TrafficManager::pfc_pause`]) holds the queues mapped to its class for its quanta.
 //! - **Ghost feed.** Queues whose depth changed are reported to the ingress pipes,
 //!   round-robin, `ghost_updates_per_cycle` per TM pipe per cycle, `ghost_latency_cycles`
 //!   later ([`ghost`]).
@@ -59,6 +64,8 @@ pub struct Descriptor {
     pub egress_port: u16,
     /// Queue within the egress port, as ingress chose it (taken modulo the port's queues).
     pub qid: u8,
+    /// Class of service for ingress accounting and PFC (`ingress_cos`, 0..=7, taken mod 8).
+    pub ingress_cos: u8,
 }
 
 impl Descriptor {
@@ -95,13 +102,16 @@ pub enum TmDrop {
     QueueLimit,
     /// The queue was at its dynamic threshold, `alpha x` the free cells.
     DynamicThreshold,
+    /// A lossless class's priority group had used its XOFF threshold and all its headroom.
+    PfcHeadroom,
 }
 
 impl TmDrop {
-    pub const ALL: [TmDrop; 3] = [
+    pub const ALL: [TmDrop; 4] = [
         TmDrop::BufferFull,
         TmDrop::QueueLimit,
         TmDrop::DynamicThreshold,
+        TmDrop::PfcHeadroom,
     ];
 
     pub fn name(self) -> &'static str {
@@ -109,6 +119,7 @@ impl TmDrop {
             TmDrop::BufferFull => "tm_buffer_full",
             TmDrop::QueueLimit => "tm_queue_limit",
             TmDrop::DynamicThreshold => "tm_dynamic_threshold",
+            TmDrop::PfcHeadroom => "tm_pfc_headroom",
         }
     }
 }
@@ -197,11 +208,37 @@ struct PipeScheduler {
 
 /// A pause or resume waiting for its latency to pass.
 #[derive(Clone, Copy, Debug)]
-struct AfcRequest {
+struct PauseRequest {
     apply_at: Cycle,
     port: usize,
-    queue: usize,
-    pause: bool,
+    what: PauseKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum PauseKind {
+    /// AFC: set or clear one queue's pause bit.
+    Afc { queue: usize, pause: bool },
+    /// PFC received: hold the queues of `class` until cycle `until` (exclusive).
+    Pfc { class: u8, until: Cycle },
+}
+
+/// An XOFF or XON the TM asks to be sent out of an ingress port for one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcEvent {
+    /// Cycle of the enqueue or dequeue that crossed the threshold.
+    pub at: Cycle,
+    pub ingress_port: u16,
+    pub class: u8,
+    /// `true` for XOFF (pause), `false` for XON (resume).
+    pub xoff: bool,
+}
+
+/// Cells held per ingress port and class (Tofino2's port priority groups).
+#[derive(Clone, Debug)]
+struct PriorityGroups {
+    cells: Vec<u32>,
+    xoff: Vec<bool>,
+    events: VecDeque<PfcEvent>,
 }
 
 /// Per-port counters and depths.
@@ -226,7 +263,8 @@ pub struct TrafficManager {
     free_cells: u32,
     drops: [u64; TmDrop::ALL.len()],
     /// AFC requests in the order they take effect.
-    afc_pending: VecDeque<AfcRequest>,
+    afc_pending: VecDeque<PauseRequest>,
+    groups: PriorityGroups,
     ghost: Ghost,
 }
 
@@ -292,6 +330,11 @@ impl TrafficManager {
             free_cells: params.buffer_cells,
             drops: [0; TmDrop::ALL.len()],
             afc_pending: VecDeque::new(),
+            groups: PriorityGroups {
+                cells: vec![0; ports.len() * PRIORITIES],
+                xoff: vec![false; ports.len() * PRIORITIES],
+                events: VecDeque::new(),
+            },
             ghost,
         };
         tm.check_groups()?;
@@ -370,11 +413,23 @@ impl TrafficManager {
         let cells = self.params.cells_for(desc.frame_bytes as u64);
         let free = self.free_cells;
         let alpha = self.params.dynamic_threshold_alpha_percent;
+        let class = desc.ingress_cos as usize % PRIORITIES;
+        let group = desc.ingress_port as usize * PRIORITIES + class;
+        let lossless = self.params.pfc_lossless_classes & (1 << class) != 0;
+        let group_cells = self.groups.cells[group];
         let port = &mut self.ports[desc.egress_port as usize];
         let qi = desc.qid as usize % port.queues.len();
         let queue = &mut port.queues[qi];
         let verdict = if cells > free {
             Err(TmDrop::BufferFull)
+        } else if lossless {
+            // Lossless traffic is held back by PFC, not by the egress thresholds.
+            let room = self.params.pfc_xoff_cells + self.params.pfc_headroom_cells;
+            if group_cells + cells > room {
+                Err(TmDrop::PfcHeadroom)
+            } else {
+                Ok(())
+            }
         } else if queue
             .limit_cells
             .is_some_and(|limit| queue.depth_cells + cells > limit)
@@ -405,6 +460,17 @@ impl TrafficManager {
         port.depth_cells += cells;
         port.peak_cells = port.peak_cells.max(port.depth_cells);
         port.enqueued += 1;
+        self.groups.cells[group] += cells;
+        if lossless && !self.groups.xoff[group] && group_cells + cells > self.params.pfc_xoff_cells
+        {
+            self.groups.xoff[group] = true;
+            self.groups.events.push_back(PfcEvent {
+                at: now,
+                ingress_port: desc.ingress_port,
+                class: class as u8,
+                xoff: true,
+            });
+        }
         Ok(())
     }
 
@@ -417,18 +483,68 @@ impl TrafficManager {
             what: format!("AFC for port {port}"),
             problem: format!("no such port (the TM has {})", self.ports.len()),
         })?;
-        let request = AfcRequest {
+        let request = PauseRequest {
             apply_at: now + self.params.afc_latency_cycles as Cycle,
             port,
-            queue: qid as usize % state.queues.len(),
-            pause,
+            what: PauseKind::Afc {
+                queue: qid as usize % state.queues.len(),
+                pause,
+            },
         };
+        self.request_pause(request);
+        Ok(())
+    }
+
+    fn request_pause(&mut self, request: PauseRequest) {
         // Requests keep their order; one made later never overtakes one made earlier.
         let at = self
             .afc_pending
             .partition_point(|r| r.apply_at <= request.apply_at);
         self.afc_pending.insert(at, request);
+    }
+
+    /// A PFC frame for `class` with `quanta` (units of 512 bit times at the port's speed)
+    /// received on port `port` in cycle `now`: from cycle `now + 1` the port's queues whose
+    /// `pfc_priority` is `class` do not send for that long; 0 quanta resumes them.
+    pub fn pfc_pause(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        class: u8,
+        quanta: u16,
+    ) -> Result<(), TmError> {
+        let state = self.ports.get(port).ok_or_else(|| TmError {
+            what: format!("PFC for port {port}"),
+            problem: format!("no such port (the TM has {})", self.ports.len()),
+        })?;
+        if class as usize >= PRIORITIES {
+            return Err(TmError {
+                what: format!("PFC for port {port}"),
+                problem: format!("class {class} is outside 0..={}", PRIORITIES - 1),
+            });
+        }
+        let line = state.line;
+        let hold = (quanta as u64 * 512 * line.ticks_per_bit()).div_ceil(line.ticks_per_cycle());
+        let apply_at = now + 1;
+        self.request_pause(PauseRequest {
+            apply_at,
+            port,
+            what: PauseKind::Pfc {
+                class,
+                until: apply_at + hold,
+            },
+        });
         Ok(())
+    }
+
+    /// The next XOFF/XON the TM wants sent, oldest first.
+    pub fn pop_pfc_event(&mut self) -> Option<PfcEvent> {
+        self.groups.events.pop_front()
+    }
+
+    /// Cells held for packets that came in on `ingress_port` with class `class`.
+    pub fn priority_group_cells(&self, ingress_port: usize, class: usize) -> u32 {
+        self.groups.cells[ingress_port * PRIORITIES + class]
     }
 
     /// Applies the AFC requests due by `now`. `dequeue` does this first; it is public so that
@@ -439,7 +555,17 @@ impl TrafficManager {
                 break;
             }
             self.afc_pending.pop_front();
-            self.ports[r.port].queues[r.queue].paused = r.pause;
+            let queues = &mut self.ports[r.port].queues;
+            match r.what {
+                PauseKind::Afc { queue, pause } => queues[queue].paused = pause,
+                PauseKind::Pfc { class, until } => {
+                    for q in queues.iter_mut() {
+                        if q.config.pfc_priority == Some(class) {
+                            q.pfc_paused_until = until;
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -492,6 +618,18 @@ impl TrafficManager {
         }
         let deq_qdepth = queue.depth_cells;
         self.ghost.mark(pipe, port.pipe_slot, qi);
+        let class = head.desc.ingress_cos as usize % PRIORITIES;
+        let group = head.desc.ingress_port as usize * PRIORITIES + class;
+        self.groups.cells[group] -= head.cells;
+        if self.groups.xoff[group] && self.groups.cells[group] <= self.params.pfc_xon_cells {
+            self.groups.xoff[group] = false;
+            self.groups.events.push_back(PfcEvent {
+                at: now,
+                ingress_port: head.desc.ingress_port,
+                class: class as u8,
+                xoff: false,
+            });
+        }
         port.depth_cells -= head.cells;
         port.dequeued += 1;
         self.free_cells += head.cells;
@@ -646,6 +784,7 @@ mod tests {
             ingress_port: 2,
             egress_port: egress,
             qid: 0,
+            ingress_cos: 0,
         }
     }
 

@@ -30,6 +30,16 @@ pub struct TmParams {
     pub dwrr_quantum_bytes: u32,
     /// Cycles from an AFC pause/resume request to the scheduler obeying it (ours).
     pub afc_latency_cycles: u32,
+    /// Classes (bit `c` for class `c`) whose traffic is lossless: held back by PFC instead of
+    /// dropped by the egress thresholds; 0 turns PFC off (ours).
+    pub pfc_lossless_classes: u8,
+    /// Cells an (ingress port, class) priority group may hold before the TM asks for XOFF.
+    pub pfc_xoff_cells: u32,
+    /// The group asks for XON once it holds this many cells or fewer.
+    pub pfc_xon_cells: u32,
+    /// Cells beyond the XOFF threshold a lossless group may still take (in-flight data) before
+    /// its packets are dropped.
+    pub pfc_headroom_cells: u32,
     /// Queue-depth updates each TM pipe sends to the ingress pipes per cycle, for queues
     /// whose depth changed; 0 turns the ghost feed off (ours).
     pub ghost_updates_per_cycle: u32,
@@ -49,6 +59,10 @@ impl Default for TmParams {
             dynamic_threshold_alpha_percent: Some(100),
             dwrr_quantum_bytes: 2048,
             afc_latency_cycles: 100,
+            pfc_lossless_classes: 0,
+            pfc_xoff_cells: 2048,
+            pfc_xon_cells: 1536,
+            pfc_headroom_cells: 1024,
             ghost_updates_per_cycle: 1,
             ghost_latency_cycles: 100,
         }
@@ -111,6 +125,15 @@ impl TmParams {
             return err(
                 "afc_latency_cycles",
                 "must be at least 1 (signals are registered)".into(),
+            );
+        }
+        if self.pfc_xon_cells > self.pfc_xoff_cells {
+            return err(
+                "pfc_xon_cells",
+                format!(
+                    "{} is above pfc_xoff_cells {}",
+                    self.pfc_xon_cells, self.pfc_xoff_cells
+                ),
             );
         }
         if self.ghost_latency_cycles == 0 {

@@ -34,6 +34,8 @@ pub struct QueueConfig {
     pub burst_bytes: u32,
     /// Static limit on the queue's cells; `None` takes the TM-wide `queue_limit_cells`.
     pub limit_cells: Option<u32>,
+    /// PFC class (0..=7) whose pause frames received on the port hold this queue.
+    pub pfc_priority: Option<u8>,
 }
 
 impl Default for QueueConfig {
@@ -45,6 +47,7 @@ impl Default for QueueConfig {
             max_rate_bps: None,
             burst_bytes: 0,
             limit_cells: None,
+            pfc_priority: None,
         }
     }
 }
@@ -75,6 +78,13 @@ impl QueueConfig {
             if min > max {
                 return Err(format!("min_rate_bps {min} is above max_rate_bps {max}"));
             }
+        }
+        if self.pfc_priority.is_some_and(|c| c as usize >= PRIORITIES) {
+            return Err(format!(
+                "pfc_priority {} is outside 0..={}",
+                self.pfc_priority.unwrap_or(0),
+                PRIORITIES - 1
+            ));
         }
         if self.limit_cells == Some(0) {
             return Err("limit_cells 0 would drop every packet".into());
@@ -119,6 +129,8 @@ pub(crate) struct Queue {
     pub dequeued: u64,
     /// Set by AFC: the scheduler does not look at a paused queue.
     pub paused: bool,
+    /// Held by a received PFC frame until this cycle (exclusive).
+    pub pfc_paused_until: Cycle,
     pub min_rate: Option<RateBucket>,
     pub max_rate: Option<RateBucket>,
     /// DWRR credit in wire bytes.
@@ -138,6 +150,7 @@ impl Queue {
             enqueued: 0,
             dequeued: 0,
             paused: false,
+            pfc_paused_until: 0,
             min_rate: bucket(config.min_rate_bps),
             max_rate: bucket(config.max_rate_bps),
             deficit: 0,
@@ -152,7 +165,7 @@ impl Queue {
         }
         let head = self.fifo.front()?;
         let shaper = self.max_rate.map_or(0, |b| b.conforms_from());
-        Some(head.ready_at.max(shaper))
+        Some(head.ready_at.max(shaper).max(self.pfc_paused_until))
     }
 
     /// Whether the head may be sent in cycle `now`.

@@ -10,8 +10,22 @@ use t2_tm::{Descriptor, QueueConfig, TmDrop, TmParams, TmPort, TrafficManager};
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
-    Enqueue { port: u16, qid: u8, bytes: u32 },
-    Afc { port: usize, qid: u8, pause: bool },
+    Enqueue {
+        port: u16,
+        qid: u8,
+        cos: u8,
+        bytes: u32,
+    },
+    Afc {
+        port: usize,
+        qid: u8,
+        pause: bool,
+    },
+    Pfc {
+        port: usize,
+        class: u8,
+        quanta: u16,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -40,9 +54,11 @@ fn queue_config() -> impl Strategy<Value = QueueConfig> {
         ),
         0u32..3000,
         prop::option::weighted(0.3, 1u32..60),
+        prop::option::weighted(0.5, 0u8..4),
     )
         .prop_map(
-            |(priority, weight, min, max, burst_bytes, limit_cells)| QueueConfig {
+            |(priority, weight, min, max, burst_bytes, limit_cells, pfc_priority)| QueueConfig {
+                pfc_priority,
                 priority,
                 weight,
                 min_rate_bps: min.filter(|&m| max.is_none_or(|x| m <= x)),
@@ -55,10 +71,12 @@ fn queue_config() -> impl Strategy<Value = QueueConfig> {
 
 fn setup() -> impl Strategy<Value = Setup> {
     let op = prop_oneof![
-        8 => (0u16..2, any::<u8>(), prop_oneof![Just(64u32), 65u32..2000, Just(9216)])
-            .prop_map(|(port, qid, bytes)| Op::Enqueue { port, qid, bytes }),
+        8 => (0u16..2, any::<u8>(), 0u8..4, prop_oneof![Just(64u32), 65u32..2000, Just(9216)])
+            .prop_map(|(port, qid, cos, bytes)| Op::Enqueue { port, qid, cos, bytes }),
         1 => (0usize..2, 0u8..4, any::<bool>())
             .prop_map(|(port, qid, pause)| Op::Afc { port, qid, pause }),
+        1 => (0usize..2, 0u8..4, prop_oneof![Just(0u16), 1u16..400])
+            .prop_map(|(port, class, quanta)| Op::Pfc { port, class, quanta }),
     ];
     (
         50u32..600,
@@ -69,14 +87,20 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::collection::vec(queue_config(), 16..=32),
         prop::collection::vec(queue_config(), 16..=16),
         prop::collection::vec((0..END, op), 0..400),
+        (any::<u8>(), 1u32..40, 0u32..40),
     )
         .prop_map(
-            |(buffer, alpha, afc_latency, queue_latency, second_pipe, q0, q1, mut ops)| {
+            |(buffer, alpha, afc_latency, queue_latency, second_pipe, q0, q1, mut ops, pfc)| {
+                let (lossless, xoff, headroom) = pfc;
                 ops.sort_by_key(|(c, _)| *c);
                 Setup {
                     params: TmParams {
                         buffer_cells: buffer,
                         dynamic_threshold_alpha_percent: alpha,
+                        pfc_lossless_classes: lossless,
+                        pfc_xoff_cells: xoff,
+                        pfc_xon_cells: xoff / 2,
+                        pfc_headroom_cells: headroom,
                         afc_latency_cycles: afc_latency,
                         queue_latency_cycles: queue_latency,
                         ..TmParams::default()
@@ -111,20 +135,31 @@ fn apply_ops(tm: &mut TrafficManager, s: &Setup, next: &mut usize, now: Cycle, o
         }
         *next += 1;
         match op {
-            Op::Enqueue { port, qid, bytes } => {
+            Op::Enqueue {
+                port,
+                qid,
+                cos,
+                bytes,
+            } => {
                 *offered += 1;
                 let _ = tm.enqueue(
                     now,
                     Descriptor {
                         pkt: *offered as u32,
                         frame_bytes: bytes,
-                        ingress_port: 0,
+                        ingress_port: (*offered % 2) as u16,
                         egress_port: port,
                         qid,
+                        ingress_cos: cos,
                     },
                 );
             }
             Op::Afc { port, qid, pause } => tm.afc(now, port, qid, pause).unwrap(),
+            Op::Pfc {
+                port,
+                class,
+                quanta,
+            } => tm.pfc_pause(now, port, class, quanta).unwrap(),
         }
     }
 }
@@ -149,11 +184,19 @@ proptest! {
         // Our own record of the pause bits: (takes effect, port, queue, pause).
         let mut requests: VecDeque<(Cycle, usize, usize, bool)> = VecDeque::new();
         let mut paused = [[false; 128]; 2];
+        // PFC holds: the cycle each (port, class) is held until, and requests to apply.
+        let mut pfc_requests: VecDeque<(Cycle, usize, u8, Cycle)> = VecDeque::new();
+        let mut held = [[0 as Cycle; 8]; 2];
         for now in 0..END {
             for &(_, op) in s.ops[next..].iter().take_while(|(at, _)| *at == now) {
                 if let Op::Afc { port, qid, pause } = op {
                     let q = qid as usize % tm.queue_count(port);
                     requests.push_back((now + s.params.afc_latency_cycles as Cycle, port, q, pause));
+                }
+                if let Op::Pfc { port, class, quanta } = op {
+                    // 512 bit times at 100G are 7.68 cycles.
+                    let hold = (quanta as Cycle * 768).div_ceil(100);
+                    pfc_requests.push_back((now + 1, port, class, now + 1 + hold));
                 }
             }
             apply_ops(&mut tm, &s, &mut next, now, &mut offered);
@@ -161,10 +204,18 @@ proptest! {
                 let (_, port, q, pause) = requests.pop_front().unwrap();
                 paused[port][q] = pause;
             }
+            while pfc_requests.front().is_some_and(|r| r.0 <= now) {
+                let (_, port, class, until) = pfc_requests.pop_front().unwrap();
+                held[port][class as usize] = until;
+            }
             let before = log.len();
             dequeue_all(&mut tm, now, &mut log);
             for &(_, _, _, port, q) in &log[before..] {
-                prop_assert!(!paused[port as usize][q as usize], "cycle {now}: paused port {port} queue {q} dequeued");
+                let (port, q) = (port as usize, q as usize);
+                prop_assert!(!paused[port][q], "cycle {now}: paused port {port} queue {q} dequeued");
+                if let Some(class) = s.queues[port][q].pfc_priority {
+                    prop_assert!(held[port][class as usize] <= now, "cycle {now}: PFC-held port {port} queue {q} dequeued");
+                }
             }
             let dropped: u64 = TmDrop::ALL.iter().map(|&r| tm.drops(r)).sum();
             prop_assert_eq!(offered, log.len() as u64 + dropped + tm.queued_packets() as u64, "cycle {}", now);
@@ -174,12 +225,19 @@ proptest! {
                     let st = tm.queue_stats(port, q);
                     prop_assert_eq!(st.paused, port_paused[q]);
                     let limit = s.queues[port][q].limit_cells;
-                    prop_assert!(limit.is_none_or(|l| st.depth_cells <= l));
+                    // Lossless traffic is not bound by the egress limits.
+                    let lossy = s.params.pfc_lossless_classes & 0x0f == 0;
+                    prop_assert!(!lossy || limit.is_none_or(|l| st.depth_cells <= l));
                     Ok(st.depth_cells)
                 }).sum::<Result<u32, TestCaseError>>()?;
                 prop_assert_eq!(queue_cells, tm.port_stats(port).depth_cells);
                 held_cells += queue_cells;
             }
+            let group_cells: u32 = (0..2)
+                .flat_map(|p| (0..8).map(move |c| (p, c)))
+                .map(|(p, c)| tm.priority_group_cells(p, c))
+                .sum();
+            prop_assert_eq!(group_cells, held_cells);
             prop_assert!(tm.free_cells() <= s.params.buffer_cells);
             prop_assert_eq!(held_cells + tm.free_cells(), s.params.buffer_cells);
         }

@@ -32,6 +32,7 @@ fn desc(pkt: u32, qid: u8, frame_bytes: u32) -> Descriptor {
         ingress_port: 0,
         egress_port: 0,
         qid,
+        ingress_cos: 0,
     }
 }
 
@@ -500,4 +501,105 @@ fn ghost_qlength_saturates_at_18_bits() {
     }
     assert_eq!(t.queue_stats(0, 0).depth_cells, 265_000);
     assert_eq!(t.ghost_qlength(100, 0, 0), (1 << 18) - 1);
+}
+
+fn from(ingress_port: u16, cos: u8, d: Descriptor) -> Descriptor {
+    Descriptor {
+        ingress_port,
+        ingress_cos: cos,
+        ..d
+    }
+}
+
+#[test]
+fn lossless_groups_ask_for_xoff_and_xon_and_drop_only_past_headroom() {
+    let params = TmParams {
+        pfc_lossless_classes: 1 << 3,
+        pfc_xoff_cells: 20,
+        pfc_xon_cells: 10,
+        pfc_headroom_cells: 9,
+        queue_limit_cells: Some(9),
+        ..TmParams::default()
+    };
+    let mut t = one_port(params, vec![QueueConfig::default(); 16]);
+    // 1480 B frames are 9 cells. Class 3 from port 0 is lossless: the queue limit of 9 does
+    // not apply; the group passes XOFF (20) with the third frame, and the fourth would pass
+    // XOFF + headroom (29).
+    for k in 0..3 {
+        t.enqueue(5 + k, from(0, 3, desc(k as u32, 0, 1480)))
+            .unwrap();
+    }
+    assert_eq!(
+        t.pop_pfc_event(),
+        Some(t2_tm::PfcEvent {
+            at: 7,
+            ingress_port: 0,
+            class: 3,
+            xoff: true
+        })
+    );
+    assert_eq!(t.pop_pfc_event(), None);
+    assert_eq!(
+        t.enqueue(8, from(0, 3, desc(3, 0, 1480))),
+        Err(TmDrop::PfcHeadroom)
+    );
+    // Another class of the same port is lossy: the queue limit applies.
+    assert_eq!(t.enqueue(8, from(0, 2, desc(4, 1, 1480))), Ok(()));
+    assert_eq!(
+        t.enqueue(8, from(0, 2, desc(5, 1, 1480))),
+        Err(TmDrop::QueueLimit)
+    );
+    assert_eq!(t.priority_group_cells(0, 3), 27);
+    assert_eq!(t.priority_group_cells(0, 2), 9);
+    // Draining: 18 cells is still above XON (10); 9 is not.
+    let log = run(&mut t, 9, 10_000, &[]);
+    let class3: Vec<Cycle> = log
+        .iter()
+        .filter(|(_, d)| d.desc.ingress_cos == 3)
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(class3.len(), 3);
+    assert_eq!(
+        t.pop_pfc_event(),
+        Some(t2_tm::PfcEvent {
+            at: class3[1],
+            ingress_port: 0,
+            class: 3,
+            xoff: false
+        })
+    );
+    assert_eq!(t.pop_pfc_event(), None);
+    assert_eq!(t.priority_group_cells(0, 3), 0);
+}
+
+#[test]
+fn a_received_pfc_frame_holds_its_class_queues_for_its_quanta() {
+    let mut t = one_port(
+        TmParams::default(),
+        queues(16, |i| QueueConfig {
+            pfc_priority: (i == 2).then_some(3),
+            ..QueueConfig::default()
+        }),
+    );
+    t.enqueue(0, desc(1, 2, 1480)).unwrap();
+    t.enqueue(0, desc(2, 2, 1480)).unwrap();
+    // 100 quanta of 512 bit times at 100G: 51,200 bits = 768 cycles exactly, from 200 + 1.
+    t.pfc_pause(200, 0, 3, 100).unwrap();
+    t.pfc_pause(200, 0, 4, 100).unwrap(); // no queue of class 4: nothing held
+    assert_eq!(t.next_event(200), Some(201));
+    assert_eq!(t.dequeue(0, 201), None);
+    assert_eq!(t.next_event(201), Some(969));
+    assert_eq!(t.dequeue(0, 968), None);
+    assert_eq!(t.dequeue(0, 969).map(|d| d.desc.pkt), Some(1));
+    // A pause with 0 quanta releases at once (from the next cycle).
+    t.pfc_pause(1000, 0, 3, 0xffff).unwrap();
+    t.pfc_pause(1100, 0, 3, 0).unwrap();
+    assert_eq!(t.next_event(1100), Some(1101));
+    assert_eq!(t.dequeue(0, 1100), None);
+    assert_eq!(t.dequeue(0, 1101), None);
+    // Released; the MAC has packet 1 until 1159 (969 + 10 + 180), so 1149 is the first turn.
+    assert_eq!(t.next_event(1101), Some(1149));
+    assert_eq!(t.dequeue(0, 1149).map(|d| d.desc.pkt), Some(2));
+    let e = t.pfc_pause(0, 0, 8, 1).unwrap_err();
+    assert!(e.problem.contains("class 8"), "{e}");
 }
