@@ -17,6 +17,7 @@
 //! order in which the modules are evaluated within a tick does not matter.
 
 use crate::params::Tofino2Params;
+use crate::pfc::PfcFrame;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::net::Ipv4Addr;
@@ -147,10 +148,12 @@ pub struct ChipCounters {
     /// Frames whose last bit left a port.
     pub transmitted: u64,
     pub drops: BTreeMap<DropCause, u64>,
-    /// PFC XOFF and XON requests the TM made for lossless classes (the chip does not send
-    /// PFC frames yet; it counts the requests).
-    pub pfc_xoff_requests: u64,
-    pub pfc_xon_requests: u64,
+    /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
+    /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
+    /// in `transmitted` when their last bit leaves.
+    pub pfc_xoff_sent: u64,
+    pub pfc_xon_sent: u64,
+    pub pfc_frames_received: u64,
 }
 
 impl ChipCounters {
@@ -483,7 +486,20 @@ impl Node for Chip {
         self.ports[port].spec.bps
     }
 
-    fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+    fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        if let Some(pfc) = PfcFrame::parse(pool.bytes(pkt)) {
+            // The MAC honours it: the TM holds the port's queues of each enabled class.
+            for class in 0..8u8 {
+                if pfc.class_enable & (1 << class) != 0 {
+                    self.tm
+                        .pfc_pause(now, port, class, pfc.quanta[class as usize])
+                        .expect("a chip port and a class below 8");
+                }
+            }
+            self.counters.pfc_frames_received += 1;
+            pool.free(pkt);
+            return;
+        }
         self.counters.received += 1;
         let p = &mut self.ports[port];
         p.rx_frames += 1;
@@ -584,12 +600,24 @@ impl Node for Chip {
             }
         }
         // PFC requests of this cycle's admissions and dequeues.
+        // They leave from the ingress port of the traffic, next cycle, ahead of any data
+        // still in the egress pipeline; the TM counts them against that port's MAC.
         while let Some(event) = self.tm.pop_pfc_event() {
-            if event.xoff {
-                self.counters.pfc_xoff_requests += 1;
+            let quanta = if event.xoff {
+                self.counters.pfc_xoff_sent += 1;
+                self.params.tm.pfc_pause_quanta
             } else {
-                self.counters.pfc_xon_requests += 1;
-            }
+                self.counters.pfc_xon_sent += 1;
+                0
+            };
+            let port = event.ingress_port as usize;
+            let mut bytes = Vec::with_capacity(crate::pfc::PFC_FRAME_BYTES);
+            let dev = self.ports[port].dev_port.to_be_bytes();
+            PfcFrame::one_class(event.class, quanta)
+                .write([2, 0, 0, 0xfc, dev[0], dev[1]], &mut bytes);
+            let pkt = pool.alloc_from(&bytes);
+            self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
+            self.to_mac.push_back((now + 1, port, pkt));
         }
         // MACs: start frames that arrived, hand finished ones to the links.
         while let Some(&(at, port, pkt)) = self.to_mac.front() {

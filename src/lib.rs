@@ -6,6 +6,7 @@
 
 pub mod chip;
 pub mod params;
+pub mod pfc;
 pub mod scenario;
 
 pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};

@@ -497,10 +497,11 @@ fn ingress_hears_queue_depths_through_the_ghost_feed_after_its_latency() {
 }
 
 #[test]
-fn lossless_traffic_asks_for_pfc_and_is_dropped_only_past_headroom() {
-    // Class 0 (what the built-in program gives every packet) is lossless. Nobody honours the
-    // XOFF yet, so the incast overflows the headroom: those drops, and only those, are
-    // counted, as PfcHeadroom; the egress queue limit does not apply to lossless traffic.
+fn lossless_traffic_sends_pfc_frames_and_is_dropped_only_past_headroom() {
+    // Class 0 (what the built-in program gives every packet) is lossless. The chip sends XOFF
+    // and XON frames to the senders, which do not honour them (hosts do not do PFC yet), so
+    // the incast overflows the headroom: those drops, and only those, are counted, as
+    // PfcHeadroom; the egress queue limit does not apply to lossless traffic.
     let mut s = scenario(4, 1500, 100, 12_000);
     s.params.tm.pfc_lossless_classes = 1;
     s.params.tm.pfc_xoff_cells = 200;
@@ -516,14 +517,134 @@ fn lossless_traffic_asks_for_pfc_and_is_dropped_only_past_headroom() {
         .unwrap();
         // Long enough for the queue (4 groups of up to 250 cells) to drain.
         b.net.run_until(50_000);
-        assert_conserved(&b);
-        assert_eq!(b.net.node::<Chip>(b.chip).packets_inside(), 0);
-        b.net.node::<Chip>(b.chip).counters().clone()
+        let chip = b.net.node::<Chip>(b.chip);
+        let c = chip.counters().clone();
+        assert_eq!(chip.packets_inside(), 0);
+        assert_eq!(b.net.frames_on_links(), 0);
+        let offered: u64 = b
+            .senders
+            .iter()
+            .map(|&h| b.net.node::<Host>(h).sent())
+            .sum();
+        let pfc_heard: u64 = b
+            .senders
+            .iter()
+            .map(|&h| b.net.node::<Host>(h).foreign())
+            .sum();
+        let rx = b.net.node::<Host>(b.receiver);
+        // Every PFC frame reached a sender; every data frame was delivered or dropped.
+        assert_eq!(pfc_heard, c.pfc_xoff_sent + c.pfc_xon_sent);
+        assert_eq!(offered, rx.received().len() as u64 + c.dropped());
+        assert_eq!(c.transmitted, rx.received().len() as u64 + pfc_heard);
+        assert_eq!(b.net.pool().live(), 0);
+        c
     };
     let jump = run(Stepping::Jump);
     assert_eq!(jump, run(Stepping::EveryCycle));
-    assert!(jump.pfc_xoff_requests >= 1);
-    assert!(jump.pfc_xon_requests >= 1);
+    assert!(jump.pfc_xoff_sent >= 1);
+    assert_eq!(jump.pfc_xon_sent, jump.pfc_xoff_sent);
     assert_eq!(jump.drops.len(), 1, "{:?}", jump.drops);
     assert!(jump.drops[&DropCause::Tm(t2_tm::TmDrop::PfcHeadroom)] > 0);
+}
+
+/// A node that sends given frames at given cycles and records when frames reach it.
+struct Peer {
+    frames: Vec<(Cycle, Vec<u8>)>,
+    next: usize,
+    got: Vec<Cycle>,
+}
+
+impl Node for Peer {
+    fn name(&self) -> &str {
+        "peer"
+    }
+    fn port_count(&self) -> usize {
+        1
+    }
+    fn port_bps(&self, _: usize) -> u64 {
+        G100
+    }
+    fn receive(&mut self, now: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.got.push(now);
+        pool.free(pkt);
+    }
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        while let Some((at, bytes)) = self.frames.get(self.next) {
+            if *at != now {
+                break;
+            }
+            out.push(Sent {
+                port: 0,
+                pkt: pool.alloc_from(bytes),
+            });
+            self.next += 1;
+        }
+    }
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
+    }
+}
+
+#[test]
+fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
+    use t2sim::pfc::PfcFrame;
+    let params = Tofino2Params::default();
+    let port = |pipe, mac| PortSpec {
+        pipe,
+        mac,
+        channel: 0,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params,
+        ports: vec![port(0, 0), port(1, 0)],
+        routes: vec![(RECEIVER_IP, 0)],
+    };
+    let run = |stepping, pause: bool| {
+        let mut net = Network::new(stepping);
+        let mut chip = Chip::new("chip", &config).unwrap();
+        let queues: Vec<t2_tm::QueueConfig> = (0..16)
+            .map(|q| t2_tm::QueueConfig {
+                pfc_priority: (q == 0).then_some(5),
+                ..t2_tm::QueueConfig::default()
+            })
+            .collect();
+        chip.set_port_queues(0, &queues).unwrap();
+        let chip = net.add(chip);
+        // The receiver side sends PFC for class 5, 1000 quanta (7680 cycles at 100G), in
+        // cycle 100; it reaches the chip 10 cycles later.
+        let mut pfc = Vec::new();
+        PfcFrame::one_class(5, 1000).write([2, 0, 0, 0, 0, 1], &mut pfc);
+        let rx = net.add(Peer {
+            frames: if pause { vec![(100, pfc)] } else { vec![] },
+            next: 0,
+            got: Vec::new(),
+        });
+        let tx = net.add(Peer {
+            frames: vec![(200, udp_to(RECEIVER_IP, 64))],
+            next: 0,
+            got: Vec::new(),
+        });
+        net.link(rx, 0, chip, 0, 10).unwrap();
+        net.link(tx, 0, chip, 1, 10).unwrap();
+        net.run_until(20_000);
+        let c = net.node::<Chip>(chip).counters().clone();
+        (net.node::<Peer>(rx).got.clone(), c)
+    };
+    let (free_run, _) = run(Stepping::Jump, false);
+    let (held, c) = run(Stepping::Jump, true);
+    assert_eq!(held, run(Stepping::EveryCycle, true).0);
+    assert_eq!(c.pfc_frames_received, 1);
+    assert_eq!((c.received, c.transmitted), (1, 1));
+    // Held from 111 to 111 + 7680: the packet leaves the queue at 7791 instead of when it
+    // was ready, and everything after the queue takes the same time as without the pause.
+    let chip = Chip::new("c", &config).unwrap();
+    let frame = udp_to(RECEIVER_IP, 64).len() as u64 + 4;
+    let after_dequeue = 1
+        + chip.egress_latency()
+        + 1
+        + LineRate::new(params.clock(), G100).serialization_cycles_ceil(frame)
+        + 10;
+    assert_eq!(held, vec![110 + 1 + 7680 + after_dequeue]);
+    assert!(free_run[0] < held[0]);
 }

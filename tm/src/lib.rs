@@ -537,6 +537,15 @@ impl TrafficManager {
         Ok(())
     }
 
+    /// Tells the scheduler that a frame it did not dequeue (a PFC frame) reaches port
+    /// `port`'s MAC in cycle `at`, so that it keeps counting the MAC's time exactly.
+    pub fn note_mac_frame(&mut self, port: usize, at: Cycle, frame_bytes: u64) {
+        let state = &mut self.ports[port];
+        let arrive = state.line.cycle_to_ticks(at);
+        state.tx_free_ticks =
+            state.tx_free_ticks.max(arrive) + state.line.serialization_ticks(frame_bytes);
+    }
+
     /// The next XOFF/XON the TM wants sent, oldest first.
     pub fn pop_pfc_event(&mut self) -> Option<PfcEvent> {
         self.groups.events.pop_front()

@@ -40,6 +40,8 @@ pub struct TmParams {
     /// Cells beyond the XOFF threshold a lossless group may still take (in-flight data) before
     /// its packets are dropped.
     pub pfc_headroom_cells: u32,
+    /// Pause time, in quanta of 512 bit times, that an XOFF frame asks for (ours).
+    pub pfc_pause_quanta: u16,
     /// Queue-depth updates each TM pipe sends to the ingress pipes per cycle, for queues
     /// whose depth changed; 0 turns the ghost feed off (ours).
     pub ghost_updates_per_cycle: u32,
@@ -63,6 +65,7 @@ impl Default for TmParams {
             pfc_xoff_cells: 2048,
             pfc_xon_cells: 1536,
             pfc_headroom_cells: 1024,
+            pfc_pause_quanta: 0xffff,
             ghost_updates_per_cycle: 1,
             ghost_latency_cycles: 100,
         }
@@ -134,6 +137,12 @@ impl TmParams {
                     "{} is above pfc_xoff_cells {}",
                     self.pfc_xon_cells, self.pfc_xoff_cells
                 ),
+            );
+        }
+        if self.pfc_pause_quanta == 0 {
+            return err(
+                "pfc_pause_quanta",
+                "0 would make every XOFF a resume".into(),
             );
         }
         if self.ghost_latency_cycles == 0 {
