@@ -23,6 +23,9 @@ pub struct RateBucket {
     burst_units: u128,
     /// Theoretical arrival time of the next frame, in units.
     tat: u128,
+    /// The first cycle at which the queue conforms, worked out when `tat` changes so that
+    /// the scheduler's checks are a comparison.
+    conforms_from: Cycle,
 }
 
 impl RateBucket {
@@ -35,6 +38,7 @@ impl RateBucket {
             clock_hz: clock.hz,
             burst_units: burst_bytes as u128 * 8 * clock.hz as u128,
             tat: 0,
+            conforms_from: 0,
         }
     }
 
@@ -49,14 +53,13 @@ impl RateBucket {
     /// Whether the queue may send in cycle `now`: its theoretical time, less the burst, falls
     /// before the end of the cycle.
     pub fn conforms(&self, now: Cycle) -> bool {
-        self.tat < self.units(now + 1) + self.burst_units
+        now >= self.conforms_from
     }
 
     /// The first cycle at which the queue conforms (it conforms at every later cycle too,
     /// until it sends again).
     pub fn conforms_from(&self) -> Cycle {
-        let due = self.tat.saturating_sub(self.burst_units);
-        (due / self.rate_bps as u128) as Cycle
+        self.conforms_from
     }
 
     /// Charges a frame of `frame_bytes` (FCS included) sent in cycle `now`: its wire bits,
@@ -64,6 +67,9 @@ impl RateBucket {
     pub fn charge(&mut self, now: Cycle, frame_bytes: u64) {
         let cost = LineRate::wire_bits(frame_bytes) as u128 * self.clock_hz as u128;
         self.tat = self.tat.max(self.units(now)) + cost;
+        // tat - burst < (t + 1) x rate  <=>  t >= floor((tat - burst) / rate)
+        let due = self.tat.saturating_sub(self.burst_units);
+        self.conforms_from = (due / self.rate_bps as u128) as Cycle;
     }
 }
 
@@ -92,6 +98,19 @@ mod tests {
         // Sent in the cycles where 0, 100.8, 201.6, 302.4, 403.2 fall; paid for until 504.
         assert_eq!(t, 403);
         assert_eq!(b.conforms_from(), 504);
+    }
+
+    #[test]
+    fn conforms_is_the_bucket_inequality() {
+        let mut b = RateBucket::new(Clock::tofino2(), 7_000_000_001, 333);
+        let mut now = 5;
+        for k in 0..200u64 {
+            b.charge(now, 64 + (k * 97) % 9000);
+            let slack = |t: Cycle| b.tat < b.units(t + 1) + b.burst_units;
+            let from = b.conforms_from();
+            assert!(slack(from) && (from == 0 || !slack(from - 1)));
+            now = from.max(now) + k % 3;
+        }
     }
 
     #[test]
