@@ -41,6 +41,10 @@ pub const PORT_SPEEDS: [(u64, u32); 8] = [
     (400_000_000_000, 8),
 ];
 
+/// Local port (device port bits 6:0) of each pipe's recirculation port: one of the ports
+/// 0-7 that Tofino2 can recirculate on in every pipe (pipe 0: 1 and 6-7).
+pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
+
 /// A front-panel port: which MAC and channels it uses, and its speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortSpec {
@@ -71,7 +75,8 @@ impl PortSpec {
 pub struct ChipConfig {
     pub params: Tofino2Params,
     pub ports: Vec<PortSpec>,
-    /// Host routes: destination address to port index (into `ports`).
+    /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
+    /// ports, `ports.len() + p` is pipe `p`'s recirculation port.
     pub routes: Vec<(Ipv4Addr, usize)>,
 }
 
@@ -116,7 +121,9 @@ impl fmt::Display for DropCause {
 }
 
 struct Port {
-    spec: PortSpec,
+    bps: u64,
+    /// A recirculation port: what it sends re-enters its pipe's ingress.
+    recirculation: bool,
     dev_port: u16,
     rx_fifo: VecDeque<PacketHandle>,
     mac: MacTx,
@@ -145,8 +152,10 @@ struct Pipe {
 pub struct ChipCounters {
     /// Frames whose last bit reached a port.
     pub received: u64,
-    /// Frames whose last bit left a port.
+    /// Frames whose last bit left a front-panel port.
     pub transmitted: u64,
+    /// Frames that went round a recirculation port into an ingress again.
+    pub recirculated: u64,
     pub drops: BTreeMap<DropCause, u64>,
     /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
     /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
@@ -166,7 +175,9 @@ impl ChipCounters {
 pub struct Chip {
     name: String,
     params: Tofino2Params,
+    /// Front-panel ports, then (if the cap is above 0) one recirculation port per pipe.
     ports: Vec<Port>,
+    front_ports: usize,
     /// Device port to port index.
     dev_ports: Vec<Option<usize>>,
     pipes: Vec<Pipe>,
@@ -242,21 +253,38 @@ impl Chip {
             }
             dev_ports[s.dev_port(params.channels_per_mac) as usize] = Some(i);
         }
+        // Recirculation: one port per pipe whose bandwidth is the pipe's share of the cap.
+        let front = config.ports.len();
+        let recirc_bps = (params.macs_per_pipe as u128
+            * params.mac_bps as u128
+            * params.recirculation_cap_percent as u128
+            / 100) as u64;
+        let recirc_pipes = if recirc_bps > 0 { params.pipes } else { 0 };
+        let recirc_dev_port = |p: u32| ((p << 7) | RECIRCULATION_LOCAL_PORT) as u16;
+        for p in 0..recirc_pipes {
+            dev_ports[recirc_dev_port(p) as usize] = Some(front + p as usize);
+        }
         let mut forward = Ipv4Forward::new();
         for (k, (dst, port)) in config.routes.iter().enumerate() {
-            let spec = config.ports.get(*port).ok_or_else(|| ConfigError {
-                what: format!("route {k} ({dst})"),
-                problem: format!(
-                    "port {port} does not exist (the chip has {})",
-                    config.ports.len()
-                ),
+            let dev_port = match config.ports.get(*port) {
+                Some(spec) => spec.dev_port(params.channels_per_mac),
+                None if *port < front + recirc_pipes as usize => {
+                    recirc_dev_port((*port - front) as u32)
+                }
+                None => {
+                    return Err(ConfigError {
+                        what: format!("route {k} ({dst})"),
+                        problem: format!(
+                            "port {port} does not exist (the chip has front-panel ports 0..{front} and recirculation ports {front}..{})",
+                            front + recirc_pipes as usize
+                        ),
+                    })
+                }
+            };
+            forward.add_route(*dst, dev_port).map_err(|e| ConfigError {
+                what: format!("route {k}"),
+                problem: e.to_string(),
             })?;
-            forward
-                .add_route(*dst, spec.dev_port(params.channels_per_mac))
-                .map_err(|e| ConfigError {
-                    what: format!("route {k}"),
-                    problem: e.to_string(),
-                })?;
         }
         let placement = Placement::shortest(params.pipeline.stages as usize);
         let make = |gress, program: &dyn StageProgram| {
@@ -275,6 +303,7 @@ impl Chip {
                 egress_program: Box::new(NoTables),
                 ports: (0..config.ports.len())
                     .filter(|&i| config.ports[i].pipe == p)
+                    .chain((p < recirc_pipes).then_some(front + p as usize))
                     .collect(),
                 rx_next: 0,
                 to_egress: VecDeque::new(),
@@ -284,12 +313,12 @@ impl Chip {
             .collect();
         let ingress_latency = pipes[0].ingress.latency();
         let egress_latency = pipes[0].egress.latency();
-        let lines: Vec<LineRate> = config
+        let mut lines: Vec<LineRate> = config
             .ports
             .iter()
             .map(|s| LineRate::new(clock, s.bps))
             .collect();
-        let tm_ports: Vec<TmPort> = config
+        let mut tm_ports: Vec<TmPort> = config
             .ports
             .iter()
             .zip(&lines)
@@ -303,6 +332,14 @@ impl Chip {
                 )
             })
             .collect();
+        // A recirculation port has a whole 8-channel group (port group 0 of its pipe).
+        for p in 0..recirc_pipes {
+            let line = LineRate::new(clock, recirc_bps);
+            lines.push(line);
+            let group = (params.pipes * params.macs_per_pipe + p) as usize;
+            let channels = params.channels_per_mac;
+            tm_ports.push(TmPort::new(p as usize, line, group, channels, channels));
+        }
         // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
         let tm = TrafficManager::new(
             params.tm,
@@ -315,13 +352,18 @@ impl Chip {
             what: format!("chip {name}: {}", e.what),
             problem: e.problem,
         })?;
-        let ports = config
+        let dev_ports_in_order = config
             .ports
             .iter()
+            .map(|s| s.dev_port(params.channels_per_mac))
+            .chain((0..recirc_pipes).map(recirc_dev_port));
+        let ports = dev_ports_in_order
             .zip(&lines)
-            .map(|(s, &line)| Port {
-                spec: *s,
-                dev_port: s.dev_port(params.channels_per_mac),
+            .enumerate()
+            .map(|(i, (dev_port, &line))| Port {
+                bps: line.bits_per_second(),
+                recirculation: i >= front,
+                dev_port,
                 rx_fifo: VecDeque::new(),
                 mac: MacTx::new(line),
                 rx_frames: 0,
@@ -332,6 +374,7 @@ impl Chip {
             name: name.to_string(),
             params,
             ports,
+            front_ports: front,
             dev_ports,
             pipes,
             tm,
@@ -419,6 +462,12 @@ impl Chip {
         self.egress_latency
     }
 
+    /// The port index of pipe `pipe`'s recirculation port (`None` with a cap of 0).
+    pub fn recirculation_port(&self, pipe: usize) -> Option<usize> {
+        let i = self.front_ports + pipe;
+        (i < self.ports.len()).then_some(i)
+    }
+
     /// The device port of port `i`.
     pub fn dev_port(&self, i: usize) -> u16 {
         self.ports[i].dev_port
@@ -479,11 +528,11 @@ impl Node for Chip {
     }
 
     fn port_count(&self) -> usize {
-        self.ports.len()
+        self.front_ports
     }
 
     fn port_bps(&self, port: usize) -> u64 {
-        self.ports[port].spec.bps
+        self.ports[port].bps
     }
 
     fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
@@ -603,6 +652,11 @@ impl Node for Chip {
         // They leave from the ingress port of the traffic, next cycle, ahead of any data
         // still in the egress pipeline; the TM counts them against that port's MAC.
         while let Some(event) = self.tm.pop_pfc_event() {
+            let port = event.ingress_port as usize;
+            if self.ports[port].recirculation {
+                // Recirculated traffic has no upstream to pause.
+                continue;
+            }
             let quanta = if event.xoff {
                 self.counters.pfc_xoff_sent += 1;
                 self.params.tm.pfc_pause_quanta
@@ -610,7 +664,6 @@ impl Node for Chip {
                 self.counters.pfc_xon_sent += 1;
                 0
             };
-            let port = event.ingress_port as usize;
             let mut bytes = Vec::with_capacity(crate::pfc::PFC_FRAME_BYTES);
             let dev = self.ports[port].dev_port.to_be_bytes();
             PfcFrame::one_class(event.class, quanta)
@@ -628,14 +681,22 @@ impl Node for Chip {
             let frame = pool.frame_bytes(pkt);
             self.ports[port].mac.start(now, pkt.index(), frame);
         }
-        for (i, port) in self.ports.iter_mut().enumerate() {
-            while let Some(pkt) = port.mac.pop_sent(now) {
+        for i in 0..self.ports.len() {
+            while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
+                let pkt = PacketHandle::from_index(pkt);
+                let port = &mut self.ports[i];
                 port.tx_frames += 1;
-                self.counters.transmitted += 1;
-                out.push(Sent {
-                    port: i,
-                    pkt: PacketHandle::from_index(pkt),
-                });
+                if !port.recirculation {
+                    self.counters.transmitted += 1;
+                    out.push(Sent { port: i, pkt });
+                } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
+                    // Back into the pipe's ingress, waiting for an ingress slot like any frame.
+                    port.rx_frames += 1;
+                    port.rx_fifo.push_back(pkt);
+                    self.counters.recirculated += 1;
+                } else {
+                    self.drop(DropCause::RxFifoFull, pkt, pool);
+                }
             }
         }
     }

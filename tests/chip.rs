@@ -4,7 +4,7 @@
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
-use t2_pipeline::{PacketHandle, PacketPool};
+use t2_pipeline::{DropReason, Gress, PacketHandle, PacketPool};
 use t2_testbench::{Host, Network, Node, Sent, Stepping};
 use t2sim::scenario::{Built, IncastScenario, RECEIVER_IP};
 use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
@@ -422,9 +422,10 @@ fn bad_chip_configs_are_errors() {
         vec![]
     )
     .contains("already used"));
-    assert!(
-        err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 3)]).contains("port 3 does not exist")
-    );
+    // One front-panel port (0) and the four pipes' recirculation ports (1..5).
+    let e = err(vec![port(0, 0, 0, G100)], vec![(RECEIVER_IP, 5)]);
+    assert!(e.contains("port 5 does not exist"), "{e}");
+    assert!(e.contains("recirculation ports 1..5"), "{e}");
     assert!(err(
         vec![port(0, 0, 0, G100)],
         vec![(RECEIVER_IP, 0), (RECEIVER_IP, 0)]
@@ -647,4 +648,94 @@ fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
         + 10;
     assert_eq!(held, vec![110 + 1 + 7680 + after_dequeue]);
     assert!(free_run[0] < held[0]);
+}
+
+#[test]
+fn recirculation_is_capped_and_takes_ingress_slots() {
+    // Four 100G senders on pipe 1 send 1046 B frames (1050 with FCS) to an address routed to
+    // pipe 0's recirculation port, with TTL 2: each frame goes round once, comes back into
+    // pipe 0's ingress and is dropped there for its TTL. The senders offer 398 Gb/s; the
+    // recirculation port carries 12% of the pipe's 3.2 Tb/s, 384 Gb/s: one frame every
+    // (1050 + 20) x 8 / 256 = 33.4375 cycles.
+    let params = Tofino2Params::default();
+    let port = |pipe, mac| PortSpec {
+        pipe,
+        mac,
+        channel: 0,
+        bps: G100,
+    };
+    let looped = Ipv4Addr::new(10, 5, 5, 5);
+    let config = ChipConfig {
+        params,
+        ports: vec![port(0, 0), port(1, 0), port(1, 1), port(1, 2), port(1, 3)],
+        routes: vec![(looped, 5)],
+    };
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: Ipv4Addr::new(10, 9, 9, 9),
+        dst_ip: looped,
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut frame = Vec::new();
+    headers::build_udp_frame(&mut frame, &ep, 2, 0, &[0; 1004], false, 60);
+    assert_eq!(frame.len() + 4, 1050);
+    let run = |stepping| {
+        let mut net = Network::new(stepping);
+        let chip = net.add(Chip::new("chip", &config).unwrap());
+        assert_eq!(net.node::<Chip>(chip).port_count(), 5);
+        assert_eq!(net.node::<Chip>(chip).recirculation_port(0), Some(5));
+        assert_eq!(net.node::<Chip>(chip).dev_port(5), 6);
+        for p in 1..5 {
+            // 1050 B take 128.4 cycles at 100G: one every 129 cycles is 99.5 Gb/s.
+            let frames = (0..300).map(|k| (10 + 129 * k, frame.clone())).collect();
+            let peer = net.add(Peer {
+                frames,
+                next: 0,
+                got: Vec::new(),
+            });
+            net.link(peer, 0, chip, p, 10).unwrap();
+        }
+        let mut departures = Vec::new();
+        let mut last = 0;
+        while net.now() < 60_000 {
+            net.step();
+            let r = net.node::<Chip>(chip).counters().recirculated;
+            if r != last {
+                assert_eq!(r, last + 1, "one a cycle at most");
+                departures.push(net.now());
+                last = r;
+            }
+        }
+        let c = net.node::<Chip>(chip);
+        (departures, c.counters().clone(), c.pipe_entered(0))
+    };
+    let (departures, counters, (entered, _)) = run(Stepping::EveryCycle);
+    // All 1200 went round once, took a pipe-0 ingress slot, and were dropped there.
+    assert_eq!(counters.recirculated, 1200);
+    assert_eq!(entered, 1200);
+    assert_eq!(
+        counters.drops,
+        [(
+            DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired),
+            1200
+        )]
+        .into()
+    );
+    assert_eq!(counters.transmitted, 0);
+    // Once backlogged (from about the 100th frame) the port runs at exactly its cap.
+    let busy = &departures[100..1150];
+    assert!(busy
+        .windows(2)
+        .all(|w| w[1] - w[0] == 33 || w[1] - w[0] == 34));
+    let span_ticks = (busy[busy.len() - 1] - busy[0]) * 256;
+    let expected_ticks = (busy.len() as u64 - 1) * 1070 * 8;
+    assert!(
+        span_ticks.abs_diff(expected_ticks) < 256,
+        "{span_ticks} vs {expected_ticks}"
+    );
+    let (jumped, jumped_counters, _) = run(Stepping::Jump);
+    assert_eq!(jumped_counters, counters);
+    assert_eq!(jumped, departures);
 }
