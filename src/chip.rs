@@ -45,6 +45,20 @@ pub const PORT_SPEEDS: [(u64, u32); 8] = [
 /// 0-7 that Tofino2 can recirculate on in every pipe (pipe 0: 1 and 6-7).
 pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
 
+/// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
+pub const MIRROR_SESSIONS: usize = 256;
+
+/// Where a mirror session sends its copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MirrorSession {
+    /// Port index the copies go out of.
+    pub port: usize,
+    /// Queue of that port (`qid`, taken modulo its queues as for any packet).
+    pub qid: u8,
+    /// Copies are cut to this many bytes (FCS excluded; at least 60, the minimum frame).
+    pub truncate_bytes: Option<u32>,
+}
+
 /// A front-panel port: which MAC and channels it uses, and its speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortSpec {
@@ -129,6 +143,8 @@ struct Port {
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
+    /// Mirror session that copies every packet that came in on this port and left ingress.
+    mirror: Option<u8>,
 }
 
 struct Pipe {
@@ -156,6 +172,8 @@ pub struct ChipCounters {
     pub transmitted: u64,
     /// Frames that went round a recirculation port into an ingress again.
     pub recirculated: u64,
+    /// Mirror copies made (each is then delivered or dropped like any packet).
+    pub mirrored: u64,
     pub drops: BTreeMap<DropCause, u64>,
     /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
     /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
@@ -187,6 +205,7 @@ pub struct Chip {
     /// Egress deparsers to MACs: (arrival cycle, port index, packet).
     to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
     counters: ChipCounters,
+    mirror_sessions: Vec<Option<MirrorSession>>,
     ingress_latency: Cycle,
     egress_latency: Cycle,
 }
@@ -368,6 +387,7 @@ impl Chip {
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
+                mirror: None,
             })
             .collect();
         Ok(Chip {
@@ -381,6 +401,7 @@ impl Chip {
             to_tm: VecDeque::new(),
             to_mac: VecDeque::new(),
             counters: ChipCounters::default(),
+            mirror_sessions: vec![None; MIRROR_SESSIONS],
             ingress_latency,
             egress_latency,
         })
@@ -460,6 +481,51 @@ impl Chip {
     /// Cycles through an egress pipeline.
     pub fn egress_latency(&self) -> Cycle {
         self.egress_latency
+    }
+
+    /// Sets (or with `None` clears) mirror session `id`.
+    pub fn set_mirror_session(
+        &mut self,
+        id: u8,
+        session: Option<MirrorSession>,
+    ) -> Result<(), ConfigError> {
+        let bad = |problem: String| ConfigError {
+            what: format!("chip {}: mirror session {id}", self.name),
+            problem,
+        };
+        if let Some(s) = session {
+            if s.port >= self.ports.len() {
+                return Err(bad(format!(
+                    "port {} does not exist (the chip has {})",
+                    s.port,
+                    self.ports.len()
+                )));
+            }
+            if s.truncate_bytes.is_some_and(|t| t < 60) {
+                return Err(bad(format!(
+                    "truncate_bytes {} is below the 60-byte minimum frame",
+                    s.truncate_bytes.unwrap_or(0)
+                )));
+            }
+        }
+        self.mirror_sessions[id as usize] = session;
+        Ok(())
+    }
+
+    /// Mirrors every packet that comes in on port `port` and leaves the ingress pipeline to
+    /// session `session` (or stops, with `None`). A session not set makes no copies.
+    pub fn mirror_ingress_port(
+        &mut self,
+        port: usize,
+        session: Option<u8>,
+    ) -> Result<(), ConfigError> {
+        let name = &self.name;
+        let p = self.ports.get_mut(port).ok_or_else(|| ConfigError {
+            what: format!("chip {name}: mirroring port {port}"),
+            problem: "no such port".into(),
+        })?;
+        p.mirror = session;
+        Ok(())
     }
 
     /// The port index of pipe `pipe`'s recirculation port (`None` with a cap of 0).
@@ -607,6 +673,30 @@ impl Node for Chip {
                     ingress_cos: 0,
                 },
             ));
+            // Port mirroring: a copy of the packet as it left the ingress deparser.
+            let session = self.ports[ingress_port]
+                .mirror
+                .and_then(|m| self.mirror_sessions[m as usize]);
+            if let Some(session) = session {
+                let bytes = pool.bytes(exit.pkt);
+                let keep = session
+                    .truncate_bytes
+                    .map_or(bytes.len(), |t| bytes.len().min(t as usize));
+                let copy = bytes[..keep].to_vec();
+                let copy = pool.alloc_from(&copy);
+                self.counters.mirrored += 1;
+                self.to_tm.push_back((
+                    now + 1,
+                    Descriptor {
+                        pkt: copy.index(),
+                        frame_bytes: pool.frame_bytes(copy) as u32,
+                        ingress_port: ingress_port as u16,
+                        egress_port: session.port as u16,
+                        qid: session.qid,
+                        ingress_cos: 0,
+                    },
+                ));
+            }
         }
         // TM admission.
         while let Some(&(at, desc)) = self.to_tm.front() {

@@ -9,5 +9,5 @@ pub mod params;
 pub mod pfc;
 pub mod scenario;
 
-pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};
+pub use chip::{Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
 pub use params::Tofino2Params;

@@ -552,7 +552,20 @@ fn lossless_traffic_sends_pfc_frames_and_is_dropped_only_past_headroom() {
 struct Peer {
     frames: Vec<(Cycle, Vec<u8>)>,
     next: usize,
+    /// Cycle and buffer length of each frame received.
     got: Vec<Cycle>,
+    got_lens: Vec<usize>,
+}
+
+impl Peer {
+    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Peer {
+        Peer {
+            frames,
+            next: 0,
+            got: Vec::new(),
+            got_lens: Vec::new(),
+        }
+    }
 }
 
 impl Node for Peer {
@@ -567,6 +580,7 @@ impl Node for Peer {
     }
     fn receive(&mut self, now: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.got.push(now);
+        self.got_lens.push(pool.bytes(pkt).len());
         pool.free(pkt);
     }
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
@@ -616,16 +630,8 @@ fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
         // cycle 100; it reaches the chip 10 cycles later.
         let mut pfc = Vec::new();
         PfcFrame::one_class(5, 1000).write([2, 0, 0, 0, 0, 1], &mut pfc);
-        let rx = net.add(Peer {
-            frames: if pause { vec![(100, pfc)] } else { vec![] },
-            next: 0,
-            got: Vec::new(),
-        });
-        let tx = net.add(Peer {
-            frames: vec![(200, udp_to(RECEIVER_IP, 64))],
-            next: 0,
-            got: Vec::new(),
-        });
+        let rx = net.add(Peer::sending(if pause { vec![(100, pfc)] } else { vec![] }));
+        let tx = net.add(Peer::sending(vec![(200, udp_to(RECEIVER_IP, 64))]));
         net.link(rx, 0, chip, 0, 10).unwrap();
         net.link(tx, 0, chip, 1, 10).unwrap();
         net.run_until(20_000);
@@ -690,11 +696,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
         for p in 1..5 {
             // 1050 B take 128.4 cycles at 100G: one every 129 cycles is 99.5 Gb/s.
             let frames = (0..300).map(|k| (10 + 129 * k, frame.clone())).collect();
-            let peer = net.add(Peer {
-                frames,
-                next: 0,
-                got: Vec::new(),
-            });
+            let peer = net.add(Peer::sending(frames));
             net.link(peer, 0, chip, p, 10).unwrap();
         }
         let mut departures = Vec::new();
@@ -738,4 +740,82 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
     let (jumped, jumped_counters, _) = run(Stepping::Jump);
     assert_eq!(jumped_counters, counters);
     assert_eq!(jumped, departures);
+}
+
+#[test]
+fn port_mirroring_copies_and_truncates() {
+    // Port 1's traffic to the receiver (port 0, pipe 0) is mirrored by session 7 to a monitor
+    // on port 2 (pipe 2), cut to 64 bytes. Copy and original are queued in the same cycle and
+    // meet no other traffic, so each copy arrives one serialization difference earlier.
+    let params = Tofino2Params::default();
+    let port = |pipe| PortSpec {
+        pipe,
+        mac: 0,
+        channel: 0,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params,
+        ports: vec![port(0), port(1), port(2)],
+        routes: vec![(RECEIVER_IP, 0)],
+    };
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: Ipv4Addr::new(10, 9, 9, 9),
+        dst_ip: RECEIVER_IP,
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut frame = Vec::new();
+    headers::build_udp_frame(&mut frame, &ep, 64, 0, &[0; 1004], false, 60);
+    let mut chip = Chip::new("chip", &config).unwrap();
+    let session = |port, truncate_bytes| {
+        Some(t2sim::MirrorSession {
+            port,
+            qid: 0,
+            truncate_bytes,
+        })
+    };
+    let e = chip.set_mirror_session(7, session(9, None)).unwrap_err();
+    assert!(
+        e.to_string().contains("mirror session 7") && e.problem.contains("port 9"),
+        "{e}"
+    );
+    let e = chip
+        .set_mirror_session(7, session(2, Some(59)))
+        .unwrap_err();
+    assert!(e.problem.contains("59"), "{e}");
+    assert!(chip.mirror_ingress_port(9, Some(7)).is_err());
+    chip.set_mirror_session(7, session(2, Some(64))).unwrap();
+    chip.mirror_ingress_port(1, Some(7)).unwrap();
+    let mut net = Network::new(Stepping::Jump);
+    let chip = net.add(chip);
+    let rx = net.add(Peer::sending(vec![]));
+    let tx = net.add(Peer::sending(
+        (0..20).map(|k| (100 + 1000 * k, frame.clone())).collect(),
+    ));
+    let monitor = net.add(Peer::sending(vec![]));
+    net.link(rx, 0, chip, 0, 10).unwrap();
+    net.link(tx, 0, chip, 1, 10).unwrap();
+    net.link(monitor, 0, chip, 2, 10).unwrap();
+    net.run_until(40_000);
+    let originals = &net.node::<Peer>(rx).got;
+    let copies = net.node::<Peer>(monitor);
+    assert_eq!(originals.len(), 20);
+    assert_eq!(copies.got.len(), 20);
+    assert!(copies.got_lens.iter().all(|&l| l == 64));
+    assert!(net
+        .node::<Peer>(rx)
+        .got_lens
+        .iter()
+        .all(|&l| l == frame.len()));
+    let line = LineRate::new(params.clock(), G100);
+    let ser = |bytes: usize| line.serialization_cycles_ceil(bytes as u64 + 4);
+    for (o, c) in originals.iter().zip(&copies.got) {
+        assert_eq!(*c + ser(frame.len()), *o + ser(64));
+    }
+    let c = net.node::<Chip>(chip).counters();
+    assert_eq!((c.mirrored, c.received, c.transmitted), (20, 20, 40));
+    assert_eq!(net.pool().live(), 0);
 }
