@@ -408,6 +408,7 @@ impl TrafficManager {
     }
 
     /// Admits a descriptor at `now`, or drops it with the reason (and counts the drop).
+    /// Its egress and ingress ports must be ports of this TM (the chip makes them so).
     pub fn enqueue(&mut self, now: Cycle, desc: Descriptor) -> Result<(), TmDrop> {
         self.ghost_catch_up(now);
         let cells = self.params.cells_for(desc.frame_bytes as u64);
@@ -743,6 +744,15 @@ fn check_queues(
     port: &TmPort,
     configs: &[QueueConfig],
 ) -> Result<(), TmError> {
+    if port.channels == 0 || port.channels > port.group_channels {
+        return Err(TmError {
+            what: format!("port {i}"),
+            problem: format!(
+                "uses {} channels of a group of {}",
+                port.channels, port.group_channels
+            ),
+        });
+    }
     let n = configs.len() as u32;
     let min = params.default_queues_per_port;
     let max = port.max_queues(params);

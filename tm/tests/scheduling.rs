@@ -107,6 +107,9 @@ fn ports_get_their_channels_share_of_the_group_queues() {
     .unwrap_err();
     assert_eq!(e.what, "port 0 queue 5");
     assert!(e.problem.contains("priority 8"), "{e}");
+    // A port claiming more channels than its group has.
+    let e = tm(vec![with(9, 16)]).unwrap_err();
+    assert!(e.problem.contains("9 channels of a group of 8"), "{e}");
     // A port on a pipe the chip lacks.
     let e = tm(vec![TmPort::new(3, line(G100), 0, 2, 8)]).unwrap_err();
     assert_eq!(e.what, "port 0");
