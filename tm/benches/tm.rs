@@ -11,7 +11,7 @@ use t2_tm::{Descriptor, QueueConfig, TmParams, TmPort, TrafficManager};
 
 const PACKETS: u64 = 20_000;
 
-fn build(queues: &[QueueConfig]) -> TrafficManager {
+fn build(queues: &[QueueConfig], params: TmParams) -> TrafficManager {
     let line = LineRate::new(Clock::tofino2(), 100_000_000_000);
     let ports: Vec<TmPort> = (0..4)
         .map(|i| TmPort {
@@ -19,7 +19,7 @@ fn build(queues: &[QueueConfig]) -> TrafficManager {
             ..TmPort::new(0, line, i / 4, 2, 8)
         })
         .collect();
-    TrafficManager::new(TmParams::default(), Clock::tofino2(), 1, &ports, 200).unwrap()
+    TrafficManager::new(params, Clock::tofino2(), 1, &ports, 200).unwrap()
 }
 
 /// Moves `PACKETS` packets through, keeping each port's `active` queues 8 packets deep.
@@ -58,7 +58,7 @@ fn tm(c: &mut Criterion) {
     group.throughput(Throughput::Elements(PACKETS));
     let fifo = vec![QueueConfig::default(); 16];
     group.bench_function(BenchmarkId::from_parameter("1_queue_per_port"), |b| {
-        b.iter(|| run(build(&fifo), 1))
+        b.iter(|| run(build(&fifo, TmParams::default()), 1))
     });
     let mixed: Vec<QueueConfig> = (0..16)
         .map(|i| QueueConfig {
@@ -71,7 +71,16 @@ fn tm(c: &mut Criterion) {
         .collect();
     group.bench_function(
         BenchmarkId::from_parameter("16_queues_sp_dwrr_shapers"),
-        |b| b.iter(|| run(build(&mixed), 16)),
+        |b| b.iter(|| run(build(&mixed, TmParams::default()), 16)),
+    );
+    // The same without the ghost feed, to show what reporting depths every cycle costs.
+    let no_ghost = TmParams {
+        ghost_updates_per_cycle: 0,
+        ..TmParams::default()
+    };
+    group.bench_function(
+        BenchmarkId::from_parameter("16_queues_sp_dwrr_shapers_no_ghost"),
+        |b| b.iter(|| run(build(&mixed, no_ghost), 16)),
     );
     group.finish();
 }

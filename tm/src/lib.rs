@@ -29,9 +29,10 @@
 //! - **Egress metadata.** A dequeue returns the exact queue depths and times the egress
 //!   pipeline may read ([`Dequeued`]).
 //!
-//! Every change of state happens in `enqueue`, `dequeue` or `afc`, and `next_event` names
-//! the first cycle at which a dequeue can happen, so jumping over quiet cycles gives the same
-//! results as stepping through them. [`mac::MacTx`] serializes frames at the port's rate.
+//! Every change of state happens in a call (`enqueue`, `dequeue`, `afc`, `pfc_pause`,
+//! `note_mac_frame`), and `next_event` names the first cycle at which a dequeue can happen or
+//! a pause request takes effect, so jumping over quiet cycles gives the same results as
+//! stepping through them. [`mac::MacTx`] serializes frames at the port's rate.
 
 pub mod ghost;
 pub mod mac;
