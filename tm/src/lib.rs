@@ -732,6 +732,16 @@ impl TrafficManager {
         self.ports[p].queues[q].stats()
     }
 
+    /// Whether queue `q` of port `p` may send in cycle `now` as far as the queue itself is
+    /// concerned (backlogged, not paused or held, head old enough, shaper conforming), and
+    /// whether it is below its min-rate guarantee. Pause requests due by `now` must have
+    /// been applied (`apply_due_afc`). For tests and monitors.
+    pub fn queue_may_send(&self, p: usize, q: usize, now: Cycle) -> (bool, bool) {
+        let queue = &self.ports[p].queues[q];
+        let may = queue.eligible(now);
+        (may, may && queue.below_guarantee(now))
+    }
+
     /// Packets dropped for `reason` so far.
     pub fn drops(&self, reason: TmDrop) -> u64 {
         self.drops[reason as usize]

@@ -208,8 +208,27 @@ proptest! {
                 let (_, port, class, until) = pfc_requests.pop_front().unwrap();
                 held[port][class as usize] = until;
             }
+            // Which queues may send this cycle, before any dequeue changes them.
+            tm.apply_due_afc(now);
+            let may: Vec<Vec<(bool, bool)>> = (0..2)
+                .map(|p| (0..tm.queue_count(p)).map(|q| tm.queue_may_send(p, q, now)).collect())
+                .collect();
             let before = log.len();
             dequeue_all(&mut tm, now, &mut log);
+            for &(_, _, _, port, q) in &log[before..] {
+                // Guarantees first, then strict priority: nothing the scheduler passed over
+                // had a better claim.
+                let (port, q) = (port as usize, q as usize);
+                let prio = |i: usize| s.queues[port][i].priority;
+                prop_assert!(may[port][q].0, "cycle {now}: port {port} queue {q} could not send");
+                let guaranteed = may[port].iter().any(|m| m.1);
+                prop_assert_eq!(may[port][q].1, guaranteed, "cycle {}: guarantee order", now);
+                let best = (0..may[port].len())
+                    .filter(|&i| may[port][i].0 && may[port][i].1 == guaranteed)
+                    .map(prio)
+                    .max();
+                prop_assert_eq!(Some(prio(q)), best, "cycle {}: port {} queue {}", now, port, q);
+            }
             for &(_, _, _, port, q) in &log[before..] {
                 let (port, q) = (port as usize, q as usize);
                 prop_assert!(!paused[port][q], "cycle {now}: paused port {port} queue {q} dequeued");
