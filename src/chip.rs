@@ -15,6 +15,12 @@
 //!
 //! Every crossing between modules is a wire with a fixed latency of at least one cycle, so the
 //! order in which the modules are evaluated within a tick does not matter.
+//!
+//! Beside the front-panel ports, each pipe has a recirculation port whose MAC, capped at the
+//! chip's recirculation share, feeds the pipe's ingress again. A port may be mirrored to a
+//! session (copy queued with the original, optionally truncated). PFC frames are MAC control
+//! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
+//! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
 use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
