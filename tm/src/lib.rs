@@ -205,6 +205,8 @@ struct PortState {
 struct PipeScheduler {
     ports: Vec<usize>,
     next: usize,
+    /// How many of `ports` hold a packet: an idle pipe is passed over at once.
+    backlogged_ports: usize,
 }
 
 /// A pause or resume waiting for its latency to pass.
@@ -457,6 +459,9 @@ impl TrafficManager {
         queue.depth_cells += cells;
         queue.peak_cells = queue.peak_cells.max(queue.depth_cells);
         queue.enqueued += 1;
+        if port.sched.backlogged == 0 {
+            self.pipes[port.pipe].backlogged_ports += 1;
+        }
         port.sched.backlogged |= bit(qi);
         self.ghost.mark(port.pipe, port.pipe_slot, qi);
         port.depth_cells += cells;
@@ -595,6 +600,17 @@ impl TrafficManager {
     /// Picks the packet that pipe `pipe`'s egress takes at `now`, if any.
     pub fn dequeue(&mut self, pipe: usize, now: Cycle) -> Option<Dequeued> {
         self.apply_due_afc(now);
+        debug_assert_eq!(
+            self.pipes[pipe].backlogged_ports,
+            self.pipes[pipe]
+                .ports
+                .iter()
+                .filter(|&&p| self.ports[p].sched.backlogged != 0)
+                .count()
+        );
+        if self.pipes[pipe].backlogged_ports == 0 {
+            return None;
+        }
         self.ghost_catch_up(now);
         let n = self.pipes[pipe].ports.len();
         let start = self.pipes[pipe].next;
@@ -617,6 +633,9 @@ impl TrafficManager {
         queue.dequeued += 1;
         if queue.fifo.is_empty() {
             port.sched.backlogged &= !bit(qi);
+            if port.sched.backlogged == 0 {
+                self.pipes[pipe].backlogged_ports -= 1;
+            }
             // DWRR: an emptied queue keeps no credit.
             queue.deficit = 0;
         }
@@ -659,8 +678,11 @@ impl TrafficManager {
     /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
     /// effect.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        (0..self.ports.len())
-            .filter_map(|p| self.port_ready_at(p))
+        self.pipes
+            .iter()
+            .filter(|pipe| pipe.backlogged_ports > 0)
+            .flat_map(|pipe| &pipe.ports)
+            .filter_map(|&p| self.port_ready_at(p))
             .chain(self.afc_pending.front().map(|r| r.apply_at))
             .map(|t| t.max(now + 1))
             .min()
