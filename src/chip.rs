@@ -15,8 +15,15 @@
 //!
 //! Every crossing between modules is a wire with a fixed latency of at least one cycle, so the
 //! order in which the modules are evaluated within a tick does not matter.
+//!
+//! Beside the front-panel ports, each pipe has a recirculation port whose MAC, capped at the
+//! chip's recirculation share, feeds the pipe's ingress again. A port may be mirrored to a
+//! session (copy queued with the original, optionally truncated). PFC frames are MAC control
+//! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
+//! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
 use crate::params::Tofino2Params;
+use crate::pfc::PfcFrame;
 use crate::trace::{ChipTrace, TraceLayout};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -28,7 +35,7 @@ use t2_pipeline::{
     DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram,
 };
 use t2_testbench::{Node, Sent};
-use t2_tm::{Descriptor, MacTx, TmDrop, TmPort, TrafficManager};
+use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmDrop, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
 
 /// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
@@ -42,6 +49,24 @@ pub const PORT_SPEEDS: [(u64, u32); 8] = [
     (200_000_000_000, 4),
     (400_000_000_000, 8),
 ];
+
+/// Local port (device port bits 6:0) of each pipe's recirculation port: one of the ports
+/// 0-7 that Tofino2 can recirculate on in every pipe (pipe 0: 1 and 6-7).
+pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
+
+/// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
+pub const MIRROR_SESSIONS: usize = 256;
+
+/// Where a mirror session sends its copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MirrorSession {
+    /// Port index the copies go out of.
+    pub port: usize,
+    /// Queue of that port (`qid`, taken modulo its queues as for any packet).
+    pub qid: u8,
+    /// Copies are cut to this many bytes (FCS excluded; at least 60, the minimum frame).
+    pub truncate_bytes: Option<u32>,
+}
 
 /// A front-panel port: which MAC and channels it uses, and its speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +98,8 @@ impl PortSpec {
 pub struct ChipConfig {
     pub params: Tofino2Params,
     pub ports: Vec<PortSpec>,
-    /// Host routes: destination address to port index (into `ports`).
+    /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
+    /// ports, `ports.len() + p` is pipe `p`'s recirculation port.
     pub routes: Vec<(Ipv4Addr, usize)>,
 }
 
@@ -130,12 +156,16 @@ impl fmt::Display for DropCause {
 }
 
 struct Port {
-    spec: PortSpec,
+    bps: u64,
+    /// A recirculation port: what it sends re-enters its pipe's ingress.
+    recirculation: bool,
     dev_port: u16,
     rx_fifo: VecDeque<PacketHandle>,
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
+    /// Mirror session that copies every packet that came in on this port and left ingress.
+    mirror: Option<u8>,
 }
 
 struct Pipe {
@@ -147,8 +177,8 @@ struct Pipe {
     ports: Vec<usize>,
     /// Next port the ingress arbiter looks at first (index into `ports`).
     rx_next: usize,
-    /// TM to egress wire: (cycle it arrives, descriptor).
-    to_egress: VecDeque<(Cycle, Descriptor)>,
+    /// TM to egress wire: (cycle it arrives, descriptor with its queue metadata).
+    to_egress: VecDeque<(Cycle, Dequeued)>,
     /// Packets that have entered the ingress / egress parser.
     ingress_entered: u64,
     egress_entered: u64,
@@ -159,9 +189,19 @@ struct Pipe {
 pub struct ChipCounters {
     /// Frames whose last bit reached a port.
     pub received: u64,
-    /// Frames whose last bit left a port.
+    /// Frames whose last bit left a front-panel port.
     pub transmitted: u64,
+    /// Frames that went round a recirculation port into an ingress again.
+    pub recirculated: u64,
+    /// Mirror copies made (each is then delivered or dropped like any packet).
+    pub mirrored: u64,
     pub drops: BTreeMap<DropCause, u64>,
+    /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
+    /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
+    /// in `transmitted` when their last bit leaves.
+    pub pfc_xoff_sent: u64,
+    pub pfc_xon_sent: u64,
+    pub pfc_frames_received: u64,
 }
 
 impl ChipCounters {
@@ -174,7 +214,9 @@ impl ChipCounters {
 pub struct Chip {
     name: String,
     params: Tofino2Params,
+    /// Front-panel ports, then (if the cap is above 0) one recirculation port per pipe.
     ports: Vec<Port>,
+    front_ports: usize,
     /// Device port to port index.
     dev_ports: Vec<Option<usize>>,
     pipes: Vec<Pipe>,
@@ -184,6 +226,7 @@ pub struct Chip {
     /// Egress deparsers to MACs: (arrival cycle, port index, packet).
     to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
     counters: ChipCounters,
+    mirror_sessions: Vec<Option<MirrorSession>>,
     ingress_latency: Cycle,
     egress_latency: Cycle,
     trace: Option<Box<ChipTrace>>,
@@ -251,21 +294,38 @@ impl Chip {
             }
             dev_ports[s.dev_port(params.channels_per_mac) as usize] = Some(i);
         }
+        // Recirculation: one port per pipe whose bandwidth is the pipe's share of the cap.
+        let front = config.ports.len();
+        let recirc_bps = (params.macs_per_pipe as u128
+            * params.mac_bps as u128
+            * params.recirculation_cap_percent as u128
+            / 100) as u64;
+        let recirc_pipes = if recirc_bps > 0 { params.pipes } else { 0 };
+        let recirc_dev_port = |p: u32| ((p << 7) | RECIRCULATION_LOCAL_PORT) as u16;
+        for p in 0..recirc_pipes {
+            dev_ports[recirc_dev_port(p) as usize] = Some(front + p as usize);
+        }
         let mut forward = Ipv4Forward::new();
         for (k, (dst, port)) in config.routes.iter().enumerate() {
-            let spec = config.ports.get(*port).ok_or_else(|| ConfigError {
-                what: format!("route {k} ({dst})"),
-                problem: format!(
-                    "port {port} does not exist (the chip has {})",
-                    config.ports.len()
-                ),
+            let dev_port = match config.ports.get(*port) {
+                Some(spec) => spec.dev_port(params.channels_per_mac),
+                None if *port < front + recirc_pipes as usize => {
+                    recirc_dev_port((*port - front) as u32)
+                }
+                None => {
+                    return Err(ConfigError {
+                        what: format!("route {k} ({dst})"),
+                        problem: format!(
+                            "port {port} does not exist (the chip has front-panel ports 0..{front} and recirculation ports {front}..{})",
+                            front + recirc_pipes as usize
+                        ),
+                    })
+                }
+            };
+            forward.add_route(*dst, dev_port).map_err(|e| ConfigError {
+                what: format!("route {k}"),
+                problem: e.to_string(),
             })?;
-            forward
-                .add_route(*dst, spec.dev_port(params.channels_per_mac))
-                .map_err(|e| ConfigError {
-                    what: format!("route {k}"),
-                    problem: e.to_string(),
-                })?;
         }
         let placement = Placement::shortest(params.pipeline.stages as usize);
         let make = |gress, program: &dyn StageProgram| {
@@ -284,6 +344,7 @@ impl Chip {
                 egress_program: Box::new(NoTables),
                 ports: (0..config.ports.len())
                     .filter(|&i| config.ports[i].pipe == p)
+                    .chain((p < recirc_pipes).then_some(front + p as usize))
                     .collect(),
                 rx_next: 0,
                 to_egress: VecDeque::new(),
@@ -293,50 +354,76 @@ impl Chip {
             .collect();
         let ingress_latency = pipes[0].ingress.latency();
         let egress_latency = pipes[0].egress.latency();
-        let lines: Vec<LineRate> = config
+        let mut lines: Vec<LineRate> = config
             .ports
             .iter()
             .map(|s| LineRate::new(clock, s.bps))
             .collect();
-        let tm_ports: Vec<TmPort> = config
+        let mut tm_ports: Vec<TmPort> = config
             .ports
             .iter()
             .zip(&lines)
-            .map(|(s, &line)| TmPort {
-                pipe: s.pipe as usize,
-                line,
+            .map(|(s, &line)| {
+                TmPort::new(
+                    s.pipe as usize,
+                    line,
+                    (s.pipe * params.macs_per_pipe + s.mac) as usize,
+                    s.channels().expect("port speeds were checked above"),
+                    params.channels_per_mac,
+                )
             })
             .collect();
+        // A recirculation port has a whole 8-channel group (port group 0 of its pipe).
+        for p in 0..recirc_pipes {
+            let line = LineRate::new(clock, recirc_bps);
+            lines.push(line);
+            let group = (params.pipes * params.macs_per_pipe + p) as usize;
+            let channels = params.channels_per_mac;
+            tm_ports.push(TmPort::new(p as usize, line, group, channels, channels));
+        }
         // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
         let tm = TrafficManager::new(
             params.tm,
+            clock,
             params.pipes as usize,
             &tm_ports,
             egress_latency + 2,
-        );
-        let ports = config
+        )
+        .map_err(|e| ConfigError {
+            what: format!("chip {name}: {}", e.what),
+            problem: e.problem,
+        })?;
+        let dev_ports_in_order = config
             .ports
             .iter()
+            .map(|s| s.dev_port(params.channels_per_mac))
+            .chain((0..recirc_pipes).map(recirc_dev_port));
+        let ports = dev_ports_in_order
             .zip(&lines)
-            .map(|(s, &line)| Port {
-                spec: *s,
-                dev_port: s.dev_port(params.channels_per_mac),
+            .enumerate()
+            .map(|(i, (dev_port, &line))| Port {
+                bps: line.bits_per_second(),
+                recirculation: i >= front,
+                dev_port,
                 rx_fifo: VecDeque::new(),
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
+                mirror: None,
             })
             .collect();
         Ok(Chip {
             name: name.to_string(),
             params,
             ports,
+            front_ports: front,
             dev_ports,
             pipes,
             tm,
             to_tm: VecDeque::new(),
             to_mac: VecDeque::new(),
             counters: ChipCounters::default(),
+            mirror_sessions: vec![None; MIRROR_SESSIONS],
             ingress_latency,
             egress_latency,
             trace: None,
@@ -350,7 +437,18 @@ impl Chip {
             clock_hz: self.params.clock_hz,
             pipes: self.pipes.len(),
             stages: self.params.pipeline.stages as usize,
-            port_pipes: self.ports.iter().map(|p| p.spec.pipe as usize).collect(),
+            ports: self
+                .ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    (
+                        (p.dev_port >> 7) as usize,
+                        p.recirculation,
+                        self.tm.queue_count(i),
+                    )
+                })
+                .collect(),
             buffer_cells: self.params.tm.buffer_cells,
             rx_fifo_frames: self.params.rx_fifo_frames,
         };
@@ -393,6 +491,9 @@ impl Chip {
         if let Some(id) = t.drops {
             tr.set(now, id, Value::Bits(self.counters.dropped()));
         }
+        if let Some(id) = t.recirculated {
+            tr.set(now, id, Value::Bits(self.counters.recirculated));
+        }
         if let Some(id) = t.free_cells {
             tr.set(now, id, Value::Bits(self.tm.free_cells() as u64));
         }
@@ -409,6 +510,17 @@ impl Chip {
                     id,
                     Value::Bits(self.tm.port_stats(i).depth_cells as u64),
                 );
+            }
+            if sig.any_queue {
+                for (q, &(depth, paused)) in sig.queues.iter().enumerate() {
+                    let stats = self.tm.queue_stats(i, q);
+                    if let Some(id) = depth {
+                        tr.set(now, id, Value::Bits(stats.depth_cells as u64));
+                    }
+                    if let Some(id) = paused {
+                        tr.set(now, id, Value::Bits(stats.paused as u64));
+                    }
+                }
             }
         }
         for (pipe, sig) in self.pipes.iter().zip(&t.gresses) {
@@ -433,6 +545,60 @@ impl Chip {
         &self.tm
     }
 
+    /// Gives port `port` the queues `queues` (16..=128, within its channels' share of its
+    /// port group's queues) in place of the default carving. The port must be empty.
+    pub fn set_port_queues(
+        &mut self,
+        port: usize,
+        queues: &[QueueConfig],
+    ) -> Result<(), ConfigError> {
+        self.tm
+            .set_port_queues(port, queues)
+            .map_err(|e| ConfigError {
+                what: format!("chip {}: {}", self.name, e.what),
+                problem: e.problem,
+            })
+    }
+
+    /// The depth in cells of queue `queue` of port `port` as every ingress pipe has heard it
+    /// from the TM's ghost feed by cycle `now`.
+    pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
+        self.tm.ghost_qlength(now, port, queue)
+    }
+
+    /// A PFC frame for `class` with `quanta` received on port `port` in cycle `now`: the
+    /// port's queues mapped to that class hold from the next cycle for that long.
+    pub fn pfc_pause(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        class: u8,
+        quanta: u16,
+    ) -> Result<(), ConfigError> {
+        self.tm
+            .pfc_pause(now, port, class, quanta)
+            .map_err(|e| ConfigError {
+                what: format!("chip {}: {}", self.name, e.what),
+                problem: e.problem,
+            })
+    }
+
+    /// Advanced flow control: pauses (or resumes) queue `qid` of port `port` from cycle
+    /// `now + afc_latency_cycles` on, as an `adv_flow_ctl` from a deparser in cycle `now`
+    /// would. Packets already dequeued still leave.
+    pub fn afc(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        qid: u8,
+        pause: bool,
+    ) -> Result<(), ConfigError> {
+        self.tm.afc(now, port, qid, pause).map_err(|e| ConfigError {
+            what: format!("chip {}: {}", self.name, e.what),
+            problem: e.problem,
+        })
+    }
+
     /// Cycles through an ingress pipeline (parser, stages, deparser).
     pub fn ingress_latency(&self) -> Cycle {
         self.ingress_latency
@@ -441,6 +607,57 @@ impl Chip {
     /// Cycles through an egress pipeline.
     pub fn egress_latency(&self) -> Cycle {
         self.egress_latency
+    }
+
+    /// Sets (or with `None` clears) mirror session `id`.
+    pub fn set_mirror_session(
+        &mut self,
+        id: u8,
+        session: Option<MirrorSession>,
+    ) -> Result<(), ConfigError> {
+        let bad = |problem: String| ConfigError {
+            what: format!("chip {}: mirror session {id}", self.name),
+            problem,
+        };
+        if let Some(s) = session {
+            if s.port >= self.ports.len() {
+                return Err(bad(format!(
+                    "port {} does not exist (the chip has {})",
+                    s.port,
+                    self.ports.len()
+                )));
+            }
+            if s.truncate_bytes.is_some_and(|t| t < 60) {
+                return Err(bad(format!(
+                    "truncate_bytes {} is below the 60-byte minimum frame",
+                    s.truncate_bytes.unwrap_or(0)
+                )));
+            }
+        }
+        self.mirror_sessions[id as usize] = session;
+        Ok(())
+    }
+
+    /// Mirrors every packet that comes in on port `port` and leaves the ingress pipeline to
+    /// session `session` (or stops, with `None`). A session not set makes no copies.
+    pub fn mirror_ingress_port(
+        &mut self,
+        port: usize,
+        session: Option<u8>,
+    ) -> Result<(), ConfigError> {
+        let name = &self.name;
+        let p = self.ports.get_mut(port).ok_or_else(|| ConfigError {
+            what: format!("chip {name}: mirroring port {port}"),
+            problem: "no such port".into(),
+        })?;
+        p.mirror = session;
+        Ok(())
+    }
+
+    /// The port index of pipe `pipe`'s recirculation port (`None` with a cap of 0).
+    pub fn recirculation_port(&self, pipe: usize) -> Option<usize> {
+        let i = self.front_ports + pipe;
+        (i < self.ports.len()).then_some(i)
     }
 
     /// The device port of port `i`.
@@ -503,14 +720,27 @@ impl Node for Chip {
     }
 
     fn port_count(&self) -> usize {
-        self.ports.len()
+        self.front_ports
     }
 
     fn port_bps(&self, port: usize) -> u64 {
-        self.ports[port].spec.bps
+        self.ports[port].bps
     }
 
-    fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+    fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        if let Some(pfc) = PfcFrame::parse(pool.bytes(pkt)) {
+            // The MAC honours it: the TM holds the port's queues of each enabled class.
+            for class in 0..8u8 {
+                if pfc.class_enable & (1 << class) != 0 {
+                    self.tm
+                        .pfc_pause(now, port, class, pfc.quanta[class as usize])
+                        .expect("a chip port and a class below 8");
+                }
+            }
+            self.counters.pfc_frames_received += 1;
+            pool.free(pkt);
+            return;
+        }
         self.counters.received += 1;
         if let Some(t) = self.trace.as_mut() {
             t.number(pkt.index());
@@ -597,8 +827,34 @@ impl Chip {
                     ingress_port: ingress_port as u16,
                     egress_port: egress as u16,
                     qid: exit.qid,
+                    // The ingress programs do not set a class yet.
+                    ingress_cos: 0,
                 },
             ));
+            // Port mirroring: a copy of the packet as it left the ingress deparser.
+            let session = self.ports[ingress_port]
+                .mirror
+                .and_then(|m| self.mirror_sessions[m as usize]);
+            if let Some(session) = session {
+                let bytes = pool.bytes(exit.pkt);
+                let keep = session
+                    .truncate_bytes
+                    .map_or(bytes.len(), |t| bytes.len().min(t as usize));
+                let copy = bytes[..keep].to_vec();
+                let copy = pool.alloc_from(&copy);
+                self.counters.mirrored += 1;
+                self.to_tm.push_back((
+                    now + 1,
+                    Descriptor {
+                        pkt: copy.index(),
+                        frame_bytes: pool.frame_bytes(copy) as u32,
+                        ingress_port: ingress_port as u16,
+                        egress_port: session.port as u16,
+                        qid: session.qid,
+                        ingress_cos: 0,
+                    },
+                ));
+            }
         }
         // TM admission.
         while let Some(&(at, desc)) = self.to_tm.front() {
@@ -617,11 +873,11 @@ impl Chip {
         }
         // TM schedulers, then egress entry and egress pipelines.
         for p in 0..self.pipes.len() {
-            if let Some(desc) = self.tm.dequeue(p, now) {
-                self.pipes[p].to_egress.push_back((now + 1, desc));
+            if let Some(out) = self.tm.dequeue(p, now) {
+                self.pipes[p].to_egress.push_back((now + 1, out));
             }
             let pipe = &mut self.pipes[p];
-            if let Some(&(at, desc)) = pipe.to_egress.front() {
+            if let Some(&(at, Dequeued { desc, .. })) = pipe.to_egress.front() {
                 if at <= now {
                     pipe.to_egress.pop_front();
                     let dev = self.ports[desc.egress_port as usize].dev_port;
@@ -646,6 +902,30 @@ impl Chip {
                 }
             }
         }
+        // PFC requests of this cycle's admissions and dequeues.
+        // They leave from the ingress port of the traffic, next cycle, ahead of any data
+        // still in the egress pipeline; the TM counts them against that port's MAC.
+        while let Some(event) = self.tm.pop_pfc_event() {
+            let port = event.ingress_port as usize;
+            if self.ports[port].recirculation {
+                // Recirculated traffic has no upstream to pause.
+                continue;
+            }
+            let quanta = if event.xoff {
+                self.counters.pfc_xoff_sent += 1;
+                self.params.tm.pfc_pause_quanta
+            } else {
+                self.counters.pfc_xon_sent += 1;
+                0
+            };
+            let mut bytes = Vec::with_capacity(crate::pfc::PFC_FRAME_BYTES);
+            let dev = self.ports[port].dev_port.to_be_bytes();
+            PfcFrame::one_class(event.class, quanta)
+                .write([2, 0, 0, 0xfc, dev[0], dev[1]], &mut bytes);
+            let pkt = pool.alloc_from(&bytes);
+            self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
+            self.to_mac.push_back((now + 1, port, pkt));
+        }
         // MACs: start frames that arrived, hand finished ones to the links.
         while let Some(&(at, port, pkt)) = self.to_mac.front() {
             if at > now {
@@ -655,14 +935,22 @@ impl Chip {
             let frame = pool.frame_bytes(pkt);
             self.ports[port].mac.start(now, pkt.index(), frame);
         }
-        for (i, port) in self.ports.iter_mut().enumerate() {
-            while let Some(pkt) = port.mac.pop_sent(now) {
+        for i in 0..self.ports.len() {
+            while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
+                let pkt = PacketHandle::from_index(pkt);
+                let port = &mut self.ports[i];
                 port.tx_frames += 1;
-                self.counters.transmitted += 1;
-                out.push(Sent {
-                    port: i,
-                    pkt: PacketHandle::from_index(pkt),
-                });
+                if !port.recirculation {
+                    self.counters.transmitted += 1;
+                    out.push(Sent { port: i, pkt });
+                } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
+                    // Back into the pipe's ingress, waiting for an ingress slot like any frame.
+                    port.rx_frames += 1;
+                    port.rx_fifo.push_back(pkt);
+                    self.counters.recirculated += 1;
+                } else {
+                    self.drop(DropCause::RxFifoFull, pkt, pool);
+                }
             }
         }
     }

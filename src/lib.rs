@@ -6,10 +6,11 @@
 
 pub mod chip;
 pub mod params;
+pub mod pfc;
 pub mod scenario;
 pub mod scenario_file;
 pub mod topology;
 pub mod trace;
 
-pub use chip::{Chip, ChipConfig, ConfigError, DropCause, PortSpec};
+pub use chip::{Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
 pub use params::Tofino2Params;

@@ -132,7 +132,7 @@ struct RunArgs {
     /// Propagation delay of every link in nanoseconds.
     #[arg(long, default_value_t = 100)]
     link_ns: u64,
-    /// Limit, in cells, on the receiver port's queue (default: only the shared buffer).
+    /// Static limit, in cells, on every TM queue (default: the dynamic threshold and the shared buffer only).
     #[arg(long)]
     queue_limit_cells: Option<u32>,
     /// A JSON parameter file (start from `t2sim params`).
@@ -175,7 +175,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         None => Tofino2Params::default(),
     };
     if args.queue_limit_cells.is_some() {
-        params.tm.port_queue_limit_cells = args.queue_limit_cells;
+        params.tm.queue_limit_cells = args.queue_limit_cells;
         params
             .validate()
             .map_err(|e| format!("--queue-limit-cells: {}", e.problem))?;

@@ -261,7 +261,7 @@ impl ScenarioFile {
         };
         let t = &raw.topology;
         if let Some(cells) = t.queue_limit_cells {
-            params.tm.port_queue_limit_cells = Some(cells);
+            params.tm.queue_limit_cells = Some(cells);
             if let Err(e) = params.validate() {
                 return bad("topology.queue_limit_cells", e.problem);
             }

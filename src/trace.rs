@@ -9,10 +9,14 @@
 //!   kernel jumps over those cycles.
 //!
 //! Signal names (see `docs/waves.md`):
-//! `chip.cycle`, `chip.drops`, `chip.port<i>.{tx_busy,rx_fifo}`,
+//! `chip.cycle`, `chip.drops`, `chip.recirculated`, `chip.port<i>.{tx_busy,rx_fifo}`,
+//! `chip.recirc.pipe<p>.{tx_busy,rx_fifo}`,
 //! `chip.pipe<p>.{ingress,egress}.{occupancy,exit}`,
 //! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
-//! `chip.tm.free_cells`, `chip.tm.pipe<p>.port<i>.q0.depth_cells`.
+//! `chip.tm.free_cells`,
+//! `chip.tm.pipe<p>.port<i>.depth_cells`, `chip.tm.pipe<p>.port<i>.q<q>.{depth_cells,paused}`
+//! (and `chip.tm.pipe<p>.recirc...` for the recirculation port). Queues are declared as they
+//! are when tracing starts.
 
 use std::io;
 use t2_clock::Cycle;
@@ -34,13 +38,19 @@ pub(crate) struct GressSignals {
 pub(crate) struct PortSignals {
     pub tx_busy: Option<SignalId>,
     pub rx_fifo: Option<SignalId>,
+    /// Cells queued for the port, all queues.
     pub depth_cells: Option<SignalId>,
+    /// Per queue: depth in cells, paused.
+    pub queues: Vec<(Option<SignalId>, Option<SignalId>)>,
+    /// Whether any queue signal is traced (so untraced queues cost nothing).
+    pub any_queue: bool,
 }
 
 /// The chip's tracer and the ids of its traced signals.
 pub struct ChipTrace {
     pub(crate) tracer: Tracer,
     pub(crate) drops: Option<SignalId>,
+    pub(crate) recirculated: Option<SignalId>,
     pub(crate) free_cells: Option<SignalId>,
     pub(crate) ports: Vec<PortSignals>,
     /// `[pipe][0 = ingress, 1 = egress]`.
@@ -57,8 +67,8 @@ pub(crate) struct TraceLayout {
     pub clock_hz: u64,
     pub pipes: usize,
     pub stages: usize,
-    /// Pipe of each port.
-    pub port_pipes: Vec<usize>,
+    /// Each port's pipe, whether it is a recirculation port, and its number of queues.
+    pub ports: Vec<(usize, bool, usize)>,
     pub buffer_cells: u32,
     pub rx_fifo_frames: u32,
 }
@@ -75,17 +85,36 @@ impl ChipTrace {
         let mut t = Tracer::new("chip", layout.clock_hz, filter);
         let cells = SignalKind::Vector(width_for(layout.buffer_cells as u64));
         let drops = t.declare("chip.drops", SignalKind::Vector(32))?;
+        let recirculated = t.declare("chip.recirculated", SignalKind::Vector(32))?;
         let free_cells = t.declare("chip.tm.free_cells", cells)?;
+        let fifo = SignalKind::Vector(width_for(layout.rx_fifo_frames as u64));
         let mut ports = Vec::new();
-        for (i, &pipe) in layout.port_pipes.iter().enumerate() {
+        for (i, &(pipe, recirc, queues)) in layout.ports.iter().enumerate() {
+            let (mac, tm) = if recirc {
+                (
+                    format!("chip.recirc.pipe{pipe}"),
+                    format!("chip.tm.pipe{pipe}.recirc"),
+                )
+            } else {
+                (
+                    format!("chip.port{i}"),
+                    format!("chip.tm.pipe{pipe}.port{i}"),
+                )
+            };
+            let queues = (0..queues)
+                .map(|q| {
+                    Ok((
+                        t.declare(&format!("{tm}.q{q}.depth_cells"), cells)?,
+                        t.declare(&format!("{tm}.q{q}.paused"), SignalKind::Bit)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, DeclareError>>()?;
             ports.push(PortSignals {
-                tx_busy: t.declare(&format!("chip.port{i}.tx_busy"), SignalKind::Bit)?,
-                rx_fifo: t.declare(
-                    &format!("chip.port{i}.rx_fifo"),
-                    SignalKind::Vector(width_for(layout.rx_fifo_frames as u64)),
-                )?,
-                depth_cells: t
-                    .declare(&format!("chip.tm.pipe{pipe}.port{i}.q0.depth_cells"), cells)?,
+                tx_busy: t.declare(&format!("{mac}.tx_busy"), SignalKind::Bit)?,
+                rx_fifo: t.declare(&format!("{mac}.rx_fifo"), fifo)?,
+                depth_cells: t.declare(&format!("{tm}.depth_cells"), cells)?,
+                any_queue: queues.iter().any(|(d, p)| d.is_some() || p.is_some()),
+                queues,
             });
         }
         let mut gresses = Vec::new();
@@ -113,6 +142,7 @@ impl ChipTrace {
         Ok(ChipTrace {
             tracer: t,
             drops,
+            recirculated,
             free_cells,
             ports,
             gresses,

@@ -31,7 +31,7 @@ fn scenario() -> impl Strategy<Value = IncastScenario> {
                 duration_cycles: 4_000,
                 ..IncastScenario::default()
             };
-            s.params.tm.port_queue_limit_cells = limit;
+            s.params.tm.queue_limit_cells = limit;
             s.params.rx_fifo_frames = fifo;
             s.params.pipes = pipes;
             if bps == 400_000_000_000 {

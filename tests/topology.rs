@@ -150,7 +150,7 @@ fn bad_shapes_are_refused() {
 fn overload(stepping: Stepping) -> Topology {
     let mut s = spec(Shape::SingleChip { hosts: 5 }, stepping);
     // 40 cells of 176 B: about 4.7 full frames fit in the receiver's queue.
-    s.params.tm.port_queue_limit_cells = Some(40);
+    s.params.tm.queue_limit_cells = Some(40);
     s.link_delay_ns = 500;
     s.transport = TransportConfig::fixed(64_000, 30_000);
     let mut t = s.build().unwrap();

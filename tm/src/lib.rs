@@ -1,21 +1,56 @@
 //! t2-tm: the Tofino2 traffic manager, from enqueue to the MAC.
 //!
 //! The TM moves descriptors, never PHVs: a descriptor names the packet (an opaque handle
-//! from the chip), its length and its ports. Admission charges the frame's cells to the
-//! shared buffer and drops (counted, with a reason) when the buffer or the port's queue
-//! limit is full. Each port has a FIFO queue; each pipe's scheduler sends at most one
-//! descriptor per cycle into that pipe's egress, round-robin over its ports, and only when
-//! the port's MAC will be free by the time the packet reaches it, so the egress never
-//! piles up behind a slow port. [`mac::MacTx`] serializes frames at the port's rate.
+//! from the chip), its length, its ports and the queue ingress chose.
+//!
+//! - **Queues.** Each egress port has 16 to 128 queues ([`QueueConfig`]), carved from its
+//!   8-channel port group's 128 in proportion to the channels it uses (a 400G port up to 128,
+//!   a 100G port up to 32, 16 by default). A descriptor's `qid` picks queue `qid % n`, the
+//!   driver's default mapping. Each queue is a FIFO with a depth in cells and a pause bit.
+//! - **Admission.** A frame takes `ceil(bytes / 176)` cells of the shared buffer. It is
+//!   dropped, and the drop counted with its reason ([`TmDrop`]), when the buffer has too few
+//!   free cells, when its queue would pass its static limit, or when its queue is already at
+//!   its dynamic threshold (`alpha x free cells`).
+//! - **Scheduling.** Each pipe's scheduler sends at most one descriptor per cycle into that
+//!   pipe's egress, round-robin over its ports, and only when the port's MAC will be free by
+//!   the time the packet reaches it, so the egress never piles up behind a slow port. Inside
+//!   a port, `sched` picks the queue: min-rate guarantees, 8 strict priorities, DWRR, and
+//!   max-rate shapers ([`shaper`]), all in exact integer arithmetic.
+//! - **AFC.** [`TrafficManager::afc`] pauses or resumes a queue `afc_latency_cycles` after the
+//!   request; what was dequeued before still leaves.
+//! - **PFC.** Cells are also counted per ingress port and class (priority group). For the
+//!   lossless classes, crossing `pfc_xoff_cells` emits an XOFF event for that port and
+//!   class, falling back to `pfc_xon_cells` an XON; such packets are dropped only when the
+//!   group's headroom is spent, never by the egress thresholds. A PFC frame received on a
+//!   port ([`TrafficManager::pfc_pause`]) holds the queues mapped to its class for its quanta.
+//! - **Ghost feed.** Queues whose depth changed are reported to the ingress pipes,
+//!   round-robin, `ghost_updates_per_cycle` per TM pipe per cycle, `ghost_latency_cycles`
+//!   later ([`ghost`]).
+//! - **Egress metadata.** A dequeue returns the exact queue depths and times the egress
+//!   pipeline may read ([`Dequeued`]).
+//!
+//! Every change of state happens in a call (`enqueue`, `dequeue`, `afc`, `pfc_pause`,
+//! `note_mac_frame`), and `next_event` names the first cycle at which a dequeue can happen or
+//! a pause request takes effect, so jumping over quiet cycles gives the same results as
+//! stepping through them. [`mac::MacTx`] serializes frames at the port's rate.
 
+pub mod ghost;
 pub mod mac;
 pub mod params;
+pub mod queue;
+mod sched;
+pub mod shaper;
 
 pub use mac::MacTx;
 pub use params::TmParams;
+pub use queue::{QueueConfig, QueueStats, MAX_WEIGHT, PRIORITIES};
 
+use ghost::Ghost;
+use queue::{Queue, Queued};
+use sched::{bit, PortScheduler};
 use std::collections::VecDeque;
-use t2_clock::{Cycle, LineRate};
+use std::fmt;
+use t2_clock::{Clock, Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
 
 /// A packet as the TM sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,8 +63,35 @@ pub struct Descriptor {
     pub ingress_port: u16,
     /// Chip port index it goes out of.
     pub egress_port: u16,
-    /// Queue within the egress port, as ingress chose it.
+    /// Queue within the egress port, as ingress chose it (taken modulo the port's queues).
     pub qid: u8,
+    /// Class of service for ingress accounting and PFC (`ingress_cos`, 0..=7, taken mod 8).
+    pub ingress_cos: u8,
+}
+
+impl Descriptor {
+    /// Bytes the frame takes on the wire, preamble and inter-frame gap included: what the
+    /// DWRR credit and the rate buckets count.
+    pub fn wire_bytes(&self) -> u64 {
+        self.frame_bytes as u64 + PREAMBLE_AND_IFG_BYTES
+    }
+}
+
+/// A descriptor leaving its queue, with the queue metadata the egress pipeline can read
+/// (Tofino2's `enq_qdepth`, `deq_qdepth`, `enq_tstamp`, `deq_timedelta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dequeued {
+    pub desc: Descriptor,
+    /// The queue within the egress port it left (`qid % queues of the port`).
+    pub queue: u8,
+    /// Cells in the queue just before the packet joined it.
+    pub enq_qdepth: u32,
+    /// Cells left in the queue just after the packet left it.
+    pub deq_qdepth: u32,
+    /// Cycle the packet was admitted. (Tofino2 gives nanoseconds; the chip converts.)
+    pub enq_tstamp: Cycle,
+    /// Cycles from admission to this dequeue.
+    pub deq_timedelta: Cycle,
 }
 
 /// Why the TM dropped a packet.
@@ -37,43 +99,100 @@ pub struct Descriptor {
 pub enum TmDrop {
     /// The shared buffer had too few free cells.
     BufferFull,
-    /// The egress port's queue was at its cell limit.
+    /// The queue would have passed its static cell limit.
     QueueLimit,
+    /// The queue was at its dynamic threshold, `alpha x` the free cells.
+    DynamicThreshold,
+    /// A lossless class's priority group had used its XOFF threshold and all its headroom.
+    PfcHeadroom,
 }
 
 impl TmDrop {
-    pub const ALL: [TmDrop; 2] = [TmDrop::BufferFull, TmDrop::QueueLimit];
+    pub const ALL: [TmDrop; 4] = [
+        TmDrop::BufferFull,
+        TmDrop::QueueLimit,
+        TmDrop::DynamicThreshold,
+        TmDrop::PfcHeadroom,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             TmDrop::BufferFull => "tm_buffer_full",
             TmDrop::QueueLimit => "tm_queue_limit",
+            TmDrop::DynamicThreshold => "tm_dynamic_threshold",
+            TmDrop::PfcHeadroom => "tm_pfc_headroom",
         }
     }
 }
 
+/// A TM set-up or request that cannot be honoured, naming what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmError {
+    pub what: String,
+    pub problem: String,
+}
+
+impl fmt::Display for TmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.what, self.problem)
+    }
+}
+
+impl std::error::Error for TmError {}
+
 /// How the TM is wired to one egress port.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct TmPort {
     /// The pipe whose egress serves the port.
     pub pipe: usize,
     /// The port's line rate.
     pub line: LineRate,
+    /// The 8-channel port group (MAC) the port belongs to, numbered across the chip.
+    pub group: usize,
+    /// Channels of the group the port uses, and channels in the group.
+    pub channels: u32,
+    pub group_channels: u32,
+    /// The port's queues; `None` gives `default_queues_per_port` queues of the default
+    /// configuration.
+    pub queues: Option<Vec<QueueConfig>>,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    desc: Descriptor,
-    cells: u32,
-    /// First cycle it may be dequeued.
-    ready_at: Cycle,
+impl TmPort {
+    /// A port with the default queues.
+    pub fn new(
+        pipe: usize,
+        line: LineRate,
+        group: usize,
+        channels: u32,
+        group_channels: u32,
+    ) -> TmPort {
+        TmPort {
+            pipe,
+            line,
+            group,
+            channels,
+            group_channels,
+            queues: None,
+        }
+    }
+
+    /// Most queues the port may have: its channels' share of the group's queues.
+    pub fn max_queues(&self, params: &TmParams) -> u32 {
+        params.queues_per_port_group * self.channels / self.group_channels.max(1)
+    }
 }
 
 #[derive(Clone, Debug)]
 struct PortState {
     pipe: usize,
+    /// Index of the port among its pipe's ports.
+    pipe_slot: usize,
     line: LineRate,
-    queue: VecDeque<Queued>,
+    group: usize,
+    channels: u32,
+    group_channels: u32,
+    queues: Vec<Queue>,
+    sched: PortScheduler,
     depth_cells: u32,
     peak_cells: u32,
     /// Line time at which the MAC will have sent everything dequeued so far.
@@ -86,6 +205,43 @@ struct PortState {
 struct PipeScheduler {
     ports: Vec<usize>,
     next: usize,
+    /// How many of `ports` hold a packet: an idle pipe is passed over at once.
+    backlogged_ports: usize,
+}
+
+/// A pause or resume waiting for its latency to pass.
+#[derive(Clone, Copy, Debug)]
+struct PauseRequest {
+    apply_at: Cycle,
+    port: usize,
+    what: PauseKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum PauseKind {
+    /// AFC: set or clear one queue's pause bit.
+    Afc { queue: usize, pause: bool },
+    /// PFC received: hold the queues of `class` until cycle `until` (exclusive).
+    Pfc { class: u8, until: Cycle },
+}
+
+/// An XOFF or XON the TM asks to be sent out of an ingress port for one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcEvent {
+    /// Cycle of the enqueue or dequeue that crossed the threshold.
+    pub at: Cycle,
+    pub ingress_port: u16,
+    pub class: u8,
+    /// `true` for XOFF (pause), `false` for XON (resume).
+    pub xoff: bool,
+}
+
+/// Cells held per ingress port and class (Tofino2's port priority groups).
+#[derive(Clone, Debug)]
+struct PriorityGroups {
+    cells: Vec<u32>,
+    xoff: Vec<bool>,
+    events: VecDeque<PfcEvent>,
 }
 
 /// Per-port counters and depths.
@@ -102,43 +258,151 @@ pub struct PortStats {
 #[derive(Clone, Debug)]
 pub struct TrafficManager {
     params: TmParams,
+    clock: Clock,
     /// Cycles from a dequeue to the packet reaching its MAC (the egress pipeline between).
     mac_lead: Cycle,
     ports: Vec<PortState>,
     pipes: Vec<PipeScheduler>,
     free_cells: u32,
-    drops: [u64; 2],
+    drops: [u64; TmDrop::ALL.len()],
+    /// AFC requests in the order they take effect.
+    afc_pending: VecDeque<PauseRequest>,
+    groups: PriorityGroups,
+    ghost: Ghost,
 }
 
 impl TrafficManager {
-    /// A TM for `ports` (indexed as the chip indexes them) in a chip of `pipes` pipes.
-    /// `mac_lead` is the number of cycles between a dequeue and the packet reaching the MAC.
-    /// Panics if a port names a pipe beyond `pipes`; the chip validates its ports first.
-    pub fn new(params: TmParams, pipes: usize, ports: &[TmPort], mac_lead: Cycle) -> Self {
+    /// A TM for `ports` (indexed as the chip indexes them) in a chip of `pipes` pipes, on
+    /// `clock`. `mac_lead` is the number of cycles between a dequeue and the packet reaching
+    /// the MAC. A port on a pipe beyond `pipes`, or queues that cannot be carved from the
+    /// ports' groups, are errors naming the port.
+    pub fn new(
+        params: TmParams,
+        clock: Clock,
+        pipes: usize,
+        ports: &[TmPort],
+        mac_lead: Cycle,
+    ) -> Result<TrafficManager, TmError> {
+        params
+            .validate()
+            .map_err(|(what, problem)| TmError { what, problem })?;
         let mut scheds = vec![PipeScheduler::default(); pipes];
+        let mut states = Vec::with_capacity(ports.len());
         for (i, p) in ports.iter().enumerate() {
-            assert!(p.pipe < pipes, "port {i} is on pipe {}", p.pipe);
+            if p.pipe >= pipes {
+                return Err(TmError {
+                    what: format!("port {i}"),
+                    problem: format!("is on pipe {} but the chip has pipes 0..{pipes}", p.pipe),
+                });
+            }
+            let pipe_slot = scheds[p.pipe].ports.len();
             scheds[p.pipe].ports.push(i);
+            let configs = p.queues.clone().unwrap_or_else(|| {
+                vec![QueueConfig::default(); params.default_queues_per_port as usize]
+            });
+            check_queues(&params, i, p, &configs)?;
+            let queues = build_queues(&params, clock, &configs);
+            states.push(PortState {
+                pipe: p.pipe,
+                pipe_slot,
+                line: p.line,
+                group: p.group,
+                channels: p.channels,
+                group_channels: p.group_channels,
+                sched: PortScheduler::new(&queues, params.dwrr_quantum_bytes),
+                queues,
+                depth_cells: 0,
+                peak_cells: 0,
+                tx_free_ticks: 0,
+                enqueued: 0,
+                dequeued: 0,
+            });
         }
-        TrafficManager {
+        let ghost = Ghost::new(
+            params.ghost_updates_per_cycle,
+            params.ghost_latency_cycles,
+            &scheds.iter().map(|s| s.ports.len()).collect::<Vec<_>>(),
+            &states.iter().map(|s| s.queues.len()).collect::<Vec<_>>(),
+        );
+        let tm = TrafficManager {
             params,
+            clock,
             mac_lead,
-            ports: ports
-                .iter()
-                .map(|p| PortState {
-                    pipe: p.pipe,
-                    line: p.line,
-                    queue: VecDeque::new(),
-                    depth_cells: 0,
-                    peak_cells: 0,
-                    tx_free_ticks: 0,
-                    enqueued: 0,
-                    dequeued: 0,
-                })
-                .collect(),
+            ports: states,
             pipes: scheds,
             free_cells: params.buffer_cells,
-            drops: [0; 2],
+            drops: [0; TmDrop::ALL.len()],
+            afc_pending: VecDeque::new(),
+            groups: PriorityGroups {
+                cells: vec![0; ports.len() * PRIORITIES],
+                xoff: vec![false; ports.len() * PRIORITIES],
+                events: VecDeque::new(),
+            },
+            ghost,
+        };
+        tm.check_groups()?;
+        Ok(tm)
+    }
+
+    /// Replaces port `port`'s queues. The port must hold no packet; the new carving must fit
+    /// the port's share of its group, and the group's 128 queues.
+    pub fn set_port_queues(&mut self, port: usize, configs: &[QueueConfig]) -> Result<(), TmError> {
+        let what = format!("port {port}");
+        let state = self.ports.get(port).ok_or_else(|| TmError {
+            what: what.clone(),
+            problem: format!("does not exist (the TM has {} ports)", self.ports.len()),
+        })?;
+        if state.depth_cells > 0 || self.afc_pending.iter().any(|r| r.port == port) {
+            return Err(TmError {
+                what,
+                problem: "cannot change its queues while packets or AFC requests are pending"
+                    .into(),
+            });
+        }
+        let spec = TmPort {
+            pipe: state.pipe,
+            line: state.line,
+            group: state.group,
+            channels: state.channels,
+            group_channels: state.group_channels,
+            queues: None,
+        };
+        check_queues(&self.params, port, &spec, configs)?;
+        let old = std::mem::replace(
+            &mut self.ports[port].queues,
+            build_queues(&self.params, self.clock, configs),
+        );
+        if let Err(e) = self.check_groups() {
+            self.ports[port].queues = old;
+            return Err(e);
+        }
+        let state = &mut self.ports[port];
+        state.sched = PortScheduler::new(&state.queues, self.params.dwrr_quantum_bytes);
+        self.ghost.resize_port(port, configs.len());
+        Ok(())
+    }
+
+    /// Every port group's ports together have at most `queues_per_port_group` queues.
+    fn check_groups(&self) -> Result<(), TmError> {
+        let mut used: Vec<(usize, u32)> = Vec::new();
+        for p in &self.ports {
+            match used.iter_mut().find(|(g, _)| *g == p.group) {
+                Some((_, n)) => *n += p.queues.len() as u32,
+                None => used.push((p.group, p.queues.len() as u32)),
+            }
+        }
+        match used
+            .iter()
+            .find(|(_, n)| *n > self.params.queues_per_port_group)
+        {
+            Some((g, n)) => Err(TmError {
+                what: format!("port group {g}"),
+                problem: format!(
+                    "its ports have {n} queues in all, more than its {}",
+                    self.params.queues_per_port_group
+                ),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -147,17 +411,36 @@ impl TrafficManager {
     }
 
     /// Admits a descriptor at `now`, or drops it with the reason (and counts the drop).
+    /// Its egress and ingress ports must be ports of this TM (the chip makes them so).
     pub fn enqueue(&mut self, now: Cycle, desc: Descriptor) -> Result<(), TmDrop> {
+        self.ghost_catch_up(now);
         let cells = self.params.cells_for(desc.frame_bytes as u64);
+        let free = self.free_cells;
+        let alpha = self.params.dynamic_threshold_alpha_percent;
+        let class = desc.ingress_cos as usize % PRIORITIES;
+        let group = desc.ingress_port as usize * PRIORITIES + class;
+        let lossless = self.params.pfc_lossless_classes & (1 << class) != 0;
+        let group_cells = self.groups.cells[group];
         let port = &mut self.ports[desc.egress_port as usize];
-        let verdict = if cells > self.free_cells {
+        let qi = desc.qid as usize % port.queues.len();
+        let queue = &mut port.queues[qi];
+        let verdict = if cells > free {
             Err(TmDrop::BufferFull)
-        } else if self
-            .params
-            .port_queue_limit_cells
-            .is_some_and(|limit| port.depth_cells + cells > limit)
+        } else if lossless {
+            // Lossless traffic is held back by PFC, not by the egress thresholds.
+            let room = self.params.pfc_xoff_cells + self.params.pfc_headroom_cells;
+            if group_cells + cells > room {
+                Err(TmDrop::PfcHeadroom)
+            } else {
+                Ok(())
+            }
+        } else if queue
+            .limit_cells
+            .is_some_and(|limit| queue.depth_cells + cells > limit)
         {
             Err(TmDrop::QueueLimit)
+        } else if alpha.is_some_and(|a| queue.depth_cells as u64 * 100 >= a as u64 * free as u64) {
+            Err(TmDrop::DynamicThreshold)
         } else {
             Ok(())
         };
@@ -166,30 +449,169 @@ impl TrafficManager {
             return verdict;
         }
         self.free_cells -= cells;
+        queue.fifo.push_back(Queued {
+            desc,
+            cells,
+            enq_at: now,
+            enq_qdepth: queue.depth_cells,
+            ready_at: now + self.params.queue_latency_cycles as Cycle,
+        });
+        queue.depth_cells += cells;
+        queue.peak_cells = queue.peak_cells.max(queue.depth_cells);
+        queue.enqueued += 1;
+        if port.sched.backlogged == 0 {
+            self.pipes[port.pipe].backlogged_ports += 1;
+        }
+        port.sched.backlogged |= bit(qi);
+        self.ghost.mark(port.pipe, port.pipe_slot, qi);
         port.depth_cells += cells;
         port.peak_cells = port.peak_cells.max(port.depth_cells);
         port.enqueued += 1;
-        port.queue.push_back(Queued {
-            desc,
-            cells,
-            ready_at: now + self.params.queue_latency_cycles as Cycle,
+        self.groups.cells[group] += cells;
+        if lossless && !self.groups.xoff[group] && group_cells + cells > self.params.pfc_xoff_cells
+        {
+            self.groups.xoff[group] = true;
+            self.groups.events.push_back(PfcEvent {
+                at: now,
+                ingress_port: desc.ingress_port,
+                class: class as u8,
+                xoff: true,
+            });
+        }
+        Ok(())
+    }
+
+    /// Asks for queue `qid % n` of port `port` to be paused (`pause`) or resumed, as the
+    /// deparser's `adv_flow_ctl` does. The change takes effect in cycle
+    /// `now + afc_latency_cycles`: dequeues before then still happen, and packets already
+    /// dequeued always leave.
+    pub fn afc(&mut self, now: Cycle, port: usize, qid: u8, pause: bool) -> Result<(), TmError> {
+        let state = self.ports.get(port).ok_or_else(|| TmError {
+            what: format!("AFC for port {port}"),
+            problem: format!("no such port (the TM has {})", self.ports.len()),
+        })?;
+        let request = PauseRequest {
+            apply_at: now + self.params.afc_latency_cycles as Cycle,
+            port,
+            what: PauseKind::Afc {
+                queue: qid as usize % state.queues.len(),
+                pause,
+            },
+        };
+        self.request_pause(request);
+        Ok(())
+    }
+
+    fn request_pause(&mut self, request: PauseRequest) {
+        // Requests keep their order; one made later never overtakes one made earlier.
+        let at = self
+            .afc_pending
+            .partition_point(|r| r.apply_at <= request.apply_at);
+        self.afc_pending.insert(at, request);
+    }
+
+    /// A PFC frame for `class` with `quanta` (units of 512 bit times at the port's speed)
+    /// received on port `port` in cycle `now`: from cycle `now + 1` the port's queues whose
+    /// `pfc_priority` is `class` do not send for that long; 0 quanta resumes them.
+    pub fn pfc_pause(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        class: u8,
+        quanta: u16,
+    ) -> Result<(), TmError> {
+        let state = self.ports.get(port).ok_or_else(|| TmError {
+            what: format!("PFC for port {port}"),
+            problem: format!("no such port (the TM has {})", self.ports.len()),
+        })?;
+        if class as usize >= PRIORITIES {
+            return Err(TmError {
+                what: format!("PFC for port {port}"),
+                problem: format!("class {class} is outside 0..={}", PRIORITIES - 1),
+            });
+        }
+        let line = state.line;
+        let hold = (quanta as u64 * 512 * line.ticks_per_bit()).div_ceil(line.ticks_per_cycle());
+        let apply_at = now + 1;
+        self.request_pause(PauseRequest {
+            apply_at,
+            port,
+            what: PauseKind::Pfc {
+                class,
+                until: apply_at + hold,
+            },
         });
         Ok(())
     }
 
-    /// The first cycle at which port `p`'s head may leave, or `None` if its queue is empty.
+    /// Tells the scheduler that a frame it did not dequeue (a PFC frame) reaches port
+    /// `port`'s MAC in cycle `at`, so that it keeps counting the MAC's time exactly.
+    pub fn note_mac_frame(&mut self, port: usize, at: Cycle, frame_bytes: u64) {
+        let state = &mut self.ports[port];
+        let arrive = state.line.cycle_to_ticks(at);
+        state.tx_free_ticks =
+            state.tx_free_ticks.max(arrive) + state.line.serialization_ticks(frame_bytes);
+    }
+
+    /// The next XOFF/XON the TM wants sent, oldest first.
+    pub fn pop_pfc_event(&mut self) -> Option<PfcEvent> {
+        self.groups.events.pop_front()
+    }
+
+    /// Cells held for packets that came in on `ingress_port` with class `class`.
+    pub fn priority_group_cells(&self, ingress_port: usize, class: usize) -> u32 {
+        self.groups.cells[ingress_port * PRIORITIES + class]
+    }
+
+    /// Applies the AFC requests due by `now`. `dequeue` does this first; it is public so that
+    /// the pause bits can be read up to date without dequeuing.
+    pub fn apply_due_afc(&mut self, now: Cycle) {
+        while let Some(r) = self.afc_pending.front().copied() {
+            if r.apply_at > now {
+                break;
+            }
+            self.afc_pending.pop_front();
+            let queues = &mut self.ports[r.port].queues;
+            match r.what {
+                PauseKind::Afc { queue, pause } => queues[queue].paused = pause,
+                PauseKind::Pfc { class, until } => {
+                    for q in queues.iter_mut() {
+                        if q.config.pfc_priority == Some(class) {
+                            q.pfc_paused_until = until;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first cycle at which port `p` may send, or `None` if no queue can until
+    /// something changes.
     fn port_ready_at(&self, p: usize) -> Option<Cycle> {
         let port = &self.ports[p];
-        let head = port.queue.front()?;
+        let queue_ready = port.sched.eligible_from(&port.queues)?;
         // The MAC must finish what it has by the end of the cycle the packet reaches it:
         // dequeue at d is allowed when tx_free < (d + mac_lead + 1) * ticks_per_cycle.
         let credit =
             (port.tx_free_ticks / port.line.ticks_per_cycle()).saturating_sub(self.mac_lead);
-        Some(head.ready_at.max(credit))
+        Some(queue_ready.max(credit))
     }
 
-    /// Picks the descriptor that pipe `pipe`'s egress takes at `now`, if any.
-    pub fn dequeue(&mut self, pipe: usize, now: Cycle) -> Option<Descriptor> {
+    /// Picks the packet that pipe `pipe`'s egress takes at `now`, if any.
+    pub fn dequeue(&mut self, pipe: usize, now: Cycle) -> Option<Dequeued> {
+        self.apply_due_afc(now);
+        debug_assert_eq!(
+            self.pipes[pipe].backlogged_ports,
+            self.pipes[pipe]
+                .ports
+                .iter()
+                .filter(|&&p| self.ports[p].sched.backlogged != 0)
+                .count()
+        );
+        if self.pipes[pipe].backlogged_ports == 0 {
+            return None;
+        }
+        self.ghost_catch_up(now);
         let n = self.pipes[pipe].ports.len();
         let start = self.pipes[pipe].next;
         let chosen = (0..n).map(|i| (start + i) % n).find(|&i| {
@@ -199,23 +621,95 @@ impl TrafficManager {
         self.pipes[pipe].next = (chosen + 1) % n;
         let p = self.pipes[pipe].ports[chosen];
         let port = &mut self.ports[p];
-        let q = port.queue.pop_front().expect("a ready port has a head");
-        port.depth_cells -= q.cells;
-        port.dequeued += 1;
-        self.free_cells += q.cells;
-        let arrive = port.line.cycle_to_ticks(now + self.mac_lead);
-        port.tx_free_ticks = port.tx_free_ticks.max(arrive)
-            + port.line.serialization_ticks(q.desc.frame_bytes as u64);
         debug_assert_eq!(port.pipe, pipe);
-        Some(q.desc)
+        let qi = port
+            .sched
+            .choose(&mut port.queues, now)
+            .expect("a ready port has a queue that may send");
+        let queue = &mut port.queues[qi];
+        debug_assert!(!queue.paused);
+        let head = queue.fifo.pop_front().expect("a chosen queue has a head");
+        queue.depth_cells -= head.cells;
+        queue.dequeued += 1;
+        if queue.fifo.is_empty() {
+            port.sched.backlogged &= !bit(qi);
+            if port.sched.backlogged == 0 {
+                self.pipes[pipe].backlogged_ports -= 1;
+            }
+            // DWRR: an emptied queue keeps no credit.
+            queue.deficit = 0;
+        }
+        let frame = head.desc.frame_bytes as u64;
+        if let Some(b) = queue.min_rate.as_mut() {
+            b.charge(now, frame);
+        }
+        if let Some(b) = queue.max_rate.as_mut() {
+            b.charge(now, frame);
+        }
+        let deq_qdepth = queue.depth_cells;
+        self.ghost.mark(pipe, port.pipe_slot, qi);
+        let class = head.desc.ingress_cos as usize % PRIORITIES;
+        let group = head.desc.ingress_port as usize * PRIORITIES + class;
+        self.groups.cells[group] -= head.cells;
+        if self.groups.xoff[group] && self.groups.cells[group] <= self.params.pfc_xon_cells {
+            self.groups.xoff[group] = false;
+            self.groups.events.push_back(PfcEvent {
+                at: now,
+                ingress_port: head.desc.ingress_port,
+                class: class as u8,
+                xoff: false,
+            });
+        }
+        port.depth_cells -= head.cells;
+        port.dequeued += 1;
+        self.free_cells += head.cells;
+        let arrive = port.line.cycle_to_ticks(now + self.mac_lead);
+        port.tx_free_ticks = port.tx_free_ticks.max(arrive) + port.line.serialization_ticks(frame);
+        Some(Dequeued {
+            desc: head.desc,
+            queue: qi as u8,
+            enq_qdepth: head.enq_qdepth,
+            deq_qdepth,
+            enq_tstamp: head.enq_at,
+            deq_timedelta: now - head.enq_at,
+        })
     }
 
-    /// The first cycle after `now` at which some pipe can dequeue.
+    /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
+    /// effect.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        (0..self.ports.len())
-            .filter_map(|p| self.port_ready_at(p))
+        self.pipes
+            .iter()
+            .filter(|pipe| pipe.backlogged_ports > 0)
+            .flat_map(|pipe| &pipe.ports)
+            .filter_map(|&p| self.port_ready_at(p))
+            .chain(self.afc_pending.front().map(|r| r.apply_at))
             .map(|t| t.max(now + 1))
             .min()
+    }
+
+    /// Brings the ghost feed up to cycle `now`: sends the updates of the cycles before it and
+    /// delivers those due by `now`. `enqueue` and `dequeue` do this first.
+    pub fn ghost_catch_up(&mut self, now: Cycle) {
+        let pipes = &self.pipes;
+        let ports = &self.ports;
+        self.ghost.catch_up(
+            now,
+            |pipe, local| pipes[pipe].ports[local],
+            |port, queue| ports[port].queues.get(queue).map(|q| q.depth_cells),
+        );
+    }
+
+    /// The depth in cells of queue `queue` of port `port` as the ingress pipes have heard it
+    /// from the ghost feed by cycle `now` (0 before any update).
+    pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
+        self.ghost_catch_up(now);
+        self.ghost.seen(port, queue)
+    }
+
+    /// Ghost updates sent so far.
+    pub fn ghost_updates_sent(&self) -> u64 {
+        self.ghost.sent()
     }
 
     /// Pipes that have at least one port with a packet queued.
@@ -223,7 +717,7 @@ impl TrafficManager {
         self.pipes[pipe]
             .ports
             .iter()
-            .any(|&p| !self.ports[p].queue.is_empty())
+            .any(|&p| self.ports[p].depth_cells > 0)
     }
 
     pub fn free_cells(&self) -> u32 {
@@ -232,7 +726,11 @@ impl TrafficManager {
 
     /// Descriptors held in all queues.
     pub fn queued_packets(&self) -> usize {
-        self.ports.iter().map(|p| p.queue.len()).sum()
+        self.ports
+            .iter()
+            .flat_map(|p| &p.queues)
+            .map(|q| q.fifo.len())
+            .sum()
     }
 
     pub fn port_stats(&self, p: usize) -> PortStats {
@@ -240,16 +738,80 @@ impl TrafficManager {
         PortStats {
             depth_cells: s.depth_cells,
             peak_cells: s.peak_cells,
-            queued_packets: s.queue.len(),
+            queued_packets: s.queues.iter().map(|q| q.fifo.len()).sum(),
             enqueued: s.enqueued,
             dequeued: s.dequeued,
         }
+    }
+
+    /// Queues of port `p`.
+    pub fn queue_count(&self, p: usize) -> usize {
+        self.ports[p].queues.len()
+    }
+
+    /// Counters and state of queue `q` of port `p`.
+    pub fn queue_stats(&self, p: usize, q: usize) -> QueueStats {
+        self.ports[p].queues[q].stats()
+    }
+
+    /// Whether queue `q` of port `p` may send in cycle `now` as far as the queue itself is
+    /// concerned (backlogged, not paused or held, head old enough, shaper conforming), and
+    /// whether it is below its min-rate guarantee. Pause requests due by `now` must have
+    /// been applied (`apply_due_afc`). For tests and monitors.
+    pub fn queue_may_send(&self, p: usize, q: usize, now: Cycle) -> (bool, bool) {
+        let queue = &self.ports[p].queues[q];
+        let may = queue.eligible(now);
+        (may, may && queue.below_guarantee(now))
     }
 
     /// Packets dropped for `reason` so far.
     pub fn drops(&self, reason: TmDrop) -> u64 {
         self.drops[reason as usize]
     }
+}
+
+/// Checks that `configs` can be port `i`'s queues.
+fn check_queues(
+    params: &TmParams,
+    i: usize,
+    port: &TmPort,
+    configs: &[QueueConfig],
+) -> Result<(), TmError> {
+    if port.channels == 0 || port.channels > port.group_channels {
+        return Err(TmError {
+            what: format!("port {i}"),
+            problem: format!(
+                "uses {} channels of a group of {}",
+                port.channels, port.group_channels
+            ),
+        });
+    }
+    let n = configs.len() as u32;
+    let min = params.default_queues_per_port;
+    let max = port.max_queues(params);
+    if !(min..=max).contains(&n) {
+        return Err(TmError {
+            what: format!("port {i}"),
+            problem: format!(
+                "{n} queues is outside {min}..={max}: a port using {} of its group's {} channels gets at most that share of the group's {} queues, and at least default_queues_per_port",
+                port.channels, port.group_channels, params.queues_per_port_group
+            ),
+        });
+    }
+    for (q, c) in configs.iter().enumerate() {
+        c.validate().map_err(|problem| TmError {
+            what: format!("port {i} queue {q}"),
+            problem,
+        })?;
+    }
+    Ok(())
+}
+
+fn build_queues(params: &TmParams, clock: Clock, configs: &[QueueConfig]) -> Vec<Queue> {
+    configs
+        .iter()
+        .map(|&c| Queue::new(c, params.queue_limit_cells, clock))
+        .collect()
 }
 
 #[cfg(test)]
@@ -260,11 +822,11 @@ mod tests {
     fn tm(params: TmParams) -> TrafficManager {
         let line = LineRate::new(Clock::tofino2(), 100_000_000_000);
         let ports = [
-            TmPort { pipe: 0, line },
-            TmPort { pipe: 0, line },
-            TmPort { pipe: 1, line },
+            TmPort::new(0, line, 0, 2, 8),
+            TmPort::new(0, line, 0, 2, 8),
+            TmPort::new(1, line, 1, 2, 8),
         ];
-        TrafficManager::new(params, 2, &ports, 10)
+        TrafficManager::new(params, Clock::tofino2(), 2, &ports, 10).unwrap()
     }
 
     fn desc(pkt: u32, egress: u16, bytes: u32) -> Descriptor {
@@ -274,6 +836,7 @@ mod tests {
             ingress_port: 2,
             egress_port: egress,
             qid: 0,
+            ingress_cos: 0,
         }
     }
 
@@ -285,11 +848,11 @@ mod tests {
         assert_eq!(t.port_stats(0).depth_cells, 18);
         assert_eq!(t.next_event(0), Some(300));
         assert_eq!(t.dequeue(0, 299), None);
-        assert_eq!(t.dequeue(0, 300).map(|d| d.pkt), Some(1));
+        assert_eq!(t.dequeue(0, 300).map(|d| d.desc.pkt), Some(1));
         // The MAC gets packet 1 at 310 and is busy until 490; packet 2 may reach it at 490.
         assert_eq!(t.next_event(300), Some(480));
         assert_eq!(t.dequeue(0, 479), None);
-        assert_eq!(t.dequeue(0, 480).map(|d| d.pkt), Some(2));
+        assert_eq!(t.dequeue(0, 480).map(|d| d.desc.pkt), Some(2));
         assert_eq!(t.free_cells(), 393_216);
         assert_eq!(t.next_event(480), None);
     }
@@ -306,8 +869,8 @@ mod tests {
         let got: Vec<_> = (300..304)
             .map(|c| {
                 (
-                    t.dequeue(0, c).map(|d| d.pkt),
-                    t.dequeue(1, c).map(|d| d.pkt),
+                    t.dequeue(0, c).map(|d| d.desc.pkt),
+                    t.dequeue(1, c).map(|d| d.desc.pkt),
                 )
             })
             .collect();
@@ -321,7 +884,7 @@ mod tests {
     fn drops_are_counted_by_reason() {
         let mut t = tm(TmParams {
             buffer_cells: 20,
-            port_queue_limit_cells: Some(10),
+            queue_limit_cells: Some(10),
             ..TmParams::default()
         });
         assert!(t.enqueue(0, desc(1, 0, 1480)).is_ok()); // 9 cells

@@ -1,0 +1,184 @@
+//! The ghost thread's feed: queue-depth updates from the TM to every ingress pipe.
+//!
+//! Each TM pipe keeps the set of its queues whose depth changed since they were last
+//! reported. In every cycle it sends up to `ghost_updates_per_cycle` updates, taking changed
+//! queues round-robin by queue slot (port within the pipe, then queue), each with the depth at
+//! the end of that cycle. An update reaches the ingress pipes `ghost_latency_cycles` later,
+//! without taking a packet slot. Every ingress pipe receives the same updates at the same
+//! time, so one view of "the depths ingress has seen" serves them all.
+//!
+//! Nothing here needs its own events: in a cycle the chip skips, no depth changes, so the
+//! updates of skipped cycles are worked out when the TM is next touched (`catch_up`), with
+//! the same result as visiting every cycle.
+
+use std::collections::VecDeque;
+use t2_clock::Cycle;
+
+/// Queue slots per port in a pipe's changed set (the most queues a port can have).
+const SLOTS_PER_PORT: usize = 128;
+
+/// Largest queue length the ghost metadata carries (Tofino2 `qlength` is 18 bits).
+pub const GHOST_QLENGTH_MAX: u32 = (1 << 18) - 1;
+
+/// One queue-depth update: which queue, and its depth in cells (saturating at 18 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GhostUpdate {
+    /// TM pipe of the queue.
+    pub pipe: u8,
+    /// Chip port index and queue within it.
+    pub port: u16,
+    pub queue: u8,
+    pub qlength: u32,
+}
+
+#[derive(Clone, Debug)]
+struct GhostPipe {
+    /// Changed-queue set: bit `local port x 128 + queue`.
+    changed: Vec<u64>,
+    changed_count: usize,
+    /// Slot the round robin looks at first.
+    next_slot: usize,
+}
+
+impl GhostPipe {
+    fn new(ports: usize) -> GhostPipe {
+        GhostPipe {
+            changed: vec![0; ports * SLOTS_PER_PORT / 64],
+            changed_count: 0,
+            next_slot: 0,
+        }
+    }
+
+    fn mark(&mut self, slot: usize) {
+        let (w, b) = (slot / 64, 1u64 << (slot % 64));
+        if self.changed[w] & b == 0 {
+            self.changed[w] |= b;
+            self.changed_count += 1;
+        }
+    }
+
+    /// Takes the first changed slot at or after `next_slot`, wrapping round.
+    fn take_next(&mut self) -> Option<usize> {
+        if self.changed_count == 0 {
+            return None;
+        }
+        let words = self.changed.len();
+        let start = self.next_slot / 64;
+        for k in 0..=words {
+            let w = (start + k) % words;
+            let mut bits = self.changed[w];
+            if k == 0 {
+                // Only slots at or after next_slot in the first word.
+                bits &= !0u64 << (self.next_slot % 64);
+            }
+            if bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                self.changed[w] &= !(1u64 << (slot % 64));
+                self.changed_count -= 1;
+                self.next_slot = (slot + 1) % (words * 64);
+                return Some(slot);
+            }
+        }
+        unreachable!("changed_count says a bit is set")
+    }
+}
+
+/// The broadcast state of a whole TM.
+#[derive(Clone, Debug)]
+pub(crate) struct Ghost {
+    per_cycle: u32,
+    latency: Cycle,
+    pipes: Vec<GhostPipe>,
+    /// First cycle whose updates have not been sent yet.
+    next_cycle: Cycle,
+    in_flight: VecDeque<(Cycle, GhostUpdate)>,
+    /// Depth of every queue as the ingress pipes last heard it: `[port][queue]`.
+    seen: Vec<Vec<u32>>,
+    sent: u64,
+}
+
+impl Ghost {
+    /// `ports_per_pipe[p]` is the number of ports on pipe `p`; `queues[port]` its queues.
+    pub fn new(per_cycle: u32, latency: u32, ports_per_pipe: &[usize], queues: &[usize]) -> Ghost {
+        Ghost {
+            per_cycle,
+            latency: latency as Cycle,
+            pipes: ports_per_pipe.iter().map(|&n| GhostPipe::new(n)).collect(),
+            next_cycle: 0,
+            in_flight: VecDeque::new(),
+            seen: queues.iter().map(|&n| vec![0; n]).collect(),
+            sent: 0,
+        }
+    }
+
+    /// Notes that queue `queue` of the port at `local_port` of pipe `pipe` changed depth.
+    pub fn mark(&mut self, pipe: usize, local_port: usize, queue: usize) {
+        if self.per_cycle > 0 {
+            self.pipes[pipe].mark(local_port * SLOTS_PER_PORT + queue);
+        }
+    }
+
+    /// Resizes a port's view after its queues were re-carved (the port was empty).
+    pub fn resize_port(&mut self, port: usize, queues: usize) {
+        self.seen[port] = vec![0; queues];
+    }
+
+    /// Sends the updates of every cycle before `now` and delivers those due by `now`.
+    /// `locate(pipe, local_port)` names the chip port; `depth(port, queue)` reads a depth,
+    /// which has not changed since the last cycle that was not skipped.
+    pub fn catch_up(
+        &mut self,
+        now: Cycle,
+        locate: impl Fn(usize, usize) -> usize,
+        depth: impl Fn(usize, usize) -> Option<u32>,
+    ) {
+        while self.next_cycle < now {
+            if self.pipes.iter().all(|p| p.changed_count == 0) {
+                self.next_cycle = now;
+                break;
+            }
+            let cycle = self.next_cycle;
+            for (pipe, state) in self.pipes.iter_mut().enumerate() {
+                for _ in 0..self.per_cycle {
+                    let Some(slot) = state.take_next() else { break };
+                    let port = locate(pipe, slot / SLOTS_PER_PORT);
+                    let queue = slot % SLOTS_PER_PORT;
+                    // A queue gone since (re-carved port) has nothing to report.
+                    let Some(cells) = depth(port, queue) else {
+                        continue;
+                    };
+                    self.in_flight.push_back((
+                        cycle + self.latency,
+                        GhostUpdate {
+                            pipe: pipe as u8,
+                            port: port as u16,
+                            queue: queue as u8,
+                            qlength: cells.min(GHOST_QLENGTH_MAX),
+                        },
+                    ));
+                    self.sent += 1;
+                }
+            }
+            self.next_cycle += 1;
+        }
+        while let Some(&(at, u)) = self.in_flight.front() {
+            if at > now {
+                break;
+            }
+            self.in_flight.pop_front();
+            if let Some(q) = self.seen[u.port as usize].get_mut(u.queue as usize) {
+                *q = u.qlength;
+            }
+        }
+    }
+
+    /// The depth of a queue as the ingress pipes have heard it, as of the last catch-up.
+    pub fn seen(&self, port: usize, queue: usize) -> u32 {
+        self.seen[port][queue]
+    }
+
+    /// Updates sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+}
