@@ -24,16 +24,16 @@
 
 use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
+use crate::program::build_pipes;
 use crate::trace::{ChipTrace, TraceLayout};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::io;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::l3::Ipv4Forward;
-use t2_pipeline::{
-    DropReason, Gress, GressPipeline, NoTables, PacketHandle, PacketPool, Placement, StageProgram,
-};
+use t2_pipeline::fields;
+use t2_pipeline::ir::Program;
+use t2_pipeline::{DropReason, Gress, GressPipeline, PacketHandle, PacketPool, StageProgram};
 use t2_testbench::{Node, Sent};
 use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmDrop, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
@@ -101,6 +101,9 @@ pub struct ChipConfig {
     /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
     /// ports, `ports.len() + p` is pipe `p`'s recirculation port.
     pub routes: Vec<(Ipv4Addr, usize)>,
+    /// A program to run in every pipe instead of the built-in IPv4 host-route forwarding; the
+    /// routes then go into its `ipv4_host` table (`crate::program`).
+    pub program: Option<Program>,
 }
 
 /// A chip configuration that cannot be built, naming what is wrong.
@@ -305,7 +308,7 @@ impl Chip {
         for p in 0..recirc_pipes {
             dev_ports[recirc_dev_port(p) as usize] = Some(front + p as usize);
         }
-        let mut forward = Ipv4Forward::new();
+        let mut routes = Vec::with_capacity(config.routes.len());
         for (k, (dst, port)) in config.routes.iter().enumerate() {
             let dev_port = match config.ports.get(*port) {
                 Some(spec) => spec.dev_port(params.channels_per_mac),
@@ -322,34 +325,33 @@ impl Chip {
                     })
                 }
             };
-            forward.add_route(*dst, dev_port).map_err(|e| ConfigError {
-                what: format!("route {k}"),
-                problem: e.to_string(),
-            })?;
+            routes.push((*dst, dev_port));
         }
-        let placement = Placement::shortest(params.pipeline.stages as usize);
-        let make = |gress, program: &dyn StageProgram| {
-            GressPipeline::new(
-                gress,
-                &params.pipeline,
-                &placement,
-                &program.active_stages(),
-            )
-        };
-        let pipes: Vec<Pipe> = (0..params.pipes)
-            .map(|p| Pipe {
-                ingress: make(Gress::Ingress, &forward),
-                egress: make(Gress::Egress, &NoTables),
-                ingress_program: Box::new(forward.clone()),
-                egress_program: Box::new(NoTables),
-                ports: (0..config.ports.len())
-                    .filter(|&i| config.ports[i].pipe == p)
-                    .chain((p < recirc_pipes).then_some(front + p as usize))
-                    .collect(),
-                rx_next: 0,
-                to_egress: VecDeque::new(),
-                ingress_entered: 0,
-                egress_entered: 0,
+        let setups = build_pipes(
+            &params.pipeline,
+            params.pipes as usize,
+            config.program.as_ref(),
+            &routes,
+        )?;
+        let pipes: Vec<Pipe> = setups
+            .into_iter()
+            .enumerate()
+            .map(|(p, [ingress, egress])| {
+                let p = p as u32;
+                Pipe {
+                    ingress: ingress.pipeline,
+                    egress: egress.pipeline,
+                    ingress_program: ingress.program,
+                    egress_program: egress.program,
+                    ports: (0..config.ports.len())
+                        .filter(|&i| config.ports[i].pipe == p)
+                        .chain((p < recirc_pipes).then_some(front + p as usize))
+                        .collect(),
+                    rx_next: 0,
+                    to_egress: VecDeque::new(),
+                    ingress_entered: 0,
+                    egress_entered: 0,
+                }
             })
             .collect();
         let ingress_latency = pipes[0].ingress.latency();
@@ -827,8 +829,7 @@ impl Chip {
                     ingress_port: ingress_port as u16,
                     egress_port: egress as u16,
                     qid: exit.qid,
-                    // The ingress programs do not set a class yet.
-                    ingress_cos: 0,
+                    ingress_cos: exit.ingress_cos,
                 },
             ));
             // Port mirroring: a copy of the packet as it left the ingress deparser.
@@ -836,12 +837,7 @@ impl Chip {
                 .mirror
                 .and_then(|m| self.mirror_sessions[m as usize]);
             if let Some(session) = session {
-                let bytes = pool.bytes(exit.pkt);
-                let keep = session
-                    .truncate_bytes
-                    .map_or(bytes.len(), |t| bytes.len().min(t as usize));
-                let copy = bytes[..keep].to_vec();
-                let copy = pool.alloc_from(&copy);
+                let copy = pool.copy_packet(exit.pkt, session.truncate_bytes.map(|t| t as usize));
                 self.counters.mirrored += 1;
                 self.to_tm.push_back((
                     now + 1,
@@ -851,7 +847,7 @@ impl Chip {
                         ingress_port: ingress_port as u16,
                         egress_port: session.port as u16,
                         qid: session.qid,
-                        ingress_cos: 0,
+                        ingress_cos: exit.ingress_cos,
                     },
                 ));
             }
@@ -877,12 +873,29 @@ impl Chip {
                 self.pipes[p].to_egress.push_back((now + 1, out));
             }
             let pipe = &mut self.pipes[p];
-            if let Some(&(at, Dequeued { desc, .. })) = pipe.to_egress.front() {
+            if let Some(&(at, dq)) = pipe.to_egress.front() {
                 if at <= now {
                     pipe.to_egress.pop_front();
+                    let desc = dq.desc;
                     let dev = self.ports[desc.egress_port as usize].dev_port;
-                    pipe.egress
-                        .enter(now, PacketHandle::from_index(desc.pkt), dev, pool);
+                    // The TM's view of the queue, as Tofino2 hands it to egress: depths in
+                    // cells, the time in the TM in nanoseconds.
+                    let clock = self.params.clock();
+                    let metadata = [
+                        (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
+                        (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
+                        (
+                            fields::EG_DEQ_TIMEDELTA,
+                            clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
+                        ),
+                    ];
+                    pipe.egress.enter_with(
+                        now,
+                        PacketHandle::from_index(desc.pkt),
+                        dev,
+                        pool,
+                        &metadata,
+                    );
                     pipe.egress_entered += 1;
                     if let Some(t) = self.trace.as_mut() {
                         t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);

@@ -7,6 +7,7 @@
 pub mod chip;
 pub mod params;
 pub mod pfc;
+pub mod program;
 pub mod scenario;
 pub mod scenario_file;
 pub mod topology;

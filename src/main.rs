@@ -106,7 +106,7 @@ struct RunArgs {
         value_name = "FILE",
         conflicts_with_all = [
             "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
-            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace"
+            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program"
         ]
     )]
     scenario: Option<PathBuf>,
@@ -138,6 +138,10 @@ struct RunArgs {
     /// A JSON parameter file (start from `t2sim params`).
     #[arg(long)]
     params: Option<PathBuf>,
+    /// A JSON program for the chip instead of the built-in IPv4 forwarding (see programs/;
+    /// its `ipv4_host` table gets the scenario's host routes), e.g. programs/dctcp_switch.json.
+    #[arg(long, value_name = "FILE")]
+    program: Option<PathBuf>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     step_every_cycle: bool,
@@ -196,8 +200,17 @@ fn run(args: RunArgs) -> Result<(), String> {
         .speed_gbps
         .checked_mul(1_000_000_000)
         .ok_or_else(|| format!("--speed-gbps: {} is too large", args.speed_gbps))?;
+    let program = match &args.program {
+        None => None,
+        Some(path) => {
+            let shown = path.display();
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+            Some(Program::from_json(&text).map_err(|e| format!("{shown}: {e}"))?)
+        }
+    };
     let scenario = IncastScenario {
         waves: None,
+        program,
         senders: args.senders,
         port_bps: bps,
         load_percent: args.load_percent,

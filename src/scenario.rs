@@ -12,6 +12,7 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use t2_clock::{Clock, Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
+use t2_pipeline::ir::Program;
 use t2_testbench::{Host, Network, NodeId, Stepping, UdpFlow};
 use t2_waves::TraceFilter;
 
@@ -49,6 +50,9 @@ pub struct IncastScenario {
     pub stepping: Stepping,
     /// A waveform to write, if any.
     pub waves: Option<WaveRequest>,
+    /// A program for the chip instead of the built-in forwarding (its `ipv4_host` table gets
+    /// the host routes).
+    pub program: Option<Program>,
 }
 
 impl Default for IncastScenario {
@@ -63,6 +67,7 @@ impl Default for IncastScenario {
             link_delay_ns: 100,
             stepping: Stepping::Jump,
             waves: None,
+            program: None,
             params,
         }
     }
@@ -213,6 +218,7 @@ impl IncastScenario {
             params: self.params,
             ports,
             routes,
+            program: self.program.clone(),
         };
         let chip = Chip::new("chip", &config).map_err(|e| ScenarioError(e.to_string()))?;
         let mut net = Network::new(self.stepping);

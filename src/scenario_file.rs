@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
+use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self, BucketStats, Drops, FlowRecord, Reordering};
 use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::{
@@ -34,6 +35,9 @@ struct FileScenario {
     step_every_cycle: bool,
     /// A JSON parameter file (see `t2sim params`).
     params: Option<PathBuf>,
+    /// A JSON program every switch runs (see `programs/`); its `ipv4_host` table gets the
+    /// host routes. Default: the built-in IPv4 forwarding.
+    program: Option<PathBuf>,
     topology: TopologyToml,
     #[serde(default)]
     transport: TransportToml,
@@ -259,6 +263,18 @@ impl ScenarioFile {
                 .map_err(|e| format!("{shown}: params: {e}"))?,
             None => Tofino2Params::default(),
         };
+        let program = match &raw.program {
+            None => None,
+            Some(p) => {
+                let path = base.join(p);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                Some(
+                    Program::from_json(&text)
+                        .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?,
+                )
+            }
+        };
         let t = &raw.topology;
         if let Some(cells) = t.queue_limit_cells {
             params.tm.queue_limit_cells = Some(cells);
@@ -472,6 +488,7 @@ impl ScenarioFile {
                 } else {
                     Stepping::Jump
                 },
+                program,
             },
             workload: Workload {
                 background,

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
+use t2_pipeline::ir::Program;
 use t2_testbench::metrics::Framing;
 use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
 use t2_testbench::workload::FlowSpec;
@@ -61,6 +62,9 @@ pub struct TopologySpec {
     pub link_delay_ns: u64,
     pub transport: TransportConfig,
     pub stepping: Stepping,
+    /// A program every switch runs instead of the built-in forwarding (its `ipv4_host` table
+    /// gets the switch's host routes).
+    pub program: Option<Program>,
 }
 
 /// A built network.
@@ -288,6 +292,7 @@ impl TopologySpec {
                 params: self.params,
                 ports,
                 routes,
+                program: self.program.clone(),
             };
             let chip = Chip::new(&format!("switch{s}"), &config).map_err(|e| e.to_string())?;
             // The chip's latency without the egress serialization of the frame.

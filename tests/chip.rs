@@ -266,6 +266,7 @@ fn every_drop_has_its_reason() {
         params,
         ports,
         routes: vec![(RECEIVER_IP, 0), (Ipv4Addr::new(10, 7, 7, 7), 1)],
+        program: None,
     };
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config).unwrap());
@@ -339,6 +340,7 @@ fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
             },
         ],
         routes: vec![(RECEIVER_IP, 0)],
+        program: None,
     };
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config).unwrap());
@@ -375,6 +377,7 @@ fn bad_chip_configs_are_errors() {
                 params,
                 ports,
                 routes,
+                program: None,
             },
         )
         .err()
@@ -583,6 +586,7 @@ fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
         params,
         ports: vec![port(0, 0), port(1, 0)],
         routes: vec![(RECEIVER_IP, 0)],
+        program: None,
     };
     let run = |stepping, pause: bool| {
         let mut net = Network::new(stepping);
@@ -644,6 +648,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
         params,
         ports: vec![port(0, 0), port(1, 0), port(1, 1), port(1, 2), port(1, 3)],
         routes: vec![(looped, 5)],
+        program: None,
     };
     let ep = Endpoints {
         src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
@@ -727,6 +732,7 @@ fn port_mirroring_copies_and_truncates() {
         params,
         ports: vec![port(0), port(1), port(2)],
         routes: vec![(RECEIVER_IP, 0)],
+        program: None,
     };
     let ep = Endpoints {
         src_mac: MacAddr([2, 0, 0, 0, 0, 9]),

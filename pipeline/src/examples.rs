@@ -7,13 +7,9 @@ use crate::ir::{
     Stmt, Table,
 };
 
-/// IPv4 host routes with TTL handling and a ternary traffic-class table.
-///
-/// Non-IPv4 packets and those whose TTL would expire are dropped by keyless tables under
-/// gateways; `ipv4_host` forwards by exact destination and lowers the TTL; `classify`
-/// picks the queue from DSCP and destination port.
-pub fn l3_forward() -> Program {
-    ProgramBuilder::new("l3_forward")
+/// The forwarding actions and the keyless drop tables shared by the forwarding programs.
+fn forwarding(name: &str) -> ProgramBuilder {
+    ProgramBuilder::new(name)
         .action(
             Action::new("forward")
                 .param("port", 9)
@@ -36,6 +32,69 @@ pub fn l3_forward() -> Program {
         .action(Action::new("drop_ttl_expired").prim(Primitive::Drop {
             reason: DropCause::TtlExpired,
         }))
+        .table(Table::new("not_ipv4", MatchKind::Exact, &[], 0).action("drop_not_ipv4"))
+        .table(Table::new("ttl_expired", MatchKind::Exact, &[], 0).action("drop_ttl_expired"))
+}
+
+/// Ingress: drop non-IPv4 and expiring packets, else run `then`.
+fn forwarding_ingress(then: Vec<Stmt>) -> Vec<Stmt> {
+    vec![Stmt::if_(
+        Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(0)),
+        vec![Stmt::apply("not_ipv4")],
+        vec![Stmt::if_(
+            Condition::new("ipv4.ttl", Cmp::Le, Operand::Const(1)),
+            vec![Stmt::apply("ttl_expired")],
+            then,
+        )],
+    )]
+}
+
+/// Egress: mark ECN-capable IPv4 packets that found at least `threshold_cells` in their
+/// queue, applying table `table`.
+fn ecn_egress(table: &str, threshold_cells: u64) -> Vec<Stmt> {
+    vec![Stmt::if_(
+        Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
+        vec![Stmt::if_(
+            Condition::new(
+                "eg_intr_md.enq_qdepth",
+                Cmp::Ge,
+                Operand::Const(threshold_cells),
+            ),
+            vec![Stmt::apply(table)],
+            vec![],
+        )],
+        vec![],
+    )]
+}
+
+/// A switch for DCTCP: IPv4 host routes (table `ipv4_host`, filled by the chip's routes)
+/// and egress ECN marking of packets that found at least `threshold_cells` cells queued.
+pub fn dctcp_switch(threshold_cells: u64) -> Program {
+    forwarding("dctcp_switch")
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .table(
+            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+                .action("forward")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[]),
+        )
+        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
+        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
+        .egress(ecn_egress("ecn_mark", threshold_cells))
+        .build_unchecked()
+}
+
+/// The marking threshold of the shipped `programs/dctcp_switch.json`, in 176-byte cells
+/// (400 cells = 70,400 B, a little over a 100 Gb/s x 5 us bandwidth-delay product).
+pub const DCTCP_THRESHOLD_CELLS: u64 = 400;
+
+/// IPv4 host routes with TTL handling and a ternary traffic-class table.
+///
+/// Non-IPv4 packets and those whose TTL would expire are dropped by keyless tables under
+/// gateways; `ipv4_host` forwards by exact destination and lowers the TTL; `classify`
+/// picks the queue from DSCP and destination port.
+pub fn l3_forward() -> Program {
+    forwarding("l3_forward")
         .action(
             Action::new("set_queue")
                 .param("qid", 7)
@@ -43,8 +102,6 @@ pub fn l3_forward() -> Program {
                     qid: Operand::param("qid"),
                 }),
         )
-        .table(Table::new("not_ipv4", MatchKind::Exact, &[], 0).action("drop_not_ipv4"))
-        .table(Table::new("ttl_expired", MatchKind::Exact, &[], 0).action("drop_ttl_expired"))
         .table(
             Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
                 .action("forward")
@@ -67,15 +124,10 @@ pub fn l3_forward() -> Program {
             .ternary_entry(&[(46 << 2, 0xfc), (0, 0)], "set_queue", &[1])
             .ternary_entry(&[(0, 0), (443, 0xffff)], "set_queue", &[2]),
         )
-        .ingress(vec![Stmt::if_(
-            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(0)),
-            vec![Stmt::apply("not_ipv4")],
-            vec![Stmt::if_(
-                Condition::new("ipv4.ttl", Cmp::Le, Operand::Const(1)),
-                vec![Stmt::apply("ttl_expired")],
-                vec![Stmt::apply("ipv4_host"), Stmt::apply("classify")],
-            )],
-        )])
+        .ingress(forwarding_ingress(vec![
+            Stmt::apply("ipv4_host"),
+            Stmt::apply("classify"),
+        ]))
         .build_unchecked()
 }
 
@@ -85,19 +137,7 @@ pub fn ecn_marking() -> Program {
     ProgramBuilder::new("ecn_marking")
         .action(Action::new("mark").prim(Primitive::MarkEcn))
         .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .egress(vec![Stmt::if_(
-            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
-            vec![Stmt::if_(
-                Condition::new(
-                    "eg_intr_md.enq_qdepth",
-                    Cmp::Ge,
-                    Operand::Const(ECN_THRESHOLD_CELLS),
-                ),
-                vec![Stmt::apply("ecn_mark")],
-                vec![],
-            )],
-            vec![],
-        )])
+        .egress(ecn_egress("ecn_mark", ECN_THRESHOLD_CELLS))
         .build_unchecked()
 }
 
@@ -173,5 +213,6 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("l3_forward.json", l3_forward()),
         ("ecn_marking.json", ecn_marking()),
         ("flow_counter.json", flow_counter()),
+        ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
     ]
 }

@@ -266,6 +266,8 @@ pub struct PlacedThread {
     stages: Vec<Vec<usize>>,
     thread: Thread,
     pub state: State,
+    /// The PHV as it entered the stage being run (reused, so running allocates nothing).
+    entering: Option<Phv>,
 }
 
 impl PlacedThread {
@@ -286,6 +288,7 @@ impl PlacedThread {
             stages,
             thread,
             state,
+            entering: None,
         }
     }
 }
@@ -315,7 +318,13 @@ impl StageProgram for PlacedThread {
         // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
         // are the exception: a gateway predicates the tables of its own stage, so guards
         // read the outcomes as they are now.
-        let entering = phv.clone();
+        let entering = match self.entering.as_mut() {
+            Some(e) => {
+                e.copy_from(phv);
+                e
+            }
+            None => self.entering.insert(phv.clone()),
+        };
         for &i in &self.stages[stage] {
             let u = &flat[i];
             let enabled = u
@@ -323,7 +332,7 @@ impl StageProgram for PlacedThread {
                 .iter()
                 .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
             if enabled {
-                self.state.run_unit(&p, u.unit, &entering, phv);
+                self.state.run_unit(&p, u.unit, entering, phv);
             }
         }
     }

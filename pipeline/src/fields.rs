@@ -52,6 +52,15 @@ const ADV_FLOW_CTL: Container = Container::b32(9);
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 
+/// `ig_intr_tm_md.ingress_cos`: the class the TM admits the packet in (PFC, priority groups).
+pub const INGRESS_COS: Field = Field::low(COS, 3);
+/// `eg_intr_md.enq_qdepth`: cells in the queue when the packet joined it.
+pub const EG_ENQ_QDEPTH: Field = Field::low(ENQ_QDEPTH, 19);
+/// `eg_intr_md.deq_qdepth`: cells left in the queue when the packet left it.
+pub const EG_DEQ_QDEPTH: Field = Field::low(DEQ_QDEPTH, 19);
+/// `eg_intr_md.deq_timedelta`: nanoseconds the packet spent in the TM.
+pub const EG_DEQ_TIMEDELTA: Field = Field::whole(DEQ_TIMEDELTA);
+
 /// First free container index per width (8, 16, 32) after the built-ins.
 pub const FIRST_FREE: [u16; 3] = [8, 17, 11];
 
@@ -76,7 +85,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("ig_intr_md.pkt_length", layout::PKT_LENGTH),
     rw("ig_intr_tm_md.ucast_egress_port", layout::UCAST_EGRESS_PORT),
     rw("ig_intr_tm_md.qid", layout::QID),
-    rw("ig_intr_tm_md.ingress_cos", Field::low(COS, 3)),
+    rw("ig_intr_tm_md.ingress_cos", INGRESS_COS),
     // Nonzero drops the packet; the model stores the drop reason code here.
     ro(
         "ig_intr_dprsr_md.drop_ctl",
@@ -85,9 +94,9 @@ pub const BUILTINS: &[Builtin] = &[
     rw("ig_intr_dprsr_md.adv_flow_ctl", Field::whole(ADV_FLOW_CTL)),
     ro("eg_intr_md.egress_port", layout::EGRESS_PORT),
     ro("eg_intr_md.pkt_length", layout::PKT_LENGTH),
-    ro("eg_intr_md.enq_qdepth", Field::low(ENQ_QDEPTH, 19)),
-    ro("eg_intr_md.deq_qdepth", Field::low(DEQ_QDEPTH, 19)),
-    ro("eg_intr_md.deq_timedelta", Field::whole(DEQ_TIMEDELTA)),
+    ro("eg_intr_md.enq_qdepth", EG_ENQ_QDEPTH),
+    ro("eg_intr_md.deq_qdepth", EG_DEQ_QDEPTH),
+    ro("eg_intr_md.deq_timedelta", EG_DEQ_TIMEDELTA),
     ro("ghost_md.qlength", Field::low(GHOST, 18)),
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),

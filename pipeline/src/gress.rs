@@ -8,11 +8,12 @@
 //! entry to exit. The pipeline tells the kernel the next cycle at which a packet reaches a
 //! stage with tables or the exit, so idle cycles can be skipped.
 
+use crate::fields;
 use crate::layout;
 use crate::packet::{PacketHandle, PacketPool};
 use crate::params::PipelineParams;
 use crate::parser;
-use crate::phv::Phv;
+use crate::phv::{Field, Phv};
 use crate::stage::Placement;
 use crate::DropReason;
 use std::collections::VecDeque;
@@ -58,6 +59,8 @@ pub struct Exit {
     pub ucast_egress_port: Option<u16>,
     /// Ingress only: the queue within that port.
     pub qid: u8,
+    /// Ingress only: the class for admission and PFC (`ingress_cos`, 3 bits).
+    pub ingress_cos: u8,
 }
 
 struct Slot {
@@ -157,6 +160,19 @@ impl GressPipeline {
     /// `port` is recorded as the ingress port (ingress) or egress port (egress). Panics if a
     /// packet already entered in this cycle; the chip's arbiter guarantees one per cycle.
     pub fn enter(&mut self, now: Cycle, pkt: PacketHandle, port: u16, pool: &PacketPool) {
+        self.enter_with(now, pkt, port, pool, &[]);
+    }
+
+    /// Like [`GressPipeline::enter`], and also sets intrinsic metadata fields the chip
+    /// supplies (for egress, the TM's queue depths and delay) after parsing.
+    pub fn enter_with(
+        &mut self,
+        now: Cycle,
+        pkt: PacketHandle,
+        port: u16,
+        pool: &PacketPool,
+        metadata: &[(Field, u32)],
+    ) {
         assert!(
             self.can_enter(now),
             "two packets entered one gress in cycle {now}"
@@ -179,6 +195,9 @@ impl GressPipeline {
             .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
         if let Err(reason) = parser::parse(bytes, &mut slot.phv) {
             slot.phv.set(layout::DROP_REASON, reason as u32);
+        }
+        for &(field, value) in metadata {
+            slot.phv.set(field, value);
         }
         self.in_flight.push_back(now);
     }
@@ -227,6 +246,7 @@ impl GressPipeline {
             ucast_egress_port: (phv.get(layout::EGRESS_PORT_VALID) == 1)
                 .then(|| phv.get(layout::UCAST_EGRESS_PORT) as u16),
             qid: phv.get(layout::QID) as u8,
+            ingress_cos: phv.get(fields::INGRESS_COS) as u8,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

@@ -57,6 +57,22 @@ impl PacketPool {
         h
     }
 
+    /// A new packet holding the first `keep` bytes of `h` (all of them for `None`), copied
+    /// without an intermediate buffer.
+    pub fn copy_packet(&mut self, h: PacketHandle, keep: Option<usize>) -> PacketHandle {
+        let copy = self.alloc();
+        let (src, dst) = if h.0 < copy.0 {
+            let (a, b) = self.buffers.split_at_mut(copy.0 as usize);
+            (&a[h.0 as usize], &mut b[0])
+        } else {
+            let (a, b) = self.buffers.split_at_mut(h.0 as usize);
+            (&b[0], &mut a[copy.0 as usize])
+        };
+        let n = keep.map_or(src.len(), |k| src.len().min(k));
+        dst.extend_from_slice(&src[..n]);
+        copy
+    }
+
     /// Returns a packet's buffer to the pool. Freeing a handle twice is a model bug and
     /// panics: it would mean a packet was counted twice.
     pub fn free(&mut self, h: PacketHandle) {
@@ -105,6 +121,20 @@ mod tests {
         assert_eq!(pool.bytes(c), &[9]);
         assert_eq!(pool.buffers.len(), 2);
         assert_eq!(pool.live(), 2);
+    }
+
+    #[test]
+    fn copies_packets_whole_or_truncated() {
+        let mut pool = PacketPool::new();
+        let a = pool.alloc_from(&[1, 2, 3, 4, 5]);
+        let b = pool.copy_packet(a, Some(3));
+        assert_eq!(pool.bytes(b), &[1, 2, 3]);
+        pool.free(a);
+        let c = pool.alloc_from(&[9; 4]); // reuses a's slot, below b
+        let d = pool.copy_packet(b, None);
+        assert_eq!(pool.bytes(d), &[1, 2, 3]);
+        let e = pool.copy_packet(c, Some(10));
+        assert_eq!(pool.bytes(e), &[9; 4]);
     }
 
     #[test]

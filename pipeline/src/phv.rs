@@ -110,6 +110,13 @@ impl Phv {
         }
     }
 
+    /// Copies every container of `other` (same sizes) without allocating.
+    pub fn copy_from(&mut self, other: &Phv) {
+        self.c8.copy_from_slice(&other.c8);
+        self.c16.copy_from_slice(&other.c16);
+        self.c32.copy_from_slice(&other.c32);
+    }
+
     /// Zeroes every container.
     pub fn clear(&mut self) {
         self.c8.fill(0);

@@ -1,0 +1,146 @@
+//! What the chip's pipes run: the built-in IPv4 host-route forwarding, or a program (the IR of
+//! `t2_pipeline::ir`) placed under the chip's stage budgets.
+//!
+//! Host routes are control-plane state. With the built-in forwarding they fill its table; with
+//! a program they are installed as entries of the program's exact table `ipv4_host` (keyed on
+//! `ipv4.dst_addr`) calling its action `forward` with the device port, the way a control plane
+//! would. Every pipe runs its own copy of the program (its own register contents); the ghost
+//! control is placed and timed with ingress but does not run yet.
+
+use crate::chip::ConfigError;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use t2_pipeline::check::{check_with, Thread};
+use t2_pipeline::exec::PlacedThread;
+use t2_pipeline::ir::{ActionCall, Entry, KeyValue, Program};
+use t2_pipeline::l3::Ipv4Forward;
+use t2_pipeline::place::{place, Budget};
+use t2_pipeline::{Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram};
+
+/// The table host routes go into, and the action they call.
+pub const ROUTE_TABLE: &str = "ipv4_host";
+pub const ROUTE_ACTION: &str = "forward";
+
+/// One gress of one pipe: its pipeline and the program its stages run.
+pub(crate) struct GressSetup {
+    pub pipeline: GressPipeline,
+    pub program: Box<dyn StageProgram>,
+}
+
+fn err(what: String, problem: String) -> ConfigError {
+    ConfigError { what, problem }
+}
+
+/// Builds the ingress and egress of `pipes` pipes, running `program` (or the built-in
+/// forwarding when `None`) with `routes` (destination, device port) installed.
+pub(crate) fn build_pipes(
+    params: &PipelineParams,
+    pipes: usize,
+    program: Option<&Program>,
+    routes: &[(Ipv4Addr, u16)],
+) -> Result<Vec<[GressSetup; 2]>, ConfigError> {
+    match program {
+        None => builtin_pipes(params, pipes, routes),
+        Some(p) => placed_pipes(params, pipes, p, routes),
+    }
+}
+
+fn builtin_pipes(
+    params: &PipelineParams,
+    pipes: usize,
+    routes: &[(Ipv4Addr, u16)],
+) -> Result<Vec<[GressSetup; 2]>, ConfigError> {
+    let mut forward = Ipv4Forward::new();
+    for (k, &(dst, port)) in routes.iter().enumerate() {
+        forward
+            .add_route(dst, port)
+            .map_err(|e| err(format!("route {k}"), e.to_string()))?;
+    }
+    let placement = Placement::shortest(params.stages as usize);
+    let gress = |gress, program: Box<dyn StageProgram>| GressSetup {
+        pipeline: GressPipeline::new(gress, params, &placement, &program.active_stages()),
+        program,
+    };
+    Ok((0..pipes)
+        .map(|_| {
+            [
+                gress(Gress::Ingress, Box::new(forward.clone())),
+                gress(Gress::Egress, Box::new(NoTables)),
+            ]
+        })
+        .collect())
+}
+
+/// `program` with `routes` added to its route table.
+fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program, ConfigError> {
+    let mut p = program.clone();
+    if routes.is_empty() {
+        return Ok(p);
+    }
+    let what = || format!("program {}", program.name);
+    let table = p
+        .tables
+        .iter_mut()
+        .find(|t| t.name == ROUTE_TABLE)
+        .ok_or_else(|| {
+            err(
+                what(),
+                format!(
+                    "has no table `{ROUTE_TABLE}` to install the chip's {} host routes in",
+                    routes.len()
+                ),
+            )
+        })?;
+    if table.keys != ["ipv4.dst_addr"] || !table.actions.iter().any(|a| a == ROUTE_ACTION) {
+        return Err(err(
+            what(),
+            format!(
+                "table `{ROUTE_TABLE}` must be keyed on `ipv4.dst_addr` alone and offer action `{ROUTE_ACTION}(port)` for host routes"
+            ),
+        ));
+    }
+    for &(dst, port) in routes {
+        table.entries.push(Entry {
+            key: vec![KeyValue {
+                value: u32::from(dst) as u64,
+                mask: None,
+            }],
+            action: ActionCall::new(ROUTE_ACTION, &[port as u64]),
+        });
+    }
+    Ok(p)
+}
+
+fn placed_pipes(
+    params: &PipelineParams,
+    pipes: usize,
+    program: &Program,
+    routes: &[(Ipv4Addr, u16)],
+) -> Result<Vec<[GressSetup; 2]>, ConfigError> {
+    let what = || format!("program {}", program.name);
+    let program = with_routes(program, routes)?;
+    let checked = check_with(&program, &params.phv).map_err(|e| err(what(), e.to_string()))?;
+    let budget = Budget {
+        stages: params.stages as usize,
+        ..Budget::tofino2()
+    };
+    let placed = place(&checked, &budget);
+    if let Some(failure) = &placed.failure {
+        return Err(err(
+            what(),
+            format!("does not fit on the chip: {failure} (see `t2sim report --program`)"),
+        ));
+    }
+    let checked = Arc::new(checked);
+    Ok((0..pipes)
+        .map(|_| {
+            [Thread::Ingress, Thread::Egress].map(|thread| {
+                let run = PlacedThread::new(Arc::clone(&checked), &placed, thread);
+                GressSetup {
+                    pipeline: run.pipeline(&placed, params),
+                    program: Box::new(run),
+                }
+            })
+        })
+        .collect())
+}

@@ -1,0 +1,129 @@
+//! The chip running programs: placement sets its latency, the control plane's routes go into
+//! the program's table, egress sees the TM's queue depth, and DCTCP over an ECN-marking egress
+//! holds the queue near the marking threshold.
+
+use t2_clock::Cycle;
+use t2_pipeline::examples;
+use t2_pipeline::ir::Program;
+use t2_testbench::transport::{Congestion, TransportHost};
+use t2_testbench::workload::FlowSpec;
+use t2_testbench::{Host, Stepping, TransportConfig};
+use t2sim::scenario::IncastScenario;
+use t2sim::topology::{Shape, TopologySpec};
+use t2sim::{Chip, Tofino2Params};
+
+fn one_packet(program: Program) -> IncastScenario {
+    IncastScenario {
+        senders: 1,
+        frame_bytes: 1480,
+        load_percent: 1,
+        duration_cycles: 5_000,
+        program: Some(program),
+        ..IncastScenario::default()
+    }
+}
+
+#[test]
+fn placement_sets_the_latency_of_a_program() {
+    // l3_forward has a ternary table in stage 0: 25 + 19 x 2 = 63 MAU cycles in ingress, so
+    // the gress takes 64 + 63 + 64 = 191 cycles, 2 more than the built-in program.
+    let mut program = examples::l3_forward();
+    for t in &mut program.tables {
+        t.entries.clear(); // the scenario's routes go in instead
+    }
+    let mut b = one_packet(program).build().unwrap();
+    b.net.run_until(20_000);
+    let chip = b.net.node::<Chip>(b.chip);
+    assert_eq!(chip.ingress_latency(), 191);
+    assert_eq!(chip.egress_latency(), 189);
+    assert_eq!(chip.unloaded_latency(1480, 0), 863);
+    let rx = b.net.node::<Host>(b.receiver).received();
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx[0].received_at - rx[0].sent_at, 150 + 863 + 150);
+}
+
+#[test]
+fn routes_need_the_route_table_and_programs_must_fit() {
+    let err = |p: Program| one_packet(p).build().err().unwrap().to_string();
+    let e = err(examples::ecn_marking());
+    assert!(e.contains("has no table `ipv4_host`"), "{e}");
+    let mut huge = examples::dctcp_switch(400);
+    huge.tables[2].size = 50_000_000;
+    let e = err(huge);
+    assert!(e.contains("does not fit on the chip"), "{e}");
+    let mut bad = examples::dctcp_switch(400);
+    bad.tables[2].keys = vec!["ipv4.src_addr".into()];
+    let e = err(bad);
+    assert!(e.contains("must be keyed on `ipv4.dst_addr` alone"), "{e}");
+}
+
+/// Two DCTCP senders into one receiver through one chip; the receiver port's queue depth is
+/// sampled every microsecond. Returns (depth samples after the first 100 us, CE-marked
+/// segments at the receiver).
+fn dctcp_incast(program: Option<Program>) -> (Vec<u32>, u64) {
+    let spec = TopologySpec {
+        shape: Shape::SingleChip { hosts: 3 },
+        params: Tofino2Params::default(),
+        link_bps: 100_000_000_000,
+        link_delay_ns: 1000,
+        transport: TransportConfig {
+            congestion: Congestion::Dctcp,
+            ..TransportConfig::fixed(30_000, 300_000)
+        },
+        stepping: Stepping::Jump,
+        program,
+    };
+    let mut topo = spec.build().unwrap();
+    let flows: Vec<FlowSpec> = (1..=2)
+        .map(|src| FlowSpec {
+            start: 0,
+            id: src as u32,
+            src,
+            dst: 0,
+            size_bytes: 10_000_000,
+        })
+        .collect();
+    topo.add_flows(&flows).unwrap();
+    let chip = topo.chips[0];
+    let mut depths = Vec::new();
+    let us: Cycle = 1500;
+    for k in 1..=600 {
+        topo.net.run_until(k * us);
+        if k > 100 {
+            depths.push(topo.net.node::<Chip>(chip).tm().port_stats(0).depth_cells);
+        }
+    }
+    let marked = topo
+        .net
+        .node::<TransportHost>(topo.hosts[0])
+        .marked_segments();
+    (depths, marked)
+}
+
+#[test]
+fn dctcp_over_an_ecn_marking_egress_holds_the_queue_near_the_threshold() {
+    let k = examples::DCTCP_THRESHOLD_CELLS as u32;
+    let (marked_depths, marks) = dctcp_incast(Some(examples::dctcp_switch(k as u64)));
+    let (plain_depths, no_marks) = dctcp_incast(None);
+    let mean = |d: &[u32]| d.iter().map(|&x| x as u64).sum::<u64>() / d.len() as u64;
+    let max = |d: &[u32]| *d.iter().max().unwrap();
+    let min = |d: &[u32]| *d.iter().min().unwrap();
+    eprintln!(
+        "with marking: min {} mean {} max {} marks {marks}; without: mean {} max {}",
+        min(&marked_depths),
+        mean(&marked_depths),
+        max(&marked_depths),
+        mean(&plain_depths),
+        max(&plain_depths)
+    );
+    assert_eq!(no_marks, 0, "the built-in program marks nothing");
+    assert!(marks > 100, "{marks}");
+    // Near the threshold: never far above it, on average between half of it and it, and
+    // never empty (the line stays busy).
+    let m = mean(&marked_depths);
+    assert!(m >= k as u64 / 2 && m <= k as u64, "mean {m}");
+    assert!(max(&marked_depths) <= k + k / 4);
+    assert!(min(&marked_depths) > 0);
+    // Without marking the same senders build a queue tens of times deeper.
+    assert!(mean(&plain_depths) > 20 * k as u64);
+}
