@@ -507,11 +507,7 @@ impl Chip {
                 tr.set(now, id, Value::Bits(port.rx_fifo.len() as u64));
             }
             if let Some(id) = sig.depth_cells {
-                tr.set(
-                    now,
-                    id,
-                    Value::Bits(self.tm.port_stats(i).depth_cells as u64),
-                );
+                tr.set(now, id, Value::Bits(self.tm.port_depth_cells(i) as u64));
             }
             if sig.any_queue {
                 for (q, &(depth, paused)) in sig.queues.iter().enumerate() {

@@ -24,8 +24,8 @@ use t2_waves::{DeclareError, SignalId, SignalKind, TraceFilter, Tracer, Value};
 
 /// What `--vcd` traces when no `--trace` is given: ports, the TM, and per gress the
 /// occupancy and the fate of each packet. Per-stage signals are opt-in (`--trace`).
-pub const DEFAULT_TRACE: &str =
-    "chip.drops,chip.port*.**,chip.tm.**,chip.pipe*.*.occupancy,chip.pipe*.*.exit";
+pub const DEFAULT_TRACE: &str = "chip.drops,chip.recirculated,chip.port*.**,chip.recirc.**,\
+    chip.tm.free_cells,chip.tm.pipe*.*.depth_cells,chip.pipe*.*.occupancy,chip.pipe*.*.exit";
 
 /// Signals of one gress of one pipe.
 pub(crate) struct GressSignals {

@@ -744,6 +744,11 @@ impl TrafficManager {
         }
     }
 
+    /// Cells queued for port `p`, all its queues (cheap: kept as the port's total).
+    pub fn port_depth_cells(&self, p: usize) -> u32 {
+        self.ports[p].depth_cells
+    }
+
     /// Queues of port `p`.
     pub fn queue_count(&self, p: usize) -> usize {
         self.ports[p].queues.len()

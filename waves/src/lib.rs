@@ -344,10 +344,16 @@ impl Tracer {
     ///
     /// Sampled values skip the schedule queue: they wait in a list for their cycle to be
     /// written, after any values scheduled for the same cycle.
+    #[inline]
     pub fn set(&mut self, cycle: u64, id: SignalId, value: Value) {
         if self.latest[id.index()] == value {
             return;
         }
+        self.record_sample(cycle, id, value);
+    }
+
+    /// The part of `set` for a value that changed (kept out of line so `set` inlines).
+    fn record_sample(&mut self, cycle: u64, id: SignalId, value: Value) {
         debug_assert!(
             cycle >= self.flushed_before,
             "a change in a cycle already written"
