@@ -127,3 +127,85 @@ fn dctcp_over_an_ecn_marking_egress_holds_the_queue_near_the_threshold() {
     // Without marking the same senders build a queue tens of times deeper.
     assert!(mean(&plain_depths) > 20 * k as u64);
 }
+
+/// `dctcp_switch` without marking, plus a table that puts each sender's packets in a queue of
+/// their own (`classify`, exact on the source address).
+fn per_flow_queues(senders: &[(std::net::Ipv4Addr, u64)]) -> Program {
+    use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Stmt, Table};
+    // A threshold of 2^19 - 1 cells, more than the buffer holds: nothing is marked.
+    let mut p = examples::dctcp_switch((1 << 19) - 1);
+    p.name = "per_flow_queues".into();
+    p.actions.push(
+        Action::new("set_queue")
+            .param("qid", 7)
+            .prim(Primitive::SetQid {
+                qid: Operand::param("qid"),
+            }),
+    );
+    let mut classify = Table::new("classify", MatchKind::Exact, &["ipv4.src_addr"], 64)
+        .action("set_queue")
+        .default_action("set_queue", &[0]);
+    for &(ip, qid) in senders {
+        classify = classify.entry(&[u32::from(ip) as u64], "set_queue", &[qid]);
+    }
+    p.tables.push(classify);
+    p.ingress.push(Stmt::apply("classify"));
+    p
+}
+
+/// Two long fixed-window flows into one port, one with four times the other's window;
+/// returns each flow's share of the segments received between 200 us and 1 ms.
+fn two_flow_shares(fair: bool) -> [f64; 2] {
+    let spec = TopologySpec {
+        shape: Shape::SingleChip { hosts: 3 },
+        params: Tofino2Params::default(),
+        link_bps: 100_000_000_000,
+        link_delay_ns: 1000,
+        transport: TransportConfig::fixed(30_000, 300_000),
+        stepping: Stepping::Jump,
+        program: None,
+    };
+    let peers = spec.build().unwrap().peers;
+    let spec = TopologySpec {
+        program: fair.then(|| per_flow_queues(&[(peers[1].ip, 1), (peers[2].ip, 2)])),
+        ..spec
+    };
+    let mut topo = spec.build().unwrap();
+    let flow = |id: u32, src: usize| FlowSpec {
+        start: 0,
+        id,
+        src,
+        dst: 0,
+        size_bytes: 50_000_000,
+    };
+    // Flow 2's sender gets four times the window.
+    topo.net
+        .node_mut::<TransportHost>(topo.hosts[2])
+        .set_window_bytes(120_000)
+        .unwrap();
+    topo.add_flows(&[flow(1, 1), flow(2, 2)]).unwrap();
+    let count = |topo: &t2sim::topology::Topology, f: u32| {
+        let rx = topo.net.node::<TransportHost>(topo.hosts[0]);
+        rx.arrivals(f).map_or(0, |a| a.len()) as f64
+    };
+    topo.net.run_until(300_000);
+    let before = [count(&topo, 1), count(&topo, 2)];
+    topo.net.run_until(1_500_000);
+    let got = [count(&topo, 1) - before[0], count(&topo, 2) - before[1]];
+    let total = got[0] + got[1];
+    [got[0] / total, got[1] / total]
+}
+
+#[test]
+fn per_flow_queues_share_the_bottleneck_fairly() {
+    let fifo = two_flow_shares(false);
+    let fair = two_flow_shares(true);
+    eprintln!("FIFO shares {fifo:?}, per-flow DWRR shares {fair:?}");
+    // One FIFO: the flow with four times the window takes about four fifths.
+    assert!(fifo[1] > 0.75, "{fifo:?}");
+    // A queue per flow with equal DWRR weights: halves within 2%.
+    assert!(
+        (fair[0] - 0.5).abs() < 0.01 && (fair[1] - 0.5).abs() < 0.01,
+        "{fair:?}"
+    );
+}

@@ -322,6 +322,17 @@ impl TransportHost {
         })
     }
 
+    /// Sets the window (fixed, or DCTCP's initial one) of the flows added from now on.
+    pub fn set_window_bytes(&mut self, bytes: u64) -> Result<(), String> {
+        let config = TransportConfig {
+            window_bytes: bytes,
+            ..self.config
+        };
+        config.validate(&self.name)?;
+        self.config = config;
+        Ok(())
+    }
+
     /// Schedules a flow this host sends. Its `dst` indexes the peer table.
     pub fn add_flow(&mut self, spec: FlowSpec) -> Result<(), String> {
         if spec.dst >= self.peers.len() {
