@@ -6,7 +6,6 @@
 
 pub mod chip;
 pub mod params;
-pub mod pfc;
 pub mod program;
 pub mod scenario;
 pub mod scenario_file;
@@ -15,3 +14,5 @@ pub mod trace;
 
 pub use chip::{Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
 pub use params::Tofino2Params;
+/// PFC frames, as the chip and NICs send and read them.
+pub use t2_pipeline::pfc;

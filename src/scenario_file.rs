@@ -91,6 +91,9 @@ struct TransportToml {
     window_bytes: u64,
     #[serde(default = "default_rto")]
     rto_us: u64,
+    /// NICs stop sending while a PFC frame pauses their class (default false).
+    #[serde(default)]
+    honour_pfc: bool,
 }
 
 fn default_congestion() -> CongestionToml {
@@ -113,6 +116,7 @@ impl Default for TransportToml {
             mss: default_mss(),
             window_bytes: default_window(),
             rto_us: default_rto(),
+            honour_pfc: false,
         }
     }
 }
@@ -376,6 +380,7 @@ impl ScenarioFile {
                 CongestionToml::Fixed => Congestion::Fixed,
                 CongestionToml::Dctcp => Congestion::Dctcp,
             },
+            honour_pfc: tr.honour_pfc,
         };
         transport
             .validate("transport")

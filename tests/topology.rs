@@ -239,3 +239,89 @@ fn overload_stepping_matches_jumping() {
         s.net.node::<Chip>(s.chips[0]).counters()
     );
 }
+
+/// What a PFC incast did.
+struct PfcRun {
+    drops: u64,
+    pfc_sent: u64,
+    pfc_heard: u64,
+    flows_done: usize,
+    timeouts: u64,
+    /// Data bytes the receiver got.
+    received: u64,
+}
+
+/// Four fixed-window senders into one port, class 0 lossless, NICs honouring PFC or not;
+/// run to cycle `end`.
+fn pfc_incast(honour: bool, stepping: Stepping, end: u64) -> PfcRun {
+    let mut params = Tofino2Params::default();
+    params.tm.pfc_lossless_classes = 1;
+    params.tm.pfc_xoff_cells = 300;
+    params.tm.pfc_xon_cells = 200;
+    params.tm.pfc_headroom_cells = 400;
+    let spec = TopologySpec {
+        params,
+        transport: TransportConfig {
+            honour_pfc: honour,
+            ..TransportConfig::fixed(400_000, 150_000)
+        },
+        ..spec(Shape::SingleChip { hosts: 5 }, stepping)
+    };
+    let mut topo = spec.build().unwrap();
+    let flows: Vec<FlowSpec> = (1..=4)
+        .map(|s| flow(s as u32, s, 0, 2_000_000, 0))
+        .collect();
+    topo.add_flows(&flows).unwrap();
+    topo.net.run_until(end);
+    let c = topo.net.node::<Chip>(topo.chips[0]).counters().clone();
+    let senders = &topo.hosts[1..];
+    let outcomes: Vec<_> = senders
+        .iter()
+        .flat_map(|&h| topo.net.node::<TransportHost>(h).outcomes())
+        .collect();
+    PfcRun {
+        drops: c.dropped(),
+        pfc_sent: c.pfc_xoff_sent + c.pfc_xon_sent,
+        pfc_heard: senders
+            .iter()
+            .map(|&h| topo.net.node::<TransportHost>(h).pfc_frames())
+            .sum(),
+        flows_done: outcomes.iter().filter(|o| o.finish.is_some()).count(),
+        timeouts: outcomes.iter().map(|o| o.timeouts).sum(),
+        received: topo
+            .net
+            .node::<TransportHost>(topo.hosts[0])
+            .data_bytes_received(),
+    }
+}
+
+#[test]
+fn nics_that_honour_pfc_make_the_lossless_class_lossless() {
+    let on = pfc_incast(true, Stepping::Jump, 6_000_000);
+    let off = pfc_incast(false, Stepping::Jump, 6_000_000);
+    eprintln!(
+        "honouring: {} PFC frames, {} drops; not honouring: {} drops, {} timeouts",
+        on.pfc_sent, on.drops, off.drops, off.timeouts
+    );
+    assert!(on.pfc_sent > 0);
+    assert_eq!(
+        on.pfc_heard, on.pfc_sent,
+        "every PFC frame reached a sender"
+    );
+    assert_eq!((on.drops, on.timeouts, on.flows_done), (0, 0, 4));
+    assert_eq!(off.pfc_heard, 0);
+    assert!(
+        off.drops > 0 && off.timeouts > 0,
+        "without honouring, the headroom overflows: {} drops",
+        off.drops
+    );
+    assert_eq!(off.flows_done, 4, "the transport still delivers everything");
+    // A pausing NIC keeps the node contract: stepping every cycle changes nothing.
+    let jump = pfc_incast(true, Stepping::Jump, 150_000);
+    let step = pfc_incast(true, Stepping::EveryCycle, 150_000);
+    assert!(jump.pfc_heard > 0);
+    assert_eq!(
+        (jump.drops, jump.pfc_sent, jump.pfc_heard, jump.received),
+        (step.drops, step.pfc_sent, step.pfc_heard, step.received)
+    );
+}

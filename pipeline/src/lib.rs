@@ -17,6 +17,7 @@ pub mod layout;
 pub mod packet;
 pub mod params;
 pub mod parser;
+pub mod pfc;
 pub mod phv;
 pub mod place;
 pub mod report;

@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
+use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::{PacketHandle, PacketPool};
 
 /// Bytes of the flow id at the start of every segment's payload.
@@ -60,6 +61,9 @@ pub struct TransportConfig {
     /// The largest the timeout grows to by doubling.
     pub max_rto: Cycle,
     pub congestion: Congestion,
+    /// Whether the NIC honours PFC frames: it starts no frame while class 0 (the class the
+    /// host's traffic travels in) is paused, for the frame's quanta of 512 bit times.
+    pub honour_pfc: bool,
 }
 
 impl TransportConfig {
@@ -71,6 +75,7 @@ impl TransportConfig {
             rto,
             max_rto: rto * 64,
             congestion: Congestion::Fixed,
+            honour_pfc: false,
         }
     }
 
@@ -283,6 +288,9 @@ pub struct TransportHost {
     duplicate_segments: u64,
     marked_segments: u64,
     foreign: u64,
+    /// PFC: no new frame starts before this cycle.
+    paused_until: Cycle,
+    pfc_frames: u64,
     scratch: Vec<u8>,
 }
 
@@ -318,6 +326,8 @@ impl TransportHost {
             duplicate_segments: 0,
             marked_segments: 0,
             foreign: 0,
+            paused_until: 0,
+            pfc_frames: 0,
             scratch: Vec::new(),
         })
     }
@@ -428,6 +438,27 @@ impl TransportHost {
     /// Frames received that were not this transport's.
     pub fn foreign(&self) -> u64 {
         self.foreign
+    }
+
+    /// PFC frames received and honoured (with `honour_pfc`).
+    pub fn pfc_frames(&self) -> u64 {
+        self.pfc_frames
+    }
+
+    /// Applies a PFC frame received in cycle `now`: pauses class 0 for its quanta of 512 bit
+    /// times at the NIC's rate, or resumes it for quanta 0.
+    fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
+        self.pfc_frames += 1;
+        if frame.class_enable & 1 == 0 {
+            return;
+        }
+        let quanta = frame.quanta[0] as u64;
+        self.paused_until = if quanta == 0 {
+            now
+        } else {
+            let ticks = self.line.cycle_to_ticks(now) + quanta * 512 * self.line.ticks_per_bit();
+            self.line.ticks_to_cycle_ceil(ticks)
+        };
     }
 
     /// The DCTCP state of the flow with `id`, if it runs DCTCP.
@@ -629,6 +660,12 @@ impl Node for TransportHost {
     fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.frames_received += 1;
         let bytes = pool.bytes(pkt);
+        if self.config.honour_pfc {
+            if let Some(frame) = PfcFrame::parse(bytes) {
+                pool.free(pkt);
+                return self.on_pfc(now, frame);
+            }
+        }
         let parsed = headers::parse_frame(bytes).ok().and_then(|p| {
             let ip = p.ipv4?;
             let tcp = p.tcp?;
@@ -664,6 +701,9 @@ impl Node for TransportHost {
             self.on_nic = None;
         }
         self.housekeeping(now);
+        if now < self.paused_until {
+            return; // PFC: frames already on the wire finish, no new one starts
+        }
         if let Some(pkt) = self.next_frame(now, pool) {
             let start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
             let end = start + self.line.serialization_ticks(pool.frame_bytes(pkt));
@@ -680,7 +720,8 @@ impl Node for TransportHost {
             .iter()
             .filter_map(|f| f.rto_at)
             .min();
-        [nic, start, timers]
+        let pause_ends = (self.paused_until > now).then_some(self.paused_until);
+        [nic, start, timers, pause_ends]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))

@@ -1,6 +1,7 @@
 //! PFC frames (IEEE 802.1Qbb): the chip sends one out of an ingress port when the TM asks
 //! for XOFF or XON for a lossless class, and honours one that comes in by holding the port's
-//! queues of that class (see `t2_tm::TrafficManager::pfc_pause`).
+//! queues of that class (see `t2_tm::TrafficManager::pfc_pause`); a NIC that honours PFC
+//! stops sending the paused classes (`t2_testbench::transport`).
 //!
 //! A PFC frame is a MAC control frame: destination 01:80:C2:00:00:01, EtherType 0x8808,
 //! opcode 0x0101, a class-enable vector (one bit per class) and eight 16-bit pause times in
