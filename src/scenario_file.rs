@@ -94,6 +94,9 @@ struct TransportToml {
     /// NICs stop sending while a PFC frame pauses their class (default false).
     #[serde(default)]
     honour_pfc: bool,
+    /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
+    #[serde(default)]
+    resend_bounced: bool,
 }
 
 fn default_congestion() -> CongestionToml {
@@ -117,6 +120,7 @@ impl Default for TransportToml {
             window_bytes: default_window(),
             rto_us: default_rto(),
             honour_pfc: false,
+            resend_bounced: false,
         }
     }
 }
@@ -381,6 +385,7 @@ impl ScenarioFile {
                 CongestionToml::Dctcp => Congestion::Dctcp,
             },
             honour_pfc: tr.honour_pfc,
+            resend_bounced: tr.resend_bounced,
         };
         transport
             .validate("transport")

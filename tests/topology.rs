@@ -185,7 +185,10 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
     );
     let on_nics: u64 = hosts
         .iter()
-        .map(|&h| net.node::<TransportHost>(h).frames_on_nic())
+        .map(|&h| {
+            let host = net.node::<TransportHost>(h);
+            host.frames_on_nic() + host.frames_held()
+        })
         .sum();
     assert_eq!(net.pool().live() as u64, inside + on_links + on_nics);
 }

@@ -64,6 +64,10 @@ pub struct TransportConfig {
     /// Whether the NIC honours PFC frames: it starts no frame while class 0 (the class the
     /// host's traffic travels in) is paused, for the frame's quanta of 512 bit times.
     pub honour_pfc: bool,
+    /// PABO's host side: a data frame of this host's that comes back (a switch bounced it:
+    /// source is this host, destination is not) is sent again as it is. Without this such a
+    /// frame is counted as foreign and freed.
+    pub resend_bounced: bool,
 }
 
 impl TransportConfig {
@@ -76,6 +80,7 @@ impl TransportConfig {
             max_rto: rto * 64,
             congestion: Congestion::Fixed,
             honour_pfc: false,
+            resend_bounced: false,
         }
     }
 
@@ -291,6 +296,9 @@ pub struct TransportHost {
     /// PFC: no new frame starts before this cycle.
     paused_until: Cycle,
     pfc_frames: u64,
+    /// Bounced frames waiting to be sent again, and how many were.
+    bounced: VecDeque<PacketHandle>,
+    resent_bounced: u64,
     scratch: Vec<u8>,
 }
 
@@ -328,6 +336,8 @@ impl TransportHost {
             foreign: 0,
             paused_until: 0,
             pfc_frames: 0,
+            bounced: VecDeque::new(),
+            resent_bounced: 0,
             scratch: Vec::new(),
         })
     }
@@ -438,6 +448,16 @@ impl TransportHost {
     /// Frames received that were not this transport's.
     pub fn foreign(&self) -> u64 {
         self.foreign
+    }
+
+    /// Bounced frames sent again (with `resend_bounced`).
+    pub fn resent_bounced(&self) -> u64 {
+        self.resent_bounced
+    }
+
+    /// Frames held to be sent again (with `resend_bounced`); they are in the packet pool.
+    pub fn frames_held(&self) -> u64 {
+        self.bounced.len() as u64
     }
 
     /// PFC frames received and honoured (with `honour_pfc`).
@@ -570,6 +590,10 @@ impl TransportHost {
 
     /// Builds the next frame to send, if any.
     fn next_frame(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<PacketHandle> {
+        if let Some(pkt) = self.bounced.pop_front() {
+            self.resent_bounced += 1;
+            return Some(pkt);
+        }
         if let Some(a) = self.acks.pop_front() {
             let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
             return Some(self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false));
@@ -666,6 +690,19 @@ impl Node for TransportHost {
                 return self.on_pfc(now, frame);
             }
         }
+        let bounced = headers::parse_frame(bytes)
+            .ok()
+            .and_then(|p| p.ipv4)
+            .is_some_and(|ip| ip.src == self.me.ip && ip.dst != self.me.ip);
+        if bounced {
+            if self.config.resend_bounced {
+                self.bounced.push_back(pkt);
+            } else {
+                self.foreign += 1;
+                pool.free(pkt);
+            }
+            return;
+        }
         let parsed = headers::parse_frame(bytes).ok().and_then(|p| {
             let ip = p.ipv4?;
             let tcp = p.tcp?;
@@ -744,6 +781,8 @@ mod tests {
         drop_every: u64,
         drop_ack_every: u64,
         mark: bool,
+        /// Send every `bounce_every`-th data frame back to its sender instead (0: never).
+        bounce_every: u64,
         seen: [u64; 2],
         dropped: u64,
         queue: Vec<Sent>,
@@ -769,6 +808,11 @@ mod tests {
             if every > 0 && self.seen[port].is_multiple_of(every) {
                 self.dropped += 1;
                 pool.free(pkt);
+                return;
+            }
+            if port == 0 && self.bounce_every > 0 && self.seen[0].is_multiple_of(self.bounce_every)
+            {
+                self.queue.push(Sent { port: 0, pkt });
                 return;
             }
             if port == 0 && self.mark {
@@ -833,10 +877,55 @@ mod tests {
             drop_every: 0,
             drop_ack_every: 0,
             mark: false,
+            bounce_every: 0,
             seen: [0; 2],
             dropped: 0,
             queue: Vec::new(),
         }
+    }
+
+    #[test]
+    fn bounced_frames_are_sent_again_when_asked() {
+        // The tap sends every 7th data frame back to its sender.
+        let tap = || Tap {
+            bounce_every: 7,
+            ..clean_tap()
+        };
+        let resend = TransportConfig {
+            resend_bounced: true,
+            ..TransportConfig::fixed(20_000, 100_000)
+        };
+        let run = |stepping, config| {
+            let (mut net, a, _, b) = net(stepping, config, tap(), &[flow(0, 10, 100_000)]);
+            net.run_until(3_000_000);
+            let s = net.node::<TransportHost>(a);
+            let out = s.outcomes()[0];
+            (
+                out.finish,
+                out.timeouts,
+                s.resent_bounced(),
+                s.foreign(),
+                net.node::<TransportHost>(b).data_bytes_received(),
+                net.pool().live(),
+            )
+        };
+        let (finish, timeouts, resent, foreign, bytes, live) = run(Stepping::Jump, resend);
+        assert!(finish.is_some());
+        assert_eq!((timeouts, foreign, live), (0, 0, 0));
+        // 100 segments; every 7th frame through the tap bounced once, and the re-sent frames
+        // themselves count towards the next 7.
+        assert!(resent >= 100 / 7, "{resent}");
+        assert_eq!(bytes, 100_000);
+        assert_eq!(
+            run(Stepping::EveryCycle, resend),
+            (finish, timeouts, resent, foreign, bytes, live)
+        );
+        // Without the option the bounced frames are lost to the sender: timeouts recover them.
+        let plain = TransportConfig::fixed(20_000, 100_000);
+        let (finish, timeouts, resent, foreign, _, _) = run(Stepping::Jump, plain);
+        assert!(finish.is_some());
+        assert_eq!(resent, 0);
+        assert!(timeouts > 0 && foreign > 0);
     }
 
     #[test]
