@@ -672,6 +672,11 @@ impl Chip {
         (self.pipes[p].ingress_entered, self.pipes[p].egress_entered)
     }
 
+    /// Frames waiting in port `i`'s receive FIFO for an ingress slot.
+    pub fn rx_fifo_frames(&self, i: usize) -> usize {
+        self.ports[i].rx_fifo.len()
+    }
+
     /// Frames received and sent by port `i`.
     pub fn port_frames(&self, i: usize) -> (u64, u64) {
         (self.ports[i].rx_frames, self.ports[i].tx_frames)
