@@ -13,5 +13,5 @@ pub mod scenario_file;
 pub mod topology;
 pub mod trace;
 
-pub use chip::{Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
+pub use chip::{AfcMessage, Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
 pub use params::Tofino2Params;

@@ -61,6 +61,8 @@ pub struct Exit {
     pub qid: u8,
     /// Ingress only: the class for admission and PFC (`ingress_cos`, 3 bits).
     pub ingress_cos: u8,
+    /// The deparser's AFC message (`adv_flow_ctl`, either gress); 0 sends none.
+    pub adv_flow_ctl: u32,
 }
 
 struct Slot {
@@ -247,6 +249,7 @@ impl GressPipeline {
                 .then(|| phv.get(layout::UCAST_EGRESS_PORT) as u16),
             qid: phv.get(layout::QID) as u8,
             ingress_cos: phv.get(fields::INGRESS_COS) as u8,
+            adv_flow_ctl: phv.get(fields::DPRSR_ADV_FLOW_CTL),
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));
