@@ -162,6 +162,8 @@ pub enum DropCause {
     Pipeline(Gress, DropReason),
     /// Ingress chose a device port that is not a configured port.
     UnknownEgressPort,
+    /// The program recirculated the packet but the chip has no recirculation port (cap 0).
+    NoRecirculationPort,
     /// The TM refused it.
     Tm(TmDrop),
 }
@@ -173,6 +175,7 @@ impl DropCause {
             DropCause::RxFifoFull => "rx_fifo_full",
             DropCause::Pipeline(_, r) => r.name(),
             DropCause::UnknownEgressPort => "unknown_egress_port",
+            DropCause::NoRecirculationPort => "no_recirculation_port",
             DropCause::Tm(t) => t.name(),
         }
     }
@@ -185,6 +188,7 @@ impl fmt::Display for DropCause {
             DropCause::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
             DropCause::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
             DropCause::UnknownEgressPort => write!(f, "unknown_egress_port"),
+            DropCause::NoRecirculationPort => write!(f, "no_recirculation_port"),
             DropCause::Tm(t) => write!(f, "{}", t.name()),
         }
     }
@@ -848,10 +852,13 @@ impl Chip {
             let egress = exit
                 .ucast_egress_port
                 .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
-            let fate = match (exit.drop, egress) {
-                (Some(reason), _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
-                (None, None) => Err(DropCause::UnknownEgressPort),
-                (None, Some(e)) => Ok(e),
+            let recirculation = self.recirculation_port(p);
+            let fate = match (exit.drop, exit.recirculate, egress) {
+                (Some(reason), _, _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
+                // The `recirculate` primitive: the pipe's recirculation port instead.
+                (None, true, _) => recirculation.ok_or(DropCause::NoRecirculationPort),
+                (None, false, None) => Err(DropCause::UnknownEgressPort),
+                (None, false, Some(e)) => Ok(e),
             };
             if let Some(t) = self.trace.as_mut() {
                 t.exited(p, 0, now, fate.map_or_else(|c| c.name(), |_| "to_tm"));
@@ -875,11 +882,14 @@ impl Chip {
                     ingress_cos: exit.ingress_cos,
                 },
             ));
-            // Port mirroring: a copy of the packet as it left the ingress deparser.
-            let session = self.ports[ingress_port]
-                .mirror
-                .and_then(|m| self.mirror_sessions[m as usize]);
-            if let Some(session) = session {
+            // Port mirroring, and the program's `mirror`: a copy of the packet as it left the
+            // ingress deparser (a session not set makes none).
+            let sessions = [self.ports[ingress_port].mirror, exit.mirror_session];
+            for session in sessions
+                .into_iter()
+                .flatten()
+                .filter_map(|m| self.mirror_sessions[m as usize])
+            {
                 let copy = pool.copy_packet(exit.pkt, session.truncate_bytes.map(|t| t as usize));
                 self.counters.mirrored += 1;
                 self.to_tm.push_back((

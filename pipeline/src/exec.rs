@@ -11,6 +11,7 @@
 //! result, which the tests check.
 
 use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
+use crate::fields;
 use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
@@ -147,6 +148,11 @@ impl State {
                     let index = Self::value(read, index, args);
                     self.execute(p, register_action, index, read, write);
                 }
+                Op::Mirror(v) => {
+                    write.set(fields::MIRROR_SESSION, Self::value(read, v, args));
+                    write.set(fields::MIRROR_VALID, 1);
+                }
+                Op::Recirculate => write.set(fields::RECIRCULATE, 1),
             }
         }
     }

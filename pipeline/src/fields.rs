@@ -49,6 +49,13 @@ const ENQ_QDEPTH: Container = Container::b32(6);
 const DEQ_QDEPTH: Container = Container::b32(7);
 const DEQ_TIMEDELTA: Container = Container::b32(8);
 const ADV_FLOW_CTL: Container = Container::b32(9);
+/// Ingress deparser controls the program sets with the `mirror` and `recirculate`
+/// primitives. They sit in the upper bits of the container that holds
+/// `eg_intr_md.enq_qdepth` (19 bits) in egress: the ingress PHV has no queue depth, and the
+/// primitives are refused outside ingress.
+pub const MIRROR_SESSION: Field = Field::at(ENQ_QDEPTH, 19, 8);
+pub const MIRROR_VALID: Field = Field::at(ENQ_QDEPTH, 27, 1);
+pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 

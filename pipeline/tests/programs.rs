@@ -419,3 +419,57 @@ proptest! {
         prop_assert_eq!(&interp.state, &prog.state);
     }
 }
+
+/// `mirror` and `recirculate` set the ingress deparser's controls; the placed pipeline does
+/// exactly what the interpreter does.
+#[test]
+fn mirror_and_recirculate_set_the_deparser_controls_placed_as_interpreted() {
+    use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, ProgramBuilder, Stmt, Table};
+    let program = ProgramBuilder::new("controls")
+        .action(
+            Action::new("mirror_to")
+                .param("session", 8)
+                .prim(Primitive::Mirror {
+                    session: Operand::param("session"),
+                })
+                .prim(Primitive::set("ipv4.ttl", Operand::Const(9))),
+        )
+        .action(Action::new("recirc").prim(Primitive::Recirculate))
+        .action(Action::new("none"))
+        .table(
+            Table::new("controls", MatchKind::Exact, &["ipv4.src_addr"], 16)
+                .action("mirror_to")
+                .action("recirc")
+                .action("none")
+                .default_action("none", &[])
+                .entry(&[1], "mirror_to", &[7])
+                .entry(&[2], "recirc", &[])
+                .entry(&[3], "mirror_to", &[255]),
+        )
+        .ingress(vec![Stmt::apply("controls")])
+        .build()
+        .unwrap();
+    let (c, pl) = placed(&program);
+    let mut interp = Interpreter::new(Arc::clone(&c));
+    let mut run = |src: u32| {
+        let mut phv = Phv::new(&PipelineParams::default().phv);
+        phv.set(layout::VALID_IPV4, 1);
+        phv.set(layout::IPV4_SRC, src);
+        let mut placed_phv = phv.clone();
+        interp.run(Thread::Ingress, &mut phv);
+        let mut prog = PlacedThread::new(Arc::clone(&c), &pl, Thread::Ingress);
+        for s in 0..20 {
+            t2_pipeline::StageProgram::apply(&mut prog, s, &mut placed_phv);
+        }
+        assert_eq!(phv, placed_phv);
+        (
+            (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION)),
+            phv.get(fields::RECIRCULATE) == 1,
+            phv.get(layout::IPV4_TTL),
+        )
+    };
+    assert_eq!(run(1), (Some(7), false, 9));
+    assert_eq!(run(2), (None, true, 0));
+    assert_eq!(run(3), (Some(255), false, 9));
+    assert_eq!(run(4), (None, false, 0));
+}
