@@ -17,6 +17,8 @@ struct Peer {
     frames: Vec<(Cycle, Vec<u8>)>,
     next: usize,
     got: Vec<(Cycle, usize)>,
+    /// UDP source port of each frame received.
+    src_ports: Vec<u16>,
 }
 
 impl Peer {
@@ -25,6 +27,7 @@ impl Peer {
             frames,
             next: 0,
             got: Vec::new(),
+            src_ports: Vec::new(),
         }
     }
 }
@@ -40,7 +43,9 @@ impl Node for Peer {
         G100
     }
     fn receive(&mut self, now: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        self.got.push((now, pool.bytes(pkt).len()));
+        let b = pool.bytes(pkt);
+        self.got.push((now, b.len()));
+        self.src_ports.push(u16::from_be_bytes([b[34], b[35]]));
         pool.free(pkt);
     }
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
@@ -218,4 +223,57 @@ fn recirculating_without_a_recirculation_port_is_a_counted_drop() {
         DropCause::NoRecirculationPort.to_string(),
         "no_recirculation_port"
     );
+}
+
+/// `random` in ingress: each pipe draws its own numbers, and a run is repeatable.
+#[test]
+fn random_source_ports_differ_by_pipe_and_repeat_run_to_run() {
+    let mut program = examples::dctcp_switch(400);
+    program
+        .actions
+        .push(Action::new("rand_port").prim(Primitive::Random {
+            dst: "l4.src_port".into(),
+        }));
+    program
+        .tables
+        .push(Table::new("rand", MatchKind::Exact, &[], 0).action("rand_port"));
+    program.ingress.push(Stmt::apply("rand"));
+    let port = |pipe| PortSpec {
+        pipe,
+        mac: 0,
+        channel: 0,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0), port(1), port(2)],
+        routes: vec![(RECEIVER, 0)],
+        program: Some(program),
+    };
+    let run = || {
+        let mut net = Network::new(Stepping::Jump);
+        let chip = net.add(Chip::new("chip", &config).unwrap());
+        let frame = udp(MIRRORED, 64, 100);
+        // The same five frames into pipe 1 and pipe 2, pipe 1's 500 cycles ahead.
+        let a = net.add(Peer::sending(
+            (0..5).map(|k| (100 + 1_000 * k, frame.clone())).collect(),
+        ));
+        let b = net.add(Peer::sending(
+            (0..5).map(|k| (600 + 1_000 * k, frame.clone())).collect(),
+        ));
+        let rx = net.add(Peer::sending(Vec::new()));
+        net.link(a, 0, chip, 1, 1).unwrap();
+        net.link(b, 0, chip, 2, 1).unwrap();
+        net.link(chip, 0, rx, 0, 1).unwrap();
+        net.run_until(20_000);
+        let got = &net.node::<Peer>(rx).src_ports;
+        assert_eq!(got.len(), 10);
+        let pipe1: Vec<u16> = got.iter().step_by(2).copied().collect();
+        let pipe2: Vec<u16> = got.iter().skip(1).step_by(2).copied().collect();
+        (pipe1, pipe2)
+    };
+    let (pipe1, pipe2) = run();
+    assert_ne!(pipe1, pipe2);
+    assert!(pipe1.iter().any(|&p| p != pipe1[0]));
+    assert_eq!(run(), (pipe1, pipe2));
 }

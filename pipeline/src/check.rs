@@ -86,6 +86,9 @@ pub enum Op {
     },
     Mirror(Value),
     Recirculate,
+    Random {
+        dst: Field,
+    },
 }
 
 impl Op {
@@ -790,6 +793,11 @@ fn lower_action(
                 Primitive::Recirculate => {
                     writes.push(fields::RECIRCULATE);
                     Op::Recirculate
+                }
+                Primitive::Random { dst } => {
+                    let dst = r.writable(&pp, dst)?;
+                    writes.push(dst);
+                    Op::Random { dst }
                 }
                 _ => unreachable!("binary primitives are handled above"),
             }

@@ -181,6 +181,11 @@ pub enum Primitive {
     /// Ingress only: the packet goes to its pipe's recirculation port instead of its egress
     /// port.
     Recirculate,
+    /// `dst = a random number` (truncated to the field) from the table's deterministic
+    /// generator, seeded per pipe ([`crate::exec::State::seed`]).
+    Random {
+        dst: String,
+    },
 }
 
 impl Primitive {
