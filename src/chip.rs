@@ -203,6 +203,8 @@ struct Port {
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
+    /// Bytes (FCS included) of the frames sent.
+    tx_bytes: u64,
     /// Mirror session that copies every packet that came in on this port and left ingress.
     mirror: Option<u8>,
 }
@@ -452,6 +454,7 @@ impl Chip {
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
+                tx_bytes: 0,
                 mirror: None,
             })
             .collect();
@@ -721,6 +724,11 @@ impl Chip {
     /// Frames received and sent by port `i`.
     pub fn port_frames(&self, i: usize) -> (u64, u64) {
         (self.ports[i].rx_frames, self.ports[i].tx_frames)
+    }
+
+    /// Bytes (FCS included) of the frames port `i` has sent.
+    pub fn port_tx_bytes(&self, i: usize) -> u64 {
+        self.ports[i].tx_bytes
     }
 
     /// Packets inside the chip, counted where they are (FIFOs, pipelines, wires, queues,
@@ -1007,6 +1015,7 @@ impl Chip {
                 let pkt = PacketHandle::from_index(pkt);
                 let port = &mut self.ports[i];
                 port.tx_frames += 1;
+                port.tx_bytes += pool.frame_bytes(pkt);
                 if !port.recirculation {
                     self.counters.transmitted += 1;
                     out.push(Sent { port: i, pkt });

@@ -85,15 +85,17 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Over any window of cycles, a recirculation port sends at most its cap times the window
-    /// plus one MTU. One 400G port of pipe 1 sends frames of random sizes at a random load to
-    /// an address routed to pipe 0's recirculation port (TTL 2: each goes round once and is
-    /// dropped in pipe 0's ingress). Its single queue is FIFO, so the k-th departure is the
-    /// k-th frame sent; every window between two departures is checked in exact line ticks.
+    /// plus one MTU. Two 400G ports (pipes 1 and 2, up to 800 Gb/s, above every cap) send
+    /// frames of random sizes at random loads to an address routed to pipe 0's recirculation
+    /// port (TTL 2: each goes round once and is dropped in pipe 0's ingress). The port's byte
+    /// counter gives each departure's size; every window between two departures is checked
+    /// in exact line ticks.
     #[test]
     fn recirculation_never_exceeds_its_cap_over_any_window(
         cap in 1u32..=20,
-        load in 5u64..=100,
-        sizes in prop::collection::vec(64usize..=1518, 20..160),
+        loads in (5u64..=100, 0u64..=100),
+        sizes in prop::collection::vec(64usize..=1518, 20..120),
+        other_sizes in prop::collection::vec(64usize..=1518, 0..120),
     ) {
         let params = Tofino2Params {
             recirculation_cap_percent: cap,
@@ -101,48 +103,59 @@ proptest! {
         };
         let cap_bps = params.macs_per_pipe as u64 * params.mac_bps * cap as u64 / 100;
         let looped = Ipv4Addr::new(10, 5, 5, 5);
+        let port = |pipe| PortSpec { pipe, mac: 0, channel: 0, bps: G400 };
         let config = ChipConfig {
             params,
-            ports: vec![PortSpec { pipe: 1, mac: 0, channel: 0, bps: G400 }],
-            routes: vec![(looped, 1)],
+            ports: vec![port(1), port(2)],
+            routes: vec![(looped, 2)],
             program: None,
         };
         let mut net = Network::new(Stepping::Jump);
         let chip = net.add(Chip::new("chip", &config).unwrap());
         let recirc = net.node::<Chip>(chip).recirculation_port(0).unwrap();
-        assert_eq!(recirc, 1);
+        prop_assert_eq!(recirc, 2);
         let line_in = LineRate::new(params.clock(), G400);
-        let at = paced(line_in, 10, &sizes, load);
-        let frames = at.iter().zip(&sizes).map(|(&c, &l)| (c, frame_to(looped, 2, l))).collect();
-        let sender = net.add(Sender { bps: G400, frames, next: 0 });
-        net.link(sender, 0, chip, 0, 1).unwrap();
-        let mut departures = Vec::new();
-        let mut last = 0;
+        let mut offered = 0;
+        for (i, (sizes, load)) in [(&sizes, loads.0), (&other_sizes, loads.1)].into_iter().enumerate() {
+            if load == 0 {
+                continue;
+            }
+            let at = paced(line_in, 10 + i as Cycle, sizes, load);
+            let frames = at.iter().zip(sizes).map(|(&c, &l)| (c, frame_to(looped, 2, l))).collect();
+            let sender = net.add(Sender { bps: G400, frames, next: 0 });
+            net.link(sender, 0, chip, i, 1).unwrap();
+            offered += sizes.len() as u64;
+        }
+        // (cycle, frame bytes) of each departure from the recirculation port.
+        let mut departures: Vec<(Cycle, u64)> = Vec::new();
+        let (mut frames, mut bytes) = (0, 0);
         while net.next_event().is_some() {
             net.step();
-            let (_, tx) = net.node::<Chip>(chip).port_frames(recirc);
-            prop_assert!(tx <= last + 1, "one departure a cycle at most");
-            if tx != last {
-                departures.push(net.now());
-                last = tx;
+            let c = net.node::<Chip>(chip);
+            let (_, f) = c.port_frames(recirc);
+            let b = c.port_tx_bytes(recirc);
+            prop_assert!(f <= frames + 1, "one departure a cycle at most");
+            if f != frames {
+                departures.push((net.now(), b - bytes));
+                (frames, bytes) = (f, b);
             }
         }
         let c = net.node::<Chip>(chip).counters().clone();
-        prop_assert_eq!(c.recirculated, sizes.len() as u64);
+        prop_assert_eq!(c.recirculated, offered);
         prop_assert_eq!(
             c.drops,
-            [(DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired), sizes.len() as u64)].into()
+            [(DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired), offered)].into()
         );
-        prop_assert_eq!(departures.len(), sizes.len());
+        prop_assert_eq!(departures.len() as u64, offered);
         let line = LineRate::new(params.clock(), cap_bps);
         prop_assert_eq!(line.bits_per_second(), cap_bps);
-        let mtu_ticks = LineRate::wire_bits(MTU_WIRE_BYTES - PREAMBLE_AND_IFG_BYTES) * line.ticks_per_bit();
+        let mtu_ticks = line.serialization_ticks(MTU_WIRE_BYTES - PREAMBLE_AND_IFG_BYTES);
         // Departures i..=j all fall in the window [d_i, d_j + 1), the shortest that holds them.
         for i in 0..departures.len() {
             let mut sent_ticks = 0;
-            for j in i..departures.len() {
-                sent_ticks += line.serialization_ticks(sizes[j] as u64);
-                let window = departures[j] + 1 - departures[i];
+            for (j, &(d, b)) in departures.iter().enumerate().skip(i) {
+                sent_ticks += line.serialization_ticks(b);
+                let window = d + 1 - departures[i].0;
                 prop_assert!(
                     sent_ticks <= window * line.ticks_per_cycle() + mtu_ticks,
                     "frames {}..={} ({} ticks) in {} cycles at {} b/s",
