@@ -57,6 +57,38 @@ pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
 /// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
 pub const MIRROR_SESSIONS: usize = 256;
 
+/// An AFC message as the deparser's `adv_flow_ctl` carries it (MSB first): `qfc` [31],
+/// `port_id` [30:22] = pipe:2 | mac:4 | pad:3, `qid` [21:15] (the queue's index among its
+/// MAC's 128), `credit` [14:0]. In XOFF mode a nonzero credit pauses, 0 resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfcMessage {
+    pub pipe: u8,
+    pub mac: u8,
+    pub mac_qid: u8,
+    pub credit: u16,
+}
+
+impl AfcMessage {
+    /// The message in `word`, or `None` if its `qfc` bit is clear (no AFC).
+    pub fn decode(word: u32) -> Option<AfcMessage> {
+        (word >> 31 == 1).then_some(AfcMessage {
+            pipe: ((word >> 29) & 0x3) as u8,
+            mac: ((word >> 25) & 0xf) as u8,
+            mac_qid: ((word >> 15) & 0x7f) as u8,
+            credit: (word & 0x7fff) as u16,
+        })
+    }
+
+    /// The 32-bit word (pad bits 0).
+    pub fn encode(&self) -> u32 {
+        1 << 31
+            | ((self.pipe as u32 & 0x3) << 29)
+            | ((self.mac as u32 & 0xf) << 25)
+            | ((self.mac_qid as u32 & 0x7f) << 15)
+            | (self.credit as u32 & 0x7fff)
+    }
+}
+
 /// Where a mirror session sends its copies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MirrorSession {
@@ -130,6 +162,8 @@ pub enum DropCause {
     Pipeline(Gress, DropReason),
     /// Ingress chose a device port that is not a configured port.
     UnknownEgressPort,
+    /// The program recirculated the packet but the chip has no recirculation port (cap 0).
+    NoRecirculationPort,
     /// The TM refused it.
     Tm(TmDrop),
 }
@@ -141,6 +175,7 @@ impl DropCause {
             DropCause::RxFifoFull => "rx_fifo_full",
             DropCause::Pipeline(_, r) => r.name(),
             DropCause::UnknownEgressPort => "unknown_egress_port",
+            DropCause::NoRecirculationPort => "no_recirculation_port",
             DropCause::Tm(t) => t.name(),
         }
     }
@@ -153,6 +188,7 @@ impl fmt::Display for DropCause {
             DropCause::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
             DropCause::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
             DropCause::UnknownEgressPort => write!(f, "unknown_egress_port"),
+            DropCause::NoRecirculationPort => write!(f, "no_recirculation_port"),
             DropCause::Tm(t) => write!(f, "{}", t.name()),
         }
     }
@@ -167,6 +203,8 @@ struct Port {
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
+    /// Bytes (FCS included) of the frames sent.
+    tx_bytes: u64,
     /// Mirror session that copies every packet that came in on this port and left ingress.
     mirror: Option<u8>,
 }
@@ -205,6 +243,10 @@ pub struct ChipCounters {
     pub pfc_xoff_sent: u64,
     pub pfc_xon_sent: u64,
     pub pfc_frames_received: u64,
+    /// AFC messages from the deparsers (`adv_flow_ctl` with its `qfc` bit set) handed to the
+    /// TM, and those whose address names no queue (counted, otherwise ignored).
+    pub afc_requests: u64,
+    pub afc_unaddressed: u64,
 }
 
 impl ChipCounters {
@@ -373,6 +415,7 @@ impl Chip {
                     s.channels().expect("port speeds were checked above"),
                     params.channels_per_mac,
                 )
+                .at_channel(s.channel)
             })
             .collect();
         // A recirculation port has a whole 8-channel group (port group 0 of its pipe).
@@ -411,6 +454,7 @@ impl Chip {
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
+                tx_bytes: 0,
                 mirror: None,
             })
             .collect();
@@ -668,9 +712,19 @@ impl Chip {
         (self.pipes[p].ingress_entered, self.pipes[p].egress_entered)
     }
 
+    /// Frames waiting in port `i`'s receive FIFO for an ingress slot.
+    pub fn rx_fifo_frames(&self, i: usize) -> usize {
+        self.ports[i].rx_fifo.len()
+    }
+
     /// Frames received and sent by port `i`.
     pub fn port_frames(&self, i: usize) -> (u64, u64) {
         (self.ports[i].rx_frames, self.ports[i].tx_frames)
+    }
+
+    /// Bytes (FCS included) of the frames port `i` has sent.
+    pub fn port_tx_bytes(&self, i: usize) -> u64 {
+        self.ports[i].tx_bytes
     }
 
     /// Packets inside the chip, counted where they are (FIFOs, pipelines, wires, queues,
@@ -798,13 +852,17 @@ impl Chip {
             let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) else {
                 continue;
             };
+            self.deparser_afc(now, exit.adv_flow_ctl);
             let egress = exit
                 .ucast_egress_port
                 .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
-            let fate = match (exit.drop, egress) {
-                (Some(reason), _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
-                (None, None) => Err(DropCause::UnknownEgressPort),
-                (None, Some(e)) => Ok(e),
+            let recirculation = self.recirculation_port(p);
+            let fate = match (exit.drop, exit.recirculate, egress) {
+                (Some(reason), _, _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
+                // The `recirculate` primitive: the pipe's recirculation port instead.
+                (None, true, _) => recirculation.ok_or(DropCause::NoRecirculationPort),
+                (None, false, None) => Err(DropCause::UnknownEgressPort),
+                (None, false, Some(e)) => Ok(e),
             };
             if let Some(t) = self.trace.as_mut() {
                 t.exited(p, 0, now, fate.map_or_else(|c| c.name(), |_| "to_tm"));
@@ -828,11 +886,14 @@ impl Chip {
                     ingress_cos: exit.ingress_cos,
                 },
             ));
-            // Port mirroring: a copy of the packet as it left the ingress deparser.
-            let session = self.ports[ingress_port]
-                .mirror
-                .and_then(|m| self.mirror_sessions[m as usize]);
-            if let Some(session) = session {
+            // Port mirroring, and the program's `mirror`: a copy of the packet as it left the
+            // ingress deparser (a session not set makes none).
+            let sessions = [self.ports[ingress_port].mirror, exit.mirror_session];
+            for session in sessions
+                .into_iter()
+                .flatten()
+                .filter_map(|m| self.mirror_sessions[m as usize])
+            {
                 let copy = pool.copy_packet(exit.pkt, session.truncate_bytes.map(|t| t as usize));
                 self.counters.mirrored += 1;
                 self.to_tm.push_back((
@@ -900,6 +961,7 @@ impl Chip {
             }
             let pipe = &mut self.pipes[p];
             if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+                self.deparser_afc(now, exit.adv_flow_ctl);
                 if let Some(t) = self.trace.as_mut() {
                     t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
                 }
@@ -949,6 +1011,7 @@ impl Chip {
                 let pkt = PacketHandle::from_index(pkt);
                 let port = &mut self.ports[i];
                 port.tx_frames += 1;
+                port.tx_bytes += pool.frame_bytes(pkt);
                 if !port.recirculation {
                     self.counters.transmitted += 1;
                     out.push(Sent { port: i, pkt });
@@ -962,6 +1025,56 @@ impl Chip {
                 }
             }
         }
+    }
+
+    /// An `adv_flow_ctl` word leaving a deparser in cycle `now` (`docs/timing.md`, AFC).
+    fn deparser_afc(&mut self, now: Cycle, word: u32) {
+        let Some(afc) = AfcMessage::decode(word) else {
+            return;
+        };
+        match self.afc_target(afc) {
+            Some((port, queue)) => {
+                self.tm
+                    .afc(now, port, queue, afc.credit != 0)
+                    .expect("afc_target names a TM port");
+                self.counters.afc_requests += 1;
+            }
+            None => self.counters.afc_unaddressed += 1,
+        }
+    }
+
+    /// The port and queue an AFC message names: MAC 0 of a pipe (device ports 0-7) is its
+    /// recirculation port's group, MAC `m + 1` the pipe's front-panel MAC `m` (device ports
+    /// `8 (m + 1)..`); the queue is found in that group's carving.
+    pub fn afc_target(&self, afc: AfcMessage) -> Option<(usize, u8)> {
+        let (pipe, mac) = (afc.pipe as u32, afc.mac as u32);
+        if pipe >= self.params.pipes {
+            return None;
+        }
+        let group = if mac == 0 {
+            self.recirculation_port(pipe as usize)?;
+            self.params.pipes * self.params.macs_per_pipe + pipe
+        } else if mac - 1 < self.params.macs_per_pipe {
+            pipe * self.params.macs_per_pipe + mac - 1
+        } else {
+            return None;
+        };
+        self.tm.afc_queue(group as usize, afc.mac_qid as u32)
+    }
+
+    /// The AFC address of queue `queue` of port `port`, for building `adv_flow_ctl` words.
+    pub fn afc_address(&self, port: usize, queue: usize) -> Option<(u8, u8, u8)> {
+        let (group, mac_qid) = self.tm.group_queue(port, queue)?;
+        let (pipes, macs) = (
+            self.params.pipes as usize,
+            self.params.macs_per_pipe as usize,
+        );
+        let (pipe, mac) = if group >= pipes * macs {
+            (group - pipes * macs, 0)
+        } else {
+            (group / macs, group % macs + 1)
+        };
+        (mac < 16).then_some((pipe as u8, mac as u8, mac_qid as u8))
     }
 
     fn next_event_at(&self, now: Cycle) -> Option<Cycle> {

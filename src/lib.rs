@@ -12,7 +12,7 @@ pub mod scenario_file;
 pub mod topology;
 pub mod trace;
 
-pub use chip::{Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
+pub use chip::{AfcMessage, Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
 pub use params::Tofino2Params;
 /// PFC frames, as the chip and NICs send and read them.
 pub use t2_pipeline::pfc;

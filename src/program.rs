@@ -133,9 +133,11 @@ fn placed_pipes(
     }
     let checked = Arc::new(checked);
     Ok((0..pipes)
-        .map(|_| {
+        .map(|pipe| {
             [Thread::Ingress, Thread::Egress].map(|thread| {
-                let run = PlacedThread::new(Arc::clone(&checked), &placed, thread);
+                let mut run = PlacedThread::new(Arc::clone(&checked), &placed, thread);
+                // Each pipe and gress draws its own random numbers, deterministically.
+                run.state.seed((pipe as u64) << 1 | thread.index() as u64);
                 GressSetup {
                     pipeline: run.pipeline(&placed, params),
                     program: Box::new(run),

@@ -84,6 +84,22 @@ pub enum Op {
         register_action: usize,
         index: Value,
     },
+    Mirror(Value),
+    Recirculate,
+    Random {
+        dst: Field,
+    },
+}
+
+impl Op {
+    /// A control only the ingress deparser honours.
+    pub fn ingress_only(&self) -> Option<&'static str> {
+        match self {
+            Op::Mirror(_) => Some("mirror"),
+            Op::Recirculate => Some("recirculate"),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -585,6 +601,21 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
                 "the table is never applied",
             );
         }
+        if *a != Some(Thread::Ingress) {
+            let th = a.map_or("", |t| t.name());
+            for &ai in &tables[i].actions {
+                if let Some(op) = actions[ai].ops.iter().find_map(Op::ingress_only) {
+                    return err(
+                        &format!("tables[{i}] ({})", tables[i].name),
+                        format!(
+                            "action `{}` uses `{op}`, which only the ingress deparser honours, \
+                             but the table is applied in {th}",
+                            actions[ai].name
+                        ),
+                    );
+                }
+            }
+        }
     }
     let gateways = lowering.gateways;
     let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
@@ -747,6 +778,26 @@ fn lower_action(
                         register_action: ra,
                         index: idx,
                     }
+                }
+                Primitive::Mirror { session } => {
+                    let v = value(&pp, session)?;
+                    if let Value::Const(c) = v {
+                        if c > 255 {
+                            return err(&pp, format!("mirror session {c} is outside 0..=255"));
+                        }
+                    }
+                    reads.extend(field_of(&v));
+                    writes.extend([fields::MIRROR_SESSION, fields::MIRROR_VALID]);
+                    Op::Mirror(v)
+                }
+                Primitive::Recirculate => {
+                    writes.push(fields::RECIRCULATE);
+                    Op::Recirculate
+                }
+                Primitive::Random { dst } => {
+                    let dst = r.writable(&pp, dst)?;
+                    writes.push(dst);
+                    Op::Random { dst }
                 }
                 _ => unreachable!("binary primitives are handled above"),
             }

@@ -11,6 +11,7 @@
 //! result, which the tests check.
 
 use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
+use crate::fields;
 use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
@@ -23,6 +24,17 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
     pub registers: Vec<Vec<u64>>,
+    /// Per table: the state of its random-number generator (`random` primitive).
+    pub random: Vec<u64>,
+}
+
+/// The splitmix64 step: advances `state` and returns the next 64-bit output.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// A CRC over `bytes`, MSB first, initial value 0, no reflection, no final XOR.
@@ -59,14 +71,27 @@ fn cell_mask(bits: u8) -> u64 {
 }
 
 impl State {
-    /// All registers zero.
+    /// All registers zero, random generators seeded with 0.
     pub fn new(p: &Checked) -> State {
-        State {
+        let mut s = State {
             registers: p
                 .registers
                 .iter()
                 .map(|r| vec![0; r.size as usize])
                 .collect(),
+            random: vec![0; p.tables.len()],
+        };
+        s.seed(0);
+        s
+    }
+
+    /// Restarts every table's random generator from `seed` (the chip gives each pipe its
+    /// own). Each table draws from its own generator, one number per `random` primitive, in
+    /// the order packets reach it, so the numbers do not depend on how tables are placed.
+    pub fn seed(&mut self, seed: u64) {
+        for (t, r) in self.random.iter_mut().enumerate() {
+            let mut s = seed ^ (t as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
+            *r = splitmix64(&mut s);
         }
     }
 
@@ -146,6 +171,15 @@ impl State {
                 } => {
                     let index = Self::value(read, index, args);
                     self.execute(p, register_action, index, read, write);
+                }
+                Op::Mirror(v) => {
+                    write.set(fields::MIRROR_SESSION, Self::value(read, v, args));
+                    write.set(fields::MIRROR_VALID, 1);
+                }
+                Op::Recirculate => write.set(fields::RECIRCULATE, 1),
+                Op::Random { dst } => {
+                    let v = splitmix64(&mut self.random[t]) >> 32;
+                    write.set(dst, v as u32);
                 }
             }
         }

@@ -49,6 +49,13 @@ const ENQ_QDEPTH: Container = Container::b32(6);
 const DEQ_QDEPTH: Container = Container::b32(7);
 const DEQ_TIMEDELTA: Container = Container::b32(8);
 const ADV_FLOW_CTL: Container = Container::b32(9);
+/// Ingress deparser controls the program sets with the `mirror` and `recirculate`
+/// primitives. They sit in the upper bits of the container that holds
+/// `eg_intr_md.enq_qdepth` (19 bits) in egress: the ingress PHV has no queue depth, and the
+/// primitives are refused outside ingress.
+pub const MIRROR_SESSION: Field = Field::at(ENQ_QDEPTH, 19, 8);
+pub const MIRROR_VALID: Field = Field::at(ENQ_QDEPTH, 27, 1);
+pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 
@@ -60,6 +67,10 @@ pub const EG_ENQ_QDEPTH: Field = Field::low(ENQ_QDEPTH, 19);
 pub const EG_DEQ_QDEPTH: Field = Field::low(DEQ_QDEPTH, 19);
 /// `eg_intr_md.deq_timedelta`: nanoseconds the packet spent in the TM.
 pub const EG_DEQ_TIMEDELTA: Field = Field::whole(DEQ_TIMEDELTA);
+/// `ig_intr_dprsr_md.adv_flow_ctl` and `eg_intr_dprsr_md.adv_flow_ctl`: the AFC message the
+/// deparser hands the TM (qfc:1 | port_id:9 | qid:7 | credit:15). The gresses have separate
+/// PHVs, so both names share one container.
+pub const DPRSR_ADV_FLOW_CTL: Field = Field::whole(ADV_FLOW_CTL);
 
 /// First free container index per width (8, 16, 32) after the built-ins.
 pub const FIRST_FREE: [u16; 3] = [8, 17, 11];
@@ -91,12 +102,13 @@ pub const BUILTINS: &[Builtin] = &[
         "ig_intr_dprsr_md.drop_ctl",
         Field::low(layout::DROP_REASON.container, 3),
     ),
-    rw("ig_intr_dprsr_md.adv_flow_ctl", Field::whole(ADV_FLOW_CTL)),
+    rw("ig_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
     ro("eg_intr_md.egress_port", layout::EGRESS_PORT),
     ro("eg_intr_md.pkt_length", layout::PKT_LENGTH),
     ro("eg_intr_md.enq_qdepth", EG_ENQ_QDEPTH),
     ro("eg_intr_md.deq_qdepth", EG_DEQ_QDEPTH),
     ro("eg_intr_md.deq_timedelta", EG_DEQ_TIMEDELTA),
+    rw("eg_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
     ro("ghost_md.qlength", Field::low(GHOST, 18)),
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
@@ -240,6 +252,7 @@ mod tests {
         assert_eq!(w("eg_intr_md.deq_qdepth"), 19);
         assert_eq!(w("eg_intr_md.deq_timedelta"), 32);
         assert_eq!(w("ig_intr_dprsr_md.adv_flow_ctl"), 32);
+        assert_eq!(w("eg_intr_dprsr_md.adv_flow_ctl"), 32);
         assert_eq!(w("ig_intr_dprsr_md.drop_ctl"), 3);
     }
 

@@ -61,6 +61,12 @@ pub struct Exit {
     pub qid: u8,
     /// Ingress only: the class for admission and PFC (`ingress_cos`, 3 bits).
     pub ingress_cos: u8,
+    /// The deparser's AFC message (`adv_flow_ctl`, either gress); 0 sends none.
+    pub adv_flow_ctl: u32,
+    /// Ingress only: the mirror session the program chose (`mirror` primitive), if any.
+    pub mirror_session: Option<u8>,
+    /// Ingress only: the program sent the packet to the recirculation port.
+    pub recirculate: bool,
 }
 
 struct Slot {
@@ -232,6 +238,7 @@ impl GressPipeline {
             Gress::Ingress => layout::INGRESS_PORT,
             Gress::Egress => layout::EGRESS_PORT,
         };
+        let ingress = self.gress == Gress::Ingress;
         let slot = self.slot_at(now, exit_offset)?;
         slot.live = false;
         let phv = &slot.phv;
@@ -247,6 +254,10 @@ impl GressPipeline {
                 .then(|| phv.get(layout::UCAST_EGRESS_PORT) as u16),
             qid: phv.get(layout::QID) as u8,
             ingress_cos: phv.get(fields::INGRESS_COS) as u8,
+            adv_flow_ctl: phv.get(fields::DPRSR_ADV_FLOW_CTL),
+            mirror_session: (ingress && phv.get(fields::MIRROR_VALID) == 1)
+                .then(|| phv.get(fields::MIRROR_SESSION) as u8),
+            recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

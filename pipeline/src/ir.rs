@@ -173,6 +173,19 @@ pub enum Primitive {
         register_action: String,
         index: Operand,
     },
+    /// Ingress only: the ingress deparser also sends a copy of the packet to mirror session
+    /// `session` (8 bits), truncated as the session says.
+    Mirror {
+        session: Operand,
+    },
+    /// Ingress only: the packet goes to its pipe's recirculation port instead of its egress
+    /// port.
+    Recirculate,
+    /// `dst = a random number` (truncated to the field) from the table's deterministic
+    /// generator, seeded per pipe ([`crate::exec::State::seed`]).
+    Random {
+        dst: String,
+    },
 }
 
 impl Primitive {

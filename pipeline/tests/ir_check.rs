@@ -201,3 +201,32 @@ fn malformed_json_names_the_problem() {
     p.registers[0].cell_bits = 12;
     refused(&p, "registers[0] (flow_packets)", "cell width 12");
 }
+
+#[test]
+fn mirror_and_recirculate_are_ingress_controls() {
+    let mirror = Action::new("m").prim(Primitive::Mirror {
+        session: Operand::Const(300),
+    });
+    refused(
+        &one_table(
+            mirror,
+            Table::new("t", MatchKind::Exact, &[], 0).action("m"),
+        ),
+        "primitives[0]",
+        "mirror session 300 is outside 0..=255",
+    );
+    for prim in [
+        Primitive::Mirror {
+            session: Operand::Const(3),
+        },
+        Primitive::Recirculate,
+    ] {
+        let p = ProgramBuilder::new("t")
+            .action(Action::new("a").prim(prim))
+            .table(Table::new("t", MatchKind::Exact, &[], 0).action("a"))
+            .egress(vec![Stmt::apply("t")])
+            .build_unchecked();
+        refused(&p, "tables[0] (t)", "only the ingress deparser honours");
+        refused(&p, "tables[0] (t)", "applied in egress");
+    }
+}

@@ -419,3 +419,121 @@ proptest! {
         prop_assert_eq!(&interp.state, &prog.state);
     }
 }
+
+/// `mirror` and `recirculate` set the ingress deparser's controls; the placed pipeline does
+/// exactly what the interpreter does.
+#[test]
+fn mirror_and_recirculate_set_the_deparser_controls_placed_as_interpreted() {
+    use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, ProgramBuilder, Stmt, Table};
+    let program = ProgramBuilder::new("controls")
+        .action(
+            Action::new("mirror_to")
+                .param("session", 8)
+                .prim(Primitive::Mirror {
+                    session: Operand::param("session"),
+                })
+                .prim(Primitive::set("ipv4.ttl", Operand::Const(9))),
+        )
+        .action(Action::new("recirc").prim(Primitive::Recirculate))
+        .action(Action::new("none"))
+        .table(
+            Table::new("controls", MatchKind::Exact, &["ipv4.src_addr"], 16)
+                .action("mirror_to")
+                .action("recirc")
+                .action("none")
+                .default_action("none", &[])
+                .entry(&[1], "mirror_to", &[7])
+                .entry(&[2], "recirc", &[])
+                .entry(&[3], "mirror_to", &[255]),
+        )
+        .ingress(vec![Stmt::apply("controls")])
+        .build()
+        .unwrap();
+    let (c, pl) = placed(&program);
+    let mut interp = Interpreter::new(Arc::clone(&c));
+    let mut run = |src: u32| {
+        let mut phv = Phv::new(&PipelineParams::default().phv);
+        phv.set(layout::VALID_IPV4, 1);
+        phv.set(layout::IPV4_SRC, src);
+        let mut placed_phv = phv.clone();
+        interp.run(Thread::Ingress, &mut phv);
+        let mut prog = PlacedThread::new(Arc::clone(&c), &pl, Thread::Ingress);
+        for s in 0..20 {
+            t2_pipeline::StageProgram::apply(&mut prog, s, &mut placed_phv);
+        }
+        assert_eq!(phv, placed_phv);
+        (
+            (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION)),
+            phv.get(fields::RECIRCULATE) == 1,
+            phv.get(layout::IPV4_TTL),
+        )
+    };
+    assert_eq!(run(1), (Some(7), false, 9));
+    assert_eq!(run(2), (None, true, 0));
+    assert_eq!(run(3), (Some(255), false, 9));
+    assert_eq!(run(4), (None, false, 0));
+}
+
+/// `random` draws from each table's own generator in the order packets reach the table, so
+/// packets entering back to back (several in the stages at once) get the numbers the
+/// interpreter gives them; another seed gives other numbers.
+#[test]
+fn random_is_deterministic_and_placed_as_interpreted() {
+    use t2_pipeline::ir::{Action, MatchKind, Primitive, ProgramBuilder, Stmt, Table};
+    let program = ProgramBuilder::new("randomize")
+        .action(Action::new("rand_tos").prim(Primitive::Random {
+            dst: "ipv4.diffserv".into(),
+        }))
+        .action(
+            Action::new("rand_ports")
+                .prim(Primitive::Random {
+                    dst: "l4.src_port".into(),
+                })
+                .prim(Primitive::Random {
+                    dst: "l4.dst_port".into(),
+                }),
+        )
+        .table(Table::new("first", MatchKind::Exact, &[], 0).action("rand_tos"))
+        // Keyed on what `first` writes: a later stage.
+        .table(Table::new("second", MatchKind::Exact, &["ipv4.diffserv"], 16).action("rand_ports"))
+        .ingress(vec![Stmt::apply("first"), Stmt::apply("second")])
+        .build()
+        .unwrap();
+    let (c, pl) = placed(&program);
+    assert!(pl.stage_of[0][0].unwrap() < pl.stage_of[0][1].unwrap());
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: Ipv4Addr::new(10, 9, 9, 9),
+        dst_ip: Ipv4Addr::new(10, 0, 0, 1),
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut f = Vec::new();
+    build_udp_frame(&mut f, &ep, 64, 0, &[0; 18], false, 60);
+    let frames = vec![(f, 8u16); 40];
+    let (a, _) = interpret(&c, Gress::Ingress, &frames);
+    let (b, _) = pipelined(&c, &pl, Gress::Ingress, &frames, &[0; 40]);
+    assert_eq!(a, b);
+    let tos: std::collections::BTreeSet<u8> = a.iter().map(|o| o.bytes[15]).collect();
+    let ports: std::collections::BTreeSet<[u8; 4]> = a
+        .iter()
+        .map(|o| [o.bytes[34], o.bytes[35], o.bytes[36], o.bytes[37]])
+        .collect();
+    assert!(tos.len() > 30 && ports.len() == 40, "{tos:?}");
+    // Another seed, other numbers; the same seed, the same ones.
+    let mut interp = Interpreter::new(Arc::clone(&c));
+    let draw = |interp: &mut Interpreter| {
+        let mut phv = Phv::new(&PipelineParams::default().phv);
+        phv.set(layout::VALID_IPV4, 1);
+        interp.run(Thread::Ingress, &mut phv);
+        phv.get(layout::L4_SRC_PORT)
+    };
+    let seeded = |interp: &mut Interpreter, seed| {
+        interp.state.seed(seed);
+        (0..8).map(|_| draw(interp)).collect::<Vec<_>>()
+    };
+    let one = seeded(&mut interp, 1);
+    assert_eq!(seeded(&mut interp, 1), one);
+    assert_ne!(seeded(&mut interp, 2), one);
+}

@@ -152,6 +152,9 @@ pub struct TmPort {
     /// Channels of the group the port uses, and channels in the group.
     pub channels: u32,
     pub group_channels: u32,
+    /// The first channel of the group the port uses: its queues sit in the group's 128 from
+    /// `channel x queues_per_port_group / group_channels` on (see [`TrafficManager::afc_queue`]).
+    pub channel: u32,
     /// The port's queues; `None` gives `default_queues_per_port` queues of the default
     /// configuration.
     pub queues: Option<Vec<QueueConfig>>,
@@ -172,8 +175,20 @@ impl TmPort {
             group,
             channels,
             group_channels,
+            channel: 0,
             queues: None,
         }
+    }
+
+    /// The port starting at channel `channel` of its group (0 unless set).
+    pub fn at_channel(mut self, channel: u32) -> TmPort {
+        self.channel = channel;
+        self
+    }
+
+    /// Index in its group's queues of the port's first queue.
+    pub fn first_group_queue(&self, params: &TmParams) -> u32 {
+        self.channel * params.queues_per_port_group / self.group_channels.max(1)
     }
 
     /// Most queues the port may have: its channels' share of the group's queues.
@@ -191,6 +206,7 @@ struct PortState {
     group: usize,
     channels: u32,
     group_channels: u32,
+    channel: u32,
     queues: Vec<Queue>,
     sched: PortScheduler,
     depth_cells: u32,
@@ -309,6 +325,7 @@ impl TrafficManager {
                 group: p.group,
                 channels: p.channels,
                 group_channels: p.group_channels,
+                channel: p.channel,
                 sched: PortScheduler::new(&queues, params.dwrr_quantum_bytes),
                 queues,
                 depth_cells: 0,
@@ -365,6 +382,7 @@ impl TrafficManager {
             group: state.group,
             channels: state.channels,
             group_channels: state.group_channels,
+            channel: state.channel,
             queues: None,
         };
         check_queues(&self.params, port, &spec, configs)?;
@@ -500,6 +518,28 @@ impl TrafficManager {
         };
         self.request_pause(request);
         Ok(())
+    }
+
+    /// The port and queue that queue `group_queue` of port group `group` (its index among the
+    /// group's `queues_per_port_group`, as an AFC message's `qid` names it) is, or `None` if
+    /// no port's queues sit there. A port's queues sit in order from
+    /// [`TmPort::first_group_queue`]: the queues of its first channel and on.
+    pub fn afc_queue(&self, group: usize, group_queue: u32) -> Option<(usize, u8)> {
+        self.ports.iter().enumerate().find_map(|(i, p)| {
+            let first = p.channel * self.params.queues_per_port_group / p.group_channels.max(1);
+            (p.group == group && (first..first + p.queues.len() as u32).contains(&group_queue))
+                .then(|| (i, (group_queue - first) as u8))
+        })
+    }
+
+    /// Where queue `queue` of port `port` sits: its port group and its index among the
+    /// group's queues (the inverse of [`TrafficManager::afc_queue`]).
+    pub fn group_queue(&self, port: usize, queue: usize) -> Option<(usize, u32)> {
+        let p = self.ports.get(port)?;
+        (queue < p.queues.len()).then(|| {
+            let first = p.channel * self.params.queues_per_port_group / p.group_channels.max(1);
+            (p.group, first + queue as u32)
+        })
     }
 
     fn request_pause(&mut self, request: PauseRequest) {
@@ -782,12 +822,12 @@ fn check_queues(
     port: &TmPort,
     configs: &[QueueConfig],
 ) -> Result<(), TmError> {
-    if port.channels == 0 || port.channels > port.group_channels {
+    if port.channels == 0 || port.channel + port.channels > port.group_channels {
         return Err(TmError {
             what: format!("port {i}"),
             problem: format!(
-                "uses {} channels of a group of {}",
-                port.channels, port.group_channels
+                "uses {} channels of a group of {} from channel {}",
+                port.channels, port.group_channels, port.channel
             ),
         });
     }
@@ -883,6 +923,31 @@ mod tests {
         assert_eq!(got[0], (Some(10), Some(30)));
         assert_eq!(got[1], (Some(20), None));
         assert_eq!(got[2], (None, None));
+    }
+
+    #[test]
+    fn afc_addresses_name_queues_through_the_carving() {
+        let line = LineRate::new(Clock::tofino2(), 100_000_000_000);
+        // Group 3: a 100G port on channels 2-3 with 32 queues, one on channels 4-5 with 16.
+        let ports = [
+            TmPort::new(0, line, 3, 2, 8).at_channel(2),
+            TmPort::new(0, line, 3, 2, 8).at_channel(4),
+        ];
+        let mut t =
+            TrafficManager::new(TmParams::default(), Clock::tofino2(), 1, &ports, 10).unwrap();
+        t.set_port_queues(0, &[QueueConfig::default(); 32]).unwrap();
+        assert_eq!(t.afc_queue(3, 32), Some((0, 0)));
+        assert_eq!(t.afc_queue(3, 63), Some((0, 31)));
+        assert_eq!(t.afc_queue(3, 64), Some((1, 0)));
+        assert_eq!(t.afc_queue(3, 79), Some((1, 15)));
+        assert_eq!(t.afc_queue(3, 80), None, "past port 1's 16 queues");
+        assert_eq!(t.afc_queue(3, 0), None, "channels 0-1 have no port");
+        assert_eq!(t.afc_queue(2, 32), None, "no such group");
+        assert_eq!(t.group_queue(0, 31), Some((3, 63)));
+        assert_eq!(t.group_queue(1, 16), None);
+        let bad = [TmPort::new(0, line, 3, 2, 8).at_channel(7)];
+        let e = TrafficManager::new(TmParams::default(), Clock::tofino2(), 1, &bad, 10);
+        assert!(e.unwrap_err().problem.contains("from channel 7"));
     }
 
     #[test]
