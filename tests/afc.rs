@@ -7,59 +7,10 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::examples;
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
-use t2_pipeline::{PacketHandle, PacketPool};
-use t2_testbench::{Network, Node, Sent, Stepping};
+use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{AfcMessage, Chip, ChipConfig, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
-
-/// A one-port 100G node that sends given frames at given cycles and counts what it gets.
-struct Peer {
-    frames: Vec<(Cycle, Vec<u8>)>,
-    next: usize,
-    got: u64,
-}
-
-impl Peer {
-    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Peer {
-        Peer {
-            frames,
-            next: 0,
-            got: 0,
-        }
-    }
-}
-
-impl Node for Peer {
-    fn name(&self) -> &str {
-        "peer"
-    }
-    fn port_count(&self) -> usize {
-        1
-    }
-    fn port_bps(&self, _: usize) -> u64 {
-        G100
-    }
-    fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        self.got += 1;
-        pool.free(pkt);
-    }
-    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some((at, bytes)) = self.frames.get(self.next) {
-            if *at != now {
-                break;
-            }
-            out.push(Sent {
-                port: 0,
-                pkt: pool.alloc_from(bytes),
-            });
-            self.next += 1;
-        }
-    }
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
-    }
-}
 
 fn udp(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
     let ep = Endpoints {
@@ -183,10 +134,10 @@ fn an_egress_program_pauses_and_resumes_a_queue_with_adv_flow_ctl() {
             (bogus_at, udp(bogus_src, trigger_sink, 18)),
             (resume_at, udp(resume_src, trigger_sink, 18)),
         ];
-        let data_peer = net.add(Peer::sending(data_frames));
-        let trigger_peer = net.add(Peer::sending(triggers));
-        let rx = net.add(Peer::sending(Vec::new()));
-        let sink = net.add(Peer::sending(Vec::new()));
+        let data_peer = net.add(Probe::new(G100, data_frames));
+        let trigger_peer = net.add(Probe::new(G100, triggers));
+        let rx = net.add(Probe::new(G100, Vec::new()));
+        let sink = net.add(Probe::new(G100, Vec::new()));
         net.link(data_peer, 0, chip, 1, 1).unwrap();
         net.link(trigger_peer, 0, chip, 2, 1).unwrap();
         net.link(chip, 0, rx, 0, 1).unwrap();
@@ -236,7 +187,10 @@ fn an_egress_program_pauses_and_resumes_a_queue_with_adv_flow_ctl() {
             (requests, paused_from, resumed_from, dequeues),
             (pause_exit, resume_exit),
             c.counters().clone(),
-            (net.node::<Peer>(rx).got, net.node::<Peer>(sink).got),
+            (
+                net.node::<Probe>(rx).received().len() as u64,
+                net.node::<Probe>(sink).received().len() as u64,
+            ),
         )
     };
     let (seen, (pause_exit, resume_exit), counters, got) = run(Stepping::EveryCycle);
@@ -317,7 +271,7 @@ fn an_ingress_program_pauses_the_recirculation_port_queue() {
         net.node::<Chip>(chip).afc_address(recirc, 0),
         Some((0, 0, 0))
     );
-    let peer = net.add(Peer::sending(vec![(100, udp(src, dst, 18))]));
+    let peer = net.add(Probe::new(G100, vec![(100, udp(src, dst, 18))]));
     net.link(peer, 0, chip, 0, 1).unwrap();
     let exit = 101 + net.node::<Chip>(chip).ingress_latency();
     let mut paused_from = None;
@@ -331,5 +285,5 @@ fn an_ingress_program_pauses_the_recirculation_port_queue() {
     let c = net.node::<Chip>(chip);
     assert_eq!(c.counters().afc_requests, 1);
     assert_eq!(paused_from, Some(exit + latency));
-    assert_eq!(net.node::<Peer>(peer).got, 1);
+    assert_eq!(net.node::<Probe>(peer).received().len(), 1);
 }

@@ -4,8 +4,8 @@
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
-use t2_pipeline::{DropReason, Gress, PacketHandle, PacketPool};
-use t2_testbench::{Host, Network, Node, Sent, Stepping};
+use t2_pipeline::{DropReason, Gress};
+use t2_testbench::{Host, Network, Node, Probe, Stepping};
 use t2sim::scenario::{Built, IncastScenario, RECEIVER_IP};
 use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
 
@@ -182,55 +182,6 @@ fn jumping_and_stepping_give_identical_timestamps() {
     }
 }
 
-/// A one-port node that sends given frames at given cycles and keeps the bytes of every
-/// frame it receives.
-#[derive(Default)]
-struct Probe {
-    frames: Vec<(Cycle, Vec<u8>)>,
-    next: usize,
-    captured: Vec<Vec<u8>>,
-}
-
-impl Probe {
-    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Probe {
-        Probe {
-            frames,
-            ..Probe::default()
-        }
-    }
-}
-
-impl Node for Probe {
-    fn name(&self) -> &str {
-        "probe"
-    }
-    fn port_count(&self) -> usize {
-        1
-    }
-    fn port_bps(&self, _: usize) -> u64 {
-        G100
-    }
-    fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        self.captured.push(pool.bytes(pkt).to_vec());
-        pool.free(pkt);
-    }
-    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some((at, bytes)) = self.frames.get(self.next) {
-            if *at != now {
-                break;
-            }
-            out.push(Sent {
-                port: 0,
-                pkt: pool.alloc_from(bytes),
-            });
-            self.next += 1;
-        }
-    }
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
-    }
-}
-
 fn udp_to(dst: Ipv4Addr, ttl: u8) -> Vec<u8> {
     let ep = Endpoints {
         src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
@@ -284,7 +235,7 @@ fn every_drop_has_its_reason() {
         (500, good[..20].to_vec()),
         (600, good),
     ];
-    let inj = net.add(Probe::sending(frames));
+    let inj = net.add(Probe::new(G100, frames));
     let rx = net.add(Host::new(
         "rx",
         MacAddr([2, 0, 0, 0, 0, 1]),
@@ -345,12 +296,17 @@ fn forwarded_frames_have_ttl_lowered_and_a_valid_checksum() {
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config).unwrap());
     let sent = udp_to(RECEIVER_IP, 9);
-    let inj = net.add(Probe::sending(vec![(5, sent.clone())]));
-    let cap = net.add(Probe::default());
+    let inj = net.add(Probe::new(G100, vec![(5, sent.clone())]));
+    let cap = net.add(Probe::new(G100, vec![]));
     net.link(inj, 0, chip, 1, 1).unwrap();
     net.link(cap, 0, chip, 0, 1).unwrap();
     net.run_until(3_000);
-    let got = &net.node::<Probe>(cap).captured;
+    let got: Vec<Vec<u8>> = net
+        .node::<Probe>(cap)
+        .received()
+        .iter()
+        .map(|(_, b)| b.clone())
+        .collect();
     assert_eq!(got.len(), 1);
     let p = headers::parse_frame(&got[0]).unwrap();
     assert_eq!(p.ipv4.unwrap().ttl, 8);
@@ -520,58 +476,6 @@ fn lossless_traffic_sends_pfc_frames_and_is_dropped_only_past_headroom() {
     assert!(jump.drops[&DropCause::Tm(t2_tm::TmDrop::PfcHeadroom)] > 0);
 }
 
-/// A node that sends given frames at given cycles and records when frames reach it.
-struct Peer {
-    frames: Vec<(Cycle, Vec<u8>)>,
-    next: usize,
-    /// Cycle and buffer length of each frame received.
-    got: Vec<Cycle>,
-    got_lens: Vec<usize>,
-}
-
-impl Peer {
-    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Peer {
-        Peer {
-            frames,
-            next: 0,
-            got: Vec::new(),
-            got_lens: Vec::new(),
-        }
-    }
-}
-
-impl Node for Peer {
-    fn name(&self) -> &str {
-        "peer"
-    }
-    fn port_count(&self) -> usize {
-        1
-    }
-    fn port_bps(&self, _: usize) -> u64 {
-        G100
-    }
-    fn receive(&mut self, now: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        self.got.push(now);
-        self.got_lens.push(pool.bytes(pkt).len());
-        pool.free(pkt);
-    }
-    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some((at, bytes)) = self.frames.get(self.next) {
-            if *at != now {
-                break;
-            }
-            out.push(Sent {
-                port: 0,
-                pkt: pool.alloc_from(bytes),
-            });
-            self.next += 1;
-        }
-    }
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
-    }
-}
-
 #[test]
 fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
     use t2sim::pfc::PfcFrame;
@@ -603,13 +507,16 @@ fn a_pfc_frame_from_the_link_holds_the_class_queues_for_its_quanta() {
         // cycle 100; it reaches the chip 10 cycles later.
         let mut pfc = Vec::new();
         PfcFrame::one_class(5, 1000).write([2, 0, 0, 0, 0, 1], &mut pfc);
-        let rx = net.add(Peer::sending(if pause { vec![(100, pfc)] } else { vec![] }));
-        let tx = net.add(Peer::sending(vec![(200, udp_to(RECEIVER_IP, 64))]));
+        let rx = net.add(Probe::new(
+            G100,
+            if pause { vec![(100, pfc)] } else { vec![] },
+        ));
+        let tx = net.add(Probe::new(G100, vec![(200, udp_to(RECEIVER_IP, 64))]));
         net.link(rx, 0, chip, 0, 10).unwrap();
         net.link(tx, 0, chip, 1, 10).unwrap();
         net.run_until(20_000);
         let c = net.node::<Chip>(chip).counters().clone();
-        (net.node::<Peer>(rx).got.clone(), c)
+        (net.node::<Probe>(rx).arrivals(), c)
     };
     let (free_run, _) = run(Stepping::Jump, false);
     let (held, c) = run(Stepping::Jump, true);
@@ -670,7 +577,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
         for p in 1..5 {
             // 1050 B take 128.4 cycles at 100G: one every 129 cycles is 99.5 Gb/s.
             let frames = (0..300).map(|k| (10 + 129 * k, frame.clone())).collect();
-            let peer = net.add(Peer::sending(frames));
+            let peer = net.add(Probe::new(G100, frames));
             net.link(peer, 0, chip, p, 10).unwrap();
         }
         let mut departures = Vec::new();
@@ -766,28 +673,29 @@ fn port_mirroring_copies_and_truncates() {
     chip.mirror_ingress_port(1, Some(7)).unwrap();
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(chip);
-    let rx = net.add(Peer::sending(vec![]));
-    let tx = net.add(Peer::sending(
+    let rx = net.add(Probe::new(G100, vec![]));
+    let tx = net.add(Probe::new(
+        G100,
         (0..20).map(|k| (100 + 1000 * k, frame.clone())).collect(),
     ));
-    let monitor = net.add(Peer::sending(vec![]));
+    let monitor = net.add(Probe::new(G100, vec![]));
     net.link(rx, 0, chip, 0, 10).unwrap();
     net.link(tx, 0, chip, 1, 10).unwrap();
     net.link(monitor, 0, chip, 2, 10).unwrap();
     net.run_until(40_000);
-    let originals = &net.node::<Peer>(rx).got;
-    let copies = net.node::<Peer>(monitor);
+    let originals = net.node::<Probe>(rx).arrivals();
+    let copies = net.node::<Probe>(monitor);
     assert_eq!(originals.len(), 20);
-    assert_eq!(copies.got.len(), 20);
-    assert!(copies.got_lens.iter().all(|&l| l == 64));
+    assert_eq!(copies.received().len(), 20);
+    assert!(copies.received().iter().all(|(_, b)| b.len() == 64));
     assert!(net
-        .node::<Peer>(rx)
-        .got_lens
+        .node::<Probe>(rx)
+        .received()
         .iter()
-        .all(|&l| l == frame.len()));
+        .all(|(_, b)| b.len() == frame.len()));
     let line = LineRate::new(params.clock(), G100);
     let ser = |bytes: usize| line.serialization_cycles_ceil(bytes as u64 + 4);
-    for (o, c) in originals.iter().zip(&copies.got) {
+    for (o, c) in originals.iter().zip(&copies.arrivals()) {
         assert_eq!(*c + ser(frame.len()), *o + ser(64));
     }
     let c = net.node::<Chip>(chip).counters();

@@ -6,63 +6,15 @@ use t2_clock::Cycle;
 use t2_pipeline::examples;
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
-use t2_pipeline::{DropReason, Gress, PacketHandle, PacketPool};
-use t2_testbench::{Network, Node, Sent, Stepping};
+use t2_pipeline::{DropReason, Gress};
+use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
 
-/// A one-port 100G node that sends given frames at given cycles and records what it gets.
-struct Peer {
-    frames: Vec<(Cycle, Vec<u8>)>,
-    next: usize,
-    got: Vec<(Cycle, usize)>,
-    /// UDP source port of each frame received.
-    src_ports: Vec<u16>,
-}
-
-impl Peer {
-    fn sending(frames: Vec<(Cycle, Vec<u8>)>) -> Peer {
-        Peer {
-            frames,
-            next: 0,
-            got: Vec::new(),
-            src_ports: Vec::new(),
-        }
-    }
-}
-
-impl Node for Peer {
-    fn name(&self) -> &str {
-        "peer"
-    }
-    fn port_count(&self) -> usize {
-        1
-    }
-    fn port_bps(&self, _: usize) -> u64 {
-        G100
-    }
-    fn receive(&mut self, now: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        let b = pool.bytes(pkt);
-        self.got.push((now, b.len()));
-        self.src_ports.push(u16::from_be_bytes([b[34], b[35]]));
-        pool.free(pkt);
-    }
-    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some((at, bytes)) = self.frames.get(self.next) {
-            if *at != now {
-                break;
-            }
-            out.push(Sent {
-                port: 0,
-                pkt: pool.alloc_from(bytes),
-            });
-            self.next += 1;
-        }
-    }
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
-    }
+/// (arrival cycle, buffer length) of every frame a probe received.
+fn lens(p: &Probe) -> Vec<(Cycle, usize)> {
+    p.received().iter().map(|(c, b)| (*c, b.len())).collect()
 }
 
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
@@ -144,12 +96,12 @@ fn a_program_mirrors_with_truncation_and_recirculates() {
                 }),
             )
             .unwrap();
-        let sender = net.add(Peer::sending(vec![
-            (100, mirrored.clone()),
-            (5_000, looped.clone()),
-        ]));
-        let rx = net.add(Peer::sending(Vec::new()));
-        let copies = net.add(Peer::sending(Vec::new()));
+        let sender = net.add(Probe::new(
+            G100,
+            vec![(100, mirrored.clone()), (5_000, looped.clone())],
+        ));
+        let rx = net.add(Probe::new(G100, Vec::new()));
+        let copies = net.add(Probe::new(G100, Vec::new()));
         net.link(sender, 0, chip, 2, 1).unwrap();
         net.link(chip, 0, rx, 0, 1).unwrap();
         net.link(chip, 1, copies, 0, 1).unwrap();
@@ -171,8 +123,8 @@ fn a_program_mirrors_with_truncation_and_recirculates() {
             5_001 + c.unloaded_latency(1046, recirc),
         );
         (
-            net.node::<Peer>(rx).got.clone(),
-            net.node::<Peer>(copies).got.clone(),
+            lens(net.node::<Probe>(rx)),
+            lens(net.node::<Probe>(copies)),
             recirculated_at,
             c.counters().clone(),
             c.pipe_entered(0),
@@ -214,7 +166,7 @@ fn recirculating_without_a_recirculation_port_is_a_counted_drop() {
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(Chip::new("chip", &config(params)).unwrap());
     assert_eq!(net.node::<Chip>(chip).recirculation_port(0), None);
-    let sender = net.add(Peer::sending(vec![(100, udp(LOOPED, 3, 100))]));
+    let sender = net.add(Probe::new(G100, vec![(100, udp(LOOPED, 3, 100))]));
     net.link(sender, 0, chip, 2, 1).unwrap();
     net.run_until(10_000);
     let c = net.node::<Chip>(chip).counters();
@@ -255,18 +207,26 @@ fn random_source_ports_differ_by_pipe_and_repeat_run_to_run() {
         let chip = net.add(Chip::new("chip", &config).unwrap());
         let frame = udp(MIRRORED, 64, 100);
         // The same five frames into pipe 1 and pipe 2, pipe 1's 500 cycles ahead.
-        let a = net.add(Peer::sending(
+        let a = net.add(Probe::new(
+            G100,
             (0..5).map(|k| (100 + 1_000 * k, frame.clone())).collect(),
         ));
-        let b = net.add(Peer::sending(
+        let b = net.add(Probe::new(
+            G100,
             (0..5).map(|k| (600 + 1_000 * k, frame.clone())).collect(),
         ));
-        let rx = net.add(Peer::sending(Vec::new()));
+        let rx = net.add(Probe::new(G100, Vec::new()));
         net.link(a, 0, chip, 1, 1).unwrap();
         net.link(b, 0, chip, 2, 1).unwrap();
         net.link(chip, 0, rx, 0, 1).unwrap();
         net.run_until(20_000);
-        let got = &net.node::<Peer>(rx).src_ports;
+        let got: Vec<u16> = net
+            .node::<Probe>(rx)
+            .received()
+            .iter()
+            .map(|(_, b)| u16::from_be_bytes([b[34], b[35]]))
+            .collect();
+        let got = &got;
         assert_eq!(got.len(), 10);
         let pipe1: Vec<u16> = got.iter().step_by(2).copied().collect();
         let pipe2: Vec<u16> = got.iter().skip(1).step_by(2).copied().collect();

@@ -5,50 +5,13 @@ use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
-use t2_pipeline::{DropReason, Gress, PacketHandle, PacketPool};
-use t2_testbench::{Network, Node, Sent, Stepping};
+use t2_pipeline::{DropReason, Gress};
+use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
 
 const G400: u64 = 400_000_000_000;
 /// The largest standard frame (FCS included) and its wire overhead.
 const MTU_WIRE_BYTES: u64 = 1518 + PREAMBLE_AND_IFG_BYTES;
-
-/// A one-port node at `bps` that sends given frames, each in the cycle its last bit leaves.
-struct Sender {
-    bps: u64,
-    frames: Vec<(Cycle, Vec<u8>)>,
-    next: usize,
-}
-
-impl Node for Sender {
-    fn name(&self) -> &str {
-        "sender"
-    }
-    fn port_count(&self) -> usize {
-        1
-    }
-    fn port_bps(&self, _: usize) -> u64 {
-        self.bps
-    }
-    fn receive(&mut self, _: Cycle, _: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        pool.free(pkt);
-    }
-    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some((at, bytes)) = self.frames.get(self.next) {
-            if *at != now {
-                break;
-            }
-            out.push(Sent {
-                port: 0,
-                pkt: pool.alloc_from(bytes),
-            });
-            self.next += 1;
-        }
-    }
-    fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.frames.get(self.next).map(|f| f.0).filter(|&t| t > now)
-    }
-}
 
 /// A UDP frame of `frame_bytes` (FCS included, 64..=1518) to `dst` with TTL `ttl`.
 fn frame_to(dst: Ipv4Addr, ttl: u8, frame_bytes: usize) -> Vec<u8> {
@@ -122,7 +85,7 @@ proptest! {
             }
             let at = paced(line_in, 10 + i as Cycle, sizes, load);
             let frames = at.iter().zip(sizes).map(|(&c, &l)| (c, frame_to(looped, 2, l))).collect();
-            let sender = net.add(Sender { bps: G400, frames, next: 0 });
+            let sender = net.add(Probe::new(G400, frames));
             net.link(sender, 0, chip, i, 1).unwrap();
             offered += sizes.len() as u64;
         }
@@ -209,11 +172,7 @@ fn recirculated_small_packets_take_ingress_slots_from_the_front_panel() {
                     (c, frame_to(dst, 2, 64))
                 })
                 .collect();
-            let sender = net.add(Sender {
-                bps: G400,
-                frames,
-                next: 0,
-            });
+            let sender = net.add(Probe::new(G400, frames));
             net.link(sender, 0, chip, p, 1).unwrap();
         }
         // Entries per cycle, in cycles 2,001 to 12,000 (the front-panel FIFOs are full and

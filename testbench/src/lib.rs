@@ -8,6 +8,7 @@ pub mod host;
 pub mod metrics;
 pub mod network;
 pub mod node;
+pub mod probe;
 pub mod rng;
 pub mod transport;
 pub mod workload;
@@ -15,6 +16,7 @@ pub mod workload;
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
+pub use probe::Probe;
 pub use rng::Rng;
 pub use transport::{Congestion, Dctcp, Peer, TransportConfig, TransportHost};
 
