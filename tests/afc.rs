@@ -2,10 +2,12 @@
 //! flows, and the chip pauses and resumes the queue the message names, `afc_latency_cycles`
 //! after the packet leaves the egress deparser.
 
+mod common;
+
+use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::examples;
-use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{AfcMessage, Chip, ChipConfig, PortSpec, Tofino2Params};
@@ -13,17 +15,7 @@ use t2sim::{AfcMessage, Chip, ChipConfig, PortSpec, Tofino2Params};
 const G100: u64 = 100_000_000_000;
 
 fn udp(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: src,
-        dst_ip: dst,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut b = Vec::new();
-    headers::build_udp_frame(&mut b, &ep, 64, 0, &vec![0; payload], false, 60);
-    b
+    udp_frame(src, dst, 64, payload)
 }
 
 /// Host routes (`ipv4_host`), and in egress a table keyed on the source address whose action

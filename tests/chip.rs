@@ -1,9 +1,12 @@
 //! End-to-end behaviour of one chip with hosts: exact latency, line-rate pacing, overload,
 //! conservation on every cycle, drops by reason, and jumping versus stepping.
 
+mod common;
+
+use common::{udp_frame, TEST_SRC};
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::headers::{self, Endpoints, MacAddr};
+use t2_pipeline::headers::{self, MacAddr};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Host, Network, Node, Probe, Stepping};
 use t2sim::scenario::{Built, IncastScenario, RECEIVER_IP};
@@ -183,17 +186,7 @@ fn jumping_and_stepping_give_identical_timestamps() {
 }
 
 fn udp_to(dst: Ipv4Addr, ttl: u8) -> Vec<u8> {
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: Ipv4Addr::new(10, 9, 9, 9),
-        dst_ip: dst,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut b = Vec::new();
-    headers::build_udp_frame(&mut b, &ep, ttl, 0, &[0; 16], false, 60);
-    b
+    udp_frame(TEST_SRC, dst, ttl, 16)
 }
 
 #[test]
@@ -557,16 +550,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
         routes: vec![(looped, 5)],
         program: None,
     };
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: Ipv4Addr::new(10, 9, 9, 9),
-        dst_ip: looped,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut frame = Vec::new();
-    headers::build_udp_frame(&mut frame, &ep, 2, 0, &[0; 1004], false, 60);
+    let frame = udp_frame(TEST_SRC, looped, 2, 1004);
     assert_eq!(frame.len() + 4, 1050);
     let run = |stepping| {
         let mut net = Network::new(stepping);
@@ -641,16 +625,7 @@ fn port_mirroring_copies_and_truncates() {
         routes: vec![(RECEIVER_IP, 0)],
         program: None,
     };
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: Ipv4Addr::new(10, 9, 9, 9),
-        dst_ip: RECEIVER_IP,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut frame = Vec::new();
-    headers::build_udp_frame(&mut frame, &ep, 64, 0, &[0; 1004], false, 60);
+    let frame = udp_frame(TEST_SRC, RECEIVER_IP, 64, 1004);
     let mut chip = Chip::new("chip", &config).unwrap();
     let session = |port, truncate_bytes| {
         Some(t2sim::MirrorSession {

@@ -1,10 +1,12 @@
 //! The ingress deparser's controls set by a program: `mirror` copies the packet to a mirror
 //! session (with its truncation), `recirculate` sends it to the pipe's recirculation port.
 
+mod common;
+
+use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::examples;
-use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
@@ -22,17 +24,7 @@ const MIRRORED: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
 const LOOPED: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 2);
 
 fn udp(src: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: src,
-        dst_ip: RECEIVER,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut b = Vec::new();
-    headers::build_udp_frame(&mut b, &ep, ttl, 0, &vec![0; payload], false, 60);
-    b
+    udp_frame(src, RECEIVER, ttl, payload)
 }
 
 /// Host routes, and in ingress a table on the source address: `MIRRORED` is mirrored to

@@ -1,10 +1,12 @@
 //! Recirculation: the cap holds over every window, and recirculated packets take ingress slots
 //! from the front-panel ports of their pipe.
 
+mod common;
+
+use common::{udp_frame, TEST_SRC};
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
-use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
@@ -15,16 +17,7 @@ const MTU_WIRE_BYTES: u64 = 1518 + PREAMBLE_AND_IFG_BYTES;
 
 /// A UDP frame of `frame_bytes` (FCS included, 64..=1518) to `dst` with TTL `ttl`.
 fn frame_to(dst: Ipv4Addr, ttl: u8, frame_bytes: usize) -> Vec<u8> {
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: Ipv4Addr::new(10, 9, 9, 9),
-        dst_ip: dst,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut b = Vec::new();
-    headers::build_udp_frame(&mut b, &ep, ttl, 0, &vec![0; frame_bytes - 46], false, 60);
+    let b = udp_frame(TEST_SRC, dst, ttl, frame_bytes - 46);
     assert_eq!(b.len() + 4, frame_bytes);
     b
 }

@@ -347,26 +347,33 @@ impl StageProgram for PlacedThread {
     }
 
     fn apply(&mut self, stage: usize, phv: &mut Phv) {
-        let p = Arc::clone(&self.program);
-        let flat = &p.flat[self.thread.index()];
+        // Borrow the fields apart: the program is read while the state and scratch change.
+        let PlacedThread {
+            program: p,
+            stages,
+            thread,
+            state,
+            entering,
+        } = self;
+        let flat = &p.flat[thread.index()];
         // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
         // are the exception: a gateway predicates the tables of its own stage, so guards
         // read the outcomes as they are now.
-        let entering = match self.entering.as_mut() {
+        let entering = match entering.as_mut() {
             Some(e) => {
                 e.copy_from(phv);
                 e
             }
-            None => self.entering.insert(phv.clone()),
+            None => entering.insert(phv.clone()),
         };
-        for &i in &self.stages[stage] {
+        for &i in &stages[stage] {
             let u = &flat[i];
             let enabled = u
                 .guards
                 .iter()
                 .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
             if enabled {
-                self.state.run_unit(&p, u.unit, entering, phv);
+                state.run_unit(p, u.unit, entering, phv);
             }
         }
     }

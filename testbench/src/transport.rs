@@ -912,9 +912,10 @@ mod tests {
         let (finish, timeouts, resent, foreign, bytes, live) = run(Stepping::Jump, resend);
         assert!(finish.is_some());
         assert_eq!((timeouts, foreign, live), (0, 0, 0));
-        // 100 segments; every 7th frame through the tap bounced once, and the re-sent frames
-        // themselves count towards the next 7.
-        assert!(resent >= 100 / 7, "{resent}");
+        // 100 segments; the tap bounces every 7th data frame it sees, re-sent ones included,
+        // so the resent count r solves r = floor((100 + r) / 7): 16.
+        assert_eq!(resent, 16);
+        assert_eq!(resent, (100 + resent) / 7);
         assert_eq!(bytes, 100_000);
         assert_eq!(
             run(Stepping::EveryCycle, resend),

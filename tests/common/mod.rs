@@ -1,0 +1,24 @@
+#![allow(dead_code)] // each test crate uses only part of this module
+//! Frames the integration tests send.
+
+use std::net::Ipv4Addr;
+use t2_pipeline::headers::{self, Endpoints, MacAddr};
+
+/// A UDP frame from `src` to `dst` with TTL `ttl` and `payload` zero bytes (padded to the
+/// 60-byte minimum buffer), between fixed test MAC addresses and ports 1 -> 2.
+pub fn udp_frame(src: Ipv4Addr, dst: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: src,
+        dst_ip: dst,
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut b = Vec::new();
+    headers::build_udp_frame(&mut b, &ep, ttl, 0, &vec![0; payload], false, 60);
+    b
+}
+
+/// The source address tests use when it does not matter.
+pub const TEST_SRC: Ipv4Addr = Ipv4Addr::new(10, 9, 9, 9);
