@@ -7,17 +7,18 @@
 //! program order, each table seeing the effects of all before it. The placed program runs,
 //! at each stage, the units placement put there, each only if the gateway outcomes it
 //! depends on (kept in dark PHV bits) allow; as in hardware, all units of a stage read the
-//! PHV as it entered the stage. Placement's dependency rules make the two give the same
-//! result, which the tests check.
+//! PHV as it entered the stage. A table split over stages runs as its parts, each looking
+//! up its own share of the entries and standing aside once an earlier part hit.
+//! Placement's dependency rules make the two give the same result, which the tests check.
 
-use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
+use crate::check::{CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Thread, Unit, Value};
 use crate::fields;
 use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
 use crate::params::PipelineParams;
 use crate::phv::{Field, Phv};
-use crate::place::Placed;
+use crate::place::{Placed, Split};
 use std::sync::Arc;
 
 /// Register contents of a program: one vector of cells per register array.
@@ -112,11 +113,16 @@ impl State {
         holds
     }
 
-    fn lookup<'a>(t: &'a CTable, phv: &Phv) -> &'a crate::check::Call {
+    fn lookup<'a>(t: &'a CTable, phv: &Phv) -> &'a Call {
+        Self::find(t, phv).unwrap_or(&t.default)
+    }
+
+    /// The entry `phv` hits in `t`, if any.
+    fn find<'a>(t: &'a CTable, phv: &Phv) -> Option<&'a Call> {
         match t.kind {
             MatchKind::Exact => {
                 let key: Vec<u32> = t.keys.iter().map(|&f| phv.get(f)).collect();
-                t.exact.get(&key).unwrap_or(&t.default)
+                t.exact.get(&key)
             }
             MatchKind::Ternary => t
                 .ternary
@@ -127,7 +133,7 @@ impl State {
                         .zip(pairs)
                         .all(|(&f, &(v, m))| phv.get(f) & m == v & m)
                 })
-                .map_or(&t.default, |(_, c)| c),
+                .map(|(_, c)| c),
         }
     }
 
@@ -136,6 +142,28 @@ impl State {
     /// PHV as it was before the table.
     pub fn apply_table(&mut self, p: &Checked, t: usize, read: &Phv, write: &mut Phv) {
         let call = Self::lookup(&p.tables[t], read);
+        self.run_action(p, t, call, read, write);
+    }
+
+    /// Applies one part of a split table: the part's entries only. On a hit it runs the
+    /// entry's action and sets the split's hit bit; on a miss the last part runs the
+    /// default action. A part does nothing once an earlier part has hit.
+    fn apply_part(&mut self, p: &Checked, t: usize, part: &Part, read: &Phv, write: &mut Phv) {
+        if read.get(part.hit) == 1 {
+            return;
+        }
+        match Self::find(&part.entries, read) {
+            Some(call) => {
+                write.set(part.hit, 1);
+                self.run_action(p, t, call, read, write);
+            }
+            None if part.last => self.run_action(p, t, &part.entries.default, read, write),
+            None => {}
+        }
+    }
+
+    /// Runs `call` (an action of table `t` with its arguments).
+    fn run_action(&mut self, p: &Checked, t: usize, call: &Call, read: &Phv, write: &mut Phv) {
         let action = &p.actions[call.action];
         let args = &call.args;
         // VLIW: every primitive reads the PHV as it was before the action.
@@ -292,12 +320,59 @@ impl Interpreter {
     }
 }
 
+/// One part of a split table (see [`crate::place::Split`]).
+#[derive(Clone, Debug)]
+struct Part {
+    /// The table with only this part's entries (its default is the table's).
+    entries: CTable,
+    hit: Field,
+    last: bool,
+}
+
+/// A unit as one stage runs it: a flat unit, or one part of a split table.
+#[derive(Clone, Debug)]
+struct StageUnit {
+    index: usize,
+    part: Option<Arc<Part>>,
+}
+
+/// The parts of split table `t`: its exact entries in key order, or its ternary entries in
+/// priority order, dealt out by the parts' sizes.
+fn parts_of(t: &CTable, split: &Split) -> Vec<Part> {
+    let mut exact = t.exact.iter();
+    let mut ternary = t.ternary.iter();
+    let count = split.parts.len();
+    split
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, n))| {
+            let mut entries = CTable {
+                exact: Default::default(),
+                ternary: Vec::new(),
+                ..t.clone()
+            };
+            entries.exact = exact
+                .by_ref()
+                .take(n as usize)
+                .map(|(k, c)| (k.clone(), c.clone()))
+                .collect();
+            entries.ternary = ternary.by_ref().take(n as usize).cloned().collect();
+            Part {
+                entries,
+                hit: split.hit,
+                last: k + 1 == count,
+            }
+        })
+        .collect()
+}
+
 /// One thread of a placed program, run stage by stage by a [`crate::GressPipeline`].
 #[derive(Clone, Debug)]
 pub struct PlacedThread {
     program: Arc<Checked>,
-    /// Per stage: the flat units placed there, in program order.
-    stages: Vec<Vec<usize>>,
+    /// Per stage: the units placed there, in program order.
+    stages: Vec<Vec<StageUnit>>,
     thread: Thread,
     pub state: State,
     /// The PHV as it entered the stage being run (reused, so running allocates nothing).
@@ -310,11 +385,28 @@ impl PlacedThread {
     pub fn new(program: Arc<Checked>, placed: &Placed, thread: Thread) -> PlacedThread {
         let k = thread.index();
         let n = placed.stage_usage.len();
-        let mut stages = vec![Vec::new(); n];
+        let mut stages: Vec<Vec<StageUnit>> = vec![Vec::new(); n];
         for (i, s) in placed.stage_of[k].iter().enumerate() {
-            if let Some(s) = *s {
-                stages[s].push(i);
+            let Some(s) = *s else { continue };
+            match (placed.split_of(thread, i), program.flat[k][i].unit) {
+                (Some(split), Unit::Table(t)) => {
+                    let parts = parts_of(&program.tables[t], split);
+                    for (&(stage, _), part) in split.parts.iter().zip(parts) {
+                        stages[stage].push(StageUnit {
+                            index: i,
+                            part: Some(Arc::new(part)),
+                        });
+                    }
+                }
+                _ => stages[s].push(StageUnit {
+                    index: i,
+                    part: None,
+                }),
             }
+        }
+        // Program order within each stage, whatever order the parts were added in.
+        for units in &mut stages {
+            units.sort_by_key(|u| u.index);
         }
         let state = State::new(&program);
         PlacedThread {
@@ -366,14 +458,18 @@ impl StageProgram for PlacedThread {
             }
             None => entering.insert(phv.clone()),
         };
-        for &i in &stages[stage] {
-            let u = &flat[i];
+        for su in &stages[stage] {
+            let u = &flat[su.index];
             let enabled = u
                 .guards
                 .iter()
                 .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
-            if enabled {
-                state.run_unit(p, u.unit, entering, phv);
+            if !enabled {
+                continue;
+            }
+            match (&su.part, u.unit) {
+                (Some(part), Unit::Table(t)) => state.apply_part(p, t, part, entering, phv),
+                _ => state.run_unit(p, u.unit, entering, phv),
             }
         }
     }

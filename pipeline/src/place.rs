@@ -7,7 +7,8 @@
 //! control dependency allows the same stage. A stage of a gress is match-dependent when one
 //! of its units match-depends on a unit in an earlier stage and no match-dependent stage lies
 //! between them (otherwise the result could not be ready in time); the others are
-//! action-dependent. That gives a [`Placement`] per gress, whose latency is the existing
+//! action-dependent. A table bigger than a whole stage is split over stages ([`Split`]).
+//! That gives a [`Placement`] per gress, whose latency is the existing
 //! `Placement::stage_cycles` rule. Ghost units are timed with ingress: the two threads run in
 //! lockstep. Anything that does not fit becomes a [`NoFit`] naming resource, stage and unit.
 
@@ -170,6 +171,10 @@ pub struct Allocation {
     pub ternary_indirection_rams: u32,
     pub tcams: u32,
     pub register_rams: u32,
+    /// Which part of a table split over stages this is (from 1), and of how many; 1 of 1
+    /// for a table in one stage.
+    pub part: u32,
+    pub parts: u32,
     pub usage: Usage,
 }
 
@@ -220,6 +225,18 @@ pub fn allocate(
     thread: Thread,
     budget: &Budget,
 ) -> Result<Allocation, NoFit> {
+    allocate_sized(p, unit, thread, budget, None)
+}
+
+/// Resource demand of `unit`, as a table of `size` entries when given (one part of a table
+/// split over stages) instead of the table's own size.
+fn allocate_sized(
+    p: &Checked,
+    unit: Unit,
+    thread: Thread,
+    budget: &Budget,
+    size: Option<u32>,
+) -> Result<Allocation, NoFit> {
     let mut a = Allocation {
         name: p.unit_name(unit).to_string(),
         thread: thread.name(),
@@ -235,6 +252,8 @@ pub fn allocate(
         ternary_indirection_rams: 0,
         tcams: 0,
         register_rams: 0,
+        part: 1,
+        parts: 1,
         usage: Usage::default(),
     };
     let u = &mut a.usage;
@@ -247,7 +266,8 @@ pub fn allocate(
         }
         Unit::Table(t) => &p.tables[t],
     };
-    a.entries = t.size;
+    let size = size.unwrap_or(t.size);
+    a.entries = size;
     a.key_bits = t.key_bits();
     u.add(Resource::LogicalIds, 1);
     let rows = match thread {
@@ -274,14 +294,14 @@ pub fn allocate(
     } else {
         0
     };
-    if data_bits > IMMEDIATE_BITS && t.size > 0 {
+    if data_bits > IMMEDIATE_BITS && size > 0 {
         // Direct action data: one slot per entry, slots a power of two of at least 8 bits.
         let slot = data_bits.next_power_of_two().max(8);
         let per_word = (SRAM_BITS / slot).max(1);
         let words = slot.div_ceil(SRAM_BITS);
-        a.action_data_rams = t.size.div_ceil(SRAM_WORDS * per_word).saturating_mul(words);
+        a.action_data_rams = size.div_ceil(SRAM_WORDS * per_word).saturating_mul(words);
     }
-    let keyed = !t.keys.is_empty() && t.size > 0;
+    let keyed = !t.keys.is_empty() && size > 0;
     match (t.kind, keyed) {
         (_, false) => a.kind = "keyless",
         (MatchKind::Exact, true) => {
@@ -293,7 +313,7 @@ pub fn allocate(
             } else {
                 (SRAM_BITS / a.entry_bits).min(MAX_ENTRIES_PER_WORD)
             };
-            let groups = t.size.div_ceil(SRAM_WORDS * a.entries_per_word);
+            let groups = size.div_ceil(SRAM_WORDS * a.entries_per_word);
             a.match_rams = groups.saturating_mul(words_per_entry);
             a.ways = groups.min(MAX_WAYS);
             let rams_per_way = groups.div_ceil(a.ways);
@@ -307,13 +327,13 @@ pub fn allocate(
             a.tcams = a
                 .key_bits
                 .div_ceil(TCAM_BITS)
-                .saturating_mul(t.size.div_ceil(TCAM_ENTRIES));
+                .saturating_mul(size.div_ceil(TCAM_ENTRIES));
             u.add(Resource::Tcam, a.tcams);
             u.add(Resource::TernaryXbarBytes, bytes_of(&t.keys));
             let tind_bits = select_bits + immediate;
             if tind_bits > 0 {
                 let slot = tind_bits.next_power_of_two();
-                a.ternary_indirection_rams = t.size.div_ceil(SRAM_WORDS * (SRAM_BITS / slot));
+                a.ternary_indirection_rams = size.div_ceil(SRAM_WORDS * (SRAM_BITS / slot));
             }
         }
     }
@@ -482,14 +502,34 @@ pub struct PlacedUnit {
     pub allocation: Allocation,
 }
 
+/// A table split over several stages because it alone needs more SRAM, TCAM or hash bits
+/// than a stage has. Each part holds the next run of the table's entries (exact entries in
+/// key order, ternary entries in priority order); a packet that hits in one part skips the
+/// later ones, and only the last part runs the default action on a miss.
+#[derive(Clone, Debug)]
+pub struct Split {
+    pub thread: Thread,
+    /// Index into the thread's flat units.
+    pub index: usize,
+    /// (stage, entries) of each part, in stage order.
+    pub parts: Vec<(usize, u32)>,
+    /// The bit that records a hit in an earlier part. It stands in for the next-table signal
+    /// the hardware passes between stages, like the gateway outcome bits it sits after.
+    pub hit: Field,
+}
+
 /// The result of placement: what went where, and the first thing that did not fit.
 #[derive(Clone, Debug)]
 pub struct Placed {
+    /// Every placed unit; a split table has one entry per part.
     pub units: Vec<PlacedUnit>,
     /// Resource use per stage.
     pub stage_usage: Vec<Usage>,
-    /// Stage of each flat unit per thread (`None` if it was not placed).
+    /// Stage of each flat unit per thread (`None` if it was not placed); the last part's
+    /// stage for a split table, since that is where its result is complete.
     pub stage_of: [Vec<Option<usize>>; 3],
+    /// Tables split over stages.
+    pub splits: Vec<Split>,
     pub deps: [Vec<Dep>; 3],
     /// Stage timing for ingress (with ghost) and egress.
     pub ingress_timing: Placement,
@@ -502,12 +542,28 @@ impl Placed {
         self.failure.is_none()
     }
 
+    /// The split of flat unit `index` of `thread`, if its table was split.
+    pub fn split_of(&self, thread: Thread, index: usize) -> Option<&Split> {
+        self.splits
+            .iter()
+            .find(|s| s.thread == thread && s.index == index)
+    }
+
+    /// The first stage of a placed unit (where a split table's first part sits).
+    pub fn first_stage_of(&self, thread: Thread, index: usize) -> Option<usize> {
+        match self.split_of(thread, index) {
+            Some(s) => s.parts.first().map(|&(stage, _)| stage),
+            None => self.stage_of[thread.index()][index],
+        }
+    }
+
     /// Stages that hold units of `thread`, ascending.
     pub fn active_stages(&self, thread: Thread) -> Vec<usize> {
-        let mut s: Vec<usize> = self.stage_of[thread.index()]
+        let mut s: Vec<usize> = self
+            .units
             .iter()
-            .flatten()
-            .copied()
+            .filter(|u| u.thread == thread)
+            .map(|u| u.allocation.stage)
             .collect();
         s.sort_unstable();
         s.dedup();
@@ -525,6 +581,7 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
         deps: std::array::from_fn(|k| dependencies(p, Thread::ALL[k])),
         ingress_timing: Placement::shortest(n),
         egress_timing: Placement::shortest(n),
+        splits: Vec::new(),
         failure: None,
     };
     if let Some(field) = &p.phv_spill {
@@ -579,6 +636,15 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                     .is_none()
             }) else {
                 let alone = alloc.usage.first_excess(&budget.per_stage);
+                if let (Some(r), Unit::Table(t)) = (alone, fu.unit) {
+                    if splittable(p, t, r) {
+                        if let Err(e) = split(p, &mut placed, thread, i, earliest, budget, r) {
+                            placed.failure = Some(e);
+                            break 'threads;
+                        }
+                        continue;
+                    }
+                }
                 let (stage, r) = match alone {
                     Some(r) => (None, r),
                     None => {
@@ -620,6 +686,137 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
     placed
 }
 
+/// Whether table `t`, too big for one stage in `r`, may be split over stages: a keyed
+/// table without register arrays (an array lives in one stage), over a resource that
+/// shrinks with the number of entries.
+fn splittable(p: &Checked, t: usize, r: Resource) -> bool {
+    let table = &p.tables[t];
+    matches!(r, Resource::Sram | Resource::Tcam | Resource::HashBits)
+        && !table.keys.is_empty()
+        && table.size > 0
+        && table.registers.is_empty()
+}
+
+/// Splits flat unit `i` of `thread` (a table) over stages from `earliest` on: each stage in
+/// turn takes as many of the remaining entries as still fit in it. `r` is the resource the
+/// whole table overflows, named if the stages run out.
+fn split(
+    p: &Checked,
+    placed: &mut Placed,
+    thread: Thread,
+    i: usize,
+    earliest: usize,
+    budget: &Budget,
+    r: Resource,
+) -> Result<(), NoFit> {
+    let unit = p.flat[thread.index()][i].unit;
+    let name = p.unit_name(unit).to_string();
+    let total = match unit {
+        Unit::Table(t) => p.tables[t].size,
+        Unit::Gateway(_) => unreachable!("only tables are split"),
+    };
+    let hit =
+        fields::gateway_bit(&p.phv, p.gateways.len() + placed.splits.len()).ok_or_else(|| {
+            NoFit {
+                resource: "phv_dark_8".into(),
+                stage: None,
+                unit: name.clone(),
+                needed: fields::gateway_containers(p.gateways.len() + placed.splits.len() + 1)
+                    as u32,
+                available: p.phv.dark[0] as u32,
+                detail: "no dark 8-bit container bit is left for the split table's hit signal"
+                    .into(),
+            }
+        })?;
+    // Work on a copy so a split that fails leaves the stages as they were.
+    let mut usage = placed.stage_usage.clone();
+    let mut parts: Vec<Allocation> = Vec::new();
+    let mut left = total;
+    for (s, stage_usage) in usage.iter_mut().enumerate().skip(earliest) {
+        if left == 0 {
+            break;
+        }
+        let fits = |n: u32| {
+            allocate_sized(p, unit, thread, budget, Some(n))
+                .ok()
+                .filter(|a| {
+                    stage_usage
+                        .plus(&a.usage)
+                        .first_excess(&budget.per_stage)
+                        .is_none()
+                })
+        };
+        // Resource use grows with entries, so the largest part that fits is found by
+        // bisection between one entry (fits) and all that are left.
+        if fits(1).is_none() {
+            continue;
+        }
+        let mut lo = 1;
+        if fits(left).is_some() {
+            lo = left;
+        } else {
+            let mut hi = left;
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid).is_some() {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        let mut a = fits(lo).expect("the bisection keeps a size that fits");
+        a.stage = s;
+        *stage_usage = stage_usage.plus(&a.usage);
+        parts.push(a);
+        left -= lo;
+    }
+    if left > 0 {
+        let free: u32 = (earliest..budget.stages)
+            .map(|s| {
+                budget
+                    .per_stage
+                    .get(r)
+                    .saturating_sub(placed.stage_usage[s].get(r))
+            })
+            .sum();
+        let whole = allocate(p, unit, thread, budget)?;
+        return Err(NoFit {
+            resource: r.name().into(),
+            stage: None,
+            unit: name,
+            needed: whole.usage.get(r),
+            available: free,
+            detail: format!(
+                "split over stages {earliest} to {}, it still leaves {left} of its {total} entries",
+                budget.stages - 1
+            ),
+        });
+    }
+    placed.stage_usage = usage;
+    let count = parts.len() as u32;
+    let mut stages = Vec::new();
+    for (k, mut a) in parts.into_iter().enumerate() {
+        a.part = k as u32 + 1;
+        a.parts = count;
+        stages.push((a.stage, a.entries));
+        placed.units.push(PlacedUnit {
+            thread,
+            index: i,
+            unit,
+            allocation: a,
+        });
+    }
+    placed.stage_of[thread.index()][i] = stages.last().map(|&(s, _)| s);
+    placed.splits.push(Split {
+        thread,
+        index: i,
+        parts: stages,
+        hit,
+    });
+    Ok(())
+}
+
 /// Stage timing of the threads `threads` (which share timing).
 fn timing(p: &Checked, placed: &Placed, threads: &[Thread], n: usize) -> Placement {
     let mut out = Placement::shortest(n);
@@ -634,7 +831,9 @@ fn timing(p: &Checked, placed: &Placed, threads: &[Thread], n: usize) -> Placeme
     for th in threads {
         let k = th.index();
         for d in placed.deps[k].iter().filter(|d| d.kind == DepKind::Match) {
-            if let (Some(a), Some(b)) = (placed.stage_of[k][d.from], placed.stage_of[k][d.to]) {
+            if let (Some(a), Some(b)) =
+                (placed.stage_of[k][d.from], placed.first_stage_of(*th, d.to))
+            {
                 edges.push((a, b));
             }
         }
@@ -656,8 +855,26 @@ fn timing(p: &Checked, placed: &Placed, threads: &[Thread], n: usize) -> Placeme
 pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), String> {
     let mut usage = vec![Usage::default(); budget.stages];
     for u in &placed.units {
-        let a = allocate(p, u.unit, u.thread, budget).map_err(|e| e.to_string())?;
+        let size = placed
+            .split_of(u.thread, u.index)
+            .map(|_| u.allocation.entries);
+        let a = allocate_sized(p, u.unit, u.thread, budget, size).map_err(|e| e.to_string())?;
         usage[u.allocation.stage] = usage[u.allocation.stage].plus(&a.usage);
+    }
+    for sp in &placed.splits {
+        let name = p.unit_name(p.flat[sp.thread.index()][sp.index].unit);
+        if !sp.parts.windows(2).all(|w| w[0].0 < w[1].0) {
+            return Err(format!("the parts of `{name}` are not in ascending stages"));
+        }
+        let entries: u32 = sp.parts.iter().map(|&(_, n)| n).sum();
+        let Unit::Table(t) = p.flat[sp.thread.index()][sp.index].unit else {
+            return Err(format!("`{name}` is split but is not a table"));
+        };
+        if entries != p.tables[t].size {
+            return Err(format!(
+                "the parts of `{name}` hold {entries} entries, not its size"
+            ));
+        }
     }
     for (s, u) in usage.iter().enumerate() {
         if let Some(r) = u.first_excess(&budget.per_stage) {
@@ -672,7 +889,8 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
             &placed.ingress_timing
         };
         for d in &placed.deps[k] {
-            let (Some(a), Some(b)) = (placed.stage_of[k][d.from], placed.stage_of[k][d.to]) else {
+            let (Some(a), Some(b)) = (placed.stage_of[k][d.from], placed.first_stage_of(th, d.to))
+            else {
                 continue;
             };
             let ok = if d.kind.needs_later_stage() {

@@ -3,6 +3,7 @@
 //! Text for people ([`Report`]'s `Display`), JSON for tools (serde).
 
 use crate::check::{Checked, Thread};
+use crate::fields;
 use crate::params::PipelineParams;
 use crate::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
 use crate::stage::{Dependency, Placement};
@@ -64,7 +65,7 @@ pub struct GressLatency {
 pub struct PhvUse {
     /// Normal containers used / available, per width 8, 16, 32.
     pub normal: Vec<Amount>,
-    /// Dark 8-bit containers holding gateway outcomes.
+    /// Dark 8-bit containers holding gateway outcomes and split tables' hit bits.
     pub gateway_dark_8: Amount,
     /// Program metadata and its containers.
     pub metadata: Vec<(String, String)>,
@@ -92,6 +93,15 @@ pub struct Report {
     pub latency: Vec<GressLatency>,
     pub phv: PhvUse,
     pub stateful: StatefulUse,
+}
+
+/// A unit's name, with `[part/parts]` for a part of a table split over stages.
+fn unit_label(a: &Allocation) -> String {
+    if a.parts > 1 {
+        format!("{}[{}/{}]", a.name, a.part, a.parts)
+    } else {
+        a.name.clone()
+    }
 }
 
 /// The longest chain of units of `thread` linked by dependencies that need a later stage.
@@ -172,7 +182,7 @@ impl Report {
                     .units
                     .iter()
                     .filter(|u| u.allocation.stage == s)
-                    .map(|u| u.allocation.name.clone())
+                    .map(|u| unit_label(&u.allocation))
                     .collect(),
                 resources: Resource::ALL
                     .iter()
@@ -208,7 +218,11 @@ impl Report {
                     )
                 })
                 .collect(),
-            gateway_dark_8: amount("dark_8", p.phv_dark8_used as u32, p.phv.dark[0] as u32),
+            gateway_dark_8: amount(
+                "dark_8",
+                fields::gateway_containers(p.gateways.len() + placed.splits.len()) as u32,
+                p.phv.dark[0] as u32,
+            ),
             metadata: p
                 .metadata
                 .iter()
@@ -364,7 +378,7 @@ impl fmt::Display for Report {
             let _ = writeln!(
                 s,
                 "{:<16} {:<8} {:<8} {:>5} {:>8} {:>4} {:>6}/{:<4} {:>5} {:>6} {:>6} {:>5} {:>5} {:>7}",
-                t.name,
+                unit_label(t),
                 t.thread,
                 t.kind,
                 t.stage,
@@ -407,7 +421,7 @@ impl fmt::Display for Report {
         let g = &self.phv.gateway_dark_8;
         let _ = writeln!(
             s,
-            "; gateway outcomes in dark 8-bit {}/{}",
+            "; gateway and split-table bits in dark 8-bit {}/{}",
             g.used, g.available
         );
         for (name, at) in &self.phv.metadata {

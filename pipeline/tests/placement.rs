@@ -91,11 +91,41 @@ fn oversized_register_array_is_refused() {
 }
 
 #[test]
-fn a_ternary_table_wider_than_a_stage_names_tcam() {
-    // 32 key bits, 13,000 entries: 1 x 26 TCAMs > 24.
+fn a_ternary_table_wider_than_a_stage_is_split_over_two() {
+    // 32 key bits, 13,000 entries: 26 TCAMs > 24, so stage 0 takes 24 x 512 = 12,288 entries
+    // and stage 1 the other 712 in 2 TCAMs.
     let p = ProgramBuilder::new("acl")
         .action(Action::new("a"))
         .table(Table::new("acl", MatchKind::Ternary, &["ipv4.src_addr"], 13_000).action("a"))
+        .ingress(vec![Stmt::apply("acl")])
+        .build_unchecked();
+    let c = check(&p).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    assert!(pl.fits(), "{:?}", pl.failure);
+    verify(&c, &pl, &Budget::tofino2()).unwrap();
+    let parts: Vec<_> = pl
+        .units
+        .iter()
+        .map(|u| {
+            let a = &u.allocation;
+            (a.stage, a.entries, a.tcams, a.part, a.parts)
+        })
+        .collect();
+    assert_eq!(parts, vec![(0, 12_288, 24, 1, 2), (1, 712, 2, 2, 2)]);
+    assert_eq!(pl.stage_of[0][0], Some(1));
+    assert_eq!(pl.first_stage_of(Thread::Ingress, 0), Some(0));
+    // The second part is predicated on the first part's miss (a control dependency), so
+    // stage 1 is action-dependent and both stages pay the TCAM extra.
+    assert_eq!(pl.ingress_timing.stages[1].dependency, Dependency::Action);
+    assert!(pl.ingress_timing.stages[0].tcam && pl.ingress_timing.stages[1].tcam);
+}
+
+#[test]
+fn a_ternary_table_beyond_every_stage_names_tcam() {
+    // 250,000 entries need 489 TCAMs; the 20 stages have 480.
+    let p = ProgramBuilder::new("acl")
+        .action(Action::new("a"))
+        .table(Table::new("acl", MatchKind::Ternary, &["ipv4.src_addr"], 250_000).action("a"))
         .ingress(vec![Stmt::apply("acl")])
         .build_unchecked();
     let f = no_fit(&p);
@@ -103,7 +133,61 @@ fn a_ternary_table_wider_than_a_stage_names_tcam() {
         (f.resource.as_str(), f.stage, f.unit.as_str()),
         ("tcam", None, "acl")
     );
-    assert_eq!((f.needed, f.available), (26, 24));
+    assert_eq!((f.needed, f.available), (489, 480));
+    assert!(
+        f.detail.contains("leaves 4240 of its 250000 entries"),
+        "{f}"
+    );
+}
+
+#[test]
+fn an_exact_table_too_big_for_a_stage_splits_and_its_dependents_follow_the_last_part() {
+    // 32-bit key, 36-bit entries, 3 per word: 3072 entries per RAM. 300,000 entries: stage 0
+    // takes 80 RAMs = 245,760 entries, stage 1 the other 54,240 in 18 RAMs. `after` matches
+    // on what `big` writes, so it goes after the last part, in stage 2, match-dependent.
+    let p = ProgramBuilder::new("split")
+        .metadata("meta.x", 8)
+        .action(Action::new("a").prim(Primitive::set("meta.x", Operand::Const(1))))
+        .action(Action::new("b"))
+        .table(Table::new("big", MatchKind::Exact, &["ipv4.dst_addr"], 300_000).action("a"))
+        .table(Table::new("after", MatchKind::Exact, &["meta.x"], 16).action("b"))
+        .ingress(vec![Stmt::apply("big"), Stmt::apply("after")])
+        .build_unchecked();
+    let c = check(&p).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    assert!(pl.fits(), "{:?}", pl.failure);
+    verify(&c, &pl, &Budget::tofino2()).unwrap();
+    let rows: Vec<_> = pl
+        .units
+        .iter()
+        .map(|u| {
+            let a = &u.allocation;
+            (a.name.as_str(), a.stage, a.entries, a.match_rams)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("big", 0, 245_760, 80),
+            ("big", 1, 54_240, 18),
+            ("after", 2, 16, 1)
+        ]
+    );
+    assert_eq!(pl.splits.len(), 1);
+    assert_eq!(pl.splits[0].parts, vec![(0, 245_760), (1, 54_240)]);
+    let deps: Vec<_> = pl.ingress_timing.stages[..3]
+        .iter()
+        .map(|s| s.dependency)
+        .collect();
+    assert_eq!(
+        deps,
+        vec![Dependency::Match, Dependency::Action, Dependency::Match]
+    );
+    // Stage 0 and stage 2 are full-length (23), the other 18 stages action-dependent (2).
+    assert_eq!(
+        pl.ingress_timing.mau_cycles(&StageLatency::default()),
+        2 * 23 + 18 * 2
+    );
 }
 
 #[test]
@@ -395,7 +479,8 @@ fn exceeding(resource: &str, extra: u32) -> Program {
                 "big",
                 MatchKind::Exact,
                 &["ipv4.dst_addr"],
-                (80 + extra) * 3072,
+                // More than all 20 stages hold: a table is split over stages.
+                (20 * 80 + extra) * 3072,
             );
             b = b.action(Action::new("a"));
             table = table.action("a");
@@ -405,7 +490,7 @@ fn exceeding(resource: &str, extra: u32) -> Program {
                 "big",
                 MatchKind::Ternary,
                 &["ipv4.dst_addr"],
-                (24 + extra) * 512,
+                (20 * 24 + extra) * 512,
             );
             b = b.action(Action::new("a"));
             table = table.action("a");
