@@ -341,10 +341,7 @@ impl Chip {
         }
         // Recirculation: one port per pipe whose bandwidth is the pipe's share of the cap.
         let front = config.ports.len();
-        let recirc_bps = (params.macs_per_pipe as u128
-            * params.mac_bps as u128
-            * params.recirculation_cap_percent as u128
-            / 100) as u64;
+        let recirc_bps = params.recirculation_bps_per_pipe();
         let recirc_pipes = if recirc_bps > 0 { params.pipes } else { 0 };
         let recirc_dev_port = |p: u32| ((p << 7) | RECIRCULATION_LOCAL_PORT) as u16;
         for p in 0..recirc_pipes {

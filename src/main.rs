@@ -10,6 +10,7 @@ use t2_pipeline::place::{place, Budget};
 use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
+use t2sim::headroom::Headroom;
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario_file::ScenarioFile;
 use t2sim::trace::DEFAULT_TRACE;
@@ -88,10 +89,18 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         &params.pipeline,
         params.clock_hz,
     );
+    let headroom = Headroom::new(&checked, &params);
     if args.json {
-        println!("{}", report.to_json());
+        let mut json = serde_json::to_value(&report).expect("a report always serializes");
+        json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("a JSON value always prints")
+        );
     } else {
         print!("{report}");
+        println!();
+        print!("{headroom}");
     }
     Ok(report.fits)
 }

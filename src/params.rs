@@ -69,6 +69,18 @@ impl Tofino2Params {
         Clock::new(self.clock_hz)
     }
 
+    /// Line rate of one pipe's front-panel MACs together, in b/s.
+    pub fn front_panel_bps_per_pipe(&self) -> u64 {
+        self.macs_per_pipe as u64 * self.mac_bps
+    }
+
+    /// Bandwidth of one pipe's recirculation port: the pipe's share of the chip's
+    /// recirculation cap, in b/s.
+    pub fn recirculation_bps_per_pipe(&self) -> u64 {
+        (self.front_panel_bps_per_pipe() as u128 * self.recirculation_cap_percent as u128 / 100)
+            as u64
+    }
+
     /// Checks every value the model relies on.
     pub fn validate(&self) -> Result<(), ParamError> {
         let err = |name: &str, problem: String| {

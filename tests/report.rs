@@ -157,3 +157,115 @@ fn help_lists_the_report_command() {
         assert!(text.contains(flag), "{text}");
     }
 }
+
+#[test]
+fn report_gives_packet_rate_recirculation_and_queue_headroom() {
+    // A pipe takes 1.5 G packets/s; its ports offer 3.2 Tb/s; 12% of that recirculates.
+    // Line rate needs 3.2e12 / (8 x 1.5e9) = 266.7 -> 267 wire bytes, a 247 B frame.
+    let path = programs_dir().join("l3_forward.json");
+    let path = path.to_str().unwrap();
+    let out = String::from_utf8(t2sim(&["report", "--program", path]).stdout).unwrap();
+    assert!(
+        out.contains("line rate on every port needs frames of 247 B or more"),
+        "{out}"
+    );
+    // 64 B: 3.2e12 / 672 = 4761.9 Mpkt/s offered, 317.5% of the slots, 31.5% forwarded.
+    assert!(
+        out.contains(
+            "       64          4761.9         317.5         31.5                     0.0"
+        ),
+        "{out}"
+    );
+    // 256 B: 96.6% of the slots; the 3.4% left lets 3.5% of packets recirculate once.
+    assert!(
+        out.contains(
+            "      256          1449.3          96.6        100.0                     3.5"
+        ),
+        "{out}"
+    );
+    // l3_forward's `classify` entries use queues up to 2.
+    assert!(
+        out.contains("highest queue id 2 (from the entries of table `classify`): needs 3 queues"),
+        "{out}"
+    );
+    let json = t2sim(&["report", "--program", path, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let h = &v["headroom"];
+    assert_eq!(h["pipe_packets_per_second"], 1_500_000_000u64);
+    assert_eq!(h["front_panel_bps_per_pipe"], 3_200_000_000_000u64);
+    assert_eq!(h["recirculation_bps_per_pipe"], 384_000_000_000u64);
+    assert_eq!(h["line_rate_min_frame_bytes"], 247);
+    // From 512 B up the recirculation bandwidth (12%) binds, not the slots.
+    assert_eq!(h["rates"][3]["frame_bytes"], 512);
+    assert_eq!(h["rates"][3]["recirculate_once_percent"], 12.0);
+    assert_eq!(h["recirculating_tables"], serde_json::json!([]));
+    assert_eq!(h["qid"]["highest"], 2);
+    // 50G, 100G, 200G, 400G ports: 16, 32, 64, 128 queues.
+    let queues: Vec<u64> = h["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["max_queues"].as_u64().unwrap())
+        .collect();
+    assert_eq!(queues, vec![16, 32, 64, 128]);
+}
+
+#[test]
+fn headroom_names_recirculating_tables_and_follows_the_clock() {
+    // A program whose ingress recirculates and sets a queue id from a field, on a chip
+    // clocked at 1 GHz: line rate then needs 3.2e12 / 8e9 = 400 wire bytes (a 380 B frame).
+    let mut p: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(programs_dir().join("dctcp_switch.json")).unwrap(),
+    )
+    .unwrap();
+    p["metadata"] = serde_json::json!([{"name": "meta.q", "bits": 5}]);
+    p["actions"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": "loop_back",
+            "params": [],
+            "primitives": [
+                {"op": "recirculate"},
+                {"op": "set_qid", "qid": {"field": "meta.q"}}
+            ]
+        }));
+    p["tables"].as_array_mut().unwrap().push(serde_json::json!({
+        "name": "again",
+        "kind": "exact",
+        "keys": [],
+        "size": 0,
+        "actions": ["loop_back"],
+        "default_action": {"action": "loop_back", "args": []}
+    }));
+    p["ingress"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"apply": "again"}));
+    let program = temp_file("recirc.json", &p.to_string());
+    let mut params: serde_json::Value = serde_json::from_slice(&t2sim(&["params"]).stdout).unwrap();
+    params["clock_hz"] = 1_000_000_000u64.into();
+    let params = temp_file("1ghz.json", &params.to_string());
+    let out = t2sim(&[
+        "report",
+        "--program",
+        program.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.contains("1000 Mpkt/s of ingress slots (one per cycle) against 3200 Gb/s of ports; line rate on every port needs frames of 380 B or more"),
+        "{out}"
+    );
+    assert!(
+        out.contains("tables that recirculate: again (ingress)"),
+        "{out}"
+    );
+    // A 5-bit field can name queue 31: 32 queues, too many for a 50G port's 16.
+    assert!(
+        out.contains("highest queue id 31 (from the width of a field, in action `loop_back`): needs 32 queues per port; a port's most by speed: 50G 16 (too few), 100G 32, 200G 64, 400G 128"),
+        "{out}"
+    );
+}
