@@ -41,7 +41,8 @@ fn err<T>(path: &str, problem: impl Into<String>) -> Result<T, IrError> {
 
 /// Tofino2 stateful-ALU limits (`bf-p4c/specs/device.cpp`, `bf-asm/target.h`).
 pub const SALU_MAX_CONDITIONS: usize = 4;
-/// Update ALUs for one (non-paired) cell: ALU1 and ALU2 of the low half.
+/// Update ALUs per half of a cell: ALU1 and ALU2 update the low half (the whole cell of an
+/// unpaired array), ALU3 and ALU4 the high half of a pair.
 pub const SALU_MAX_UPDATES: usize = 2;
 pub const SALU_MAX_OUTPUTS: usize = 4;
 pub const SALU_MAX_ACTIONS_PER_ARRAY: usize = 4;
@@ -158,14 +159,24 @@ pub struct CHash {
 #[derive(Clone, Debug)]
 pub struct CRegister {
     pub name: String,
+    /// Bits of a cell, or of each half of a pair.
     pub cell_bits: u8,
     pub size: u32,
+    pub pair: bool,
+}
+
+impl CRegister {
+    /// Bits the array occupies in RAM.
+    pub fn total_bits(&self) -> u64 {
+        self.size as u64 * self.cell_bits as u64 * if self.pair { 2 } else { 1 }
+    }
 }
 
 /// A resolved stateful-ALU operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SOperand {
     Cell,
+    CellHi,
     Field(Field),
     Const(u64),
 }
@@ -173,6 +184,7 @@ pub enum SOperand {
 #[derive(Clone, Debug)]
 pub struct CUpdate {
     pub when: Vec<ir::Guard>,
+    pub half: ir::Half,
     pub op: SaluOp,
     pub a: SOperand,
     pub b: SOperand,
@@ -339,6 +351,7 @@ impl Resolver {
     fn salu_operand(&self, path: &str, o: &ir::SaluOperand) -> Result<SOperand, IrError> {
         Ok(match o {
             ir::SaluOperand::Cell => SOperand::Cell,
+            ir::SaluOperand::CellHi => SOperand::CellHi,
             ir::SaluOperand::Field(n) => SOperand::Field(self.field(path, n)?),
             ir::SaluOperand::Const(c) => {
                 if !fits(*c, SALU_CONST_BITS) {
@@ -431,10 +444,19 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     let mut registers = Vec::new();
     for (i, x) in p.registers.iter().enumerate() {
         let path = format!("registers[{i}] ({})", x.name);
-        if ![8, 16, 32, 64].contains(&x.cell_bits) {
+        if ![1, 8, 16, 32, 64].contains(&x.cell_bits) {
             return err(
                 &path,
-                format!("cell width {} is not 8, 16, 32 or 64", x.cell_bits),
+                format!("cell width {} is not 1, 8, 16, 32 or 64", x.cell_bits),
+            );
+        }
+        if x.pair && ![8, 16, 32].contains(&x.cell_bits) {
+            return err(
+                &path,
+                format!(
+                    "a pair holds two halves of 8, 16 or 32 bits, not {}",
+                    x.cell_bits
+                ),
             );
         }
         if x.size == 0 {
@@ -444,6 +466,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             name: x.name.clone(),
             cell_bits: x.cell_bits,
             size: x.size,
+            pair: x.pair,
         });
     }
     let ra_ids = unique(
@@ -467,9 +490,19 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
                 ),
             );
         }
+        let halves = |h: ir::Half| ra.updates.iter().filter(|u| u.half == h).count();
         let limits = [
             ("conditions", ra.conditions.len(), SALU_MAX_CONDITIONS),
-            ("updates", ra.updates.len(), SALU_MAX_UPDATES),
+            (
+                "updates of the lo half",
+                halves(ir::Half::Lo),
+                SALU_MAX_UPDATES,
+            ),
+            (
+                "updates of the hi half",
+                halves(ir::Half::Hi),
+                SALU_MAX_UPDATES,
+            ),
             ("outputs", ra.outputs.len(), SALU_MAX_OUTPUTS),
         ];
         for (what, n, max) in limits {
@@ -499,6 +532,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             }
             updates.push(CUpdate {
                 when: u.when.clone(),
+                half: u.half,
                 op: u.op,
                 a: r.salu_operand(&up, &u.a)?,
                 b: r.salu_operand(&up, &u.b)?,
@@ -509,6 +543,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             let op = format!("{path}.outputs[{k}]");
             outputs.push((r.writable(&op, &o.dst)?, o.value));
         }
+        stateful_mode(&path, &registers[register], &conditions, &updates, &outputs)?;
         let mut inputs: Vec<Field> = Vec::new();
         let operands = conditions
             .iter()
@@ -645,6 +680,65 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         phv_spill,
         metadata,
     })
+}
+
+/// What a RegisterAction may do given its array's cells: the `hi` half only on a pair, and on
+/// a 1-bit array only what Tofino's single-bit stateful instructions do (set, clear or read
+/// the bit, with no comparator).
+fn stateful_mode(
+    path: &str,
+    reg: &CRegister,
+    conditions: &[(SOperand, Cmp, SOperand)],
+    updates: &[CUpdate],
+    outputs: &[(Field, SaluOutputValue)],
+) -> Result<(), IrError> {
+    if !reg.pair {
+        let uses_hi = conditions
+            .iter()
+            .any(|c| c.0 == SOperand::CellHi || c.2 == SOperand::CellHi)
+            || updates.iter().any(|u| {
+                u.half == ir::Half::Hi || u.a == SOperand::CellHi || u.b == SOperand::CellHi
+            })
+            || outputs
+                .iter()
+                .any(|o| matches!(o.1, SaluOutputValue::OldHi | SaluOutputValue::NewHi));
+        if uses_hi {
+            return err(
+                path,
+                format!(
+                    "uses the hi half of a cell, but register array `{}` is not a pair",
+                    reg.name
+                ),
+            );
+        }
+    }
+    if reg.cell_bits == 1 {
+        let single = |why: &str| {
+            err(
+                path,
+                format!(
+                    "register array `{}` has 1-bit cells, whose stateful ALU only sets, clears or reads the bit: {why}",
+                    reg.name
+                ),
+            )
+        };
+        if !conditions.is_empty() {
+            return single("it has no comparators");
+        }
+        if updates.len() > 1 {
+            return single("one update at most");
+        }
+        if let Some(u) = updates.first() {
+            let set_or_clear = matches!(u.a, SOperand::Const(0 | 1));
+            if u.op != SaluOp::Set || !set_or_clear {
+                return single("the update must `set` the constant 0 or 1");
+            }
+        }
+        if outputs.iter().any(|o| o.1 == SaluOutputValue::Predicate) {
+            return single("there is no predicate to output");
+        }
+    }
+    Ok(())
 }
 
 fn duplicate_or_overlap(fs: &[Field]) -> Option<Field> {

@@ -2,7 +2,7 @@
 //! are these programs serialized (a test keeps them in step).
 
 use crate::ir::{
-    Action, Cmp, Condition, DropCause, HashAlgorithm, MatchKind, Operand, Primitive, Program,
+    Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, Primitive, Program,
     ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate,
     Stmt, Table,
 };
@@ -168,6 +168,7 @@ pub fn flow_counter() -> Program {
             conditions: vec![],
             updates: vec![SaluUpdate {
                 when: vec![],
+                half: Half::Lo,
                 op: SaluOp::Add,
                 a: SaluOperand::Cell,
                 b: SaluOperand::Const(1),

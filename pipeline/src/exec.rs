@@ -14,7 +14,7 @@
 use crate::check::{CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Thread, Unit, Value};
 use crate::fields;
 use crate::gress::{Gress, GressPipeline, StageProgram};
-use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
+use crate::ir::{Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
 use crate::params::PipelineParams;
 use crate::phv::{Field, Phv};
@@ -218,9 +218,16 @@ impl State {
         let reg = &p.registers[ra.register];
         let mask = cell_mask(reg.cell_bits);
         let slot = (index % reg.size) as usize;
-        let old = self.registers[ra.register][slot];
+        let cell = self.registers[ra.register][slot];
+        // A pair keeps `hi` above `lo` in one stored word.
+        let (old, old_hi) = if reg.pair {
+            (cell & mask, cell >> reg.cell_bits & mask)
+        } else {
+            (cell, 0)
+        };
         let operand = |o: SOperand| match o {
             SOperand::Cell => old,
+            SOperand::CellHi => old_hi,
             SOperand::Field(f) => read.get(f) as u64,
             SOperand::Const(c) => c & mask,
         };
@@ -229,28 +236,37 @@ impl State {
             .iter()
             .map(|&(a, cmp, b)| cmp.holds(operand(a), operand(b)))
             .collect();
-        let update = ra
-            .updates
-            .iter()
-            .find(|u| u.when.iter().all(|g| conds[g.condition] == g.holds));
-        let new = match update {
-            None => old,
-            Some(u) => {
-                let (a, b) = (operand(u.a), operand(u.b));
-                let v = match u.op {
-                    SaluOp::Set => a,
-                    SaluOp::Add => a.wrapping_add(b),
-                    SaluOp::Sub => a.wrapping_sub(b),
-                    SaluOp::And => a & b,
-                    SaluOp::Or => a | b,
-                    SaluOp::Xor => a ^ b,
-                    SaluOp::Min => a.min(b),
-                    SaluOp::Max => a.max(b),
-                };
-                v & mask
+        let half = |h: Half, before: u64| {
+            let update = ra
+                .updates
+                .iter()
+                .filter(|u| u.half == h)
+                .find(|u| u.when.iter().all(|g| conds[g.condition] == g.holds));
+            match update {
+                None => before,
+                Some(u) => {
+                    let (a, b) = (operand(u.a), operand(u.b));
+                    let v = match u.op {
+                        SaluOp::Set => a,
+                        SaluOp::Add => a.wrapping_add(b),
+                        SaluOp::Sub => a.wrapping_sub(b),
+                        SaluOp::And => a & b,
+                        SaluOp::Or => a | b,
+                        SaluOp::Xor => a ^ b,
+                        SaluOp::Min => a.min(b),
+                        SaluOp::Max => a.max(b),
+                    };
+                    v & mask
+                }
             }
         };
-        self.registers[ra.register][slot] = new;
+        let new = half(Half::Lo, old);
+        let new_hi = half(Half::Hi, old_hi);
+        self.registers[ra.register][slot] = if reg.pair {
+            new_hi << reg.cell_bits | new
+        } else {
+            new
+        };
         let predicate = conds
             .iter()
             .enumerate()
@@ -259,6 +275,8 @@ impl State {
             let v = match what {
                 SaluOutputValue::Old => old,
                 SaluOutputValue::New => new,
+                SaluOutputValue::OldHi => old_hi,
+                SaluOutputValue::NewHi => new_hi,
                 SaluOutputValue::Predicate => predicate,
             };
             write.set(dst, v as u32);

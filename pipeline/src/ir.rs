@@ -500,21 +500,27 @@ pub struct HashUnit {
     pub inputs: Vec<String>,
 }
 
-/// A register array: `size` cells of `cell_bits` (8, 16, 32 or 64), all starting at 0.
+/// A register array: `size` cells of `cell_bits` (1, 8, 16, 32 or 64), all starting at 0.
+/// A `pair` array's cells hold two halves of `cell_bits` (8, 16 or 32) each, `lo` and `hi`,
+/// updated together by one RegisterAction (P4's `Register<pair, _>`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterArray {
     pub name: String,
     pub cell_bits: u8,
     pub size: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pair: bool,
 }
 
 /// An operand of the stateful ALU.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SaluOperand {
-    /// The cell's value as read.
+    /// The cell's value as read (the `lo` half of a pair).
     Cell,
+    /// The `hi` half of a paired cell as read.
+    CellHi,
     /// A PHV field.
     Field(String),
     /// A constant from the stateful register file (at most 34 bits).
@@ -553,17 +559,33 @@ pub struct Guard {
     pub holds: bool,
 }
 
-/// An update ALU: if every guard holds, the cell becomes `a op b`. The first update whose
-/// guards hold wins; with none, the cell keeps its value.
+/// Which half of a paired cell an update ALU writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Half {
+    /// The whole cell of an unpaired array, or the `lo` half of a pair.
+    #[default]
+    Lo,
+    Hi,
+}
+
+/// An update ALU: if every guard holds, its half of the cell becomes `a op b`. Per half, the
+/// first update whose guards hold wins; with none, the half keeps its value.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SaluUpdate {
     #[serde(default)]
     pub when: Vec<Guard>,
+    #[serde(default, skip_serializing_if = "is_lo")]
+    pub half: Half,
     pub op: SaluOp,
     pub a: SaluOperand,
     #[serde(default = "zero_operand")]
     pub b: SaluOperand,
+}
+
+fn is_lo(h: &Half) -> bool {
+    *h == Half::Lo
 }
 
 fn zero_operand() -> SaluOperand {
@@ -574,10 +596,14 @@ fn zero_operand() -> SaluOperand {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SaluOutputValue {
-    /// The cell before the update.
+    /// The cell (the `lo` half of a pair) before the update.
     Old,
-    /// The cell after the update.
+    /// The cell (the `lo` half of a pair) after the update.
     New,
+    /// The `hi` half of a pair before the update.
+    OldHi,
+    /// The `hi` half of a pair after the update.
+    NewHi,
     /// The comparator results, bit i = condition i held.
     Predicate,
 }
@@ -591,7 +617,7 @@ pub struct SaluOutput {
 }
 
 /// A RegisterAction: one read-modify-write of one cell, within Tofino2's stateful-ALU
-/// limits (at most 4 conditions, 2 update ALUs, 4 outputs).
+/// limits (at most 4 conditions, 2 update ALUs per half, 4 outputs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterAction {
@@ -641,6 +667,17 @@ impl ProgramBuilder {
             name: name.to_string(),
             cell_bits,
             size,
+            pair: false,
+        });
+        self
+    }
+    /// A register array of `size` cells, each a pair of `half_bits` halves.
+    pub fn register_pair(mut self, name: &str, half_bits: u8, size: u32) -> Self {
+        self.program.registers.push(RegisterArray {
+            name: name.to_string(),
+            cell_bits: half_bits,
+            size,
+            pair: true,
         });
         self
     }

@@ -354,8 +354,7 @@ fn allocate_sized(
     u.add(Resource::HashBits, hash_bits);
     for &r in &t.registers {
         let reg = &p.registers[r];
-        let data =
-            (reg.size as u64 * reg.cell_bits as u64).div_ceil((SRAM_WORDS * SRAM_BITS) as u64);
+        let data = reg.total_bits().div_ceil((SRAM_WORDS * SRAM_BITS) as u64);
         let data = u32::try_from(data).unwrap_or(u32::MAX);
         if data > budget.register_array_rams {
             return Err(NoFit {
@@ -365,8 +364,11 @@ fn allocate_sized(
                 needed: data,
                 available: budget.register_array_rams,
                 detail: format!(
-                    "register array `{}` ({} x {} b) must fit in one half of a stage",
-                    reg.name, reg.size, reg.cell_bits
+                    "register array `{}` ({} x {} b{}) must fit in one half of a stage",
+                    reg.name,
+                    reg.size,
+                    reg.cell_bits,
+                    if reg.pair { " pairs" } else { "" }
                 ),
             });
         }

@@ -247,11 +247,7 @@ impl Report {
             .sum();
         let stateful = StatefulUse {
             register_arrays: p.registers.len(),
-            register_bits: p
-                .registers
-                .iter()
-                .map(|r| r.size as u64 * r.cell_bits as u64)
-                .sum(),
+            register_bits: p.registers.iter().map(|r| r.total_bits()).sum(),
             rams: amount(
                 "register_rams",
                 register_rams,

@@ -8,7 +8,7 @@ use t2_pipeline::check::{check, Checked, Thread};
 use t2_pipeline::exec::{Interpreter, PlacedThread};
 use t2_pipeline::fields;
 use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, MatchKind, Operand, Primitive, Program, ProgramBuilder,
+    Action, AluOp, Cmp, Condition, Half, MatchKind, Operand, Primitive, Program, ProgramBuilder,
     RegisterAction, SaluOp, SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate, Stmt, Table,
 };
 use t2_pipeline::params::{PipelineParams, StageLatency};
@@ -329,6 +329,7 @@ fn build_on(mut b: ProgramBuilder, tables: &[GenTable], names: &[String]) -> Pro
                     conditions: vec![],
                     updates: vec![SaluUpdate {
                         when: vec![],
+                        half: Half::Lo,
                         op: SaluOp::Add,
                         a: SaluOperand::Cell,
                         b: SaluOperand::Field(field(g.src)),
