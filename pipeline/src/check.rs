@@ -1032,16 +1032,33 @@ fn lower_table(
                     format!("value {} does not fit in {} bits", kv.value, f.bits),
                 );
             }
+            let last = pairs.len() + 1 == keys.len();
             let mask = match (t.kind, kv.mask) {
                 (MatchKind::Exact, Some(_)) => {
                     return err(&ep, "an exact table's entries have no masks")
                 }
+                (MatchKind::Lpm, Some(_)) if !last => {
+                    return err(
+                        &ep,
+                        "only the last key of an lpm table has a prefix; the others match exactly",
+                    )
+                }
                 (_, None) => full,
-                (MatchKind::Ternary, Some(m)) => {
+                (MatchKind::Ternary | MatchKind::Lpm, Some(m)) => {
                     if !fits(m, f.bits as u32) {
                         return err(&ep, format!("mask {m:#x} does not fit in {} bits", f.bits));
                     }
-                    m as u32
+                    let m = m as u32;
+                    // A prefix: ones from the field's top bit down, then zeros, so the
+                    // bits it leaves out are a run of low ones.
+                    let left_out = !m & full;
+                    if t.kind == MatchKind::Lpm && left_out & left_out.wrapping_add(1) != 0 {
+                        return err(
+                            &ep,
+                            format!("mask {m:#x} is not a prefix of the {}-bit key", f.bits),
+                        );
+                    }
+                    m
                 }
             };
             pairs.push((kv.value as u32, mask));
@@ -1053,8 +1070,18 @@ fn lower_table(
                     return err(&ep, "an earlier entry has the same key");
                 }
             }
-            MatchKind::Ternary => ternary.push((pairs, call)),
+            MatchKind::Ternary | MatchKind::Lpm => ternary.push((pairs, call)),
         }
+    }
+    if t.kind == MatchKind::Lpm {
+        if keys.is_empty() {
+            return err(path, "an lpm table needs a key to match by prefix");
+        }
+        // Longest prefix first; entries of equal length keep their order. The TCAM then
+        // finds the longest matching prefix as its highest-priority hit.
+        ternary.sort_by_key(|(pairs, _)| {
+            std::cmp::Reverse(pairs.last().map_or(0, |&(_, m)| m.count_ones()))
+        });
     }
     let mut registers = Vec::new();
     for &a in &allowed {

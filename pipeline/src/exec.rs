@@ -124,7 +124,7 @@ impl State {
                 let key: Vec<u32> = t.keys.iter().map(|&f| phv.get(f)).collect();
                 t.exact.get(&key)
             }
-            MatchKind::Ternary => t
+            MatchKind::Ternary | MatchKind::Lpm => t
                 .ternary
                 .iter()
                 .find(|(pairs, _)| {

@@ -273,12 +273,32 @@ impl Action {
     }
 }
 
+/// The mask of a `prefix_len`-bit prefix of a `bits`-bit field (a longer prefix is the
+/// whole field).
+pub fn prefix_mask(bits: u8, prefix_len: u8) -> u64 {
+    let bits = bits.min(64) as u32;
+    let len = (prefix_len as u32).min(bits);
+    let full = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    if len == 0 {
+        0
+    } else {
+        full & !((1u64 << (bits - len)).wrapping_sub(1))
+    }
+}
+
 /// How a table matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     Exact,
     Ternary,
+    /// Longest prefix match, held in TCAM as a ternary table: every key but the last is
+    /// matched exactly; the last by prefix, each entry's mask giving its prefix.
+    Lpm,
 }
 
 /// An action with its arguments (action data), in the order of the action's parameters.
@@ -367,6 +387,29 @@ impl Table {
                 .iter()
                 .map(|&value| KeyValue { value, mask: None })
                 .collect(),
+            action: ActionCall::new(action, args),
+        });
+        self
+    }
+    /// A longest-prefix entry of an `lpm` table: exact values for all keys but the last,
+    /// then the last key's value and prefix length; `bits` is the last key's width.
+    pub fn lpm_entry(
+        mut self,
+        exact: &[u64],
+        (value, prefix_len, bits): (u64, u8, u8),
+        action: &str,
+        args: &[u64],
+    ) -> Table {
+        let mut key: Vec<KeyValue> = exact
+            .iter()
+            .map(|&value| KeyValue { value, mask: None })
+            .collect();
+        key.push(KeyValue {
+            value,
+            mask: Some(prefix_mask(bits, prefix_len)),
+        });
+        self.entries.push(Entry {
+            key,
             action: ActionCall::new(action, args),
         });
         self

@@ -321,8 +321,12 @@ fn allocate_sized(
             u.add(Resource::HashBits, a.ways * (10 + ceil_log2(rams_per_way)));
             u.add(Resource::ExactXbarBytes, bytes_of(&t.keys));
         }
-        (MatchKind::Ternary, true) => {
-            a.kind = "ternary";
+        (MatchKind::Ternary | MatchKind::Lpm, true) => {
+            a.kind = if t.kind == MatchKind::Lpm {
+                "lpm"
+            } else {
+                "ternary"
+            };
             u.add(Resource::TernaryIds, 1);
             a.tcams = a
                 .key_bits

@@ -35,7 +35,7 @@ fn program(kind: MatchKind, entries: &[(u16, u16, u16, bool)]) -> Program {
         let action = if rekey { "set_and_rekey" } else { "set" };
         t = match kind {
             MatchKind::Exact => t.entry(&[value as u64], action, &[out as u64]),
-            MatchKind::Ternary => {
+            MatchKind::Ternary | MatchKind::Lpm => {
                 t.ternary_entry(&[(value as u64, mask as u64)], action, &[out as u64])
             }
         };
