@@ -8,6 +8,7 @@ pub mod chip;
 pub mod headroom;
 pub mod params;
 pub mod program;
+pub mod progress;
 pub mod scenario;
 pub mod scenario_file;
 pub mod topology;
