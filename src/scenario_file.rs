@@ -97,6 +97,9 @@ struct TransportToml {
     /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
     #[serde(default)]
     resend_bounced: bool,
+    /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
+    #[serde(default)]
+    honour_bfc_pause: bool,
 }
 
 fn default_congestion() -> CongestionToml {
@@ -121,6 +124,7 @@ impl Default for TransportToml {
             rto_us: default_rto(),
             honour_pfc: false,
             resend_bounced: false,
+            honour_bfc_pause: false,
         }
     }
 }
@@ -386,6 +390,7 @@ impl ScenarioFile {
             },
             honour_pfc: tr.honour_pfc,
             resend_bounced: tr.resend_bounced,
+            honour_bfc_pause: tr.honour_bfc_pause,
         };
         transport
             .validate("transport")

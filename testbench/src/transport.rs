@@ -16,6 +16,11 @@
 //! - Congestion control: [`Congestion::Fixed`] keeps the window constant;
 //!   [`Congestion::Dctcp`] runs DCTCP (see [`Dctcp`]).
 //!
+//! - BFC (`honour_bfc_pause`): each flow gets its own NIC queue index, written into the IPv4
+//!   identification field of its data frames (the "upstream queue" a BFC switch reads); a BFC
+//!   pause frame (`t2_pipeline::bfc`) replaces the NIC's paused-queue bitmap, and no new frame
+//!   of a flow whose bit is set starts until a frame clears it.
+//!
 //! A flow's completion time ends in the cycle the sender receives the ACK of its last byte.
 //! Frames this host cannot read (not TCP, or too short) are counted in `foreign` and freed:
 //! no packet is lost silently.
@@ -25,6 +30,7 @@ use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
+use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::{PacketHandle, PacketPool};
@@ -68,7 +74,14 @@ pub struct TransportConfig {
     /// source is this host, destination is not) is sent again as it is. Without this such a
     /// frame is counted as foreign and freed.
     pub resend_bounced: bool,
+    /// Whether the NIC honours BFC pause frames: each flow has its own queue index (carried
+    /// in the IPv4 identification field), and a flow whose index is paused starts no frame.
+    pub honour_bfc_pause: bool,
 }
+
+/// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
+/// its control queue and never pauses; flows take the lowest free index in 1..2048.
+pub const NIC_FLOW_QUEUES: u16 = 2048;
 
 impl TransportConfig {
     /// 1000-byte segments (BFC's), a window of `window_bytes`, fixed congestion window.
@@ -81,6 +94,7 @@ impl TransportConfig {
             congestion: Congestion::Fixed,
             honour_pfc: false,
             resend_bounced: false,
+            honour_bfc_pause: false,
         }
     }
 
@@ -219,6 +233,8 @@ struct SendFlow {
     finish: Option<Cycle>,
     timeouts: u64,
     retransmitted_segments: u64,
+    /// The NIC queue index of this flow (1..NIC_FLOW_QUEUES), for BFC.
+    queue: u16,
 }
 
 impl SendFlow {
@@ -299,6 +315,11 @@ pub struct TransportHost {
     /// Bounced frames waiting to be sent again, and how many were.
     bounced: VecDeque<PacketHandle>,
     resent_bounced: u64,
+    /// BFC: the last pause bitmap received (bit = NIC queue index mod 1024).
+    bfc_paused: BfcPause,
+    bfc_frames: u64,
+    /// BFC: how many open flows hold each NIC queue index.
+    queue_used: Vec<u32>,
     scratch: Vec<u8>,
 }
 
@@ -338,6 +359,9 @@ impl TransportHost {
             pfc_frames: 0,
             bounced: VecDeque::new(),
             resent_bounced: 0,
+            bfc_paused: BfcPause::none(),
+            bfc_frames: 0,
+            queue_used: vec![0; NIC_FLOW_QUEUES as usize],
             scratch: Vec::new(),
         })
     }
@@ -465,6 +489,29 @@ impl TransportHost {
         self.pfc_frames
     }
 
+    /// BFC pause frames received (with `honour_bfc_pause`); malformed ones count as foreign.
+    pub fn bfc_frames(&self) -> u64 {
+        self.bfc_frames
+    }
+
+    /// The NIC queue index of flow `flow_id`, once it has started.
+    pub fn flow_queue(&self, flow_id: u32) -> Option<u16> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .map(|f| f.queue)
+    }
+
+    /// The lowest NIC queue index no open flow holds; when all 2047 are held, flows share
+    /// (by flow id), as BFC's bitmap already folds indices mod 1024.
+    fn take_queue(&mut self, flow_id: u32) -> u16 {
+        let q = (1..NIC_FLOW_QUEUES)
+            .find(|&q| self.queue_used[q as usize] == 0)
+            .unwrap_or(1 + (flow_id % (NIC_FLOW_QUEUES as u32 - 1)) as u16);
+        self.queue_used[q as usize] += 1;
+        q
+    }
+
     /// Applies a PFC frame received in cycle `now`: pauses class 0 for its quanta of 512 bit
     /// times at the NIC's rate, or resumes it for quanta 0.
     fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
@@ -543,6 +590,8 @@ impl TransportHost {
         if f.snd_una >= f.spec.size_bytes {
             f.finish = Some(now);
             f.rto_at = None;
+            let q = f.queue as usize;
+            self.queue_used[q] -= 1;
         } else {
             f.rto_at = Some(now + f.rto);
         }
@@ -552,6 +601,7 @@ impl TransportHost {
     fn housekeeping(&mut self, now: Cycle) {
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
+            let queue = self.take_queue(spec.id);
             self.flows.push(SendFlow {
                 spec,
                 to: self.peers[spec.dst],
@@ -566,6 +616,7 @@ impl TransportHost {
                 finish: None,
                 timeouts: 0,
                 retransmitted_segments: 0,
+                queue,
             });
         }
         for f in &mut self.flows[self.first_open..] {
@@ -596,17 +647,29 @@ impl TransportHost {
         }
         if let Some(a) = self.acks.pop_front() {
             let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
-            return Some(self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false));
+            return Some(self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0));
         }
         let open = self.flows.len() - self.first_open;
         for k in 0..open {
             let i = self.first_open + (self.rr + k) % open;
+            if self.config.honour_bfc_pause
+                && self.bfc_paused.is_paused(self.flows[i].queue as usize)
+            {
+                continue;
+            }
             let Some(len) = self.flows[i].next_segment(self.config.mss) else {
                 continue;
             };
             self.rr = (self.rr + k + 1) % open.max(1);
             let f = &mut self.flows[i];
             let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
+            // The flow's queue index rides in the IPv4 identification field only with BFC,
+            // so that runs without it keep their frames byte for byte.
+            let queue = if self.config.honour_bfc_pause {
+                f.queue
+            } else {
+                0
+            };
             if seq < f.high {
                 f.retransmitted_segments += 1;
             }
@@ -616,7 +679,7 @@ impl TransportHost {
                 f.rto_at = Some(now + f.rto);
             }
             let ecn = self.ecn;
-            return Some(self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn));
+            return Some(self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, queue));
         }
         None
     }
@@ -632,6 +695,7 @@ impl TransportHost {
         flags: u16,
         data_len: usize,
         ect: bool,
+        ident: u16,
     ) -> PacketHandle {
         self.scratch.clear();
         self.scratch.extend_from_slice(&flow_id.to_be_bytes());
@@ -650,7 +714,7 @@ impl TransportHost {
             buf,
             &ep,
             64,
-            0,
+            ident,
             seq as u32,
             ack as u32,
             flags,
@@ -689,6 +753,19 @@ impl Node for TransportHost {
                 pool.free(pkt);
                 return self.on_pfc(now, frame);
             }
+        }
+        if self.config.honour_bfc_pause && BfcPause::is_bfc(bytes) {
+            // The receiver replaces its bitmap with each frame (BFC's ns-3 NIC). A malformed
+            // one changes nothing and is counted as foreign.
+            match BfcPause::parse(bytes) {
+                Ok(b) => {
+                    self.bfc_paused = b;
+                    self.bfc_frames += 1;
+                }
+                Err(_) => self.foreign += 1,
+            }
+            pool.free(pkt);
+            return;
         }
         let bounced = headers::parse_frame(bytes)
             .ok()
@@ -927,6 +1004,81 @@ mod tests {
         assert!(finish.is_some());
         assert_eq!(resent, 0);
         assert!(timeouts > 0 && foreign > 0);
+    }
+
+    /// Host `a` with two 30-segment flows wired straight to a probe that plays `script`
+    /// (BFC pause frames) and records every data frame: (arrival cycle, flow id, IPv4 id).
+    fn bfc_run(
+        stepping: Stepping,
+        script: Vec<(Cycle, Vec<u8>)>,
+    ) -> (Vec<(Cycle, u32, u16)>, u64, u64) {
+        let config = TransportConfig {
+            honour_bfc_pause: true,
+            ..TransportConfig::fixed(1_000_000, 10_000_000)
+        };
+        let clock = Clock::tofino2();
+        let mut a =
+            TransportHost::new("a", peer(0), clock, G100, config, vec![peer(0), peer(1)]).unwrap();
+        a.add_flow(flow(0, 0, 30_000)).unwrap();
+        a.add_flow(flow(1, 0, 30_000)).unwrap();
+        let mut net = Network::new(stepping);
+        let a = net.add(a);
+        let p = net.add(crate::probe::Probe::new(G100, script));
+        net.link(a, 0, p, 0, 150).unwrap();
+        net.run_until(20_000);
+        let seen = net
+            .node::<crate::probe::Probe>(p)
+            .received()
+            .iter()
+            .map(|(at, b)| {
+                let flow = u32::from_be_bytes(b[54..58].try_into().unwrap());
+                (*at, flow, u16::from_be_bytes([b[18], b[19]]))
+            })
+            .collect();
+        let host = net.node::<TransportHost>(a);
+        (seen, host.bfc_frames(), host.foreign())
+    }
+
+    fn bfc_frame(queues: &[usize]) -> Vec<u8> {
+        let mut b = Vec::new();
+        BfcPause::of(queues).write([2, 0, 0, 0, 0, 9], &mut b);
+        b
+    }
+
+    #[test]
+    fn bfc_pause_holds_only_the_paused_flow_queue() {
+        // Pause flow 0's queue (index 1) with a frame whose last bit leaves the probe at 1000
+        // (it reaches the host at 1150); a truncated frame at 2000 changes nothing; an empty
+        // bitmap at 3000 (host: 3150) resumes it.
+        let script = vec![
+            (1000, bfc_frame(&[1])),
+            (2000, bfc_frame(&[])[..100].to_vec()),
+            (3000, bfc_frame(&[])),
+        ];
+        let (seen, frames, foreign) = bfc_run(Stepping::Jump, script.clone());
+        assert_eq!((frames, foreign), (2, 1));
+        // Each flow has its own queue index in the IPv4 identification field.
+        assert!(seen.iter().all(|&(_, f, q)| q as u32 == f + 1));
+        let of = |flow: u32| -> Vec<Cycle> {
+            seen.iter().filter(|s| s.1 == flow).map(|s| s.0).collect()
+        };
+        let (f0, f1) = (of(0), of(1));
+        assert_eq!((f0.len(), f1.len()), (30, 30));
+        // 1,062-byte frames take 129.84 cycles and the NIC starts each at a cycle edge, so one
+        // leaves every 130 cycles, the two flows alternating, each 150 cycles on the wire.
+        // Flow 0's fifth frame (the NIC's ninth, 1040..1170) was on the wire when the pause
+        // arrived at 1150: it finishes (at the probe 1320) and no other frame of flow 0 starts
+        // until the resume; flow 1 has the NIC alone. The resume arrives at 3150 during flow
+        // 1's frame 3120..3250; flow 0's next frame follows it (3250..3380, at the probe 3530).
+        assert_eq!(f0[4], 1320);
+        assert_eq!(f0[5], 3530);
+        let in_pause = seen.iter().filter(|s| s.0 > 1320 && s.0 < 3530);
+        assert!(in_pause.clone().all(|s| s.1 == 1));
+        assert_eq!(in_pause.count(), 16);
+        assert_eq!(
+            bfc_run(Stepping::EveryCycle, script),
+            (seen, frames, foreign)
+        );
     }
 
     #[test]
