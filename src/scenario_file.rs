@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self, BucketStats, Drops, FlowRecord, Reordering};
+use t2_testbench::qcn::QcnParams;
 use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::{
     self, Arrivals, CdfTraffic, FlowSpec, HostSet, Incast, Sampling, SizeCdf, SizeUnit, Workload,
@@ -100,6 +101,66 @@ struct TransportToml {
     /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
     #[serde(default)]
     honour_bfc_pause: bool,
+    /// QCN reaction points at the NICs, when the table is present.
+    qcn: Option<QcnToml>,
+}
+
+/// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
+/// (`t2_testbench::qcn::QcnParams::standard`).
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct QcnToml {
+    gd_denominator: Option<u64>,
+    byte_counter_bytes: Option<u64>,
+    timer_us: Option<u64>,
+    fast_recovery_stages: Option<u32>,
+    r_ai_mbps: Option<u64>,
+    r_hai_mbps: Option<u64>,
+    min_rate_mbps: Option<u64>,
+}
+
+impl QcnToml {
+    /// The parameters, checked against NICs of `link_bps`; errors name the key.
+    fn params(&self, clock: t2_clock::Clock, link_bps: u64) -> Result<QcnParams, String> {
+        let std = QcnParams::standard(clock);
+        let mbps = |key: &str, v: Option<u64>, default: u64| match v {
+            None => Ok(default),
+            Some(m) => m
+                .checked_mul(1_000_000)
+                .ok_or_else(|| format!("transport.qcn.{key}: {m} is too large")),
+        };
+        let timer = match self.timer_us {
+            None => std.timer,
+            Some(0) => return Err("transport.qcn.timer_us: must be above 0".into()),
+            Some(us) if us > 10_000_000 => {
+                return Err(format!(
+                    "transport.qcn.timer_us: {us} is above 10,000,000 (10 s)"
+                ))
+            }
+            Some(us) => clock.ns_to_cycles_ceil(us * 1000),
+        };
+        let p = QcnParams {
+            gd_denominator: self.gd_denominator.unwrap_or(std.gd_denominator),
+            byte_counter_bytes: self.byte_counter_bytes.unwrap_or(std.byte_counter_bytes),
+            timer,
+            fast_recovery_stages: self
+                .fast_recovery_stages
+                .unwrap_or(std.fast_recovery_stages),
+            r_ai_bps: mbps("r_ai_mbps", self.r_ai_mbps, std.r_ai_bps)?,
+            r_hai_bps: mbps("r_hai_mbps", self.r_hai_mbps, std.r_hai_bps)?,
+            min_rate_bps: mbps("min_rate_mbps", self.min_rate_mbps, std.min_rate_bps)?,
+        };
+        // Rates are given in Mb/s here, so name that key rather than the b/s field.
+        if p.min_rate_bps > link_bps || p.min_rate_bps == 0 {
+            return Err(format!(
+                "transport.qcn.min_rate_mbps: {} is outside 1..={} (the link rate)",
+                p.min_rate_bps / 1_000_000,
+                link_bps / 1_000_000
+            ));
+        }
+        p.validate("transport", link_bps)?;
+        Ok(p)
+    }
 }
 
 fn default_congestion() -> CongestionToml {
@@ -125,6 +186,7 @@ impl Default for TransportToml {
             honour_pfc: false,
             resend_bounced: false,
             honour_bfc_pause: false,
+            qcn: None,
         }
     }
 }
@@ -391,6 +453,13 @@ impl ScenarioFile {
             honour_pfc: tr.honour_pfc,
             resend_bounced: tr.resend_bounced,
             honour_bfc_pause: tr.honour_bfc_pause,
+            qcn: match &tr.qcn {
+                None => None,
+                Some(q) => Some(
+                    q.params(clock, link_bps)
+                        .map_err(|e| format!("{shown}: {e}"))?,
+                ),
+            },
         };
         transport
             .validate("transport")

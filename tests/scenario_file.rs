@@ -158,6 +158,24 @@ fn bad_files_name_the_file_key_and_problem() {
             GOOD.replace("dst = 1", "dst = 5"),
             vec!["fixed flow 0 -> 5"],
         ),
+        (
+            GOOD.replace(
+                "[workload]\n",
+                "[transport.qcn]\nbyte_counter_bytes = 0\n[workload]\n",
+            ),
+            vec!["bad.toml: transport.qcn.byte_counter_bytes: must be above 0"],
+        ),
+        (
+            GOOD.replace(
+                "[workload]\n",
+                "[transport.qcn]\nmin_rate_mbps = 200000\n[workload]\n",
+            ),
+            vec!["transport.qcn.min_rate_mbps: 200000 is outside 1..=100000 (the link rate)"],
+        ),
+        (
+            GOOD.replace("[workload]\n", "[transport.qcn]\nrate = 1\n[workload]\n"),
+            vec!["bad.toml", "unknown field `rate`"],
+        ),
     ] {
         let e = error_of(&toml);
         for w in wants {
@@ -206,4 +224,29 @@ fn every_topology_kind_and_option_runs() {
         assert_eq!(r.completed, r.flows, "{topology}");
         assert_eq!(r.frames.unaccounted, 0, "{topology}");
     }
+}
+
+#[test]
+fn bfc_and_qcn_transport_keys_reach_the_hosts() {
+    let d = scratch("nic-options");
+    let p = d.join("nic.toml");
+    let text = GOOD.replace(
+        "[workload]\n",
+        "[transport]\nhonour_bfc_pause = true\n[transport.qcn]\nr_ai_mbps = 7\ntimer_us = 100\n[workload]\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let s = ScenarioFile::load(&p).unwrap();
+    let t = s.topology.transport;
+    assert!(t.honour_bfc_pause);
+    let std = t2_testbench::qcn::QcnParams::standard(t2_clock::Clock::tofino2());
+    assert_eq!(
+        t.qcn,
+        Some(t2_testbench::qcn::QcnParams {
+            r_ai_bps: 7_000_000,
+            timer: 150_000,
+            ..std
+        })
+    );
+    let r = s.run().unwrap();
+    assert_eq!((r.flows, r.completed, r.frames.unaccounted), (1, 1, 0));
 }

@@ -21,6 +21,7 @@ pub mod parser;
 pub mod pfc;
 pub mod phv;
 pub mod place;
+pub mod qcn;
 pub mod report;
 pub mod stage;
 

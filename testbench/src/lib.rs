@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod network;
 pub mod node;
 pub mod probe;
+pub mod qcn;
 pub mod rng;
 pub mod transport;
 pub mod workload;
