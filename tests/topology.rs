@@ -1,6 +1,7 @@
 //! Topologies of chips and transport hosts: they build, route every host pair, and carry
 //! reliable flows through overload.
 
+use t2_pipeline::l3::ecmp_member;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
@@ -132,6 +133,76 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
         3,
         "sender, edge, middle, root, receiver"
     );
+}
+
+#[test]
+fn ecmp_hashes_each_flow_onto_one_spine() {
+    // 2 leaves x 4 spines, 8 hosts per leaf: leaf 0's ports 0..8 are its hosts, 8..12 its
+    // uplinks to spines 0..3. 40 flows of 10 segments from leaf 0 to leaf 1 (5 per host
+    // pair), each 10 frames; no frame is lost or resent, so leaf 0's uplink s carries
+    // exactly 10 frames for each flow the 5-tuple hash puts on spine s, and spine s passes
+    // the same frames down to leaf 1.
+    let shape = Shape::LeafSpine {
+        leaves: 2,
+        spines: 4,
+        hosts_per_leaf: 8,
+    };
+    let mut t = spec(shape, Stepping::Jump).build().unwrap();
+    let flows: Vec<FlowSpec> = (0..40u32)
+        .map(|i| {
+            let src = (i % 8) as usize;
+            flow(i, src, 8 + src, 10_000, i as u64 * 400)
+        })
+        .collect();
+    t.add_flows(&flows).unwrap();
+    assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
+    let resent: u64 = t
+        .hosts
+        .iter()
+        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
+        .map(|o| o.retransmitted_segments)
+        .sum();
+    assert_eq!(resent, 0);
+    // The member each flow hashes to: data frames go from port 10000 + id to port 80.
+    let mut per_spine = [0u64; 4];
+    for f in &flows {
+        let (a, b) = (t.peers[f.src].ip, t.peers[f.dst].ip);
+        per_spine[ecmp_member(a, b, 6, 10_000 + f.id as u16, 80, 4)] += 1;
+    }
+    assert_eq!(per_spine, [15, 10, 10, 5]);
+    let (leaf0, leaf1) = (t.chips[0], t.chips[1]);
+    let up: Vec<u64> = (0..4).map(|s| t.net.link_tx(leaf0, 8 + s).frames).collect();
+    assert_eq!(up, vec![150, 100, 100, 50]);
+    // Spine s (chip 2 + s) has leaf 0 on port 0 and leaf 1 on port 1.
+    let down: Vec<u64> = (0..4)
+        .map(|s| t.net.link_tx(t.chips[2 + s], 1).frames)
+        .collect();
+    assert_eq!(down, up);
+    // The ACKs come back over leaf 1's uplinks, hashed on their own 5-tuple.
+    let acks: u64 = (0..4).map(|s| t.net.link_tx(leaf1, 8 + s).frames).sum();
+    assert_eq!(acks, 400);
+}
+
+#[test]
+fn a_program_cannot_take_ecmp_routes() {
+    let mut s = spec(
+        Shape::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 1,
+        },
+        Stepping::Jump,
+    );
+    s.program = Some(t2_pipeline::examples::dctcp_switch(400));
+    let e = s.build().err().unwrap();
+    assert!(
+        e.contains("10.0.0.2 has 2 equal-cost routes (ECMP, device ports"),
+        "{e}"
+    );
+    assert!(e.contains("holds one port per destination"), "{e}");
+    // One path per destination is fine.
+    s.shape = Shape::Dumbbell { hosts_per_side: 1 };
+    assert!(s.build().is_ok());
 }
 
 #[test]
