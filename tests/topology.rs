@@ -4,7 +4,7 @@
 use t2_pipeline::l3::ecmp_member;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
-use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
+use t2_testbench::{Harness, Monitor, Network, NodeId, Scoreboard, Stepping, TransportConfig};
 use t2sim::topology::{Shape, Topology, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
@@ -264,33 +264,55 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
     assert_eq!(net.pool().live() as u64, inside + on_links + on_nics);
 }
 
+/// A monitor that checks frame conservation after every visited cycle.
+struct Conservation {
+    hosts: Vec<NodeId>,
+    chips: Vec<NodeId>,
+    checks: u64,
+}
+
+impl Monitor for Conservation {
+    fn observe(&mut self, _now: u64, net: &Network) {
+        assert_conserved(net, &self.hosts, &self.chips);
+        self.checks += 1;
+    }
+}
+
 #[test]
 fn every_byte_arrives_through_an_overloaded_chip() {
-    let mut t = overload(Stepping::Jump);
-    // Conservation holds at every visited cycle of the first part of the run.
+    let t = overload(Stepping::Jump);
     let (hosts, chips) = (t.hosts.clone(), t.chips.clone());
-    let mut checks = 0;
-    t.net.run_until_true(300_000, |n| {
-        assert_conserved(n, &hosts, &chips);
-        checks += 1;
-        false
+    let mut h = Harness::new(t.net);
+    // Conservation holds at every visited cycle of the whole run.
+    let m = h.add_monitor(Conservation {
+        hosts: hosts.clone(),
+        chips: chips.clone(),
+        checks: 0,
     });
+    let all_done = |n: &Network| hosts.iter().all(|&x| n.node::<TransportHost>(x).all_done());
+    assert!(h.run_until(all_done, 20_000_000).unwrap());
+    let checks = h.monitor::<Conservation>(m).checks;
     assert!(checks > 1000, "{checks}");
-    let fcts = run(&mut t, 20_000_000);
-    assert_conserved(&t.net, &hosts, &chips);
+    let net = &h.net;
+    assert_conserved(net, &hosts, &chips);
+    let fcts: Vec<Option<u64>> = hosts
+        .iter()
+        .flat_map(|&x| net.node::<TransportHost>(x).outcomes())
+        .map(|o| o.finish)
+        .collect();
     assert!(fcts.iter().all(|f| f.is_some()), "{fcts:?}");
-    let chip = t.net.node::<Chip>(t.chips[0]);
+    let chip = net.node::<Chip>(chips[0]);
     assert!(chip.counters().dropped() > 0, "the queue limit must bite");
-    let receiver = t.net.node::<TransportHost>(t.hosts[0]);
+    let receiver = net.node::<TransportHost>(hosts[0]);
     let total: u64 = (1..5).map(|h| 150_000 + h * 1_111).sum();
     assert_eq!(receiver.data_bytes_received(), total);
-    let timeouts: u64 = t.hosts[1..]
+    let timeouts: u64 = hosts[1..]
         .iter()
-        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
+        .flat_map(|&x| net.node::<TransportHost>(x).outcomes())
         .map(|o| o.timeouts)
         .sum();
     assert!(timeouts > 0);
-    assert_eq!(t.net.pool().live() as u64, 0);
+    assert_eq!(net.pool().live() as u64, 0);
 }
 
 #[test]
@@ -299,15 +321,20 @@ fn overload_stepping_matches_jumping() {
     let mut s = overload(Stepping::EveryCycle);
     j.net.run_until(200_000);
     s.net.run_until(200_000);
+    // Jumping gives what is expected; stepping every cycle must give the same, host by host.
+    let mut board = Scoreboard::new("stepped against jumped hosts");
+    let host = |net: &Network, x: NodeId| {
+        let h = net.node::<TransportHost>(x);
+        (h.outcomes(), h.frames_sent(), h.data_bytes_received())
+    };
     for (&a, &b) in j.hosts.iter().zip(&s.hosts) {
-        let (x, y) = (
-            j.net.node::<TransportHost>(a),
-            s.net.node::<TransportHost>(b),
-        );
-        assert_eq!(x.outcomes(), y.outcomes());
-        assert_eq!(x.frames_sent(), y.frames_sent());
-        assert_eq!(x.data_bytes_received(), y.data_bytes_received());
+        board.expect(host(&j.net, a));
+        board.saw(host(&s.net, b));
     }
+    if let Err(m) = board.check() {
+        panic!("{m}");
+    }
+    assert_eq!(board.seen().len(), 5);
     assert_eq!(
         j.net.node::<Chip>(j.chips[0]).counters(),
         s.net.node::<Chip>(s.chips[0]).counters()
