@@ -6,8 +6,9 @@
 //! `ipv4.dst_addr`) calling its action `forward` with the device port, the way a control plane
 //! would. Several routes to one destination (through different ports) form an ECMP group:
 //! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program's
-//! exact table holds one port per destination, so a program with ECMP routes is refused. Every pipe runs its own copy of the program (its own register contents); the ghost
-//! control is placed and timed with ingress but does not run yet.
+//! exact table holds one port per destination, so a program with ECMP routes is refused.
+//! Every pipe runs its own copy of the program (its own register contents); the ghost control
+//! is placed and timed with ingress but does not run yet.
 
 use crate::chip::ConfigError;
 use std::net::Ipv4Addr;

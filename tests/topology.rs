@@ -97,7 +97,7 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     };
     let mut t = spec(shape, Stepping::Jump).build().unwrap();
     assert_eq!((t.chips.len(), t.hosts.len()), (16, 128));
-    // A flow from every leaf to the next, spread over spines by destination.
+    // A flow from every leaf to the next, each hashed onto one spine (ECMP).
     let flows: Vec<FlowSpec> = (0..8)
         .map(|l| flow(l as u32, l * 16 + l, ((l + 1) % 8) * 16 + 2 * l, 5_000, 0))
         .collect();
