@@ -131,7 +131,8 @@ pub struct ChipConfig {
     pub params: Tofino2Params,
     pub ports: Vec<PortSpec>,
     /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
-    /// ports, `ports.len() + p` is pipe `p`'s recirculation port.
+    /// ports, `ports.len() + p` is pipe `p`'s recirculation port. Several routes to one
+    /// destination form an ECMP group (`crate::program`).
     pub routes: Vec<(Ipv4Addr, usize)>,
     /// A program to run in every pipe instead of the built-in IPv4 host-route forwarding; the
     /// routes then go into its `ipv4_host` table (`crate::program`).

@@ -4,8 +4,11 @@
 //! Host routes are control-plane state. With the built-in forwarding they fill its table; with
 //! a program they are installed as entries of the program's exact table `ipv4_host` (keyed on
 //! `ipv4.dst_addr`) calling its action `forward` with the device port, the way a control plane
-//! would. Every pipe runs its own copy of the program (its own register contents); the ghost
-//! control is placed and timed with ingress but does not run yet.
+//! would. Several routes to one destination (through different ports) form an ECMP group:
+//! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program's
+//! exact table holds one port per destination, so a program with ECMP routes is refused.
+//! Every pipe runs its own copy of the program (its own register contents); the ghost control
+//! is placed and timed with ingress but does not run yet.
 
 use crate::chip::ConfigError;
 use std::net::Ipv4Addr;
@@ -51,9 +54,9 @@ fn builtin_pipes(
     routes: &[(Ipv4Addr, u16)],
 ) -> Result<Vec<[GressSetup; 2]>, ConfigError> {
     let mut forward = Ipv4Forward::new();
-    for (k, &(dst, port)) in routes.iter().enumerate() {
+    for (k, (dst, ports)) in ecmp_groups(routes).into_iter().enumerate() {
         forward
-            .add_route(dst, port)
+            .add_ecmp_route(dst, &ports)
             .map_err(|e| err(format!("route {k}"), e.to_string()))?;
     }
     let placement = Placement::shortest(params.stages as usize);
@@ -69,6 +72,21 @@ fn builtin_pipes(
             ]
         })
         .collect())
+}
+
+/// The routes grouped by destination, in the order each destination first appears; a group's
+/// ports keep their order (it decides which member a hash value picks).
+fn ecmp_groups(routes: &[(Ipv4Addr, u16)]) -> Vec<(Ipv4Addr, Vec<u16>)> {
+    let mut groups: Vec<(Ipv4Addr, Vec<u16>)> = Vec::new();
+    let mut at = std::collections::HashMap::new();
+    for &(dst, port) in routes {
+        let i = *at.entry(dst).or_insert_with(|| {
+            groups.push((dst, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1.push(port);
+    }
+    groups
 }
 
 /// `program` with `routes` added to its route table.
@@ -96,6 +114,25 @@ fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program,
             what(),
             format!(
                 "table `{ROUTE_TABLE}` must be keyed on `ipv4.dst_addr` alone and offer action `{ROUTE_ACTION}(port)` for host routes"
+            ),
+        ));
+    }
+    if let Some((dst, ports)) = ecmp_groups(routes).into_iter().find(|g| g.1.len() > 1) {
+        if let Some(p) = ports
+            .iter()
+            .enumerate()
+            .find(|(i, p)| ports[..*i].contains(p))
+        {
+            return Err(err(
+                what(),
+                format!("a route to {dst} via device port {} already exists", p.1),
+            ));
+        }
+        return Err(err(
+            what(),
+            format!(
+                "{dst} has {} equal-cost routes (ECMP, device ports {ports:?}), but table `{ROUTE_TABLE}` holds one port per destination; run the built-in forwarding or a topology without equal-cost paths",
+                ports.len()
             ),
         ));
     }

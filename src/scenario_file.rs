@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self, BucketStats, Drops, FlowRecord, Reordering};
+use t2_testbench::qcn::QcnParams;
 use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::{
     self, Arrivals, CdfTraffic, FlowSpec, HostSet, Incast, Sampling, SizeCdf, SizeUnit, Workload,
@@ -97,6 +98,69 @@ struct TransportToml {
     /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
     #[serde(default)]
     resend_bounced: bool,
+    /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
+    #[serde(default)]
+    honour_bfc_pause: bool,
+    /// QCN reaction points at the NICs, when the table is present.
+    qcn: Option<QcnToml>,
+}
+
+/// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
+/// (`t2_testbench::qcn::QcnParams::standard`).
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct QcnToml {
+    gd_denominator: Option<u64>,
+    byte_counter_bytes: Option<u64>,
+    timer_us: Option<u64>,
+    fast_recovery_stages: Option<u32>,
+    r_ai_mbps: Option<u64>,
+    r_hai_mbps: Option<u64>,
+    min_rate_mbps: Option<u64>,
+}
+
+impl QcnToml {
+    /// The parameters, checked against NICs of `link_bps`; errors name the key.
+    fn params(&self, clock: t2_clock::Clock, link_bps: u64) -> Result<QcnParams, String> {
+        let std = QcnParams::standard(clock);
+        let mbps = |key: &str, v: Option<u64>, default: u64| match v {
+            None => Ok(default),
+            Some(m) => m
+                .checked_mul(1_000_000)
+                .ok_or_else(|| format!("transport.qcn.{key}: {m} is too large")),
+        };
+        let timer = match self.timer_us {
+            None => std.timer,
+            Some(0) => return Err("transport.qcn.timer_us: must be above 0".into()),
+            Some(us) if us > 10_000_000 => {
+                return Err(format!(
+                    "transport.qcn.timer_us: {us} is above 10,000,000 (10 s)"
+                ))
+            }
+            Some(us) => clock.ns_to_cycles_ceil(us * 1000),
+        };
+        let p = QcnParams {
+            gd_denominator: self.gd_denominator.unwrap_or(std.gd_denominator),
+            byte_counter_bytes: self.byte_counter_bytes.unwrap_or(std.byte_counter_bytes),
+            timer,
+            fast_recovery_stages: self
+                .fast_recovery_stages
+                .unwrap_or(std.fast_recovery_stages),
+            r_ai_bps: mbps("r_ai_mbps", self.r_ai_mbps, std.r_ai_bps)?,
+            r_hai_bps: mbps("r_hai_mbps", self.r_hai_mbps, std.r_hai_bps)?,
+            min_rate_bps: mbps("min_rate_mbps", self.min_rate_mbps, std.min_rate_bps)?,
+        };
+        // Rates are given in Mb/s here, so name that key rather than the b/s field.
+        if p.min_rate_bps > link_bps || p.min_rate_bps == 0 {
+            return Err(format!(
+                "transport.qcn.min_rate_mbps: {} is outside 1..={} (the link rate)",
+                p.min_rate_bps / 1_000_000,
+                link_bps / 1_000_000
+            ));
+        }
+        p.validate("transport", link_bps)?;
+        Ok(p)
+    }
 }
 
 fn default_congestion() -> CongestionToml {
@@ -121,6 +185,8 @@ impl Default for TransportToml {
             rto_us: default_rto(),
             honour_pfc: false,
             resend_bounced: false,
+            honour_bfc_pause: false,
+            qcn: None,
         }
     }
 }
@@ -183,7 +249,12 @@ struct OutputToml {
     dir: Option<PathBuf>,
     /// Upper bounds of the flow-size buckets, bytes.
     buckets: Option<Vec<u64>>,
+    /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
+    queue_sample_ns: Option<u64>,
 }
+
+/// The most queue-depth samples a run may take (each visits every queue of every chip).
+pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
 
 /// A checked scenario, ready to run.
 pub struct ScenarioFile {
@@ -195,6 +266,29 @@ pub struct ScenarioFile {
     pub workload: Workload,
     pub out_dir: Option<PathBuf>,
     pub buckets: Vec<u64>,
+    /// Queue-depth sampling period, ns (`output.queue_sample_ns`).
+    pub queue_sample_ns: Option<u64>,
+}
+
+/// One egress queue's depth at a sample time (only non-empty queues are listed).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSample {
+    pub time_ns: u64,
+    /// Index of the switch (`switch{i}`).
+    pub switch: usize,
+    pub port: usize,
+    pub queue: usize,
+    pub depth_cells: u32,
+}
+
+/// Pause frames one node sent and received. Chips send and receive PFC; hosts receive PFC
+/// (only when honouring it; otherwise such frames count as foreign) and BFC pause frames
+/// (with `honour_bfc_pause`).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PauseCounts {
+    pub pfc_sent: u64,
+    pub pfc_received: u64,
+    pub bfc_received: u64,
 }
 
 /// The results of a run, as written to `summary.json`.
@@ -218,6 +312,12 @@ pub struct RunResults {
     pub mean_reorder_entropy: f64,
     /// Frames the hosts put on links, and where each one is at the end.
     pub frames: FrameCensus,
+    /// Queue-depth sampling period, ns, if sampled.
+    pub queue_sample_ns: Option<u64>,
+    /// Pause frames by node (`switch{i}`, `host{i}`), nodes with none left out.
+    pub pause_frames: BTreeMap<String, PauseCounts>,
+    #[serde(skip)]
+    pub queue_samples: Vec<QueueSample>,
     #[serde(skip)]
     pub records: Vec<FlowRecord>,
     #[serde(skip)]
@@ -386,6 +486,14 @@ impl ScenarioFile {
             },
             honour_pfc: tr.honour_pfc,
             resend_bounced: tr.resend_bounced,
+            honour_bfc_pause: tr.honour_bfc_pause,
+            qcn: match &tr.qcn {
+                None => None,
+                Some(q) => Some(
+                    q.params(clock, link_bps)
+                        .map_err(|e| format!("{shown}: {e}"))?,
+                ),
+            },
         };
         transport
             .validate("transport")
@@ -482,6 +590,21 @@ impl ScenarioFile {
                 "bounds must be above 0 and increasing".into(),
             );
         }
+        if let Some(ns) = raw.output.queue_sample_ns {
+            if ns == 0 {
+                return bad("output.queue_sample_ns", "must be above 0".into());
+            }
+            let run_ns = (raw.duration_us + raw.drain_us).saturating_mul(1000);
+            let samples = run_ns / ns + 1;
+            if samples > MAX_QUEUE_SAMPLES {
+                return bad(
+                    "output.queue_sample_ns",
+                    format!(
+                        "{ns} ns over a {run_ns} ns run takes {samples} samples; at most {MAX_QUEUE_SAMPLES}"
+                    ),
+                );
+            }
+        }
         Ok(ScenarioFile {
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
             seed: raw.seed,
@@ -507,6 +630,7 @@ impl ScenarioFile {
             },
             out_dir: raw.output.dir.map(|d| base.join(d)),
             buckets,
+            queue_sample_ns: raw.output.queue_sample_ns,
         })
     }
 
@@ -525,17 +649,31 @@ impl ScenarioFile {
             .map_err(|e| format!("workload: {e}"))?;
         topo.add_flows(&flows)?;
         let end = self.duration + self.drain;
-        // Run in slices so that a run whose flows are all done stops early.
+        // Run in slices so that a run whose flows are all done stops early. Queue samples
+        // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
+        // the way; stopping the kernel there changes nothing (it is exact at any stop).
         let slice = clock.ns_to_cycles_ceil(10_000).max(1);
         let mut now = 0;
+        let mut samples = Vec::new();
+        let mut k = 0u64;
         while now < end {
-            now = (now + slice).min(end);
+            let stop = (now + slice).min(end);
+            if let Some(ns) = self.queue_sample_ns {
+                while clock.ns_to_cycles_ceil(k * ns) <= stop {
+                    topo.net.run_until(clock.ns_to_cycles_ceil(k * ns));
+                    sample_queues(&topo, k * ns, &mut samples);
+                    k += 1;
+                }
+            }
+            now = stop;
             topo.net.run_until(now);
             if now >= self.duration && all_done(&topo) {
                 break;
             }
         }
-        Ok(self.measure(&topo, &flows, now))
+        let mut results = self.measure(&topo, &flows, now);
+        results.queue_samples = samples;
+        Ok(results)
     }
 
     fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
@@ -624,6 +762,29 @@ impl ScenarioFile {
         }
         frames.unaccounted = frames.sent as i64
             - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+        let mut pause_frames = BTreeMap::new();
+        for (i, &c) in topo.chips.iter().enumerate() {
+            let k = topo.net.node::<Chip>(c).counters();
+            let n = PauseCounts {
+                pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
+                pfc_received: k.pfc_frames_received,
+                bfc_received: 0,
+            };
+            if n != PauseCounts::default() {
+                pause_frames.insert(format!("switch{i}"), n);
+            }
+        }
+        for (i, &h) in topo.hosts.iter().enumerate() {
+            let host = topo.net.node::<TransportHost>(h);
+            let n = PauseCounts {
+                pfc_sent: 0,
+                pfc_received: host.pfc_frames(),
+                bfc_received: host.bfc_frames(),
+            };
+            if n != PauseCounts::default() {
+                pause_frames.insert(format!("host{i}"), n);
+            }
+        }
         RunResults {
             name: self.name.clone(),
             seed: self.seed,
@@ -641,6 +802,9 @@ impl ScenarioFile {
             duplicate_segments: duplicates,
             reordered_segments: reordered,
             frames,
+            pause_frames,
+            queue_sample_ns: self.queue_sample_ns,
+            queue_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {
                 0.0
             } else {
@@ -649,6 +813,28 @@ impl ScenarioFile {
             records,
             reorder_entropy,
             links,
+        }
+    }
+}
+
+/// Appends the depth of every non-empty egress queue of every chip's front-panel ports.
+fn sample_queues(t: &Topology, time_ns: u64, out: &mut Vec<QueueSample>) {
+    for (switch, &c) in t.chips.iter().enumerate() {
+        let chip = t.net.node::<Chip>(c);
+        let tm = chip.tm();
+        for port in 0..t2_testbench::Node::port_count(chip) {
+            for queue in 0..tm.queue_count(port) {
+                let depth_cells = tm.queue_stats(port, queue).depth_cells;
+                if depth_cells > 0 {
+                    out.push(QueueSample {
+                        time_ns,
+                        switch,
+                        port,
+                        queue,
+                        depth_cells,
+                    });
+                }
+            }
         }
     }
 }
@@ -728,7 +914,8 @@ impl RunResults {
         s
     }
 
-    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`.
+    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` when
+    /// queue depths were sampled.
     pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<(), String> {
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
@@ -768,6 +955,19 @@ impl RunResults {
         }
         let p = dir.join("links.csv");
         std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        if self.queue_sample_ns.is_some() {
+            // Rows at multiples of the period; a queue without a row was empty then.
+            let mut csv = String::from("time_ns,node,port,queue,depth_cells\n");
+            for q in &self.queue_samples {
+                let _ = writeln!(
+                    csv,
+                    "{},switch{},{},{},{}",
+                    q.time_ns, q.switch, q.port, q.queue, q.depth_cells
+                );
+            }
+            let p = dir.join("queues.csv");
+            std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        }
         Ok(())
     }
 }

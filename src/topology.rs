@@ -6,9 +6,10 @@
 //! at a root switch that serves the receiver). Every link runs at one speed.
 //!
 //! Routing is by static IPv4 host routes computed from shortest paths. Where several next
-//! hops are equally short (leaf to spine, fat-tree uplinks), the one used for destination
-//! host `d` is choice number `d mod n`, a fixed spread of destinations over the paths. There
-//! is no ECMP hashing per flow.
+//! hops are equally short (leaf to spine, fat-tree uplinks), the switch gets a route through
+//! each, in port order: an ECMP group, over which the built-in forwarding hashes each flow's
+//! 5-tuple (`t2_pipeline::l3`), so a flow keeps one path. A program's exact route table
+//! cannot hold such groups: building a multi-path shape with a program is an error.
 //!
 //! Host `i` has address 10.0.0.1 + i and MAC 02:00 followed by `i` in 4 bytes.
 
@@ -270,11 +271,12 @@ impl TopologySpec {
             let mut routes = Vec::with_capacity(hosts);
             for (h, peer) in peers.iter().enumerate() {
                 let target = plan.host_switch[h];
-                let port = if target == s {
-                    port_to[s]
+                if target == s {
+                    let port = port_to[s]
                         .iter()
                         .position(|e| *e == Ok(h))
-                        .expect("own host")
+                        .expect("own host");
+                    routes.push((peer.ip, port));
                 } else {
                     let toward: Vec<usize> = (0..port_to[s].len())
                         .filter(|&p| {
@@ -284,9 +286,8 @@ impl TopologySpec {
                     if toward.is_empty() {
                         return Err(format!("switch {s} has no path to host {h}"));
                     }
-                    toward[h % toward.len()]
-                };
-                routes.push((peer.ip, port));
+                    routes.extend(toward.into_iter().map(|p| (peer.ip, p)));
+                }
             }
             let config = ChipConfig {
                 params: self.params,

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use t2sim::scenario_file::ScenarioFile;
 
+const QUEUE_ROWS: usize = 497;
+const MAX_DEPTH: u64 = 400;
+const PFC_SENT: u64 = 240;
+
 fn t2sim(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_t2sim"))
         .args(args)
@@ -56,7 +60,7 @@ fn incast_example_runs_from_the_cli_identically_twice() {
     let text = String::from_utf8(ra.stdout.clone()).unwrap();
     assert!(text.contains("24 completed of 24"), "{text}");
     assert!(text.contains("chip.tm_queue_limit"), "{text}");
-    for f in ["summary.json", "flows.csv", "links.csv"] {
+    for f in ["summary.json", "flows.csv", "links.csv", "queues.csv"] {
         let x = std::fs::read(a.join(f)).unwrap();
         assert_eq!(
             x,
@@ -71,6 +75,29 @@ fn incast_example_runs_from_the_cli_identically_twice() {
     assert_eq!(summary["completed"], 24);
     assert_eq!(summary["frames"]["unaccounted"], 0);
     assert!(summary["frames"]["dropped"].as_u64().unwrap() > 0);
+    assert_eq!(summary["queue_sample_ns"], 1000);
+    // No PFC in this scenario: no node has pause frames to report.
+    assert_eq!(summary["pause_frames"], serde_json::json!({}));
+    let queues = std::fs::read_to_string(a.join("queues.csv")).unwrap();
+    let mut lines = queues.lines();
+    assert_eq!(lines.next(), Some("time_ns,node,port,queue,depth_cells"));
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            assert_eq!(c[1], "switch0");
+            [c[0], c[2], c[3], c[4]]
+                .iter()
+                .map(|x| x.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    // Samples every 1000 ns; depths within the 400-cell queue limit.
+    assert!(rows
+        .iter()
+        .all(|r| r[0] % 1000 == 0 && r[3] > 0 && r[3] <= 400));
+    assert_eq!(rows.len(), QUEUE_ROWS);
+    // The incast fills the receiver's queue to its limit (hence the drops).
+    assert_eq!(rows.iter().map(|r| r[3]).max(), Some(MAX_DEPTH));
     // Without the word `run` too.
     let plain = t2sim(&["--scenario", file.to_str().unwrap()]);
     assert!(plain.status.success());
@@ -158,6 +185,35 @@ fn bad_files_name_the_file_key_and_problem() {
             GOOD.replace("dst = 1", "dst = 5"),
             vec!["fixed flow 0 -> 5"],
         ),
+        (
+            GOOD.replace(
+                "[workload]\n",
+                "[transport.qcn]\nbyte_counter_bytes = 0\n[workload]\n",
+            ),
+            vec!["bad.toml: transport.qcn.byte_counter_bytes: must be above 0"],
+        ),
+        (
+            GOOD.replace(
+                "[workload]\n",
+                "[transport.qcn]\nmin_rate_mbps = 200000\n[workload]\n",
+            ),
+            vec!["transport.qcn.min_rate_mbps: 200000 is outside 1..=100000 (the link rate)"],
+        ),
+        (
+            GOOD.replace("[workload]\n", "[transport.qcn]\nrate = 1\n[workload]\n"),
+            vec!["bad.toml", "unknown field `rate`"],
+        ),
+        (
+            format!("{GOOD}[output]\nqueue_sample_ns = 0\n"),
+            vec!["bad.toml: output.queue_sample_ns: must be above 0"],
+        ),
+        (
+            format!(
+                "{}[output]\nqueue_sample_ns = 1\n",
+                GOOD.replace("duration_us = 10", "duration_us = 200")
+            ),
+            vec!["output.queue_sample_ns: 1 ns over a 200000 ns run takes 200001 samples; at most 100000"],
+        ),
     ] {
         let e = error_of(&toml);
         for w in wants {
@@ -177,6 +233,20 @@ fn stepping_every_cycle_gives_the_same_results_as_jumping() {
     let stepped = s.run().unwrap();
     assert_eq!(jumped, stepped);
     assert!(jumped.drops.total() > 0);
+    assert_eq!(jumped.queue_samples.len(), QUEUE_ROWS);
+    // Stopping to sample queues changes nothing else.
+    s.topology.stepping = t2_testbench::Stepping::Jump;
+    s.queue_sample_ns = None;
+    let unsampled = s.run().unwrap();
+    assert!(unsampled.queue_samples.is_empty());
+    assert_eq!(
+        t2sim::scenario_file::RunResults {
+            queue_sample_ns: Some(1000),
+            queue_samples: jumped.queue_samples.clone(),
+            ..unsampled
+        },
+        jumped
+    );
 }
 
 #[test]
@@ -206,4 +276,63 @@ fn every_topology_kind_and_option_runs() {
         assert_eq!(r.completed, r.flows, "{topology}");
         assert_eq!(r.frames.unaccounted, 0, "{topology}");
     }
+}
+
+#[test]
+fn bfc_and_qcn_transport_keys_reach_the_hosts() {
+    let d = scratch("nic-options");
+    let p = d.join("nic.toml");
+    let text = GOOD.replace(
+        "[workload]\n",
+        "[transport]\nhonour_bfc_pause = true\n[transport.qcn]\nr_ai_mbps = 7\ntimer_us = 100\n[workload]\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let s = ScenarioFile::load(&p).unwrap();
+    let t = s.topology.transport;
+    assert!(t.honour_bfc_pause);
+    let std = t2_testbench::qcn::QcnParams::standard(t2_clock::Clock::tofino2());
+    assert_eq!(
+        t.qcn,
+        Some(t2_testbench::qcn::QcnParams {
+            r_ai_bps: 7_000_000,
+            timer: 150_000,
+            ..std
+        })
+    );
+    let r = s.run().unwrap();
+    assert_eq!((r.flows, r.completed, r.frames.unaccounted), (1, 1, 0));
+}
+
+#[test]
+fn pause_frame_counts_reach_the_summary() {
+    // Four senders into one port with class 0 lossless and NICs honouring PFC (as in
+    // tests/topology.rs): every PFC frame the chip sends reaches a sender.
+    let d = scratch("pause");
+    let p = d.join("pfc.toml");
+    let mut text = String::from(
+        "seed = 1\nduration_us = 10\ndrain_us = 4000\n[topology]\nkind = \"single_chip\"\nhosts = 5\n\
+         [transport]\nwindow_bytes = 400000\nrto_us = 100\nhonour_pfc = true\n[workload]\n",
+    );
+    for src in 1..=4 {
+        text += &format!("[[workload.flows]]\nsrc = {src}\ndst = 0\nsize_bytes = 2000000\n");
+    }
+    std::fs::write(&p, text).unwrap();
+    let mut s = ScenarioFile::load(&p).unwrap();
+    let tm = &mut s.topology.params.tm;
+    tm.pfc_lossless_classes = 1;
+    tm.pfc_xoff_cells = 300;
+    tm.pfc_xon_cells = 200;
+    tm.pfc_headroom_cells = 400;
+    let r = s.run().unwrap();
+    assert_eq!((r.completed, r.drops.total()), (4, 0));
+    let chip = r.pause_frames["switch0"];
+    let heard: u64 = (1..=4)
+        .map(|h| r.pause_frames[&format!("host{h}")].pfc_received)
+        .sum();
+    assert_eq!(chip.pfc_sent, heard);
+    assert_eq!((chip.pfc_sent, chip.pfc_received), (PFC_SENT, 0));
+    assert!(
+        !r.pause_frames.contains_key("host0"),
+        "the receiver is never paused"
+    );
 }

@@ -1,9 +1,10 @@
 //! Topologies of chips and transport hosts: they build, route every host pair, and carry
 //! reliable flows through overload.
 
+use t2_pipeline::l3::ecmp_member;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
-use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
+use t2_testbench::{Harness, Monitor, Network, NodeId, Scoreboard, Stepping, TransportConfig};
 use t2sim::topology::{Shape, Topology, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
@@ -96,7 +97,7 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     };
     let mut t = spec(shape, Stepping::Jump).build().unwrap();
     assert_eq!((t.chips.len(), t.hosts.len()), (16, 128));
-    // A flow from every leaf to the next, spread over spines by destination.
+    // A flow from every leaf to the next, each hashed onto one spine (ECMP).
     let flows: Vec<FlowSpec> = (0..8)
         .map(|l| flow(l as u32, l * 16 + l, ((l + 1) % 8) * 16 + 2 * l, 5_000, 0))
         .collect();
@@ -132,6 +133,76 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
         3,
         "sender, edge, middle, root, receiver"
     );
+}
+
+#[test]
+fn ecmp_hashes_each_flow_onto_one_spine() {
+    // 2 leaves x 4 spines, 8 hosts per leaf: leaf 0's ports 0..8 are its hosts, 8..12 its
+    // uplinks to spines 0..3. 40 flows of 10 segments from leaf 0 to leaf 1 (5 per host
+    // pair), each 10 frames; no frame is lost or resent, so leaf 0's uplink s carries
+    // exactly 10 frames for each flow the 5-tuple hash puts on spine s, and spine s passes
+    // the same frames down to leaf 1.
+    let shape = Shape::LeafSpine {
+        leaves: 2,
+        spines: 4,
+        hosts_per_leaf: 8,
+    };
+    let mut t = spec(shape, Stepping::Jump).build().unwrap();
+    let flows: Vec<FlowSpec> = (0..40u32)
+        .map(|i| {
+            let src = (i % 8) as usize;
+            flow(i, src, 8 + src, 10_000, i as u64 * 400)
+        })
+        .collect();
+    t.add_flows(&flows).unwrap();
+    assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
+    let resent: u64 = t
+        .hosts
+        .iter()
+        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
+        .map(|o| o.retransmitted_segments)
+        .sum();
+    assert_eq!(resent, 0);
+    // The member each flow hashes to: data frames go from port 10000 + id to port 80.
+    let mut per_spine = [0u64; 4];
+    for f in &flows {
+        let (a, b) = (t.peers[f.src].ip, t.peers[f.dst].ip);
+        per_spine[ecmp_member(a, b, 6, 10_000 + f.id as u16, 80, 4)] += 1;
+    }
+    assert_eq!(per_spine, [15, 10, 10, 5]);
+    let (leaf0, leaf1) = (t.chips[0], t.chips[1]);
+    let up: Vec<u64> = (0..4).map(|s| t.net.link_tx(leaf0, 8 + s).frames).collect();
+    assert_eq!(up, vec![150, 100, 100, 50]);
+    // Spine s (chip 2 + s) has leaf 0 on port 0 and leaf 1 on port 1.
+    let down: Vec<u64> = (0..4)
+        .map(|s| t.net.link_tx(t.chips[2 + s], 1).frames)
+        .collect();
+    assert_eq!(down, up);
+    // The ACKs come back over leaf 1's uplinks, hashed on their own 5-tuple.
+    let acks: u64 = (0..4).map(|s| t.net.link_tx(leaf1, 8 + s).frames).sum();
+    assert_eq!(acks, 400);
+}
+
+#[test]
+fn a_program_cannot_take_ecmp_routes() {
+    let mut s = spec(
+        Shape::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 1,
+        },
+        Stepping::Jump,
+    );
+    s.program = Some(t2_pipeline::examples::dctcp_switch(400));
+    let e = s.build().err().unwrap();
+    assert!(
+        e.contains("10.0.0.2 has 2 equal-cost routes (ECMP, device ports"),
+        "{e}"
+    );
+    assert!(e.contains("holds one port per destination"), "{e}");
+    // One path per destination is fine.
+    s.shape = Shape::Dumbbell { hosts_per_side: 1 };
+    assert!(s.build().is_ok());
 }
 
 #[test]
@@ -193,33 +264,55 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
     assert_eq!(net.pool().live() as u64, inside + on_links + on_nics);
 }
 
+/// A monitor that checks frame conservation after every visited cycle.
+struct Conservation {
+    hosts: Vec<NodeId>,
+    chips: Vec<NodeId>,
+    checks: u64,
+}
+
+impl Monitor for Conservation {
+    fn observe(&mut self, _now: u64, net: &Network) {
+        assert_conserved(net, &self.hosts, &self.chips);
+        self.checks += 1;
+    }
+}
+
 #[test]
 fn every_byte_arrives_through_an_overloaded_chip() {
-    let mut t = overload(Stepping::Jump);
-    // Conservation holds at every visited cycle of the first part of the run.
+    let t = overload(Stepping::Jump);
     let (hosts, chips) = (t.hosts.clone(), t.chips.clone());
-    let mut checks = 0;
-    t.net.run_until_true(300_000, |n| {
-        assert_conserved(n, &hosts, &chips);
-        checks += 1;
-        false
+    let mut h = Harness::new(t.net);
+    // Conservation holds at every visited cycle of the whole run.
+    let m = h.add_monitor(Conservation {
+        hosts: hosts.clone(),
+        chips: chips.clone(),
+        checks: 0,
     });
+    let all_done = |n: &Network| hosts.iter().all(|&x| n.node::<TransportHost>(x).all_done());
+    assert!(h.run_until(all_done, 20_000_000).unwrap());
+    let checks = h.monitor::<Conservation>(m).checks;
     assert!(checks > 1000, "{checks}");
-    let fcts = run(&mut t, 20_000_000);
-    assert_conserved(&t.net, &hosts, &chips);
+    let net = &h.net;
+    assert_conserved(net, &hosts, &chips);
+    let fcts: Vec<Option<u64>> = hosts
+        .iter()
+        .flat_map(|&x| net.node::<TransportHost>(x).outcomes())
+        .map(|o| o.finish)
+        .collect();
     assert!(fcts.iter().all(|f| f.is_some()), "{fcts:?}");
-    let chip = t.net.node::<Chip>(t.chips[0]);
+    let chip = net.node::<Chip>(chips[0]);
     assert!(chip.counters().dropped() > 0, "the queue limit must bite");
-    let receiver = t.net.node::<TransportHost>(t.hosts[0]);
+    let receiver = net.node::<TransportHost>(hosts[0]);
     let total: u64 = (1..5).map(|h| 150_000 + h * 1_111).sum();
     assert_eq!(receiver.data_bytes_received(), total);
-    let timeouts: u64 = t.hosts[1..]
+    let timeouts: u64 = hosts[1..]
         .iter()
-        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
+        .flat_map(|&x| net.node::<TransportHost>(x).outcomes())
         .map(|o| o.timeouts)
         .sum();
     assert!(timeouts > 0);
-    assert_eq!(t.net.pool().live() as u64, 0);
+    assert_eq!(net.pool().live() as u64, 0);
 }
 
 #[test]
@@ -228,15 +321,20 @@ fn overload_stepping_matches_jumping() {
     let mut s = overload(Stepping::EveryCycle);
     j.net.run_until(200_000);
     s.net.run_until(200_000);
+    // Jumping gives what is expected; stepping every cycle must give the same, host by host.
+    let mut board = Scoreboard::new("stepped against jumped hosts");
+    let host = |net: &Network, x: NodeId| {
+        let h = net.node::<TransportHost>(x);
+        (h.outcomes(), h.frames_sent(), h.data_bytes_received())
+    };
     for (&a, &b) in j.hosts.iter().zip(&s.hosts) {
-        let (x, y) = (
-            j.net.node::<TransportHost>(a),
-            s.net.node::<TransportHost>(b),
-        );
-        assert_eq!(x.outcomes(), y.outcomes());
-        assert_eq!(x.frames_sent(), y.frames_sent());
-        assert_eq!(x.data_bytes_received(), y.data_bytes_received());
+        board.expect(host(&j.net, a));
+        board.saw(host(&s.net, b));
     }
+    if let Err(m) = board.check() {
+        panic!("{m}");
+    }
+    assert_eq!(board.seen().len(), 5);
     assert_eq!(
         j.net.node::<Chip>(j.chips[0]).counters(),
         s.net.node::<Chip>(s.chips[0]).counters()

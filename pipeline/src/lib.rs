@@ -5,6 +5,7 @@
 //! ([`stage::Placement`] decides the cycles), and deparses them back into bytes. The crate
 //! knows nothing of queues: it hands packets on with their intrinsic metadata.
 
+pub mod bfc;
 pub mod check;
 pub mod examples;
 pub mod exec;
@@ -20,6 +21,7 @@ pub mod parser;
 pub mod pfc;
 pub mod phv;
 pub mod place;
+pub mod qcn;
 pub mod report;
 pub mod stage;
 

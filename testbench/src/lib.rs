@@ -4,15 +4,18 @@
 //! cycle by cycle, jumping over quiet cycles or stepping through every one with identical
 //! results. [`Host`] sends paced UDP and records every frame it receives.
 
+pub mod harness;
 pub mod host;
 pub mod metrics;
 pub mod network;
 pub mod node;
 pub mod probe;
+pub mod qcn;
 pub mod rng;
 pub mod transport;
 pub mod workload;
 
+pub use harness::{Driver, FnMonitor, FrameDriver, Harness, Mismatch, Monitor, Scoreboard};
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};

@@ -310,6 +310,79 @@ impl Network {
         }
     }
 
+    /// The cycle the kernel visits next: cycle 0 first, then the next cycle (stepping every
+    /// cycle) or the next cycle in which something happens (jumping; `None` if nothing ever
+    /// will). The harness (`crate::harness`) uses it to let drivers act before that cycle.
+    pub fn next_visit(&self) -> Option<Cycle> {
+        if self.visited_cycles == 0 {
+            return Some(0);
+        }
+        match self.stepping {
+            Stepping::EveryCycle => Some(self.now + 1),
+            Stepping::Jump => self.next_event(),
+        }
+    }
+
+    /// Visits cycle `t`, which must be after `now()` (or 0 to start): delivers the frames
+    /// arriving in it, then ticks the nodes due. Returns false (and does nothing) for a
+    /// cycle that is not ahead.
+    pub fn visit_cycle(&mut self, t: Cycle) -> bool {
+        let first = self.visited_cycles == 0;
+        if !first && t <= self.now {
+            return false;
+        }
+        if first && t > 0 {
+            self.visit(0);
+        }
+        self.visit(t);
+        true
+    }
+
+    /// Puts a frame on the wire into `node`'s `port`, arriving (last bit) in cycle `at`; it
+    /// is delivered before the node's tick in that cycle, as if a link carried it (but no
+    /// link's transmit counter sees it). Errors name the node and port, or the cycle.
+    pub fn inject(
+        &mut self,
+        node: NodeId,
+        port: usize,
+        bytes: &[u8],
+        at: Cycle,
+    ) -> Result<(), String> {
+        let n = self
+            .nodes
+            .get(node.0)
+            .ok_or_else(|| format!("no node {}", node.0))?;
+        if port >= n.port_count() {
+            return Err(format!("{} has no port {port}", n.name()));
+        }
+        if self.visited_cycles > 0 && at <= self.now {
+            return Err(format!(
+                "a frame for {} port {port} cannot arrive in cycle {at}, which has passed (now {})",
+                n.name(),
+                self.now
+            ));
+        }
+        let pkt = self.pool.alloc_from(bytes);
+        self.wire_seq += 1;
+        self.wires.push(Reverse(OnWire {
+            arrives: at,
+            seq: self.wire_seq,
+            node: node.0,
+            port,
+            pkt: pkt.index(),
+        }));
+        Ok(())
+    }
+
+    /// Makes every node due in cycle `t`: after something outside the kernel changed a node
+    /// (through `node_mut`), so that jumping cannot skip what the change started. A node
+    /// ticked when it has nothing to do changes nothing (the `Node` contract).
+    pub fn wake_all(&mut self, t: Cycle) {
+        for n in &mut self.next {
+            *n = Some(n.map_or(t, |e| e.min(t)));
+        }
+    }
+
     /// Runs every cycle up to and including `end`; afterwards `now() == end`.
     pub fn run_until(&mut self, end: Cycle) {
         if self.visited_cycles == 0 {

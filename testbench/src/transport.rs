@@ -16,17 +16,27 @@
 //! - Congestion control: [`Congestion::Fixed`] keeps the window constant;
 //!   [`Congestion::Dctcp`] runs DCTCP (see [`Dctcp`]).
 //!
+//! - BFC (`honour_bfc_pause`): each flow gets its own NIC queue index, written into the IPv4
+//!   identification field of its data frames (the "upstream queue" a BFC switch reads); a BFC
+//!   pause frame (`t2_pipeline::bfc`) replaces the NIC's paused-queue bitmap, and no new frame
+//!   of a flow whose bit is set starts until a frame clears it.
+//! - QCN (`qcn`): a CNM (`t2_pipeline::qcn`) about one of this host's flows gives that flow a
+//!   reaction point ([`crate::qcn::ReactionPoint`]) whose rate paces its data frames.
+//!
 //! A flow's completion time ends in the cycle the sender receives the ACK of its last byte.
 //! Frames this host cannot read (not TCP, or too short) are counted in `foreign` and freed:
 //! no packet is lost silently.
 
 use crate::node::{Node, Sent};
+use crate::qcn::{flow_id_in_msdu, QcnParams, ReactionPoint};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
+use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::pfc::PfcFrame;
+use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{PacketHandle, PacketPool};
 
 /// Bytes of the flow id at the start of every segment's payload.
@@ -68,7 +78,16 @@ pub struct TransportConfig {
     /// source is this host, destination is not) is sent again as it is. Without this such a
     /// frame is counted as foreign and freed.
     pub resend_bounced: bool,
+    /// Whether the NIC honours BFC pause frames: each flow has its own queue index (carried
+    /// in the IPv4 identification field), and a flow whose index is paused starts no frame.
+    pub honour_bfc_pause: bool,
+    /// QCN reaction points: with parameters, a CNM about a flow rate-limits it.
+    pub qcn: Option<QcnParams>,
 }
+
+/// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
+/// its control queue and never pauses; flows take the lowest free index in 1..2048.
+pub const NIC_FLOW_QUEUES: u16 = 2048;
 
 impl TransportConfig {
     /// 1000-byte segments (BFC's), a window of `window_bytes`, fixed congestion window.
@@ -81,6 +100,8 @@ impl TransportConfig {
             congestion: Congestion::Fixed,
             honour_pfc: false,
             resend_bounced: false,
+            honour_bfc_pause: false,
+            qcn: None,
         }
     }
 
@@ -219,9 +240,20 @@ struct SendFlow {
     finish: Option<Cycle>,
     timeouts: u64,
     retransmitted_segments: u64,
+    /// The NIC queue index of this flow (1..NIC_FLOW_QUEUES), for BFC.
+    queue: u16,
+    /// QCN: the reaction point, from the first CNM about this flow on.
+    rp: Option<ReactionPoint>,
+    /// QCN: no frame of this flow starts before this line tick while its limiter holds it.
+    ready_ticks: u64,
 }
 
 impl SendFlow {
+    /// The reaction point, while it holds the flow below line rate.
+    fn limiter(&self) -> Option<&ReactionPoint> {
+        self.rp.as_ref().filter(|rp| rp.limiting())
+    }
+
     fn window(&self) -> u64 {
         self.dctcp.map_or(self.fixed_window, |d| d.cwnd)
     }
@@ -299,6 +331,13 @@ pub struct TransportHost {
     /// Bounced frames waiting to be sent again, and how many were.
     bounced: VecDeque<PacketHandle>,
     resent_bounced: u64,
+    /// BFC: the last pause bitmap received (bit = NIC queue index mod 1024).
+    bfc_paused: BfcPause,
+    bfc_frames: u64,
+    /// BFC: how many open flows hold each NIC queue index.
+    queue_used: Vec<u32>,
+    /// QCN: well-formed CNMs received.
+    cnm_frames: u64,
     scratch: Vec<u8>,
 }
 
@@ -313,6 +352,9 @@ impl TransportHost {
         peers: Vec<Peer>,
     ) -> Result<TransportHost, String> {
         config.validate(name)?;
+        if let Some(q) = config.qcn {
+            q.validate(name, nic_bps)?;
+        }
         Ok(TransportHost {
             name: name.to_string(),
             me,
@@ -338,6 +380,10 @@ impl TransportHost {
             pfc_frames: 0,
             bounced: VecDeque::new(),
             resent_bounced: 0,
+            bfc_paused: BfcPause::none(),
+            bfc_frames: 0,
+            queue_used: vec![0; NIC_FLOW_QUEUES as usize],
+            cnm_frames: 0,
             scratch: Vec::new(),
         })
     }
@@ -465,6 +511,83 @@ impl TransportHost {
         self.pfc_frames
     }
 
+    /// BFC pause frames received (with `honour_bfc_pause`); malformed ones count as foreign.
+    pub fn bfc_frames(&self) -> u64 {
+        self.bfc_frames
+    }
+
+    /// Well-formed CNMs received (with `qcn`); malformed ones count as foreign.
+    pub fn cnm_frames(&self) -> u64 {
+        self.cnm_frames
+    }
+
+    /// The reaction point of flow `flow_id`, once a CNM has been applied to it.
+    pub fn reaction_point(&self, flow_id: u32) -> Option<&ReactionPoint> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .and_then(|f| f.rp.as_ref())
+    }
+
+    /// Applies a CNM received in cycle `now` to the open flow it names, if any (a CNM about a
+    /// finished flow has nothing left to slow).
+    fn on_cnm(&mut self, now: Cycle, cnm: &Cnm, params: QcnParams) {
+        self.cnm_frames += 1;
+        let Some(id) = flow_id_in_msdu(&cnm.encap_msdu) else {
+            return;
+        };
+        let line = self.line.bits_per_second();
+        if let Some(f) = self.flows[self.first_open..]
+            .iter_mut()
+            .find(|f| f.spec.id == id && f.finish.is_none())
+        {
+            f.rp.get_or_insert_with(|| ReactionPoint::new(line, params))
+                .on_cnm(now, cnm.qntz_fb);
+        }
+    }
+
+    /// The NIC queue index of flow `flow_id`, once it has started.
+    pub fn flow_queue(&self, flow_id: u32) -> Option<u16> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .map(|f| f.queue)
+    }
+
+    /// The lowest NIC queue index no open flow holds; when all 2047 are held, flows share
+    /// (by flow id), as BFC's bitmap already folds indices mod 1024.
+    fn take_queue(&mut self, flow_id: u32) -> u16 {
+        let q = (1..NIC_FLOW_QUEUES)
+            .find(|&q| self.queue_used[q as usize] == 0)
+            .unwrap_or(1 + (flow_id % (NIC_FLOW_QUEUES as u32 - 1)) as u16);
+        self.queue_used[q as usize] += 1;
+        q
+    }
+
+    /// QCN: flow `i` starts a frame of `bytes` (FCS included) at line tick `start`. Its next
+    /// frame may start once this one's wire bits have passed at the limiter's rate. The
+    /// NIC looks at whole cycles, so a frame can start up to one cycle after it was allowed;
+    /// counting the next gap from the allowed time, not the start, keeps that lateness from
+    /// adding up, so the rate holds over any run of frames. A frame later than that (the
+    /// flow had nothing to send, or the NIC was busy) counts from its start: no credit.
+    fn pace(&mut self, i: usize, start: u64, bytes: u64) {
+        let tpc = self.line.ticks_per_cycle();
+        let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
+        let f = &mut self.flows[i];
+        let Some(rp) = f.rp.as_mut().filter(|rp| rp.limiting()) else {
+            return;
+        };
+        let bits = LineRate::wire_bits(bytes) as u128;
+        let gap = (bits * per_second).div_ceil(rp.rate_bps() as u128) as u64;
+        let base = if start < f.ready_ticks + tpc {
+            f.ready_ticks
+        } else {
+            start
+        };
+        f.ready_ticks = base + gap;
+        rp.on_sent(bytes);
+    }
+
     /// Applies a PFC frame received in cycle `now`: pauses class 0 for its quanta of 512 bit
     /// times at the NIC's rate, or resumes it for quanta 0.
     fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
@@ -543,6 +666,8 @@ impl TransportHost {
         if f.snd_una >= f.spec.size_bytes {
             f.finish = Some(now);
             f.rto_at = None;
+            let q = f.queue as usize;
+            self.queue_used[q] -= 1;
         } else {
             f.rto_at = Some(now + f.rto);
         }
@@ -552,6 +677,7 @@ impl TransportHost {
     fn housekeeping(&mut self, now: Cycle) {
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
+            let queue = self.take_queue(spec.id);
             self.flows.push(SendFlow {
                 spec,
                 to: self.peers[spec.dst],
@@ -566,9 +692,15 @@ impl TransportHost {
                 finish: None,
                 timeouts: 0,
                 retransmitted_segments: 0,
+                queue,
+                rp: None,
+                ready_ticks: 0,
             });
         }
         for f in &mut self.flows[self.first_open..] {
+            if let Some(rp) = f.rp.as_mut() {
+                rp.on_time(now);
+            }
             if f.rto_at.is_some_and(|t| t <= now) {
                 f.timeouts += 1;
                 f.snd_nxt = f.snd_una;
@@ -588,25 +720,49 @@ impl TransportHost {
         }
     }
 
-    /// Builds the next frame to send, if any.
-    fn next_frame(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<PacketHandle> {
+    /// Whether flow `i` may start a frame in cycle `now` (BFC pause and QCN pacing).
+    fn may_send(&self, i: usize, now: Cycle) -> bool {
+        let f = &self.flows[i];
+        if self.config.honour_bfc_pause && self.bfc_paused.is_paused(f.queue as usize) {
+            return false;
+        }
+        f.limiter().is_none() || f.ready_ticks <= self.line.cycle_to_ticks(now)
+    }
+
+    /// Builds the next frame to send, if any, with the index of the flow whose data it is.
+    fn next_frame(
+        &mut self,
+        now: Cycle,
+        pool: &mut PacketPool,
+    ) -> Option<(PacketHandle, Option<usize>)> {
         if let Some(pkt) = self.bounced.pop_front() {
             self.resent_bounced += 1;
-            return Some(pkt);
+            return Some((pkt, None));
         }
         if let Some(a) = self.acks.pop_front() {
             let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
-            return Some(self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false));
+            let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0);
+            return Some((pkt, None));
         }
         let open = self.flows.len() - self.first_open;
         for k in 0..open {
             let i = self.first_open + (self.rr + k) % open;
+            if !self.may_send(i, now) {
+                continue;
+            }
             let Some(len) = self.flows[i].next_segment(self.config.mss) else {
                 continue;
             };
             self.rr = (self.rr + k + 1) % open.max(1);
             let f = &mut self.flows[i];
             let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
+            // The flow's queue index rides in the IPv4 identification field only with BFC,
+            // so that runs without it keep their frames byte for byte.
+            let queue = if self.config.honour_bfc_pause {
+                f.queue
+            } else {
+                0
+            };
             if seq < f.high {
                 f.retransmitted_segments += 1;
             }
@@ -616,7 +772,8 @@ impl TransportHost {
                 f.rto_at = Some(now + f.rto);
             }
             let ecn = self.ecn;
-            return Some(self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn));
+            let pkt = self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, queue);
+            return Some((pkt, Some(i)));
         }
         None
     }
@@ -632,6 +789,7 @@ impl TransportHost {
         flags: u16,
         data_len: usize,
         ect: bool,
+        ident: u16,
     ) -> PacketHandle {
         self.scratch.clear();
         self.scratch.extend_from_slice(&flow_id.to_be_bytes());
@@ -650,7 +808,7 @@ impl TransportHost {
             buf,
             &ep,
             64,
-            0,
+            ident,
             seq as u32,
             ack as u32,
             flags,
@@ -689,6 +847,27 @@ impl Node for TransportHost {
                 pool.free(pkt);
                 return self.on_pfc(now, frame);
             }
+        }
+        if let Some(params) = self.config.qcn.filter(|_| Cnm::is_cnm(bytes)) {
+            match Cnm::parse(bytes) {
+                Ok(cnm) => self.on_cnm(now, &cnm, params),
+                Err(_) => self.foreign += 1,
+            }
+            pool.free(pkt);
+            return;
+        }
+        if self.config.honour_bfc_pause && BfcPause::is_bfc(bytes) {
+            // The receiver replaces its bitmap with each frame (BFC's ns-3 NIC). A malformed
+            // one changes nothing and is counted as foreign.
+            match BfcPause::parse(bytes) {
+                Ok(b) => {
+                    self.bfc_paused = b;
+                    self.bfc_frames += 1;
+                }
+                Err(_) => self.foreign += 1,
+            }
+            pool.free(pkt);
+            return;
         }
         let bounced = headers::parse_frame(bytes)
             .ok()
@@ -741,9 +920,13 @@ impl Node for TransportHost {
         if now < self.paused_until {
             return; // PFC: frames already on the wire finish, no new one starts
         }
-        if let Some(pkt) = self.next_frame(now, pool) {
+        if let Some((pkt, flow)) = self.next_frame(now, pool) {
             let start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
-            let end = start + self.line.serialization_ticks(pool.frame_bytes(pkt));
+            let bytes = pool.frame_bytes(pkt);
+            if let Some(i) = flow {
+                self.pace(i, start, bytes);
+            }
+            let end = start + self.line.serialization_ticks(bytes);
             self.nic_free_ticks = end;
             self.on_nic = Some((self.line.ticks_to_cycle_ceil(end), pkt));
             self.frames_sent += 1;
@@ -758,7 +941,19 @@ impl Node for TransportHost {
             .filter_map(|f| f.rto_at)
             .min();
         let pause_ends = (self.paused_until > now).then_some(self.paused_until);
-        [nic, start, timers, pause_ends]
+        // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
+        let now_ticks = self.line.cycle_to_ticks(now);
+        let qcn = self.flows[self.first_open..]
+            .iter()
+            .filter_map(|f| {
+                let rp = f.limiter()?;
+                let paced = (f.ready_ticks > now_ticks
+                    && f.next_segment(self.config.mss).is_some())
+                .then(|| self.line.ticks_to_cycle_ceil(f.ready_ticks));
+                rp.timer_at().into_iter().chain(paced).min()
+            })
+            .min();
+        [nic, start, timers, pause_ends, qcn]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))
@@ -927,6 +1122,176 @@ mod tests {
         assert!(finish.is_some());
         assert_eq!(resent, 0);
         assert!(timeouts > 0 && foreign > 0);
+    }
+
+    /// Host `a` with two 30-segment flows wired straight to a probe that plays `script`
+    /// (BFC pause frames) and records every data frame: (arrival cycle, flow id, IPv4 id).
+    fn bfc_run(
+        stepping: Stepping,
+        script: Vec<(Cycle, Vec<u8>)>,
+    ) -> (Vec<(Cycle, u32, u16)>, u64, u64) {
+        let config = TransportConfig {
+            honour_bfc_pause: true,
+            ..TransportConfig::fixed(1_000_000, 10_000_000)
+        };
+        let clock = Clock::tofino2();
+        let mut a =
+            TransportHost::new("a", peer(0), clock, G100, config, vec![peer(0), peer(1)]).unwrap();
+        a.add_flow(flow(0, 0, 30_000)).unwrap();
+        a.add_flow(flow(1, 0, 30_000)).unwrap();
+        let mut net = Network::new(stepping);
+        let a = net.add(a);
+        let p = net.add(crate::probe::Probe::new(G100, script));
+        net.link(a, 0, p, 0, 150).unwrap();
+        net.run_until(20_000);
+        let seen = net
+            .node::<crate::probe::Probe>(p)
+            .received()
+            .iter()
+            .map(|(at, b)| {
+                let flow = u32::from_be_bytes(b[54..58].try_into().unwrap());
+                (*at, flow, u16::from_be_bytes([b[18], b[19]]))
+            })
+            .collect();
+        let host = net.node::<TransportHost>(a);
+        (seen, host.bfc_frames(), host.foreign())
+    }
+
+    fn bfc_frame(queues: &[usize]) -> Vec<u8> {
+        let mut b = Vec::new();
+        BfcPause::of(queues).write([2, 0, 0, 0, 0, 9], &mut b);
+        b
+    }
+
+    #[test]
+    fn bfc_pause_holds_only_the_paused_flow_queue() {
+        // Pause flow 0's queue (index 1) with a frame whose last bit leaves the probe at 1000
+        // (it reaches the host at 1150); a truncated frame at 2000 changes nothing; an empty
+        // bitmap at 3000 (host: 3150) resumes it.
+        let script = vec![
+            (1000, bfc_frame(&[1])),
+            (2000, bfc_frame(&[])[..100].to_vec()),
+            (3000, bfc_frame(&[])),
+        ];
+        let (seen, frames, foreign) = bfc_run(Stepping::Jump, script.clone());
+        assert_eq!((frames, foreign), (2, 1));
+        // Each flow has its own queue index in the IPv4 identification field.
+        assert!(seen.iter().all(|&(_, f, q)| q as u32 == f + 1));
+        let of = |flow: u32| -> Vec<Cycle> {
+            seen.iter().filter(|s| s.1 == flow).map(|s| s.0).collect()
+        };
+        let (f0, f1) = (of(0), of(1));
+        assert_eq!((f0.len(), f1.len()), (30, 30));
+        // 1,062-byte frames take 129.84 cycles and the NIC starts each at a cycle edge, so one
+        // leaves every 130 cycles, the two flows alternating, each 150 cycles on the wire.
+        // Flow 0's fifth frame (the NIC's ninth, 1040..1170) was on the wire when the pause
+        // arrived at 1150: it finishes (at the probe 1320) and no other frame of flow 0 starts
+        // until the resume; flow 1 has the NIC alone. The resume arrives at 3150 during flow
+        // 1's frame 3120..3250; flow 0's next frame follows it (3250..3380, at the probe 3530).
+        assert_eq!(f0[4], 1320);
+        assert_eq!(f0[5], 3530);
+        let in_pause = seen.iter().filter(|s| s.0 > 1320 && s.0 < 3530);
+        assert!(in_pause.clone().all(|s| s.1 == 1));
+        assert_eq!(in_pause.count(), 16);
+        assert_eq!(
+            bfc_run(Stepping::EveryCycle, script),
+            (seen, frames, foreign)
+        );
+    }
+
+    /// Host `a` sends one 400-segment flow (id 0) straight to a probe that plays `script`;
+    /// returns the arrival cycles of its data frames at the probe and the host.
+    fn qcn_run(stepping: Stepping, script: Vec<(Cycle, Vec<u8>)>) -> (Vec<Cycle>, Network, NodeId) {
+        let config = TransportConfig {
+            qcn: Some(QcnParams::standard(Clock::tofino2())),
+            ..TransportConfig::fixed(10_000_000, 10_000_000)
+        };
+        let mut a = TransportHost::new(
+            "a",
+            peer(0),
+            Clock::tofino2(),
+            G100,
+            config,
+            vec![peer(0), peer(1)],
+        )
+        .unwrap();
+        a.add_flow(flow(0, 0, 400_000)).unwrap();
+        let mut net = Network::new(stepping);
+        let a = net.add(a);
+        let p = net.add(crate::probe::Probe::new(G100, script));
+        net.link(a, 0, p, 0, 150).unwrap();
+        net.run_until(300_000);
+        (net.node::<crate::probe::Probe>(p).arrivals(), net, a)
+    }
+
+    /// A CNM with feedback `fb` about a data frame of flow `flow` from host 0.
+    fn cnm_about(flow: u32, fb: u8) -> Vec<u8> {
+        let ep = Endpoints {
+            src_mac: peer(0).mac,
+            dst_mac: peer(1).mac,
+            src_ip: peer(0).ip,
+            dst_ip: peer(1).ip,
+            src_port: 10_000,
+            dst_port: 80,
+        };
+        let mut sampled = Vec::new();
+        headers::build_tcp_frame(
+            &mut sampled,
+            &ep,
+            64,
+            0,
+            0,
+            0,
+            Tcp::ACK,
+            0,
+            &flow.to_be_bytes(),
+            60,
+        );
+        let (cnm, to) = Cnm::about(&sampled, fb, 7, -100, 4).unwrap();
+        let mut b = Vec::new();
+        cnm.write(to, [2, 0, 0, 0, 0, 0xcc], &mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn a_cnm_paces_the_flow_at_the_cut_rate() {
+        // The CNM's last bit reaches the host at 5,150, during its 40th frame (5,070..5,200).
+        let script = vec![
+            (5_000, cnm_about(0, 63)),
+            (6_000, cnm_about(9, 63)),
+            (7_000, cnm_about(0, 63)[..40].to_vec()),
+        ];
+        let (arrivals, net, a) = qcn_run(Stepping::Jump, script.clone());
+        let host = net.node::<TransportHost>(a);
+        assert_eq!(arrivals.len(), 400);
+        // A CNM about another flow is read but changes nothing; a truncated one is foreign.
+        assert_eq!((host.cnm_frames(), host.foreign()), (2, 1));
+        // Line rate before: one 1,062-byte frame every 130 cycles.
+        assert_eq!(&arrivals[38..41], &[5_220, 5_350, 5_480]);
+        // After: 100 G x (1 - 63/128) = 50,781,250,000 b/s, so a frame's 8,656 wire bits
+        // take 51,137.23 line ticks (255.69 cycles). Frame 40 starts when 39 ends (5,200);
+        // 41 is allowed 51,138 ticks (rounded up) later, at cycle 5,455.69, so it starts at
+        // 5,456 and arrives 130 + 150 later.
+        assert_eq!(arrivals[41], 5_736);
+        // 100 frames later the wire has carried 100 frames at exactly the limiter's rate:
+        // 100 x 51,138 ticks = 25,569 cycles, to within the one-cycle start granularity.
+        assert_eq!(arrivals[141] - arrivals[41], 25_569);
+        // As a rate: bits on the wire over that span against the limiter's rate, within a frame.
+        let span_ns = (arrivals[141] - arrivals[41]) as f64 / 1.5;
+        let seen_bps = 100.0 * 8656.0 / span_ns * 1e9;
+        assert!(
+            (seen_bps - 50_781_250_000.0).abs() < 8656.0 / span_ns * 1e9,
+            "{seen_bps}"
+        );
+        // The byte counter: 150,000 bytes is 141.2 frames of 1,062 bytes, so the 142nd frame
+        // after the cut completes the first stage and the next frames go at 75,390,625,000;
+        // the 360 frames after the cut (382,320 bytes) complete two: 87,695,312,500.
+        let rp = host.reaction_point(0).unwrap();
+        assert_eq!(rp.cnms(), 1);
+        assert_eq!(rp.stages(), (2, 0));
+        assert_eq!(rp.rate_bps(), 87_695_312_500);
+        let (stepped, _, _) = qcn_run(Stepping::EveryCycle, script);
+        assert_eq!(stepped, arrivals);
     }
 
     #[test]
