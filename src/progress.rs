@@ -62,6 +62,24 @@ impl Progress {
     }
 }
 
+/// Runs `net` to cycle `end` in 10 us slices, keeping a progress line. Stopping the kernel
+/// between slices changes nothing: it visits the same cycles as one `run_until(end)`.
+pub fn run_until(net: &mut t2_testbench::Network, clock: Clock, end: Cycle) {
+    let mut progress = Progress::new(clock, end);
+    let slice = clock.ns_to_cycles_ceil(SLICE_NS).max(1);
+    let mut now = 0;
+    while now < end {
+        now = (now + slice).min(end);
+        net.run_until(now);
+        progress.update(now);
+    }
+    net.run_until(end);
+    progress.finish();
+}
+
+/// Simulated time between two progress updates of [`run_until`].
+pub const SLICE_NS: u64 = 10_000;
+
 /// The text of the progress line at cycle `now` of `end`, `wall` after the start.
 pub fn line(clock: Clock, now: Cycle, end: Cycle, wall: Duration) -> String {
     let done = if end == 0 {

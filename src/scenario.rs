@@ -287,7 +287,7 @@ impl IncastScenario {
                 .enable_trace(w.filter.clone(), Box::new(BufWriter::new(file)))
                 .map_err(|e| ScenarioError(format!("{}: {e}", w.vcd.display())))?;
         }
-        b.net.run_until(self.duration_cycles);
+        crate::progress::run_until(&mut b.net, self.params.clock(), self.duration_cycles);
         let mut summary = RunSummary::of(self, &b);
         if let Some(w) = &self.waves {
             let chip = b.net.node_mut::<Chip>(b.chip);

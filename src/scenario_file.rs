@@ -652,7 +652,8 @@ impl ScenarioFile {
         // Run in slices so that a run whose flows are all done stops early. Queue samples
         // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
         // the way; stopping the kernel there changes nothing (it is exact at any stop).
-        let slice = clock.ns_to_cycles_ceil(10_000).max(1);
+        let slice = clock.ns_to_cycles_ceil(crate::progress::SLICE_NS).max(1);
+        let mut progress = crate::progress::Progress::new(clock, end);
         let mut now = 0;
         let mut samples = Vec::new();
         let mut k = 0u64;
@@ -667,10 +668,12 @@ impl ScenarioFile {
             }
             now = stop;
             topo.net.run_until(now);
+            progress.update(now);
             if now >= self.duration && all_done(&topo) {
                 break;
             }
         }
+        progress.finish();
         let mut results = self.measure(&topo, &flows, now);
         results.queue_samples = samples;
         Ok(results)
