@@ -1,10 +1,10 @@
 //! Fields a program can name: the built-in headers of `layout.rs`, Tofino2 intrinsic
 //! metadata under their Tofino2 names and widths, and where the IR's extra fields live.
 //!
-//! Headers and the intrinsic metadata the chip already fills sit where `layout.rs` put them.
-//! The remaining intrinsic metadata gets fixed containers just past the layout's, and a
-//! program's own metadata is allocated after those, one normal container per field, in
-//! declaration order. Gateway outcomes are kept in dark 8-bit containers (one bit per
+//! Built-in headers and the intrinsic metadata the chip already fills sit where `layout.rs`
+//! put them. The remaining intrinsic metadata gets fixed containers just past the layout's.
+//! A program's own headers (`crate::parser_check`) get normal containers after those, then
+//! its metadata, one normal container per field, in declaration order. Gateway outcomes are kept in dark 8-bit containers (one bit per
 //! gateway), standing in for the next-table signals the hardware passes between stages.
 
 use crate::layout;
@@ -159,36 +159,41 @@ impl MetadataAllocator {
     /// else a wider normal one, else a spilled one. `None` only when every container that
     /// could hold it is taken.
     pub fn alloc(&mut self, bits: u8) -> Option<Field> {
-        let widths = [Width::B8, Width::B16, Width::B32];
-        let first = match bits {
+        let first = Self::narrowest(bits as u32);
+        let normal = self.normal;
+        let total = self.total;
+        self.take(first, &normal)
+            .or_else(|| self.take(first, &total))
+            .map(|c| Field::low(c, bits))
+    }
+
+    /// A normal container of at least `bytes` bytes (1 to 4), the narrowest first: for
+    /// header bytes, which the parser and deparser must reach (mocha containers could too,
+    /// but the MAU computes only on normal ones). `None` when none is left.
+    pub fn alloc_normal(&mut self, bytes: usize) -> Option<Container> {
+        let normal = self.normal;
+        self.take(Self::narrowest(bytes as u32 * 8), &normal)
+    }
+
+    /// Index of the narrowest width of at least `bits` bits.
+    fn narrowest(bits: u32) -> usize {
+        match bits {
             0..=8 => 0,
             9..=16 => 1,
             _ => 2,
-        };
-        let take = |next: &mut [u16; 3], w: Width, limit: &[u16; 3]| {
-            let i = width_index(w);
-            (next[i] < limit[i]).then(|| {
-                next[i] += 1;
-                Field::low(
-                    Container {
-                        width: w,
-                        index: next[i] - 1,
-                    },
-                    bits,
-                )
-            })
-        };
-        for w in &widths[first..] {
-            if let Some(f) = take(&mut self.next, *w, &self.normal) {
-                return Some(f);
-            }
         }
-        for w in &widths[first..] {
-            if let Some(f) = take(&mut self.next, *w, &self.total) {
-                return Some(f);
+    }
+
+    /// The next container of width index `first` or wider below `limit`.
+    fn take(&mut self, first: usize, limit: &[u16; 3]) -> Option<Container> {
+        let widths = [Width::B8, Width::B16, Width::B32];
+        (first..3).find(|&i| self.next[i] < limit[i]).map(|i| {
+            self.next[i] += 1;
+            Container {
+                width: widths[i],
+                index: self.next[i] - 1,
             }
-        }
-        None
+        })
     }
 
     /// Containers in use per width (built-ins included); more than the normal count means

@@ -15,7 +15,7 @@ use t2_pipeline::params::{PipelineParams, StageLatency};
 use t2_pipeline::phv::Phv;
 use t2_pipeline::place::{place, verify, Budget, Placed};
 use t2_pipeline::stage::Dependency;
-use t2_pipeline::{fields, layout, parser, DropReason, Gress, PacketPool};
+use t2_pipeline::{fields, layout, DropReason, Gress, PacketPool};
 
 fn placed(p: &Program) -> (Arc<Checked>, Placed) {
     let c = check(p).unwrap_or_else(|e| panic!("{}: {e}", p.name));
@@ -199,14 +199,14 @@ fn interpret(
         };
         phv.set(port_field, *port as u32);
         phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
-        if let Err(r) = parser::parse(bytes, &mut phv) {
+        if let Err(r) = interp.parse(bytes, &mut phv) {
             phv.set(layout::DROP_REASON, r as u32);
         }
         interp.run(thread, &mut phv);
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         let mut out = bytes.clone();
         if drop.is_none() {
-            parser::deparse(&phv, &mut out);
+            interp.deparse(&phv, &mut out);
         }
         outs.push(Out {
             bytes: out,
