@@ -215,7 +215,7 @@ pub const ETHERTYPE_VLAN: u64 = 0x8100;
 ///
 /// Ingress bridges tagged frames by VLAN id: `vlan_forward` (exact on `vlan.vid`) sends VLAN
 /// 10 out of device port 16 translated to VLAN 20 with priority 5, and VLAN 30 out of port
-/// 24 unchanged; other VLANs are dropped (`no_route`). Untagged frames are routed like
+/// 24 as VLAN 30 with priority 0; other VLANs are dropped (`no_route`). Untagged frames are routed like
 /// [`dctcp_switch`]'s: non-IPv4 and expiring packets dropped, `ipv4_host` host routes (filled
 /// by the chip's routes) lowering the TTL.
 pub fn vlan_switch() -> Program {

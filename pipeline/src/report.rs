@@ -104,6 +104,7 @@ pub struct ParserUse {
     pub worst_state_extractors: Amount,
     /// Bytes of all the headers the graph extracts.
     pub header_bytes: u32,
+    /// In deparse (wire) order.
     pub headers: Vec<HeaderUse>,
     /// Normal containers the program's own headers take (data and valid bits), per width
     /// 8, 16, 32; built-in headers sit in their fixed ones.
@@ -136,10 +137,12 @@ impl ParserUse {
             |w, s| if s.extractors > w.extractors { s } else { w },
         );
         let mut own: Vec<Container> = Vec::new();
+        // In wire order: the order the deparser emits them.
         let headers = g
-            .headers
+            .deparse_order
             .iter()
-            .map(|h| {
+            .map(|&h| {
+                let h = &g.headers[h];
                 let builtin = parser::builtin_layout(&h.name).is_some();
                 let containers = h.extracts.iter().map(|e| {
                     format!(

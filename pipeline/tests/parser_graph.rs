@@ -520,8 +520,10 @@ fn the_report_has_a_parser_section() {
     assert_eq!(p.header_bytes, 4 + 14 + 20 + 8);
     // vlan: two 16-bit containers and an 8-bit one for its valid bit.
     assert_eq!(p.header_containers, [1, 2, 0]);
+    let order: Vec<&str> = p.headers.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(order, ["ethernet", "vlan", "ipv4", "udp"]);
     assert_eq!(
-        p.headers[0].containers,
+        p.headers[1].containers,
         ["16-bit #17 bytes 0..2", "16-bit #18 bytes 2..4"]
     );
     let text = r.to_string();
