@@ -321,7 +321,7 @@ fn unique<'a>(
     Ok(map)
 }
 
-fn fits(v: u64, bits: u32) -> bool {
+pub(crate) fn fits(v: u64, bits: u32) -> bool {
     bits >= 64 || v >> bits == 0
 }
 

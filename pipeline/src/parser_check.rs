@@ -19,7 +19,7 @@
 //! counted by [`parser::Graph`] and judged by placement, so that a program over them gets
 //! a "does not fit" verdict rather than an error. Rules and sources: `docs/parser.md`.
 
-use crate::check::{err, IrError};
+use crate::check::{err, fits, IrError};
 use crate::fields::{self, Access, MetadataAllocator};
 use crate::ir::{self, HeaderType, ParserGraph, Transition};
 use crate::layout::Extract;
@@ -60,10 +60,6 @@ fn locate(extracts: &[Extract], start: u32, bits: u32) -> Option<Field> {
         (lo <= start && start + bits <= hi && bits <= 32)
             .then(|| Field::at(e.container, (hi - start - bits) as u8, bits as u8))
     })
-}
-
-fn fits(v: u64, bits: u32) -> bool {
-    bits >= 64 || v >> bits == 0
 }
 
 /// Resolves `graph` over the program's `headers` (and the built-in ones), allocating the

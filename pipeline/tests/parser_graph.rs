@@ -263,6 +263,19 @@ fn header_declarations_are_checked() {
         bits: 8,
     });
     refused(&p, "metadata[0] (tag.vni)", "the name is a header field");
+    // A header's valid bit is the parser's to set.
+    let mut p = examples::vlan_switch();
+    p.actions[4]
+        .primitives
+        .push(t2_pipeline::ir::Primitive::set(
+            "vlan.$valid",
+            t2_pipeline::ir::Operand::Const(0),
+        ));
+    refused(
+        &p,
+        "actions[4] (bridge)",
+        "field `vlan.$valid` is read-only",
+    );
 }
 
 #[test]
