@@ -25,7 +25,7 @@ use crate::ir::{self, HeaderType, ParserGraph, Transition};
 use crate::layout::Extract;
 use crate::params::PhvParams;
 use crate::parser::{self, Case, Graph, HeaderLayout, Next, State};
-use crate::phv::Field;
+use crate::phv::{Container, Field};
 use std::collections::BTreeMap;
 
 /// Widest header field.
@@ -72,7 +72,7 @@ pub fn lower(
 ) -> Result<Lowered, IrError> {
     let mut hdrs: Vec<Hdr> = Vec::new();
     let mut hdr_ids: BTreeMap<String, usize> = BTreeMap::new();
-    let mut pov: Option<(crate::phv::Container, u8)> = None;
+    let mut pov: Option<(Container, u8)> = None;
     let builtins = parser::builtin_headers();
 
     // Header types.
@@ -105,115 +105,8 @@ pub fn lower(
             hdrs.push(builtin_hdr(b));
             continue;
         }
-        if h.fields.is_empty() {
-            return err(&path, "a header needs at least one field");
-        }
-        let mut names = Vec::new();
-        for (k, f) in h.fields.iter().enumerate() {
-            let fp = format!("{path}.fields[{k}] ({})", f.name);
-            if f.name.is_empty() || f.name.contains('.') || f.name.starts_with('$') {
-                return err(
-                    &fp,
-                    "a field name is non-empty, has no `.` and does not start with `$`",
-                );
-            }
-            if names.contains(&&f.name) {
-                return err(&fp, "the field is declared twice");
-            }
-            names.push(&f.name);
-            if f.bits == 0 || f.bits > MAX_FIELD_BITS {
-                return err(
-                    &fp,
-                    format!("width {} is outside 1..={MAX_FIELD_BITS}", f.bits),
-                );
-            }
-        }
-        let bits = h.bits();
-        if bits % 8 != 0 {
-            return err(
-                &path,
-                format!("the header is {bits} bits, not a whole number of bytes"),
-            );
-        }
-        let mut extracts = Vec::new();
-        let (mut group_start, mut at, mut first) = (0u32, 0u32, 0usize);
-        for (k, f) in h.fields.iter().enumerate() {
-            at += f.bits as u32;
-            if at % 8 != 0 {
-                continue;
-            }
-            let group_bytes = ((at - group_start) / 8) as usize;
-            let offset = (group_start / 8) as usize;
-            let no_room = |bytes: usize| IrError {
-                path: path.clone(),
-                problem: format!(
-                    "no normal PHV container is left for its bytes {}..{}",
-                    offset,
-                    offset + bytes
-                ),
-            };
-            if group_bytes <= 4 {
-                let container = alloc
-                    .alloc_normal(group_bytes)
-                    .ok_or_else(|| no_room(group_bytes))?;
-                extracts.push(Extract {
-                    offset,
-                    container,
-                    len: group_bytes,
-                });
-            } else if first == k {
-                // One wide field of whole bytes: 32-bit containers, then the rest.
-                let mut done = 0;
-                while done < group_bytes {
-                    let len = (group_bytes - done).min(4);
-                    let len = if len == 3 { 2 } else { len };
-                    let container = alloc
-                        .alloc_normal(len)
-                        .ok_or_else(|| no_room(group_bytes))?;
-                    extracts.push(Extract {
-                        offset: offset + done,
-                        container,
-                        len,
-                    });
-                    done += len;
-                }
-            } else {
-                return err(
-                    &path,
-                    format!(
-                        "fields `{}` to `{}` make a {}-bit group with no byte boundary inside; \
-                         such a group must fit one 32-bit container",
-                        h.fields[first].name,
-                        f.name,
-                        at - group_start
-                    ),
-                );
-            }
-            group_start = at;
-            first = k + 1;
-        }
-        let (container, used) = match pov {
-            Some((c, n)) if n < 8 => (c, n),
-            _ => {
-                let c = alloc.alloc_normal(1).ok_or_else(|| IrError {
-                    path: path.clone(),
-                    problem: "no normal 8-bit PHV container is left for its valid bit".into(),
-                })?;
-                (c, 0)
-            }
-        };
-        pov = Some((container, used + 1));
         hdr_ids.insert(h.name.clone(), hdrs.len());
-        hdrs.push(Hdr {
-            decl: h.clone(),
-            layout: HeaderLayout {
-                name: h.name.clone(),
-                bytes: (bits / 8) as usize,
-                extracts,
-                valid: Field::at(container, used, 1),
-                ipv4: false,
-            },
-        });
+        hdrs.push(program_header(&path, h, alloc, &mut pov)?);
     }
 
     // States: the start state first, the others in declaration order.
@@ -416,61 +309,22 @@ pub fn lower(
         select_headers.push(key_headers);
     }
 
-    // Reachability and loops, by depth-first search from the start.
+    // Reachability and loops.
     let n = resolved.len();
-    let succ = |r: usize| -> Vec<usize> {
-        let st = &resolved[r];
-        let mut v: Vec<usize> = st
-            .cases
-            .iter()
-            .map(|c| c.next)
-            .chain([st.default])
-            .filter_map(|x| match x {
-                Next::State(t) => Some(t),
-                _ => None,
-            })
-            .collect();
-        v.dedup();
-        v
-    };
-    // 0 = unseen, 1 = on the stack, 2 = done; `post` is the finishing order.
-    let mut mark = vec![0u8; n];
-    let mut post = Vec::new();
-    let mut stack = vec![(0usize, 0usize)];
-    mark[0] = 1;
-    while let Some(&mut (r, ref mut k)) = stack.last_mut() {
-        let next_states = succ(r);
-        if *k < next_states.len() {
-            let t = next_states[*k];
-            *k += 1;
-            match mark[t] {
-                0 => {
-                    mark[t] = 1;
-                    stack.push((t, 0));
-                }
-                1 => {
-                    return err(
-                        &spath(order[r]),
-                        format!(
-                            "goes back to state `{}`, making a loop; the parser graph must be \
-                             acyclic (a loop would extract a header twice, and the IR has no \
-                             header stacks)",
-                            resolved[t].name
-                        ),
-                    )
-                }
-                _ => {}
-            }
-        } else {
-            mark[r] = 2;
-            post.push(r);
-            stack.pop();
+    let post = match topological_order(&resolved) {
+        Ok(post) => post,
+        Err((r, Some(t))) => {
+            return err(
+                &spath(order[r]),
+                format!(
+                    "goes back to state `{}`, making a loop; the parser graph must be acyclic \
+                     (a loop would extract a header twice, and the IR has no header stacks)",
+                    resolved[t].name
+                ),
+            )
         }
-    }
-    if let Some(r) = (0..n).find(|&r| mark[r] == 0) {
-        return err(&spath(order[r]), "the state is unreachable from `start`");
-    }
-    post.reverse(); // a topological order
+        Err((r, None)) => return err(&spath(order[r]), "the state is unreachable from `start`"),
+    };
 
     // Headers on the paths into each state: on some path (may) and on every path (must).
     let all = if hdrs.len() == 128 {
@@ -532,7 +386,7 @@ pub fn lower(
                 );
             }
         }
-        for t in succ(r) {
+        for t in successors(&resolved[r]) {
             may_in[t] |= may;
             must_in[t] &= must;
         }
@@ -548,18 +402,9 @@ pub fn lower(
         );
     }
 
-    // Deparse order: headers after every header extracted before them, ties by index.
-    let mut deparse_order = Vec::new();
-    let mut placed = 0u128;
-    while deparse_order.len() < hdrs.len() {
-        let ready = (0..hdrs.len()).find(|&h| placed >> h & 1 == 0 && before[h] & !placed == 0);
-        let Some(h) = ready else {
-            let h = (0..hdrs.len())
-                .find(|&h| placed >> h & 1 == 0)
-                .expect("one is left");
-            let g = (0..hdrs.len())
-                .find(|&g| (before[h] & !placed) >> g & 1 == 1)
-                .expect("a header before it is left");
+    let deparse_order = match deparse_order(&before) {
+        Ok(order) => order,
+        Err((g, h)) => {
             return err(
                 &format!("{program}: parser"),
                 format!(
@@ -567,11 +412,9 @@ pub fn lower(
                      the deparser emits headers in one order",
                     hdrs[g].decl.name, hdrs[h].decl.name
                 ),
-            );
-        };
-        placed |= 1 << h;
-        deparse_order.push(h);
-    }
+            )
+        }
+    };
 
     Ok(Lowered {
         graph: Graph {
@@ -582,6 +425,196 @@ pub fn lower(
         fields: fields_out,
         wide,
     })
+}
+
+/// Checks a program-declared header and lays it out in normal containers from `alloc`
+/// (byte-aligned groups; see the module doc), with its valid bit in `pov`'s container.
+fn program_header(
+    path: &str,
+    h: &HeaderType,
+    alloc: &mut MetadataAllocator,
+    pov: &mut Option<(Container, u8)>,
+) -> Result<Hdr, IrError> {
+    if h.fields.is_empty() {
+        return err(path, "a header needs at least one field");
+    }
+    let mut names = Vec::new();
+    for (k, f) in h.fields.iter().enumerate() {
+        let fp = format!("{path}.fields[{k}] ({})", f.name);
+        if f.name.is_empty() || f.name.contains('.') || f.name.starts_with('$') {
+            return err(
+                &fp,
+                "a field name is non-empty, has no `.` and does not start with `$`",
+            );
+        }
+        if names.contains(&&f.name) {
+            return err(&fp, "the field is declared twice");
+        }
+        names.push(&f.name);
+        if f.bits == 0 || f.bits > MAX_FIELD_BITS {
+            return err(
+                &fp,
+                format!("width {} is outside 1..={MAX_FIELD_BITS}", f.bits),
+            );
+        }
+    }
+    let bits = h.bits();
+    if !bits.is_multiple_of(8) {
+        return err(
+            path,
+            format!("the header is {bits} bits, not a whole number of bytes"),
+        );
+    }
+    let mut extracts = Vec::new();
+    let (mut group_start, mut at, mut first) = (0u32, 0u32, 0usize);
+    for (k, f) in h.fields.iter().enumerate() {
+        at += f.bits as u32;
+        if !at.is_multiple_of(8) {
+            continue;
+        }
+        let group_bytes = ((at - group_start) / 8) as usize;
+        let offset = (group_start / 8) as usize;
+        let no_room = |bytes: usize| IrError {
+            path: path.to_string(),
+            problem: format!(
+                "no normal PHV container is left for its bytes {}..{}",
+                offset,
+                offset + bytes
+            ),
+        };
+        if group_bytes <= 4 {
+            let container = alloc
+                .alloc_normal(group_bytes)
+                .ok_or_else(|| no_room(group_bytes))?;
+            extracts.push(Extract {
+                offset,
+                container,
+                len: group_bytes,
+            });
+        } else if first == k {
+            // One wide field of whole bytes: 32-bit containers, then the rest.
+            let mut done = 0;
+            while done < group_bytes {
+                let len = (group_bytes - done).min(4);
+                let len = if len == 3 { 2 } else { len };
+                let container = alloc
+                    .alloc_normal(len)
+                    .ok_or_else(|| no_room(group_bytes))?;
+                extracts.push(Extract {
+                    offset: offset + done,
+                    container,
+                    len,
+                });
+                done += len;
+            }
+        } else {
+            return err(
+                path,
+                format!(
+                    "fields `{}` to `{}` make a {}-bit group with no byte boundary inside; \
+                     such a group must fit one 32-bit container",
+                    h.fields[first].name,
+                    f.name,
+                    at - group_start
+                ),
+            );
+        }
+        group_start = at;
+        first = k + 1;
+    }
+    let (container, used) = match *pov {
+        Some((c, n)) if n < 8 => (c, n),
+        _ => {
+            let c = alloc.alloc_normal(1).ok_or_else(|| IrError {
+                path: path.to_string(),
+                problem: "no normal 8-bit PHV container is left for its valid bit".into(),
+            })?;
+            (c, 0)
+        }
+    };
+    *pov = Some((container, used + 1));
+    Ok(Hdr {
+        decl: h.clone(),
+        layout: HeaderLayout {
+            name: h.name.clone(),
+            bytes: (bits / 8) as usize,
+            extracts,
+            valid: Field::at(container, used, 1),
+            ipv4: false,
+        },
+    })
+}
+
+/// The states a state may go to, in case order.
+fn successors(st: &State) -> Vec<usize> {
+    let mut v: Vec<usize> = st
+        .cases
+        .iter()
+        .map(|c| c.next)
+        .chain([st.default])
+        .filter_map(|x| match x {
+            Next::State(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// The states in a topological order from state 0, by depth-first search. Errors: `(r,
+/// Some(t))` when state `r` goes back to `t` (a loop), `(r, None)` when `r` is unreachable.
+fn topological_order(states: &[State]) -> Result<Vec<usize>, (usize, Option<usize>)> {
+    // 0 = unseen, 1 = on the stack, 2 = done; `post` is the finishing order.
+    let mut mark = vec![0u8; states.len()];
+    let mut post = Vec::new();
+    let mut stack = vec![(0usize, 0usize)];
+    mark[0] = 1;
+    while let Some(&mut (r, ref mut k)) = stack.last_mut() {
+        match successors(&states[r]).get(*k) {
+            Some(&t) => {
+                *k += 1;
+                match mark[t] {
+                    0 => {
+                        mark[t] = 1;
+                        stack.push((t, 0));
+                    }
+                    1 => return Err((r, Some(t))),
+                    _ => {}
+                }
+            }
+            None => {
+                mark[r] = 2;
+                post.push(r);
+                stack.pop();
+            }
+        }
+    }
+    if let Some(r) = mark.iter().position(|&m| m == 0) {
+        return Err((r, None));
+    }
+    post.reverse();
+    Ok(post)
+}
+
+/// The deparse order: each header after every header extracted before it on some path
+/// (`before[h]`, a bit set), ties broken by index. Error: `(g, h)`, two headers that come
+/// in both orders.
+fn deparse_order(before: &[u128]) -> Result<Vec<usize>, (usize, usize)> {
+    let mut order = Vec::new();
+    let mut placed = 0u128;
+    while order.len() < before.len() {
+        let left = |h: usize| placed >> h & 1 == 0;
+        let Some(h) = (0..before.len()).find(|&h| left(h) && before[h] & !placed == 0) else {
+            let h = (0..before.len()).find(|&h| left(h)).expect("one is left");
+            let g = (0..before.len())
+                .find(|&g| left(g) && before[h] >> g & 1 == 1)
+                .expect("a header before it is left");
+            return Err((g, h));
+        };
+        placed |= 1 << h;
+        order.push(h);
+    }
+    Ok(order)
 }
 
 fn builtin_hdr(b: &HeaderType) -> Hdr {
