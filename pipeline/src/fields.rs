@@ -4,8 +4,9 @@
 //! Built-in headers and the intrinsic metadata the chip already fills sit where `layout.rs`
 //! put them. The remaining intrinsic metadata gets fixed containers just past the layout's.
 //! A program's own headers (`crate::parser_check`) get normal containers after those, then
-//! its metadata, one normal container per field, in declaration order. Gateway outcomes are kept in dark 8-bit containers (one bit per
-//! gateway), standing in for the next-table signals the hardware passes between stages.
+//! its metadata, one normal container per field, in declaration order. Gateway outcomes are
+//! kept in dark 8-bit containers (one bit per gateway), standing in for the next-table
+//! signals the hardware passes between stages.
 
 use crate::layout;
 use crate::params::PhvParams;
