@@ -290,6 +290,21 @@ mod tests {
     }
 
     #[test]
+    fn header_containers_are_normal_only_and_widen() {
+        let phv = PhvParams {
+            normal: [9, 18, 12],
+            ..PhvParams::default()
+        };
+        let mut a = MetadataAllocator::new(&phv);
+        assert_eq!(a.alloc_normal(1), Some(Container::b8(8)));
+        assert_eq!(a.alloc_normal(1), Some(Container::b16(17)));
+        assert_eq!(a.alloc_normal(2), Some(Container::b32(11)));
+        // 3 bytes need 32 bits; no normal container is left, and headers never spill.
+        assert_eq!(a.alloc_normal(3), None);
+        assert_eq!(a.used(), [9, 18, 12]);
+    }
+
+    #[test]
     fn byte_spans_and_overlap() {
         assert_eq!(field_bytes(layout::IPV4_ECN), 1);
         assert_eq!(field_bytes(Field::at(Container::b16(0), 7, 2)), 2);
