@@ -29,6 +29,7 @@ fn report_on_each_shipped_program_fits_with_the_expected_latency() {
         ("l3_forward.json", 25 + 19 * 2, 23 + 19 * 2),
         ("ecn_marking.json", 23 + 19 * 2, 23 + 19 * 2),
         ("flow_counter.json", 23 + 27 + 23 + 17 * 2, 23 + 19 * 2),
+        ("vlan_switch.json", 23 + 19 * 2, 23 + 19 * 2),
     ] {
         let path = programs_dir().join(file);
         let path = path.to_str().unwrap();
@@ -99,6 +100,50 @@ fn report_require_fit_fails_with_the_resource_named() {
     assert_eq!(v["fits"], false);
     assert_eq!(v["failure"]["resource"], "register_array_rams");
     assert_eq!(v["failure"]["unit"], "flow_count");
+}
+
+#[test]
+fn report_names_the_parser_state_over_a_parser_limit() {
+    use t2_pipeline::ir::{HeaderType, ParserState};
+    // A 44-byte header of 32-bit fields in one state: 22 extractors + 1 for its valid bit.
+    let mut p = t2_pipeline::examples::vlan_switch();
+    let names: Vec<String> = (0..11).map(|i| format!("w{i}")).collect();
+    let fields: Vec<(&str, u16)> = names.iter().map(|n| (n.as_str(), 32)).collect();
+    p.headers.push(HeaderType::new("big", &fields));
+    let states = &mut p.parser.as_mut().unwrap().states;
+    states[3] = ParserState::new("parse_udp")
+        .extract("udp")
+        .goto("parse_big");
+    states.push(ParserState::new("parse_big").extract("big"));
+    let file = temp_file("big_header.json", &p.to_json());
+    let file = file.to_str().unwrap();
+    let out = t2sim(&["report", "--program", file, "--require-fit"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("DOES NOT FIT: `parse_big` does not fit: parser_extractors needs 23 of 20"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  parse_big                   1          23  big\n"),
+        "{text}"
+    );
+    let json = t2sim(&["report", "--program", file, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["failure"]["resource"], "parser_extractors");
+    assert_eq!(v["parser"]["worst_state"], "parse_big");
+    assert_eq!(v["parser"]["tcam_rows"]["used"], 10);
+    // A parser error is a malformed program: exit 2 naming the program and the state.
+    p.parser.as_mut().unwrap().states[4] =
+        ParserState::new("parse_big").extract("big").goto("start");
+    let file = temp_file("loop.json", &p.to_json());
+    let out = t2sim(&["report", "--program", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("vlan_switch: parser.states[4] (parse_big): goes back to state `start`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -6,16 +6,20 @@
 //! Anything wrong is reported as an [`IrError`] naming where (`tables[2] (acl).entries[0]`)
 //! and what, never a panic. Tofino2 limits that belong to one object (stateful-ALU
 //! comparators, outputs, RegisterActions per array, PHV input width) are checked here;
-//! per-stage budgets are placement's job.
+//! per-stage budgets are placement's job. Header types and the parser graph are checked and
+//! resolved by [`crate::parser_check`]; their fields join the names tables can use.
 
 use crate::fields::{self, Access, MetadataAllocator};
 use crate::ir::{self, AluOp, Cmp, HashAlgorithm, MatchKind, Primitive, SaluOp, SaluOutputValue};
 use crate::layout;
 use crate::params::PhvParams;
+use crate::parser::{self, Graph};
+use crate::parser_check;
 use crate::phv::Field;
 use crate::DropReason;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 /// A program that cannot be accepted: where, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +36,7 @@ impl fmt::Display for IrError {
 
 impl std::error::Error for IrError {}
 
-fn err<T>(path: &str, problem: impl Into<String>) -> Result<T, IrError> {
+pub(crate) fn err<T>(path: &str, problem: impl Into<String>) -> Result<T, IrError> {
     Err(IrError {
         path: path.to_string(),
         problem: problem.into(),
@@ -293,6 +297,9 @@ pub struct Checked {
     pub phv_dark8_used: u16,
     /// Program metadata fields and where they were put.
     pub metadata: Vec<(String, Field)>,
+    /// The parser graph (the built-in one when the program has none), which the gress
+    /// parser and deparser and the interpreter run.
+    pub parser: Arc<Graph>,
 }
 
 impl Checked {
@@ -326,26 +333,40 @@ fn unique<'a>(
     Ok(map)
 }
 
-fn fits(v: u64, bits: u32) -> bool {
+pub(crate) fn fits(v: u64, bits: u32) -> bool {
     bits >= 64 || v >> bits == 0
 }
 
 struct Resolver {
     fields: BTreeMap<String, (Field, Access)>,
+    /// Header fields wider than 32 bits, which exist but cannot be named.
+    wide: Vec<(String, u16)>,
 }
 
 impl Resolver {
+    fn unknown<T>(&self, path: &str, name: &str) -> Result<T, IrError> {
+        match self.wide.iter().find(|w| w.0 == name) {
+            Some(w) => err(
+                path,
+                format!(
+                    "field `{name}` is {} bits; tables and actions name fields of at most 32",
+                    w.1
+                ),
+            ),
+            None => err(path, format!("unknown field `{name}`")),
+        }
+    }
     fn field(&self, path: &str, name: &str) -> Result<Field, IrError> {
         match self.fields.get(name) {
             Some(&(f, _)) => Ok(f),
-            None => err(path, format!("unknown field `{name}`")),
+            None => self.unknown(path, name),
         }
     }
     fn writable(&self, path: &str, name: &str) -> Result<Field, IrError> {
         match self.fields.get(name) {
             Some(&(f, Access::ReadWrite)) => Ok(f),
             Some(_) => err(path, format!("field `{name}` is read-only")),
-            None => err(path, format!("unknown field `{name}`")),
+            None => self.unknown(path, name),
         }
     }
     fn salu_operand(&self, path: &str, o: &ir::SaluOperand) -> Result<SOperand, IrError> {
@@ -382,6 +403,18 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         fields.insert(b.name.to_string(), (b.field, b.access));
     }
     let mut alloc = MetadataAllocator::new(phv);
+    // Headers first: they need normal (parser-visible) containers; metadata may spill.
+    let lowered = match &p.parser {
+        Some(g) => parser_check::lower(&p.name, &p.headers, g, &mut alloc)?,
+        None => parser_check::lower(&p.name, &p.headers, &parser::builtin_graph(), &mut alloc)?,
+    };
+    let parser = match &p.parser {
+        None => Graph::builtin(),
+        Some(_) => Arc::new(lowered.graph),
+    };
+    for (name, f, access) in lowered.fields {
+        fields.insert(name, (f, access));
+    }
     let mut phv_spill = None;
     let mut metadata = Vec::new();
     unique("metadata", p.metadata.iter().map(|m| m.name.as_str()))?;
@@ -389,6 +422,9 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         let path = format!("metadata[{i}] ({})", m.name);
         if fields::builtin(&m.name).is_some() {
             return err(&path, "the name is a built-in field");
+        }
+        if fields.contains_key(&m.name) || lowered.wide.iter().any(|w| w.0 == m.name) {
+            return err(&path, "the name is a header field");
         }
         if !(1..=32).contains(&m.bits) {
             return err(&path, format!("width {} is outside 1..=32", m.bits));
@@ -404,7 +440,10 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         fields.insert(m.name.clone(), (f, Access::ReadWrite));
         metadata.push((m.name.clone(), f));
     }
-    let r = Resolver { fields };
+    let r = Resolver {
+        fields,
+        wide: lowered.wide,
+    };
 
     // Hash units.
     let hash_ids = unique("hashes", p.hashes.iter().map(|h| h.name.as_str()))?;
@@ -679,6 +718,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         phv_normal_used: alloc.used(),
         phv_spill,
         metadata,
+        parser,
     })
 }
 

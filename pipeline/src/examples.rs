@@ -2,9 +2,9 @@
 //! are these programs serialized (a test keeps them in step).
 
 use crate::ir::{
-    Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, Primitive, Program,
-    ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate,
-    Stmt, Table,
+    Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, ParserState,
+    Primitive, Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput,
+    SaluOutputValue, SaluUpdate, Stmt, Table,
 };
 
 /// The forwarding actions and the keyless drop tables shared by the forwarding programs.
@@ -208,6 +208,73 @@ pub fn flow_counter() -> Program {
         .build_unchecked()
 }
 
+/// The 802.1Q ethertype (TPID).
+pub const ETHERTYPE_VLAN: u64 = 0x8100;
+
+/// A program-declared header and parser graph: Ethernet, an optional 802.1Q tag (`vlan`),
+/// IPv4, UDP. A frame with two tags (QinQ) is rejected by the parser (`parser_reject`).
+///
+/// Ingress bridges tagged frames by VLAN id: `vlan_forward` (exact on `vlan.vid`) sends VLAN
+/// 10 out of device port 16 translated to VLAN 20 with priority 5, and VLAN 30 out of port
+/// 24 as VLAN 30 with priority 0; other VLANs are dropped (`no_route`). Untagged frames are routed like
+/// [`dctcp_switch`]'s: non-IPv4 and expiring packets dropped, `ipv4_host` host routes (filled
+/// by the chip's routes) lowering the TTL.
+pub fn vlan_switch() -> Program {
+    forwarding("vlan_switch")
+        .header(
+            "vlan",
+            &[("pcp", 3), ("dei", 1), ("vid", 12), ("ether_type", 16)],
+        )
+        .parser(vec![
+            ParserState::new("start")
+                .extract("ethernet")
+                .select(&["ethernet.ether_type"], "accept")
+                .case(&[ETHERTYPE_VLAN], "parse_vlan")
+                .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
+            ParserState::new("parse_vlan")
+                .extract("vlan")
+                .select(&["vlan.ether_type"], "accept")
+                .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4")
+                .case(&[ETHERTYPE_VLAN], "reject"),
+            ParserState::new("parse_ipv4")
+                .extract("ipv4")
+                .select(&["ipv4.protocol"], "accept")
+                .case(&[crate::headers::IPPROTO_UDP as u64], "parse_udp"),
+            ParserState::new("parse_udp").extract("udp"),
+        ])
+        .action(
+            Action::new("bridge")
+                .param("port", 9)
+                .param("vid", 12)
+                .param("pcp", 3)
+                .prim(Primitive::SetEgressPort {
+                    port: Operand::param("port"),
+                })
+                .prim(Primitive::set("vlan.vid", Operand::param("vid")))
+                .prim(Primitive::set("vlan.pcp", Operand::param("pcp"))),
+        )
+        .table(
+            Table::new("vlan_forward", MatchKind::Exact, &["vlan.vid"], 4096)
+                .action("bridge")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[])
+                .entry(&[10], "bridge", &[16, 20, 5])
+                .entry(&[30], "bridge", &[24, 30, 0]),
+        )
+        .table(
+            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+                .action("forward")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[]),
+        )
+        .ingress(vec![Stmt::if_(
+            Condition::new("vlan.$valid", Cmp::Eq, Operand::Const(1)),
+            vec![Stmt::apply("vlan_forward")],
+            forwarding_ingress(vec![Stmt::apply("ipv4_host")]),
+        )])
+        .build_unchecked()
+}
+
 /// Every example with its file name under `programs/`.
 pub fn all() -> Vec<(&'static str, Program)> {
     vec![
@@ -215,5 +282,6 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("ecn_marking.json", ecn_marking()),
         ("flow_counter.json", flow_counter()),
         ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
+        ("vlan_switch.json", vlan_switch()),
     ]
 }

@@ -308,6 +308,17 @@ impl Interpreter {
         Interpreter { program, state }
     }
 
+    /// Parses `bytes` into `phv` with the program's parser, as the gress parser does at
+    /// entry; the error is the reason the packet is dropped.
+    pub fn parse(&self, bytes: &[u8], phv: &mut Phv) -> Result<(), crate::DropReason> {
+        self.program.parser.parse(bytes, phv)
+    }
+
+    /// Writes `phv`'s valid headers back into `bytes`, as the gress deparser does at exit.
+    pub fn deparse(&self, phv: &Phv, bytes: &mut [u8]) {
+        self.program.parser.deparse(phv, bytes)
+    }
+
     /// Runs `thread`'s control on `phv`.
     pub fn run(&mut self, thread: Thread, phv: &mut Phv) {
         let p = Arc::clone(&self.program);
@@ -446,6 +457,7 @@ impl PlacedThread {
             Thread::Ingress | Thread::Ghost => (Gress::Ingress, &placed.ingress_timing),
         };
         GressPipeline::new(gress, params, timing, &self.active_stages())
+            .with_parser(Arc::clone(&self.program.parser))
     }
 }
 

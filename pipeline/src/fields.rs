@@ -1,11 +1,12 @@
 //! Fields a program can name: the built-in headers of `layout.rs`, Tofino2 intrinsic
 //! metadata under their Tofino2 names and widths, and where the IR's extra fields live.
 //!
-//! Headers and the intrinsic metadata the chip already fills sit where `layout.rs` put them.
-//! The remaining intrinsic metadata gets fixed containers just past the layout's, and a
-//! program's own metadata is allocated after those, one normal container per field, in
-//! declaration order. Gateway outcomes are kept in dark 8-bit containers (one bit per
-//! gateway), standing in for the next-table signals the hardware passes between stages.
+//! Built-in headers and the intrinsic metadata the chip already fills sit where `layout.rs`
+//! put them. The remaining intrinsic metadata gets fixed containers just past the layout's.
+//! A program's own headers (`crate::parser_check`) get normal containers after those, then
+//! its metadata, one normal container per field, in declaration order. Gateway outcomes are
+//! kept in dark 8-bit containers (one bit per gateway), standing in for the next-table
+//! signals the hardware passes between stages.
 
 use crate::layout;
 use crate::params::PhvParams;
@@ -159,36 +160,41 @@ impl MetadataAllocator {
     /// else a wider normal one, else a spilled one. `None` only when every container that
     /// could hold it is taken.
     pub fn alloc(&mut self, bits: u8) -> Option<Field> {
-        let widths = [Width::B8, Width::B16, Width::B32];
-        let first = match bits {
+        let first = Self::narrowest(bits as u32);
+        let normal = self.normal;
+        let total = self.total;
+        self.take(first, &normal)
+            .or_else(|| self.take(first, &total))
+            .map(|c| Field::low(c, bits))
+    }
+
+    /// A normal container of at least `bytes` bytes (1 to 4), the narrowest first: for
+    /// header bytes, which the parser and deparser must reach (mocha containers could too,
+    /// but the MAU computes only on normal ones). `None` when none is left.
+    pub fn alloc_normal(&mut self, bytes: usize) -> Option<Container> {
+        let normal = self.normal;
+        self.take(Self::narrowest(bytes as u32 * 8), &normal)
+    }
+
+    /// Index of the narrowest width of at least `bits` bits.
+    fn narrowest(bits: u32) -> usize {
+        match bits {
             0..=8 => 0,
             9..=16 => 1,
             _ => 2,
-        };
-        let take = |next: &mut [u16; 3], w: Width, limit: &[u16; 3]| {
-            let i = width_index(w);
-            (next[i] < limit[i]).then(|| {
-                next[i] += 1;
-                Field::low(
-                    Container {
-                        width: w,
-                        index: next[i] - 1,
-                    },
-                    bits,
-                )
-            })
-        };
-        for w in &widths[first..] {
-            if let Some(f) = take(&mut self.next, *w, &self.normal) {
-                return Some(f);
-            }
         }
-        for w in &widths[first..] {
-            if let Some(f) = take(&mut self.next, *w, &self.total) {
-                return Some(f);
+    }
+
+    /// The next container of width index `first` or wider below `limit`.
+    fn take(&mut self, first: usize, limit: &[u16; 3]) -> Option<Container> {
+        let widths = [Width::B8, Width::B16, Width::B32];
+        (first..3).find(|&i| self.next[i] < limit[i]).map(|i| {
+            self.next[i] += 1;
+            Container {
+                width: widths[i],
+                index: self.next[i] - 1,
             }
-        }
-        None
+        })
     }
 
     /// Containers in use per width (built-ins included); more than the normal count means
@@ -281,6 +287,21 @@ mod tests {
         assert_eq!(a.alloc(3).unwrap().container.width, Width::B16);
         let g = gateway_bit(&phv, 9).unwrap();
         assert_eq!((g.container, g.shift), (Container::b8(78), 1));
+    }
+
+    #[test]
+    fn header_containers_are_normal_only_and_widen() {
+        let phv = PhvParams {
+            normal: [9, 18, 12],
+            ..PhvParams::default()
+        };
+        let mut a = MetadataAllocator::new(&phv);
+        assert_eq!(a.alloc_normal(1), Some(Container::b8(8)));
+        assert_eq!(a.alloc_normal(1), Some(Container::b16(17)));
+        assert_eq!(a.alloc_normal(2), Some(Container::b32(11)));
+        // 3 bytes need 32 bits; no normal container is left, and headers never spill.
+        assert_eq!(a.alloc_normal(3), None);
+        assert_eq!(a.used(), [9, 18, 12]);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! One gress (ingress or egress) of a pipe: parser, MAU stages, deparser, as a fixed-latency
 //! shift register of PHV slots.
 //!
+//! The parser runs a [`Graph`] (the built-in one unless [`GressPipeline::with_parser`]
+//! gives the program's) on the frame's bytes at entry; its latency is `parser_cycles` whatever
+//! the graph. A packet the parser drops keeps its slot and leaves at the exit with its reason.
+//!
 //! The register is a ring indexed by entry cycle, so moving every packet one step is free:
 //! a packet that entered at cycle `e` is at offset `now - e`. Stage `k` acts on the slot at its
 //! offset (parser latency + the stage's offset from placement); the deparser hands the packet
@@ -12,11 +16,12 @@ use crate::fields;
 use crate::layout;
 use crate::packet::{PacketHandle, PacketPool};
 use crate::params::PipelineParams;
-use crate::parser;
+use crate::parser::Graph;
 use crate::phv::{Field, Phv};
 use crate::stage::Placement;
 use crate::DropReason;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use t2_clock::Cycle;
 
 /// Which thread of the pipe.
@@ -91,6 +96,8 @@ pub struct GressPipeline {
     /// Offset from entry at which a packet reaches each stage, tables or not.
     all_stage_offsets: Vec<Cycle>,
     last_entry: Option<Cycle>,
+    /// The parse graph the parser runs and the deparser follows.
+    parser: Arc<Graph>,
 }
 
 impl GressPipeline {
@@ -135,7 +142,14 @@ impl GressPipeline {
             exit_offset,
             all_stage_offsets,
             last_entry: None,
+            parser: Graph::builtin(),
         }
+    }
+
+    /// The same pipeline running `graph` (a program's parser) instead of the built-in one.
+    pub fn with_parser(mut self, graph: Arc<Graph>) -> GressPipeline {
+        self.parser = graph;
+        self
     }
 
     pub fn gress(&self) -> Gress {
@@ -199,7 +213,7 @@ impl GressPipeline {
         slot.phv.set(port_field, port as u32);
         slot.phv
             .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
-        if let Err(reason) = parser::parse(bytes, &mut slot.phv) {
+        if let Err(reason) = self.parser.parse(bytes, &mut slot.phv) {
             slot.phv.set(layout::DROP_REASON, reason as u32);
         }
         for &(field, value) in metadata {
@@ -239,12 +253,17 @@ impl GressPipeline {
             Gress::Egress => layout::EGRESS_PORT,
         };
         let ingress = self.gress == Gress::Ingress;
-        let slot = self.slot_at(now, exit_offset)?;
+        // Found by hand rather than by `slot_at` so the parser can be borrowed alongside.
+        let entered = now.checked_sub(exit_offset)?;
+        let slot = &mut self.slots[(entered & self.mask) as usize];
+        if !(slot.live && slot.entered == entered) {
+            return None;
+        }
         slot.live = false;
         let phv = &slot.phv;
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         if drop.is_none() {
-            parser::deparse(phv, pool.bytes_mut(slot.pkt));
+            self.parser.deparse(phv, pool.bytes_mut(slot.pkt));
         }
         let exit = Exit {
             pkt: slot.pkt,

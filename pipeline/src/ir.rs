@@ -5,10 +5,17 @@
 //! tables under `if` gateways. It round-trips through serde JSON so a report can be reproduced
 //! from a file, and small builder helpers make it pleasant to write in Rust.
 //!
-//! Packet headers are the ones the built-in parser extracts (`crate::layout`); they and the
-//! Tofino2 intrinsic metadata are known by name (see [`crate::fields`]). A program adds its
-//! own metadata fields. [`Program::check`](crate::check) validates a program and lowers it to
-//! the resolved form that placement and execution use.
+//! A program may declare its own header types ([`HeaderType`]: ordered fields with bit
+//! widths, a whole number of bytes) and a parser graph ([`ParserGraph`]: states that extract
+//! headers in order, then go to a next state unconditionally or select on extracted fields,
+//! ending in `accept` or `reject`). Without a parser, a program gets the built-in graph
+//! (Ethernet, IPv4 by ethertype 0x0800, UDP/TCP by protocol; [`crate::parser::builtin_graph`]),
+//! which is itself IR data run by the same engine. The built-in headers (`ethernet`, `ipv4`,
+//! `udp`, `tcp`) keep their fixed PHV containers (`crate::layout`) and may be extracted by a
+//! program's graph without being declared. Header fields, the Tofino2 intrinsic metadata and
+//! the program's own metadata fields are known by name (see [`crate::fields`]);
+//! [`crate::check::check`] validates a program and lowers it to the resolved form that the
+//! parser, placement and execution use. `docs/parser.md` has the parser model and its rules.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +24,12 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Program {
     pub name: String,
+    /// The program's own header types (the built-in ones need no declaration).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<HeaderType>,
+    /// The parser graph; `None` runs the built-in graph.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parser: Option<ParserGraph>,
     /// The program's own metadata fields.
     #[serde(default)]
     pub metadata: Vec<MetadataField>,
@@ -47,6 +60,162 @@ pub struct Program {
 pub struct MetadataField {
     pub name: String,
     pub bits: u8,
+}
+
+/// A header type: fields in wire order, the first field's most significant bit first.
+/// Its fields are named `<header>.<field>` (and `<header>.$valid`, read-only).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderType {
+    pub name: String,
+    pub fields: Vec<HeaderField>,
+}
+
+impl HeaderType {
+    /// A header of `(name, bits)` fields.
+    pub fn new(name: &str, fields: &[(&str, u16)]) -> HeaderType {
+        HeaderType {
+            name: name.to_string(),
+            fields: fields
+                .iter()
+                .map(|&(n, bits)| HeaderField {
+                    name: n.to_string(),
+                    bits,
+                })
+                .collect(),
+        }
+    }
+
+    /// Total width in bits.
+    pub fn bits(&self) -> u32 {
+        self.fields.iter().map(|f| f.bits as u32).sum()
+    }
+}
+
+/// A header field of 1 to 128 bits. Fields wider than 32 bits (MAC addresses) are carried
+/// through the PHV but cannot be named by tables and actions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderField {
+    pub name: String,
+    pub bits: u16,
+}
+
+/// The parser graph: states by name; parsing starts at the state named `start`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserGraph {
+    pub states: Vec<ParserState>,
+}
+
+/// The terminal a transition names to stop parsing and keep the packet.
+pub const ACCEPT: &str = "accept";
+/// The terminal a transition names to stop parsing and drop the packet (`parser_reject`).
+pub const REJECT: &str = "reject";
+/// The state parsing starts in.
+pub const START: &str = "start";
+
+/// A parser state: extracts headers in order, then moves on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserState {
+    pub name: String,
+    /// Headers extracted, in order, from where the previous state stopped.
+    #[serde(default)]
+    pub extract: Vec<String>,
+    pub transition: Transition,
+}
+
+/// Where a parser state goes: a state's name, `accept` or `reject`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Transition {
+    /// Unconditionally.
+    Goto(String),
+    /// By the values of already-extracted fields: the first case whose every key matches
+    /// (`(field & mask) == (value & mask)`, mask all ones when absent), else `default`.
+    Select {
+        keys: Vec<String>,
+        #[serde(default)]
+        cases: Vec<SelectCase>,
+        default: String,
+    },
+}
+
+/// One case of a select: a value (with optional mask) per key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelectCase {
+    pub values: Vec<KeyValue>,
+    pub next: String,
+}
+
+impl ParserState {
+    /// A state that extracts nothing and accepts.
+    pub fn new(name: &str) -> ParserState {
+        ParserState {
+            name: name.to_string(),
+            extract: Vec::new(),
+            transition: Transition::Goto(ACCEPT.to_string()),
+        }
+    }
+    pub fn extract(mut self, header: &str) -> ParserState {
+        self.extract.push(header.to_string());
+        self
+    }
+    /// Goes to `next` unconditionally.
+    pub fn goto(mut self, next: &str) -> ParserState {
+        self.transition = Transition::Goto(next.to_string());
+        self
+    }
+    /// Selects on `keys`, going to `default` when no case matches; add cases with
+    /// [`ParserState::case`] and [`ParserState::masked_case`].
+    pub fn select(mut self, keys: &[&str], default: &str) -> ParserState {
+        self.transition = Transition::Select {
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            cases: Vec::new(),
+            default: default.to_string(),
+        };
+        self
+    }
+    /// A case of exact values, one per key.
+    pub fn case(self, values: &[u64], next: &str) -> ParserState {
+        let values = values
+            .iter()
+            .map(|&value| KeyValue { value, mask: None })
+            .collect();
+        self.push_case(values, next)
+    }
+    /// A case of (value, mask) pairs, one per key.
+    pub fn masked_case(self, values: &[(u64, u64)], next: &str) -> ParserState {
+        let values = values
+            .iter()
+            .map(|&(value, mask)| KeyValue {
+                value,
+                mask: Some(mask),
+            })
+            .collect();
+        self.push_case(values, next)
+    }
+    fn push_case(mut self, values: Vec<KeyValue>, next: &str) -> ParserState {
+        let case = SelectCase {
+            values,
+            next: next.to_string(),
+        };
+        match &mut self.transition {
+            Transition::Select { cases, .. } => cases.push(case),
+            // A case without a select: keep the goto as the default; the check then
+            // reports the values given for no keys.
+            Transition::Goto(next) => {
+                self.transition = Transition::Select {
+                    keys: Vec::new(),
+                    cases: vec![case],
+                    default: std::mem::take(next),
+                }
+            }
+        }
+        self
+    }
 }
 
 /// A value an action primitive reads.
@@ -688,6 +857,16 @@ impl ProgramBuilder {
                 ..Program::default()
             },
         }
+    }
+    /// Declares a header type of `(name, bits)` fields.
+    pub fn header(mut self, name: &str, fields: &[(&str, u16)]) -> Self {
+        self.program.headers.push(HeaderType::new(name, fields));
+        self
+    }
+    /// Sets the parser graph (parsing starts at the state named `start`).
+    pub fn parser(mut self, states: Vec<ParserState>) -> Self {
+        self.program.parser = Some(ParserGraph { states });
+        self
     }
     pub fn metadata(mut self, name: &str, bits: u8) -> Self {
         self.program.metadata.push(MetadataField {

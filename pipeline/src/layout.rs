@@ -6,16 +6,22 @@
 
 use crate::phv::{Container, Field};
 
-/// One extractor operation: copy a container's worth of header bytes starting at `offset`
-/// (from the header's first byte) into `container`.
-#[derive(Clone, Copy, Debug)]
+/// One extraction: copy `len` header bytes starting at `offset` (from the header's first
+/// byte) into the low bytes of `container`, big-endian. `len` is the container's size for
+/// every built-in header; a program header's 3-byte group goes into a 32-bit container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Extract {
     pub offset: usize,
     pub container: Container,
+    pub len: usize,
 }
 
 const fn x(offset: usize, container: Container) -> Extract {
-    Extract { offset, container }
+    Extract {
+        offset,
+        container,
+        len: container.bytes(),
+    }
 }
 
 /// Ethernet: dst (32 + 16), src (16 + 32), ethertype (16).

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod packet;
 pub mod params;
 pub mod parser;
+pub mod parser_check;
 pub mod pfc;
 pub mod phv;
 pub mod place;
@@ -45,15 +46,18 @@ pub enum DropReason {
     NoRoute = 4,
     /// The TTL would have reached 0.
     TtlExpired = 5,
+    /// The program's parser graph reached `reject`.
+    ParserReject = 6,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::ParserError,
         DropReason::Ipv4ChecksumError,
         DropReason::NotIpv4,
         DropReason::NoRoute,
         DropReason::TtlExpired,
+        DropReason::ParserReject,
     ];
 
     /// The reason stored in the PHV's drop field; 0 means "not dropped".
@@ -69,6 +73,7 @@ impl DropReason {
             DropReason::NotIpv4 => "not_ipv4",
             DropReason::NoRoute => "no_route",
             DropReason::TtlExpired => "ttl_expired",
+            DropReason::ParserReject => "parser_reject",
         }
     }
 }

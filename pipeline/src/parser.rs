@@ -1,101 +1,337 @@
-//! The parser (bytes to PHV) and deparser (PHV back to bytes) for the built-in headers.
+//! The parser (bytes to PHV) and deparser (PHV back to bytes): one engine that runs a
+//! program's parser graph, or the built-in one.
 //!
-//! The parser is a state machine over the frame's bytes: `ethernet`, then `ipv4` if the
-//! ethertype is 0x0800, then `udp` or `tcp` by protocol, then accept. It fills the containers
-//! of [`crate::layout`] and sets the header-valid bits. Like Tofino2's parser checksum engines
-//! it verifies the IPv4 header checksum; a mismatch or a truncated header marks the packet for
-//! drop with its reason, and the program decides nothing more about it. The deparser writes
-//! the valid headers back into the packet's bytes and recomputes the IPv4 checksum, as the
-//! deparser's checksum units do.
+//! A [`Graph`] is the resolved form of an [`ir::ParserGraph`] (`crate::parser_check` builds
+//! it): states that extract headers in order from where the previous state stopped, then go
+//! to the next state unconditionally or by the first select case whose keys match the fields
+//! just extracted, until `accept` or `reject`. Each extracted header's bytes go into its PHV
+//! containers and its `$valid` bit is set. A header that runs past the end of the frame drops
+//! the packet with `parser_error`, `reject` with `parser_reject`; the headers parsed before
+//! stay valid, and the program decides nothing more about the packet.
+//!
+//! Without a program graph the chip runs [`builtin_graph`]: `ethernet`, then `ipv4` if the
+//! ethertype is 0x0800, then `udp` or `tcp` by protocol, then accept. The built-in `ipv4`
+//! header is special in two ways the IR does not express: like Tofino2's parser checksum
+//! engines the parser verifies its header checksum (`ipv4_checksum_error`) and checks version
+//! 4 and IHL >= 5, and its options (IHL > 5) are skipped over, not extracted; the deparser's
+//! checksum unit recomputes the checksum.
+//!
+//! The deparser writes every valid header's containers back, in the graph's one deparse
+//! order (the order headers are extracted on every path), each where the previous one ended:
+//! headers are never inserted or removed, so these are the offsets they were parsed from.
+//! Bytes past the last parsed header (the payload) stay as received.
+//!
+//! Parsing takes the gress's `parser_cycles` whatever the graph; its resources (TCAM rows,
+//! extractors per state) are counted here and judged by placement (`docs/parser.md`).
 
-use crate::headers::{self, ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
+use crate::headers;
+use crate::ir::{self, HeaderType, ParserGraph, ParserState};
 use crate::layout::{self, Extract};
-use crate::phv::Phv;
+use crate::phv::{Field, Phv};
 use crate::DropReason;
+use std::sync::{Arc, OnceLock};
 
-fn extract_all(phv: &mut Phv, bytes: &[u8], at: usize, ops: &[Extract]) {
-    for op in ops {
-        phv.extract(op.container, &bytes[at + op.offset..]);
+/// Parser TCAM rows (state-transition entries) per parser (`[p4c] bf-p4c/specs/parde_spec.h:635`).
+pub const TCAM_ROWS: u32 = 256;
+/// 16-bit extractors per parser state (`parde_spec.h:587`, `:649`).
+pub const EXTRACTORS_PER_STATE: u32 = 20;
+/// Bits a select may match on: the parser's 4 x 8-bit match registers (`parde_spec.h:591-631`).
+pub const SELECT_KEY_BITS: u32 = 32;
+/// Header-valid (POV) bits on Tofino2 (`[p4c] bf-p4c/specs/phv_spec.cpp:585`).
+pub const POV_BITS: usize = 128;
+
+/// The built-in header types, as IR. Their PHV containers are fixed by `layout.rs`, and the
+/// names tables use for their fields are those of `fields::BUILTINS`.
+pub fn builtin_headers() -> Vec<HeaderType> {
+    vec![
+        HeaderType::new(
+            "ethernet",
+            &[("dst_addr", 48), ("src_addr", 48), ("ether_type", 16)],
+        ),
+        HeaderType::new(
+            "ipv4",
+            &[
+                ("version", 4),
+                ("ihl", 4),
+                ("diffserv", 6),
+                ("ecn", 2),
+                ("total_len", 16),
+                ("identification", 16),
+                ("flags", 3),
+                ("frag_offset", 13),
+                ("ttl", 8),
+                ("protocol", 8),
+                ("hdr_checksum", 16),
+                ("src_addr", 32),
+                ("dst_addr", 32),
+            ],
+        ),
+        HeaderType::new(
+            "udp",
+            &[
+                ("src_port", 16),
+                ("dst_port", 16),
+                ("length", 16),
+                ("checksum", 16),
+            ],
+        ),
+        HeaderType::new(
+            "tcp",
+            &[
+                ("src_port", 16),
+                ("dst_port", 16),
+                ("seq_no", 32),
+                ("ack_no", 32),
+                ("data_offset", 4),
+                ("res", 3),
+                ("flags", 9),
+                ("window", 16),
+                ("checksum", 16),
+                ("urgent_ptr", 16),
+            ],
+        ),
+    ]
+}
+
+/// The built-in parser graph, as IR: what a program without a parser runs.
+pub fn builtin_graph() -> ParserGraph {
+    ParserGraph {
+        states: vec![
+            ParserState::new(ir::START)
+                .extract("ethernet")
+                .select(&["ethernet.ether_type"], ir::ACCEPT)
+                .case(&[headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
+            ParserState::new("parse_ipv4")
+                .extract("ipv4")
+                .select(&["ipv4.protocol"], ir::ACCEPT)
+                .case(&[headers::IPPROTO_UDP as u64], "parse_udp")
+                .case(&[headers::IPPROTO_TCP as u64], "parse_tcp"),
+            ParserState::new("parse_udp").extract("udp"),
+            ParserState::new("parse_tcp").extract("tcp"),
+        ],
     }
 }
 
-fn emit_all(phv: &Phv, bytes: &mut [u8], at: usize, ops: &[Extract]) {
-    for op in ops {
-        phv.emit(op.container, &mut bytes[at + op.offset..]);
+/// Where a built-in header lives: its extractions, valid bit, and whether it is the IPv4
+/// header with its checks and options.
+pub(crate) fn builtin_layout(name: &str) -> Option<(&'static [Extract], Field, bool)> {
+    Some(match name {
+        "ethernet" => (layout::ETHERNET, layout::VALID_ETHERNET, false),
+        "ipv4" => (layout::IPV4, layout::VALID_IPV4, true),
+        "udp" => (layout::UDP, layout::VALID_UDP, false),
+        "tcp" => (layout::TCP, layout::VALID_TCP, false),
+        _ => return None,
+    })
+}
+
+/// A header as the parser and deparser see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderLayout {
+    pub name: String,
+    /// Bytes extracted (for `ipv4`, the fixed 20; its options are skipped).
+    pub bytes: usize,
+    pub extracts: Vec<Extract>,
+    pub valid: Field,
+    /// The built-in IPv4 header: version/IHL checks, checksum, options skipped.
+    pub ipv4: bool,
+}
+
+impl HeaderLayout {
+    /// 16-bit extractors the header takes: one per 8- or 16-bit container, two per 32-bit
+    /// one (an extractor writes 16 bits, or a single byte).
+    pub fn extractors(&self) -> u32 {
+        self.extracts
+            .iter()
+            .map(|e| e.container.bytes().div_ceil(2) as u32)
+            .sum()
     }
 }
 
-/// Parses `bytes` into `phv` (which the caller has cleared). Returns the drop reason if the
-/// frame cannot be parsed or its IPv4 checksum is wrong; the headers parsed before the
-/// problem stay valid.
+/// Where a transition goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    State(usize),
+    Accept,
+    Reject,
+}
+
+/// One select case: (value, mask) per key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub values: Vec<(u32, u32)>,
+    pub next: Next,
+}
+
+/// A resolved parser state. An unconditional transition has no keys and no cases.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct State {
+    pub name: String,
+    /// Indices into [`Graph::headers`], in extraction order.
+    pub extracts: Vec<usize>,
+    pub keys: Vec<Field>,
+    pub cases: Vec<Case>,
+    pub default: Next,
+}
+
+/// A validated parser graph with every name resolved. Parsing starts in state 0. The
+/// graph has no loops (checked when it is built), so parsing ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Graph {
+    pub headers: Vec<HeaderLayout>,
+    pub states: Vec<State>,
+    /// Header indices in the order the deparser emits them.
+    pub deparse_order: Vec<usize>,
+}
+
+fn load(phv: &mut Phv, e: &Extract, bytes: &[u8]) {
+    let v = bytes[..e.len]
+        .iter()
+        .fold(0u32, |v, &b| (v << 8) | b as u32);
+    phv.set_container(e.container, v);
+}
+
+fn store(phv: &Phv, e: &Extract, out: &mut [u8]) {
+    let v = phv.container(e.container);
+    for (i, b) in out[..e.len].iter_mut().enumerate() {
+        *b = (v >> (8 * (e.len - 1 - i))) as u8;
+    }
+}
+
+impl Graph {
+    /// The built-in graph, resolved once.
+    pub fn builtin() -> Arc<Graph> {
+        static BUILTIN: OnceLock<Arc<Graph>> = OnceLock::new();
+        Arc::clone(BUILTIN.get_or_init(|| {
+            Arc::new(crate::parser_check::builtin().expect("the built-in parser graph is valid"))
+        }))
+    }
+
+    /// TCAM rows state `s` takes: one per select case, plus one for the default (the
+    /// catch-all row); one for an unconditional transition.
+    pub fn state_tcam_rows(&self, s: usize) -> u32 {
+        self.states[s].cases.len() as u32 + 1
+    }
+
+    /// 16-bit extractors state `s` takes: its headers' ([`HeaderLayout::extractors`]) plus
+    /// one per POV container its `$valid` bits are written in (a constant extraction).
+    pub fn state_extractors(&self, s: usize) -> u32 {
+        let st = &self.states[s];
+        let mut pov: Vec<_> = Vec::new();
+        let mut n = 0;
+        for &h in &st.extracts {
+            let hl = &self.headers[h];
+            n += hl.extractors();
+            if !pov.contains(&hl.valid.container) {
+                pov.push(hl.valid.container);
+            }
+        }
+        n + pov.len() as u32
+    }
+
+    /// Extracts header `h` at `at`; returns where the next header starts.
+    fn extract(
+        &self,
+        h: usize,
+        bytes: &[u8],
+        at: usize,
+        phv: &mut Phv,
+    ) -> Result<usize, DropReason> {
+        let hl = &self.headers[h];
+        if bytes.len() < at + hl.bytes {
+            return Err(DropReason::ParserError);
+        }
+        let mut len = hl.bytes;
+        if hl.ipv4 {
+            let ver_ihl = bytes[at];
+            let ihl = (ver_ihl & 0xf) as usize;
+            if ver_ihl >> 4 != 4 || ihl < 5 || bytes.len() < at + ihl * 4 {
+                return Err(DropReason::ParserError);
+            }
+            len = ihl * 4;
+        }
+        for e in &hl.extracts {
+            load(phv, e, &bytes[at + e.offset..]);
+        }
+        phv.set(hl.valid, 1);
+        if hl.ipv4 && !headers::ipv4_checksum_ok(&bytes[at..at + len]) {
+            return Err(DropReason::Ipv4ChecksumError);
+        }
+        Ok(at + len)
+    }
+
+    /// Parses `bytes` into `phv` (which the caller has cleared, apart from intrinsic
+    /// metadata). Returns the drop reason if a header is truncated or malformed, the IPv4
+    /// checksum is wrong, or the graph rejects the packet.
+    pub fn parse(&self, bytes: &[u8], phv: &mut Phv) -> Result<(), DropReason> {
+        let mut at = 0;
+        let mut s = 0;
+        // The graph is acyclic, so a path visits each state at most once.
+        for _ in 0..self.states.len() {
+            let st = &self.states[s];
+            for &h in &st.extracts {
+                at = self.extract(h, bytes, at, phv)?;
+            }
+            let next = st
+                .cases
+                .iter()
+                .find(|c| {
+                    st.keys
+                        .iter()
+                        .zip(&c.values)
+                        .all(|(&f, &(v, m))| phv.get(f) & m == v & m)
+                })
+                .map_or(st.default, |c| c.next);
+            match next {
+                Next::Accept => return Ok(()),
+                Next::Reject => return Err(DropReason::ParserReject),
+                Next::State(n) => s = n,
+            }
+        }
+        Err(DropReason::ParserError)
+    }
+
+    /// Writes the valid headers in `phv` back into `bytes` (the packet they were parsed
+    /// from), in deparse order, and recomputes the IPv4 header checksum.
+    pub fn deparse(&self, phv: &Phv, bytes: &mut [u8]) {
+        let mut at = 0;
+        for &h in &self.deparse_order {
+            let hl = &self.headers[h];
+            if phv.get(hl.valid) == 0 {
+                continue;
+            }
+            // A program may have rewritten the IHL: never less than the fixed header, and
+            // never past the frame.
+            let len = if hl.ipv4 {
+                (phv.get(layout::IPV4_IHL) as usize * 4).max(hl.bytes)
+            } else {
+                hl.bytes
+            };
+            if bytes.len() < at + len {
+                return;
+            }
+            for e in &hl.extracts {
+                store(phv, e, &mut bytes[at + e.offset..]);
+            }
+            if hl.ipv4 {
+                let header = &mut bytes[at..at + len];
+                header[10] = 0;
+                header[11] = 0;
+                let sum = headers::internet_checksum(header);
+                header[10..12].copy_from_slice(&sum.to_be_bytes());
+            }
+            at += len;
+        }
+    }
+}
+
+/// Parses `bytes` into `phv` with the built-in graph (see [`Graph::parse`]).
 pub fn parse(bytes: &[u8], phv: &mut Phv) -> Result<(), DropReason> {
-    if bytes.len() < headers::Ethernet::LEN {
-        return Err(DropReason::ParserError);
-    }
-    extract_all(phv, bytes, 0, layout::ETHERNET);
-    phv.set(layout::VALID_ETHERNET, 1);
-    if phv.get(layout::ETH_TYPE) != ETHERTYPE_IPV4 as u32 {
-        return Ok(());
-    }
-    let ip_at = headers::Ethernet::LEN;
-    if bytes.len() < ip_at + headers::Ipv4::MIN_LEN {
-        return Err(DropReason::ParserError);
-    }
-    let ver_ihl = bytes[ip_at];
-    let ihl = (ver_ihl & 0xf) as usize;
-    if ver_ihl >> 4 != 4 || ihl < 5 || bytes.len() < ip_at + ihl * 4 {
-        return Err(DropReason::ParserError);
-    }
-    extract_all(phv, bytes, ip_at, layout::IPV4);
-    phv.set(layout::VALID_IPV4, 1);
-    if !headers::ipv4_checksum_ok(&bytes[ip_at..ip_at + ihl * 4]) {
-        return Err(DropReason::Ipv4ChecksumError);
-    }
-    let l4_at = ip_at + ihl * 4;
-    match phv.get(layout::IPV4_PROTOCOL) as u8 {
-        IPPROTO_UDP => {
-            if bytes.len() < l4_at + headers::Udp::LEN {
-                return Err(DropReason::ParserError);
-            }
-            extract_all(phv, bytes, l4_at, layout::UDP);
-            phv.set(layout::VALID_UDP, 1);
-        }
-        IPPROTO_TCP => {
-            if bytes.len() < l4_at + headers::Tcp::MIN_LEN {
-                return Err(DropReason::ParserError);
-            }
-            extract_all(phv, bytes, l4_at, layout::TCP);
-            phv.set(layout::VALID_TCP, 1);
-        }
-        _ => {}
-    }
-    Ok(())
+    Graph::builtin().parse(bytes, phv)
 }
 
-/// Writes the valid headers in `phv` back into `bytes` (the packet they were parsed from)
-/// and recomputes the IPv4 header checksum.
+/// Writes the built-in headers back (see [`Graph::deparse`]).
 pub fn deparse(phv: &Phv, bytes: &mut [u8]) {
-    if phv.get(layout::VALID_ETHERNET) == 0 {
-        return;
-    }
-    emit_all(phv, bytes, 0, layout::ETHERNET);
-    if phv.get(layout::VALID_IPV4) == 0 {
-        return;
-    }
-    let ip_at = headers::Ethernet::LEN;
-    emit_all(phv, bytes, ip_at, layout::IPV4);
-    let ihl = phv.get(layout::IPV4_IHL) as usize;
-    let header = &mut bytes[ip_at..ip_at + ihl * 4];
-    header[10] = 0;
-    header[11] = 0;
-    let sum = headers::internet_checksum(header);
-    header[10..12].copy_from_slice(&sum.to_be_bytes());
-    let l4_at = ip_at + ihl * 4;
-    if phv.get(layout::VALID_UDP) == 1 {
-        emit_all(phv, bytes, l4_at, layout::UDP);
-    } else if phv.get(layout::VALID_TCP) == 1 {
-        emit_all(phv, bytes, l4_at, layout::TCP);
-    }
+    Graph::builtin().deparse(phv, bytes)
 }
 
 #[cfg(test)]
@@ -171,5 +407,43 @@ mod tests {
         phv.clear();
         assert_eq!(parse(&arp, &mut phv), Ok(()));
         assert_eq!(phv.get(layout::VALID_IPV4), 0);
+    }
+
+    #[test]
+    fn builtin_graph_resolves_to_the_layout_with_its_resources() {
+        let g = Graph::builtin();
+        let names: Vec<&str> = g.states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["start", "parse_ipv4", "parse_udp", "parse_tcp"]);
+        let order: Vec<&str> = g
+            .deparse_order
+            .iter()
+            .map(|&h| g.headers[h].name.as_str())
+            .collect();
+        assert_eq!(order, ["ethernet", "ipv4", "udp", "tcp"]);
+        assert_eq!(g.headers[1].extracts, layout::IPV4);
+        assert_eq!(g.states[0].keys, [layout::ETH_TYPE]);
+        assert_eq!(g.states[1].keys, [layout::IPV4_PROTOCOL]);
+        // Rows: 1 case + default, 2 cases + default, 1, 1.
+        let rows: Vec<u32> = (0..4).map(|s| g.state_tcam_rows(s)).collect();
+        assert_eq!(rows, [2, 3, 1, 1]);
+        // Ethernet: 32+16+16+32+16 bits = 2+1+1+2+1 extractors, + 1 POV = 8. IPv4: eight
+        // 8/16-bit containers and two 32-bit ones = 12, + 1 = 13. UDP 4 + 1; TCP 6 + 2*2 + 1.
+        let ex: Vec<u32> = (0..4).map(|s| g.state_extractors(s)).collect();
+        assert_eq!(ex, [8, 13, 5, 11]);
+    }
+
+    #[test]
+    fn partial_extractions_are_right_aligned_big_endian() {
+        let e = Extract {
+            offset: 1,
+            container: crate::phv::Container::b32(20),
+            len: 3,
+        };
+        let mut phv = Phv::new(&PhvParams::default());
+        load(&mut phv, &e, &[0xaa, 0x12, 0x34, 0x56, 0xbb][1..]);
+        assert_eq!(phv.container(e.container), 0x0012_3456);
+        let mut out = [0u8; 5];
+        store(&phv, &e, &mut out[1..]);
+        assert_eq!(out, [0, 0x12, 0x34, 0x56, 0]);
     }
 }

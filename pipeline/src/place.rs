@@ -10,11 +10,14 @@
 //! action-dependent. A table bigger than a whole stage is split over stages ([`Split`]).
 //! That gives a [`Placement`] per gress, whose latency is the existing
 //! `Placement::stage_cycles` rule. Ghost units are timed with ingress: the two threads run in
-//! lockstep. Anything that does not fit becomes a [`NoFit`] naming resource, stage and unit.
+//! lockstep. Anything that does not fit becomes a [`NoFit`] naming resource, stage and unit;
+//! so does a parser graph over the parser's TCAM rows or a state's extractors
+//! ([`parser_overflow`]), which placement checks first.
 
 use crate::check::{Checked, Thread, Unit};
 use crate::fields;
 use crate::ir::MatchKind;
+use crate::parser::{self, Graph};
 use crate::phv::Field;
 use crate::stage::{Dependency, Placement};
 use serde::Serialize;
@@ -181,11 +184,12 @@ pub struct Allocation {
 /// Why a program does not fit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NoFit {
-    /// A [`Resource`] name, `stages`, `register_array_rams` or `phv_normal_<width>`.
+    /// A [`Resource`] name, `stages`, `register_array_rams`, `phv_normal_<width>`,
+    /// `parser_tcam_rows` or `parser_extractors`.
     pub resource: String,
     pub stage: Option<usize>,
     /// The table or gateway that could not be placed (or the metadata field that found no
-    /// PHV container).
+    /// PHV container, or the parser state over a parser limit).
     pub unit: String,
     pub needed: u32,
     pub available: u32,
@@ -577,6 +581,43 @@ impl Placed {
     }
 }
 
+/// The first parser limit `g` exceeds: the parser's TCAM rows (naming the state at which
+/// the running total, in state order, passes the limit), else the 16-bit extractors of one
+/// state. Limits and counting rules: `docs/parser.md`.
+pub fn parser_overflow(g: &Graph) -> Option<NoFit> {
+    let total: u32 = (0..g.states.len()).map(|s| g.state_tcam_rows(s)).sum();
+    if total > parser::TCAM_ROWS {
+        let mut rows = 0;
+        let s = (0..g.states.len())
+            .find(|&s| {
+                rows += g.state_tcam_rows(s);
+                rows > parser::TCAM_ROWS
+            })
+            .expect("the running total passes the limit");
+        return Some(NoFit {
+            resource: "parser_tcam_rows".into(),
+            stage: None,
+            unit: g.states[s].name.clone(),
+            needed: total,
+            available: parser::TCAM_ROWS,
+            detail: "one row per select case, default and unconditional transition; the \
+                     states up to this one already pass the parser's rows"
+                .into(),
+        });
+    }
+    (0..g.states.len()).find_map(|s| {
+        let n = g.state_extractors(s);
+        (n > parser::EXTRACTORS_PER_STATE).then(|| NoFit {
+            resource: "parser_extractors".into(),
+            stage: None,
+            unit: g.states[s].name.clone(),
+            needed: n,
+            available: parser::EXTRACTORS_PER_STATE,
+            detail: "16-bit extractors in one parser state".into(),
+        })
+    })
+}
+
 /// Places `p` under `budget`.
 pub fn place(p: &Checked, budget: &Budget) -> Placed {
     let n = budget.stages;
@@ -603,6 +644,10 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
             available: p.phv.normal[w] as u32,
             detail: "metadata needs more normal PHV containers than the pipe has".into(),
         });
+        return placed;
+    }
+    if let Some(nf) = parser_overflow(&p.parser) {
+        placed.failure = Some(nf);
         return placed;
     }
     'threads: for thread in [Thread::Ingress, Thread::Ghost, Thread::Egress] {

@@ -1,10 +1,13 @@
 //! The feasibility report of a placed program: per-stage resource use against Tofino2's
-//! budgets, per-table allocation, stage timing and latency per gress, PHV use and the verdict.
+//! budgets, per-table allocation, stage timing and latency per gress, the parser (states,
+//! TCAM rows, extractors, headers and their containers), PHV use and the verdict.
 //! Text for people ([`Report`]'s `Display`), JSON for tools (serde).
 
 use crate::check::{Checked, Thread};
 use crate::fields;
 use crate::params::PipelineParams;
+use crate::parser::{self, Graph};
+use crate::phv::Container;
 use crate::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
 use crate::stage::{Dependency, Placement};
 use serde::Serialize;
@@ -71,6 +74,134 @@ pub struct PhvUse {
     pub metadata: Vec<(String, String)>,
 }
 
+/// One parser state.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ParserStateUse {
+    pub name: String,
+    pub extracts: Vec<String>,
+    pub tcam_rows: u32,
+    pub extractors: u32,
+}
+
+/// One header the parser extracts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HeaderUse {
+    pub name: String,
+    pub bytes: u32,
+    /// A built-in header in the fixed containers of `layout.rs`.
+    pub builtin: bool,
+    /// Its containers, as `<width>-bit #<index>` with the header bytes each holds.
+    pub containers: Vec<String>,
+    pub valid: String,
+}
+
+/// The parser: states and headers against the limits of one Tofino2 parser.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ParserUse {
+    pub states: Vec<ParserStateUse>,
+    pub tcam_rows: Amount,
+    /// The state with the most 16-bit extractors (the first of equals) and their use.
+    pub worst_state: String,
+    pub worst_state_extractors: Amount,
+    /// Bytes of all the headers the graph extracts.
+    pub header_bytes: u32,
+    /// In deparse (wire) order.
+    pub headers: Vec<HeaderUse>,
+    /// Normal containers the program's own headers take (data and valid bits), per width
+    /// 8, 16, 32; built-in headers sit in their fixed ones.
+    pub header_containers: [u32; 3],
+}
+
+fn container_name(c: Container) -> String {
+    format!("{}-bit #{}", c.bytes() * 8, c.index)
+}
+
+impl ParserUse {
+    fn new(g: &Graph) -> ParserUse {
+        let states: Vec<ParserStateUse> = g
+            .states
+            .iter()
+            .enumerate()
+            .map(|(s, st)| ParserStateUse {
+                name: st.name.clone(),
+                extracts: st
+                    .extracts
+                    .iter()
+                    .map(|&h| g.headers[h].name.clone())
+                    .collect(),
+                tcam_rows: g.state_tcam_rows(s),
+                extractors: g.state_extractors(s),
+            })
+            .collect();
+        let worst = states.iter().fold(
+            &states[0],
+            |w, s| if s.extractors > w.extractors { s } else { w },
+        );
+        let mut own: Vec<Container> = Vec::new();
+        // In wire order: the order the deparser emits them.
+        let headers = g
+            .deparse_order
+            .iter()
+            .map(|&h| {
+                let h = &g.headers[h];
+                let builtin = parser::builtin_layout(&h.name).is_some();
+                let containers = h.extracts.iter().map(|e| {
+                    format!(
+                        "{} bytes {}..{}",
+                        container_name(e.container),
+                        e.offset,
+                        e.offset + e.len
+                    )
+                });
+                if !builtin {
+                    for c in h
+                        .extracts
+                        .iter()
+                        .map(|e| e.container)
+                        .chain([h.valid.container])
+                    {
+                        if !own.contains(&c) {
+                            own.push(c);
+                        }
+                    }
+                }
+                HeaderUse {
+                    name: h.name.clone(),
+                    bytes: h.bytes as u32,
+                    builtin,
+                    containers: containers.collect(),
+                    valid: format!(
+                        "{} bit {}",
+                        container_name(h.valid.container),
+                        h.valid.shift
+                    ),
+                }
+            })
+            .collect();
+        let mut header_containers = [0; 3];
+        for c in own {
+            header_containers[crate::fields::width_index(c.width)] += 1;
+        }
+        ParserUse {
+            tcam_rows: amount(
+                "parser_tcam_rows",
+                states.iter().map(|s| s.tcam_rows).sum(),
+                parser::TCAM_ROWS,
+            ),
+            worst_state: worst.name.clone(),
+            worst_state_extractors: amount(
+                "parser_extractors",
+                worst.extractors,
+                parser::EXTRACTORS_PER_STATE,
+            ),
+            header_bytes: g.headers.iter().map(|h| h.bytes as u32).sum(),
+            headers,
+            header_containers,
+            states,
+        }
+    }
+}
+
 /// Register memory against the pipe's SRAM.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StatefulUse {
@@ -91,6 +222,7 @@ pub struct Report {
     pub totals: Vec<Amount>,
     pub tables: Vec<Allocation>,
     pub latency: Vec<GressLatency>,
+    pub parser: ParserUse,
     pub phv: PhvUse,
     pub stateful: StatefulUse,
 }
@@ -277,6 +409,7 @@ impl Report {
                     clock_hz,
                 ),
             ],
+            parser: ParserUse::new(&p.parser),
             phv,
             stateful,
         }
@@ -410,6 +543,45 @@ impl fmt::Display for Report {
             }
         }
         let _ = writeln!(s);
+        let pr = &self.parser;
+        let _ = writeln!(
+            s,
+            "parser           {} states; TCAM rows {}/{}; most extractors {}/{} in {}; {} header bytes; program headers in {}/{}/{} containers of 8/16/32 bits",
+            pr.states.len(),
+            pr.tcam_rows.used,
+            pr.tcam_rows.available,
+            pr.worst_state_extractors.used,
+            pr.worst_state_extractors.available,
+            pr.worst_state,
+            pr.header_bytes,
+            pr.header_containers[0],
+            pr.header_containers[1],
+            pr.header_containers[2]
+        );
+        let _ = writeln!(s, "  state                    rows  extractors  extracts");
+        for st in &pr.states {
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>4} {:>11}  {}",
+                st.name,
+                st.tcam_rows,
+                st.extractors,
+                st.extracts.join(" ")
+            );
+            s.truncate(s.trim_end().len());
+            s.push('\n');
+        }
+        for h in &pr.headers {
+            let _ = writeln!(
+                s,
+                "  header {:<17} {:>3} B  {}; valid {}{}",
+                h.name,
+                h.bytes,
+                h.containers.join(", "),
+                h.valid,
+                if h.builtin { " (built-in)" } else { "" }
+            );
+        }
         let _ = write!(s, "phv              normal containers");
         for (a, w) in self.phv.normal.iter().zip(["8", "16", "32"]) {
             let _ = write!(s, " {w}-bit {}/{}", a.used, a.available);

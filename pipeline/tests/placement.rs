@@ -682,18 +682,18 @@ fn through_pipeline(
 }
 
 fn interpreted(c: &Arc<Checked>, frames: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u64>>) {
-    use t2_pipeline::{layout, parser};
+    use t2_pipeline::layout;
     let mut interp = Interpreter::new(Arc::clone(c));
     let mut out = Vec::new();
     for f in frames {
         let mut phv = Phv::new(&PipelineParams::default().phv);
         phv.set(layout::INGRESS_PORT, 1);
         phv.set(layout::PKT_LENGTH, f.len() as u32 + 4);
-        parser::parse(f, &mut phv).unwrap();
+        interp.parse(f, &mut phv).unwrap();
         interp.run(Thread::Ingress, &mut phv);
         let mut bytes = f.clone();
         if phv.get(layout::DROP_REASON) == 0 {
-            parser::deparse(&phv, &mut bytes);
+            interp.deparse(&phv, &mut bytes);
         }
         out.push(bytes);
     }

@@ -1,0 +1,633 @@
+//! Validating a program's header types and parser graph, and resolving them into a
+//! [`parser::Graph`] with PHV containers for the program's headers.
+//!
+//! Program headers get normal containers (the parser and deparser must reach them and the
+//! MAU compute on them) from the allocator that then serves metadata. A header's fields are
+//! cut into byte-aligned groups: the shortest runs of fields that end on a byte boundary. A
+//! group of at most 4 bytes goes into one container (1 byte: 8-bit, 2: 16-bit, 3 or 4:
+//! 32-bit, right-aligned), so no field straddles containers; a group of more than 4 bytes
+//! must be one field of whole bytes (a MAC address), which goes into 32-bit containers then
+//! one 16- and one 8-bit for the rest, and is carried but not nameable (fields the MAU names
+//! are at most 32 bits). Valid bits sit in 8-bit containers, eight headers each.
+//!
+//! The graph must be a DAG reachable from `start`: a loop would extract a header again (the
+//! IR has no header stacks) or extract nothing forever, so loops are refused. On every path
+//! a header is extracted at most once, headers that share containers (the built-in `udp` and
+//! `tcp` overlay) are not both extracted, and a select reads only fields of headers
+//! extracted on every path to it. Headers must come in one order on every path: the
+//! deparser emits them in that order. Resource limits (TCAM rows, extractors per state) are
+//! counted by [`parser::Graph`] and judged by placement, so that a program over them gets
+//! a "does not fit" verdict rather than an error. Rules and sources: `docs/parser.md`.
+
+use crate::check::{err, fits, IrError};
+use crate::fields::{self, Access, MetadataAllocator};
+use crate::ir::{self, HeaderType, ParserGraph, Transition};
+use crate::layout::Extract;
+use crate::params::PhvParams;
+use crate::parser::{self, Case, Graph, HeaderLayout, Next, State};
+use crate::phv::{Container, Field};
+use std::collections::BTreeMap;
+
+/// Widest header field.
+pub const MAX_FIELD_BITS: u16 = 128;
+
+/// A resolved parser with the names it adds.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub graph: Graph,
+    /// Header fields tables may name (besides `fields::BUILTINS`), with `$valid` bits.
+    pub fields: Vec<(String, Field, Access)>,
+    /// Header fields wider than 32 bits: carried through the PHV, not nameable.
+    pub wide: Vec<(String, u16)>,
+}
+
+/// The built-in graph, resolved.
+pub fn builtin() -> Result<Graph, IrError> {
+    let mut alloc = MetadataAllocator::new(&PhvParams::default());
+    lower("built-in", &[], &parser::builtin_graph(), &mut alloc).map(|l| l.graph)
+}
+
+/// A header in the graph: its declaration and layout.
+struct Hdr {
+    decl: HeaderType,
+    layout: HeaderLayout,
+}
+
+/// Where a field `start` bits into a header, `bits` wide, sits in the header's containers.
+fn locate(extracts: &[Extract], start: u32, bits: u32) -> Option<Field> {
+    extracts.iter().find_map(|e| {
+        let (lo, hi) = (e.offset as u32 * 8, (e.offset + e.len) as u32 * 8);
+        (lo <= start && start + bits <= hi && bits <= 32)
+            .then(|| Field::at(e.container, (hi - start - bits) as u8, bits as u8))
+    })
+}
+
+/// Resolves `graph` over the program's `headers` (and the built-in ones), allocating the
+/// program headers' containers from `alloc`. `program` names the program in errors.
+pub fn lower(
+    program: &str,
+    headers: &[HeaderType],
+    graph: &ParserGraph,
+    alloc: &mut MetadataAllocator,
+) -> Result<Lowered, IrError> {
+    let mut hdrs: Vec<Hdr> = Vec::new();
+    let mut hdr_ids: BTreeMap<String, usize> = BTreeMap::new();
+    let mut pov: Option<(Container, u8)> = None;
+    let builtins = parser::builtin_headers();
+
+    // Header types.
+    for (i, h) in headers.iter().enumerate() {
+        let path = format!("{program}: headers[{i}] ({})", h.name);
+        if h.name.is_empty() || h.name.contains('.') {
+            return err(&path, "a header name is non-empty and has no `.`");
+        }
+        if hdr_ids.contains_key(&h.name) {
+            return err(&path, "the header is declared twice");
+        }
+        if let Some(b) = builtins.iter().find(|b| b.name == h.name) {
+            if b != h {
+                let shape: Vec<String> = b
+                    .fields
+                    .iter()
+                    .map(|f| format!("{}:{}", f.name, f.bits))
+                    .collect();
+                return err(
+                    &path,
+                    format!(
+                        "`{}` is a built-in header with fixed PHV containers; declare it exactly \
+                         as the built-in ({}) or leave it undeclared",
+                        h.name,
+                        shape.join(", ")
+                    ),
+                );
+            }
+            hdr_ids.insert(h.name.clone(), hdrs.len());
+            hdrs.push(builtin_hdr(b));
+            continue;
+        }
+        hdr_ids.insert(h.name.clone(), hdrs.len());
+        hdrs.push(program_header(&path, h, alloc, &mut pov)?);
+    }
+
+    // States: the start state first, the others in declaration order.
+    let states = &graph.states;
+    let state_ids = {
+        let mut ids = BTreeMap::new();
+        for (i, s) in states.iter().enumerate() {
+            let path = format!("{program}: parser.states[{i}] ({})", s.name);
+            if s.name.is_empty() || s.name == ir::ACCEPT || s.name == ir::REJECT {
+                return err(
+                    &path,
+                    "a state name is non-empty and not `accept` or `reject`",
+                );
+            }
+            if ids.insert(s.name.clone(), i).is_some() {
+                return err(&path, "the state is declared twice");
+            }
+        }
+        ids
+    };
+    let Some(&start) = state_ids.get(ir::START) else {
+        return err(
+            &format!("{program}: parser"),
+            format!("the parser has no `{}` state to begin in", ir::START),
+        );
+    };
+    let mut order: Vec<usize> = vec![start];
+    order.extend((0..states.len()).filter(|&i| i != start));
+    let resolved_index: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| (states[i].name.as_str(), r))
+        .collect();
+    let spath = |i: usize| format!("{program}: parser.states[{i}] ({})", states[i].name);
+    let next = |i: usize, name: &str| -> Result<Next, IrError> {
+        Ok(match name {
+            ir::ACCEPT => Next::Accept,
+            ir::REJECT => Next::Reject,
+            n => match resolved_index.get(n) {
+                Some(&r) => Next::State(r),
+                None => return err(&spath(i), format!("goes to unknown state `{n}`")),
+            },
+        })
+    };
+
+    // Extractions (built-in headers join the graph when first extracted).
+    let mut extracts: Vec<Vec<usize>> = Vec::new();
+    for &i in &order {
+        let mut out = Vec::new();
+        for hname in &states[i].extract {
+            let h = match hdr_ids.get(hname) {
+                Some(&h) => h,
+                None => match builtins.iter().find(|b| &b.name == hname) {
+                    Some(b) => {
+                        hdr_ids.insert(hname.clone(), hdrs.len());
+                        hdrs.push(builtin_hdr(b));
+                        hdrs.len() - 1
+                    }
+                    None => return err(&spath(i), format!("extracts unknown header `{hname}`")),
+                },
+            };
+            out.push(h);
+        }
+        extracts.push(out);
+    }
+    if hdrs.len() > parser::POV_BITS {
+        return err(
+            &format!("{program}: headers"),
+            format!(
+                "{} headers; Tofino2 has {} header-valid (POV) bits",
+                hdrs.len(),
+                parser::POV_BITS
+            ),
+        );
+    }
+
+    // Field names of the headers in the graph.
+    let mut fields_out = Vec::new();
+    let mut wide = Vec::new();
+    let mut field_of: BTreeMap<String, (Field, usize)> = BTreeMap::new();
+    for (h, hd) in hdrs.iter().enumerate() {
+        let is_builtin = parser::builtin_layout(&hd.decl.name).is_some();
+        let valid = format!("{}.$valid", hd.decl.name);
+        if !is_builtin {
+            fields_out.push((valid, hd.layout.valid, Access::ReadOnly));
+        }
+        let mut start_bit = 0u32;
+        for f in &hd.decl.fields {
+            let name = format!("{}.{}", hd.decl.name, f.name);
+            let located = locate(&hd.layout.extracts, start_bit, f.bits as u32);
+            start_bit += f.bits as u32;
+            // The built-in names keep their meaning (`ipv4.diffserv` is the whole TOS byte).
+            let field = match fields::builtin(&name) {
+                Some(b) if is_builtin => Some(b.field),
+                Some(_) => {
+                    return err(
+                        &format!("{program}: headers ({})", hd.decl.name),
+                        format!("field `{name}` is already a built-in field"),
+                    )
+                }
+                None => {
+                    match located {
+                        Some(field) => fields_out.push((name.clone(), field, Access::ReadWrite)),
+                        None => wide.push((name.clone(), f.bits)),
+                    }
+                    located
+                }
+            };
+            if let Some(field) = field {
+                field_of.insert(name, (field, h));
+            }
+        }
+    }
+
+    // Transitions.
+    let mut resolved = Vec::new();
+    let mut select_headers: Vec<Vec<(String, usize)>> = Vec::new();
+    for (r, &i) in order.iter().enumerate() {
+        let s = &states[i];
+        let (keys, cases, default, key_headers) = match &s.transition {
+            Transition::Goto(n) => (Vec::new(), Vec::new(), next(i, n)?, Vec::new()),
+            Transition::Select {
+                keys,
+                cases,
+                default,
+            } => {
+                if keys.is_empty() {
+                    return err(&spath(i), "a select needs at least one key");
+                }
+                let mut kf = Vec::new();
+                let mut kh = Vec::new();
+                for k in keys {
+                    let Some(&(f, h)) = field_of.get(k) else {
+                        let why = match wide.iter().find(|w| &w.0 == k) {
+                            Some(w) => format!(
+                                "selects on `{k}`, which is {} bits; keys are at most 32",
+                                w.1
+                            ),
+                            None => format!(
+                                "selects on `{k}`, which is not a field of a header the parser \
+                                 extracts"
+                            ),
+                        };
+                        return err(&spath(i), why);
+                    };
+                    kf.push(f);
+                    kh.push((k.clone(), h));
+                }
+                let key_bits: u32 = kf.iter().map(|f| f.bits as u32).sum();
+                if key_bits > parser::SELECT_KEY_BITS {
+                    return err(
+                        &spath(i),
+                        format!(
+                            "selects on {key_bits} bits; the parser matches at most {} \
+                             (4 x 8-bit match registers)",
+                            parser::SELECT_KEY_BITS
+                        ),
+                    );
+                }
+                let mut cs = Vec::new();
+                for (c, case) in cases.iter().enumerate() {
+                    let cp = format!("{}.cases[{c}]", spath(i));
+                    if case.values.len() != kf.len() {
+                        return err(
+                            &cp,
+                            format!("{} values for {} keys", case.values.len(), kf.len()),
+                        );
+                    }
+                    let mut values = Vec::new();
+                    for (kv, f) in case.values.iter().zip(&kf) {
+                        let b = f.bits as u32;
+                        let m = kv.mask.unwrap_or(u64::MAX >> (64 - b));
+                        if !fits(kv.value, b) || !fits(m, b) {
+                            return err(
+                                &cp,
+                                format!(
+                                    "value {:#x} or its mask does not fit in {b} bits",
+                                    kv.value
+                                ),
+                            );
+                        }
+                        values.push((kv.value as u32, m as u32));
+                    }
+                    let next = match next(i, &case.next) {
+                        Ok(n) => n,
+                        Err(e) => return err(&cp, e.problem),
+                    };
+                    cs.push(Case { values, next });
+                }
+                (kf, cs, next(i, default)?, kh)
+            }
+        };
+        resolved.push(State {
+            name: s.name.clone(),
+            extracts: extracts[r].clone(),
+            keys,
+            cases,
+            default,
+        });
+        select_headers.push(key_headers);
+    }
+
+    // Reachability and loops.
+    let n = resolved.len();
+    let post = match topological_order(&resolved) {
+        Ok(post) => post,
+        Err((r, Some(t))) => {
+            return err(
+                &spath(order[r]),
+                format!(
+                    "goes back to state `{}`, making a loop; the parser graph must be acyclic \
+                     (a loop would extract a header twice, and the IR has no header stacks)",
+                    resolved[t].name
+                ),
+            )
+        }
+        Err((r, None)) => return err(&spath(order[r]), "the state is unreachable from `start`"),
+    };
+
+    // Headers on the paths into each state: on some path (may) and on every path (must).
+    let all = if hdrs.len() == 128 {
+        u128::MAX
+    } else {
+        (1u128 << hdrs.len()) - 1
+    };
+    let mut may_in = vec![0u128; n];
+    let mut must_in = vec![all; n];
+    must_in[0] = 0;
+    // before[h]: headers extracted before `h` on some path.
+    let mut before = vec![0u128; hdrs.len()];
+    for &r in &post {
+        let (mut may, mut must) = (may_in[r], must_in[r]);
+        for &h in &resolved[r].extracts {
+            let name = &hdrs[h].decl.name;
+            if may >> h & 1 == 1 {
+                return err(
+                    &spath(order[r]),
+                    format!(
+                        "extracts header `{name}`, which a path to here has already extracted; \
+                         a header is extracted at most once per packet"
+                    ),
+                );
+            }
+            for (g, other) in hdrs.iter().enumerate() {
+                let shared = other.layout.extracts.iter().any(|a| {
+                    hdrs[h]
+                        .layout
+                        .extracts
+                        .iter()
+                        .any(|b| a.container == b.container)
+                });
+                if may >> g & 1 == 1 && shared {
+                    return err(
+                        &spath(order[r]),
+                        format!(
+                            "extracts header `{name}`, which shares PHV containers with `{}`, \
+                             already extracted on a path to here",
+                            other.decl.name
+                        ),
+                    );
+                }
+            }
+            before[h] |= may;
+            may |= 1 << h;
+            must |= 1 << h;
+        }
+        for (k, h) in &select_headers[r] {
+            let h = *h;
+            if must >> h & 1 == 0 {
+                return err(
+                    &spath(order[r]),
+                    format!(
+                        "selects on `{k}`, but header `{}` is not extracted on every path to \
+                         this state",
+                        hdrs[h].decl.name
+                    ),
+                );
+            }
+        }
+        for t in successors(&resolved[r]) {
+            may_in[t] |= may;
+            must_in[t] &= must;
+        }
+    }
+    let extracted = resolved
+        .iter()
+        .flat_map(|s| s.extracts.iter())
+        .fold(0u128, |a, &h| a | 1 << h);
+    if let Some(h) = (0..hdrs.len()).find(|&h| extracted >> h & 1 == 0) {
+        return err(
+            &format!("{program}: headers ({})", hdrs[h].decl.name),
+            "the header is declared but no parser state extracts it",
+        );
+    }
+
+    let deparse_order = match deparse_order(&before) {
+        Ok(order) => order,
+        Err((g, h)) => {
+            return err(
+                &format!("{program}: parser"),
+                format!(
+                    "headers `{}` and `{}` are extracted in both orders on different paths; \
+                     the deparser emits headers in one order",
+                    hdrs[g].decl.name, hdrs[h].decl.name
+                ),
+            )
+        }
+    };
+
+    Ok(Lowered {
+        graph: Graph {
+            headers: hdrs.into_iter().map(|h| h.layout).collect(),
+            states: resolved,
+            deparse_order,
+        },
+        fields: fields_out,
+        wide,
+    })
+}
+
+/// Checks a program-declared header and lays it out in normal containers from `alloc`
+/// (byte-aligned groups; see the module doc), with its valid bit in `pov`'s container.
+fn program_header(
+    path: &str,
+    h: &HeaderType,
+    alloc: &mut MetadataAllocator,
+    pov: &mut Option<(Container, u8)>,
+) -> Result<Hdr, IrError> {
+    if h.fields.is_empty() {
+        return err(path, "a header needs at least one field");
+    }
+    let mut names = Vec::new();
+    for (k, f) in h.fields.iter().enumerate() {
+        let fp = format!("{path}.fields[{k}] ({})", f.name);
+        if f.name.is_empty() || f.name.contains('.') || f.name.starts_with('$') {
+            return err(
+                &fp,
+                "a field name is non-empty, has no `.` and does not start with `$`",
+            );
+        }
+        if names.contains(&&f.name) {
+            return err(&fp, "the field is declared twice");
+        }
+        names.push(&f.name);
+        if f.bits == 0 || f.bits > MAX_FIELD_BITS {
+            return err(
+                &fp,
+                format!("width {} is outside 1..={MAX_FIELD_BITS}", f.bits),
+            );
+        }
+    }
+    let bits = h.bits();
+    if !bits.is_multiple_of(8) {
+        return err(
+            path,
+            format!("the header is {bits} bits, not a whole number of bytes"),
+        );
+    }
+    let mut extracts = Vec::new();
+    let (mut group_start, mut at, mut first) = (0u32, 0u32, 0usize);
+    for (k, f) in h.fields.iter().enumerate() {
+        at += f.bits as u32;
+        if !at.is_multiple_of(8) {
+            continue;
+        }
+        let group_bytes = ((at - group_start) / 8) as usize;
+        let offset = (group_start / 8) as usize;
+        let no_room = |bytes: usize| IrError {
+            path: path.to_string(),
+            problem: format!(
+                "no normal PHV container is left for its bytes {}..{}",
+                offset,
+                offset + bytes
+            ),
+        };
+        if group_bytes <= 4 {
+            let container = alloc
+                .alloc_normal(group_bytes)
+                .ok_or_else(|| no_room(group_bytes))?;
+            extracts.push(Extract {
+                offset,
+                container,
+                len: group_bytes,
+            });
+        } else if first == k {
+            // One wide field of whole bytes: 32-bit containers, then the rest.
+            let mut done = 0;
+            while done < group_bytes {
+                let len = (group_bytes - done).min(4);
+                let len = if len == 3 { 2 } else { len };
+                let container = alloc
+                    .alloc_normal(len)
+                    .ok_or_else(|| no_room(group_bytes))?;
+                extracts.push(Extract {
+                    offset: offset + done,
+                    container,
+                    len,
+                });
+                done += len;
+            }
+        } else {
+            return err(
+                path,
+                format!(
+                    "fields `{}` to `{}` make a {}-bit group with no byte boundary inside; \
+                     such a group must fit one 32-bit container",
+                    h.fields[first].name,
+                    f.name,
+                    at - group_start
+                ),
+            );
+        }
+        group_start = at;
+        first = k + 1;
+    }
+    let (container, used) = match *pov {
+        Some((c, n)) if n < 8 => (c, n),
+        _ => {
+            let c = alloc.alloc_normal(1).ok_or_else(|| IrError {
+                path: path.to_string(),
+                problem: "no normal 8-bit PHV container is left for its valid bit".into(),
+            })?;
+            (c, 0)
+        }
+    };
+    *pov = Some((container, used + 1));
+    Ok(Hdr {
+        decl: h.clone(),
+        layout: HeaderLayout {
+            name: h.name.clone(),
+            bytes: (bits / 8) as usize,
+            extracts,
+            valid: Field::at(container, used, 1),
+            ipv4: false,
+        },
+    })
+}
+
+/// The states a state may go to, in case order.
+fn successors(st: &State) -> Vec<usize> {
+    let mut v: Vec<usize> = st
+        .cases
+        .iter()
+        .map(|c| c.next)
+        .chain([st.default])
+        .filter_map(|x| match x {
+            Next::State(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// The states in a topological order from state 0, by depth-first search. Errors: `(r,
+/// Some(t))` when state `r` goes back to `t` (a loop), `(r, None)` when `r` is unreachable.
+fn topological_order(states: &[State]) -> Result<Vec<usize>, (usize, Option<usize>)> {
+    // 0 = unseen, 1 = on the stack, 2 = done; `post` is the finishing order.
+    let mut mark = vec![0u8; states.len()];
+    let mut post = Vec::new();
+    let mut stack = vec![(0usize, 0usize)];
+    mark[0] = 1;
+    while let Some(&mut (r, ref mut k)) = stack.last_mut() {
+        match successors(&states[r]).get(*k) {
+            Some(&t) => {
+                *k += 1;
+                match mark[t] {
+                    0 => {
+                        mark[t] = 1;
+                        stack.push((t, 0));
+                    }
+                    1 => return Err((r, Some(t))),
+                    _ => {}
+                }
+            }
+            None => {
+                mark[r] = 2;
+                post.push(r);
+                stack.pop();
+            }
+        }
+    }
+    if let Some(r) = mark.iter().position(|&m| m == 0) {
+        return Err((r, None));
+    }
+    post.reverse();
+    Ok(post)
+}
+
+/// The deparse order: each header after every header extracted before it on some path
+/// (`before[h]`, a bit set), ties broken by index. Error: `(g, h)`, two headers that come
+/// in both orders.
+fn deparse_order(before: &[u128]) -> Result<Vec<usize>, (usize, usize)> {
+    let mut order = Vec::new();
+    let mut placed = 0u128;
+    while order.len() < before.len() {
+        let left = |h: usize| placed >> h & 1 == 0;
+        let Some(h) = (0..before.len()).find(|&h| left(h) && before[h] & !placed == 0) else {
+            let h = (0..before.len()).find(|&h| left(h)).expect("one is left");
+            let g = (0..before.len())
+                .find(|&g| left(g) && before[h] >> g & 1 == 1)
+                .expect("a header before it is left");
+            return Err((g, h));
+        };
+        placed |= 1 << h;
+        order.push(h);
+    }
+    Ok(order)
+}
+
+fn builtin_hdr(b: &HeaderType) -> Hdr {
+    let (extracts, valid, ipv4) =
+        parser::builtin_layout(&b.name).expect("a built-in header has a layout");
+    Hdr {
+        decl: b.clone(),
+        layout: HeaderLayout {
+            name: b.name.clone(),
+            bytes: (b.bits() / 8) as usize,
+            extracts: extracts.to_vec(),
+            valid,
+            ipv4,
+        },
+    }
+}
