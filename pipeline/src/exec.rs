@@ -12,6 +12,7 @@
 
 use crate::check::{CGateway, CStmt, CTable, Checked, Op, SOperand, Thread, Unit, Value};
 use crate::fields;
+use crate::ghost::{GhostPipeline, GhostWord};
 use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
@@ -268,6 +269,15 @@ impl Interpreter {
         self.block(&p, &p.controls[thread.index()], phv);
     }
 
+    /// Runs the ghost control on a ghost PHV carrying `word`, with the registers ingress
+    /// packets use, and returns the PHV. Running updates and packets in the order the chip
+    /// runs them in a stage gives the chip's register contents ([`crate::ghost`]).
+    pub fn run_ghost(&mut self, word: &GhostWord) -> Phv {
+        let mut phv = word.phv(&self.program.phv);
+        self.run(Thread::Ghost, &mut phv);
+        phv
+    }
+
     fn block(&mut self, p: &Checked, body: &[CStmt], phv: &mut Phv) {
         for s in body {
             match s {
@@ -299,28 +309,77 @@ pub struct PlacedThread {
     /// Per stage: the flat units placed there, in program order.
     stages: Vec<Vec<usize>>,
     thread: Thread,
+    /// Ingress only: per stage, the ghost thread's flat units placed there. The ghost thread
+    /// runs with the ingress one because they share the register arrays.
+    ghost: Vec<Vec<usize>>,
     pub state: State,
     /// The PHV as it entered the stage being run (reused, so running allocates nothing).
     entering: Option<Phv>,
+}
+
+/// The flat units of `thread` per stage, in program order.
+fn units_by_stage(placed: &Placed, thread: Thread) -> Vec<Vec<usize>> {
+    let mut stages = vec![Vec::new(); placed.stage_usage.len()];
+    for (i, s) in placed.stage_of[thread.index()].iter().enumerate() {
+        if let Some(s) = *s {
+            stages[s].push(i);
+        }
+    }
+    stages
+}
+
+fn nonempty(stages: &[Vec<usize>]) -> Vec<usize> {
+    (0..stages.len())
+        .filter(|&s| !stages[s].is_empty())
+        .collect()
+}
+
+/// Runs the units `units` (flat units of `thread`, one stage's) on `phv`. Every unit reads
+/// the PHV as it entered the stage (copied into `entering`). Gateway outcomes are the
+/// exception: a gateway predicates the tables of its own stage, so guards read the outcomes
+/// as they are now.
+fn run_stage(
+    p: &Checked,
+    thread: Thread,
+    units: &[usize],
+    state: &mut State,
+    entering: &mut Option<Phv>,
+    phv: &mut Phv,
+) {
+    let flat = &p.flat[thread.index()];
+    let entering = match entering.as_mut() {
+        Some(e) => {
+            e.copy_from(phv);
+            e
+        }
+        None => entering.insert(phv.clone()),
+    };
+    for &i in units {
+        let u = &flat[i];
+        let enabled = u
+            .guards
+            .iter()
+            .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
+        if enabled {
+            state.run_unit(p, u.unit, entering, phv);
+        }
+    }
 }
 
 impl PlacedThread {
     /// The `thread` part of a placed program. `placed` must be a full placement of
     /// `program` (see [`Placed::fits`]); units it left out do not run.
     pub fn new(program: Arc<Checked>, placed: &Placed, thread: Thread) -> PlacedThread {
-        let k = thread.index();
-        let n = placed.stage_usage.len();
-        let mut stages = vec![Vec::new(); n];
-        for (i, s) in placed.stage_of[k].iter().enumerate() {
-            if let Some(s) = *s {
-                stages[s].push(i);
-            }
-        }
+        let ghost = match thread {
+            Thread::Ingress => units_by_stage(placed, Thread::Ghost),
+            _ => Vec::new(),
+        };
         let state = State::new(&program);
         PlacedThread {
             program,
-            stages,
+            stages: units_by_stage(placed, thread),
             thread,
+            ghost,
             state,
             entering: None,
         }
@@ -337,45 +396,56 @@ impl PlacedThread {
         };
         GressPipeline::new(gress, params, timing, &self.active_stages())
     }
+
+    /// The ghost thread of an ingress thread timed by `placed`, if the program has ghost
+    /// units: what a chip runs beside [`PlacedThread::pipeline`], with `self` as its
+    /// `StageProgram`.
+    pub fn ghost_pipeline(
+        &self,
+        placed: &Placed,
+        params: &PipelineParams,
+    ) -> Option<GhostPipeline> {
+        GhostPipeline::new(params, &placed.ingress_timing, &self.ghost_stages())
+    }
 }
 
 impl StageProgram for PlacedThread {
     fn active_stages(&self) -> Vec<usize> {
-        (0..self.stages.len())
-            .filter(|&s| !self.stages[s].is_empty())
-            .collect()
+        nonempty(&self.stages)
     }
 
     fn apply(&mut self, stage: usize, phv: &mut Phv) {
-        // Borrow the fields apart: the program is read while the state and scratch change.
-        let PlacedThread {
-            program: p,
-            stages,
-            thread,
-            state,
-            entering,
-        } = self;
-        let flat = &p.flat[thread.index()];
-        // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
-        // are the exception: a gateway predicates the tables of its own stage, so guards
-        // read the outcomes as they are now.
-        let entering = match entering.as_mut() {
-            Some(e) => {
-                e.copy_from(phv);
-                e
-            }
-            None => entering.insert(phv.clone()),
-        };
-        for &i in &stages[stage] {
-            let u = &flat[i];
-            let enabled = u
-                .guards
-                .iter()
-                .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
-            if enabled {
-                state.run_unit(p, u.unit, entering, phv);
-            }
-        }
+        let units = &self.stages[stage];
+        let p = &self.program;
+        run_stage(
+            p,
+            self.thread,
+            units,
+            &mut self.state,
+            &mut self.entering,
+            phv,
+        );
+    }
+
+    fn ghost_stages(&self) -> Vec<usize> {
+        nonempty(&self.ghost)
+    }
+
+    fn registers(&self) -> Option<&[Vec<u64>]> {
+        Some(&self.state.registers)
+    }
+
+    fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {
+        let units = &self.ghost[stage];
+        let p = &self.program;
+        run_stage(
+            p,
+            Thread::Ghost,
+            units,
+            &mut self.state,
+            &mut self.entering,
+            phv,
+        );
     }
 }
 
