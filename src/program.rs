@@ -16,7 +16,9 @@ use t2_pipeline::exec::PlacedThread;
 use t2_pipeline::ir::{ActionCall, Entry, KeyValue, Program};
 use t2_pipeline::l3::Ipv4Forward;
 use t2_pipeline::place::{place, Budget};
-use t2_pipeline::{GhostPipeline, Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram};
+use t2_pipeline::{
+    GhostPipeline, Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram,
+};
 
 /// The table host routes go into, and the action they call.
 pub const ROUTE_TABLE: &str = "ipv4_host";

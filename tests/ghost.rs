@@ -271,8 +271,16 @@ fn burst_run(stepping: Stepping, per_cycle: u32) -> Vec<(usize, Cycle)> {
     let log = watch(&mut net, chip, &qids, 600);
     // One cell each (a 64-byte frame); all pipes write in the same cycles.
     for p in 1..4 {
-        let pipe_log: Vec<_> = log.iter().filter(|e| e.0 == p).map(|e| (e.1, e.2)).collect();
-        let pipe0: Vec<_> = log.iter().filter(|e| e.0 == 0).map(|e| (e.1, e.2)).collect();
+        let pipe_log: Vec<_> = log
+            .iter()
+            .filter(|e| e.0 == p)
+            .map(|e| (e.1, e.2))
+            .collect();
+        let pipe0: Vec<_> = log
+            .iter()
+            .filter(|e| e.0 == 0)
+            .map(|e| (e.1, e.2))
+            .collect();
         assert_eq!(pipe_log, pipe0);
     }
     assert!(log.iter().all(|e| e.3 == 1));
