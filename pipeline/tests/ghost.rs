@@ -9,8 +9,8 @@ use t2_pipeline::check::{check, Thread};
 use t2_pipeline::examples;
 use t2_pipeline::exec::{Interpreter, PlacedThread};
 use t2_pipeline::headers::{build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr};
-use t2_pipeline::ir::Program;
-use t2_pipeline::place::{place, verify, Budget};
+use t2_pipeline::ir::{Action, MatchKind, MetadataField, Operand, Primitive, Program, Stmt, Table};
+use t2_pipeline::place::{place, verify, Budget, Resource};
 use t2_pipeline::{layout, parser, GhostPipeline, GhostWord, PacketPool, Phv, PipelineParams};
 
 /// The BFC-style example with two host routes (device ports 8 and 10: ghost indices 128 and
@@ -198,4 +198,98 @@ proptest! {
         let p = program();
         prop_assert_eq!(placed_run(&p, &events), interpreted(&p, &events));
     }
+}
+
+fn refused(p: &Program, path: &str, problem: &str) {
+    let e = check(p).expect_err("the program must be refused");
+    assert!(e.path.contains(path), "path `{}` lacks `{path}`", e.path);
+    assert!(e.problem.contains(problem), "problem `{}`", e.problem);
+}
+
+#[test]
+fn one_ingress_and_one_ghost_table_may_share_an_array_and_no_more() {
+    let p = program();
+    let c = check(&p).unwrap();
+    // A second ghost table on the array.
+    let mut two = p.clone();
+    let mut t = two
+        .tables
+        .iter()
+        .find(|t| t.name == "ghost_record")
+        .unwrap()
+        .clone();
+    t.name = "ghost_record2".into();
+    two.tables.push(t);
+    two.ghost.push(Stmt::apply("ghost_record2"));
+    refused(
+        &two,
+        "(ghost_record2)",
+        "already used by table `occupancy`; an array is accessed from one table only",
+    );
+    // Egress may not share with ingress (nor the ghost thread's with egress).
+    let mut egress = p.clone();
+    egress.ghost.retain(|s| *s != Stmt::apply("ghost_record"));
+    egress.egress.push(Stmt::apply("ghost_record"));
+    refused(
+        &egress,
+        "(ghost_record)",
+        "shared by one ingress and one ghost table",
+    );
+    // Shared, the array's RAMs and stateful ALU are counted once, in its one stage.
+    let pl = place(&c, &Budget::tofino2());
+    let stage_of = |name: &str| {
+        pl.units
+            .iter()
+            .find(|u| u.allocation.name == name)
+            .unwrap()
+            .allocation
+            .stage
+    };
+    assert_eq!(stage_of("occupancy"), 2);
+    assert_eq!(stage_of("ghost_record"), 2);
+    assert_eq!(pl.stage_usage[2].get(Resource::Salu), 1);
+    let ghost = pl
+        .units
+        .iter()
+        .find(|u| u.allocation.name == "ghost_record")
+        .unwrap();
+    assert_eq!(ghost.allocation.register_rams, 0);
+}
+
+#[test]
+fn a_ghost_table_that_cannot_reach_the_shared_stage_is_a_verdict() {
+    // One more step before the ghost write: it would need stage 3, but ingress reads the
+    // array in stage 2.
+    let mut p = program();
+    p.metadata.push(MetadataField {
+        name: "meta.ghost_index2".into(),
+        bits: 13,
+    });
+    p.actions
+        .push(Action::new("ghost_index2").prim(Primitive::set(
+            "meta.ghost_index2",
+            Operand::field("meta.ghost_index"),
+        )));
+    p.tables
+        .push(Table::new("ghost_index2", MatchKind::Exact, &[], 0).action("ghost_index2"));
+    for a in &mut p.actions {
+        if a.name == "record_depth" {
+            a.primitives = vec![Primitive::Execute {
+                register_action: "write_depth".into(),
+                index: Operand::field("meta.ghost_index2"),
+            }];
+        }
+    }
+    p.ghost.insert(2, Stmt::apply("ghost_index2"));
+    let c = check(&p).unwrap();
+    let pl = place(&c, &Budget::tofino2());
+    let f = pl.failure.expect("it does not fit");
+    assert_eq!(f.unit, "ghost_record");
+    assert_eq!(f.resource, "stages");
+    assert_eq!(f.stage, Some(2));
+    assert!(
+        f.detail.contains("shares register array `queue_depth`"),
+        "{}",
+        f.detail
+    );
 }
