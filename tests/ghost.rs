@@ -314,3 +314,94 @@ fn many_changed_queues_are_reported_round_robin_one_per_cycle() {
     assert_eq!(wide, expected);
     assert_eq!(burst_run(Stepping::EveryCycle, 8), wide);
 }
+
+/// An ECN-capable 1500-byte frame (with FCS) from `src` to `dst` with IP identification
+/// `ident`.
+fn ect_frame(src: Ipv4Addr, dst: Ipv4Addr, ident: u16) -> Vec<u8> {
+    use t2_pipeline::headers::{build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr};
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: src,
+        dst_ip: dst,
+        src_port: 1,
+        dst_port: 2,
+    };
+    let mut b = Vec::new();
+    build_udp_frame(&mut b, &ep, 64, ident, &[0; 1454], false, 60);
+    b[15] = 1; // ECT(1)
+    b[24..26].fill(0);
+    let c = ipv4_header_checksum(&b[14..34]);
+    b[24..26].copy_from_slice(&c.to_be_bytes());
+    b
+}
+
+#[test]
+fn the_shipped_ghost_occupancy_program_marks_from_the_depth_ingress_has_heard() {
+    // Two senders in pipes 0 and 1 send 30 frames each, one per 200 cycles, to the receiver
+    // on device port 8 (ghost index 128): the queue grows by about 8 cells per 200 cycles.
+    // Ingress marks a packet iff the depth the ghost thread had written by its stage-0 time
+    // (entry + 64) is at least 100 cells; the array is read and written in stage 2, in
+    // lockstep, so that is the depth heard by that cycle.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/ghost_occupancy.json"),
+    )
+    .unwrap();
+    let program = Program::from_json(&text).unwrap();
+    let senders = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0, 0, 0), port(0, 1, 0), port(1, 0, 0)],
+        routes: vec![(RECEIVER, 0)],
+        program: Some(program),
+    };
+    let send_at = |k: u16| 100 + 200 * k as Cycle;
+    let run = |stepping| {
+        let mut net = Network::new(stepping);
+        let chip = net.add(Chip::new("chip", &config).unwrap());
+        let receiver = net.add(Probe::new(G100, vec![]));
+        net.link(chip, 0, receiver, 0, 1).unwrap();
+        for (i, &src) in senders.iter().enumerate() {
+            let script = (0..30)
+                .map(|k| (send_at(k), ect_frame(src, RECEIVER, k)))
+                .collect();
+            let sender = net.add(Probe::new(G100, script));
+            net.link(sender, 0, chip, 1 + i, 1).unwrap();
+        }
+        // The depth of the receiver's queue as heard by the ingress pipes, per cycle.
+        let mut heard = vec![0];
+        while net.next_event().is_some_and(|t| t < 30_000) {
+            net.step();
+            let now = net.now();
+            let h = net.node_mut::<Chip>(chip).ghost_qlength(now, 0, 0);
+            heard.resize(now as usize, *heard.last().unwrap());
+            heard.push(h);
+        }
+        let rx: Vec<(Ipv4Addr, u16, u8)> = net
+            .node::<Probe>(receiver)
+            .received()
+            .iter()
+            .map(|(_, b)| {
+                let ip = t2_pipeline::headers::parse_frame(b).unwrap().ipv4.unwrap();
+                (ip.src, ip.ident, b[15] & 3)
+            })
+            .collect();
+        (rx, heard)
+    };
+    let (rx, heard) = run(Stepping::EveryCycle);
+    assert_eq!(rx.len(), 60);
+    let mut marked = 0;
+    for &(_, ident, ecn) in &rx {
+        // Each frame entered ingress in the cycle its last bit arrived (send + 1).
+        let stage0 = send_at(ident) + 1 + 64;
+        let expect = if heard[stage0 as usize] >= 100 { 3 } else { 1 };
+        assert_eq!(
+            ecn, expect,
+            "frame {ident}: heard {}",
+            heard[stage0 as usize]
+        );
+        marked += (ecn == 3) as usize;
+    }
+    assert!(marked > 10 && marked < 50, "{marked} marked");
+    assert_eq!(run(Stepping::Jump).0, rx);
+}
