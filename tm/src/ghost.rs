@@ -7,9 +7,11 @@
 //! without taking a packet slot. Every ingress pipe receives the same updates at the same
 //! time, so one view of "the depths ingress has seen" serves them all.
 //!
-//! Nothing here needs its own events: in a cycle the chip skips, no depth changes, so the
-//! updates of skipped cycles are worked out when the TM is next touched (`catch_up`), with
-//! the same result as visiting every cycle.
+//! The feed is lazy: in a cycle the chip skips, no depth changes, so the updates of skipped
+//! cycles are worked out when the TM is next touched (`catch_up`), with the same result as
+//! visiting every cycle. Only when the chip runs a ghost control (or traces the updates) does
+//! it need each update in its delivery cycle: it then asks the feed to keep delivered
+//! updates (`keep_delivered`) and visits every cycle `next_delivery` names.
 
 use std::collections::VecDeque;
 use t2_clock::Cycle;
