@@ -261,7 +261,9 @@ impl ChipTrace {
     pub(crate) fn ghost(&mut self, now: Cycle, words: &[GhostWord]) {
         for (p, sig) in self.ghost.iter().enumerate() {
             let mine = || words.iter().filter(|w| w.pipe_id as usize == p);
-            let Some(last) = mine().last() else { continue };
+            let Some(last) = mine().next_back() else {
+                continue;
+            };
             let pulses = [(sig.valid, 1), (sig.updates, mine().count() as u64)];
             for (id, v) in pulses {
                 if let Some(id) = id {

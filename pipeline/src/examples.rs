@@ -232,7 +232,7 @@ pub fn ghost_occupancy(threshold_cells: u64) -> Program {
     .default_action("set_queue_index", &[8191]);
     for port in 8..16u64 {
         egress_queue =
-            egress_queue.entry(&[port], "set_queue_index", &[(1 << 7) | (port % 8) * 16]);
+            egress_queue.entry(&[port], "set_queue_index", &[(1 << 7) | ((port % 8) * 16)]);
     }
     forwarding("ghost_occupancy")
         .metadata("meta.ghost_pipe", 13)
