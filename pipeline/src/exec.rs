@@ -317,67 +317,30 @@ pub struct PlacedThread {
     entering: Option<Phv>,
 }
 
-/// The flat units of `thread` per stage, in program order.
-fn units_by_stage(placed: &Placed, thread: Thread) -> Vec<Vec<usize>> {
-    let mut stages = vec![Vec::new(); placed.stage_usage.len()];
-    for (i, s) in placed.stage_of[thread.index()].iter().enumerate() {
-        if let Some(s) = *s {
-            stages[s].push(i);
-        }
-    }
-    stages
-}
-
-fn nonempty(stages: &[Vec<usize>]) -> Vec<usize> {
-    (0..stages.len())
-        .filter(|&s| !stages[s].is_empty())
-        .collect()
-}
-
-/// Runs the units `units` (flat units of `thread`, one stage's) on `phv`. Every unit reads
-/// the PHV as it entered the stage (copied into `entering`). Gateway outcomes are the
-/// exception: a gateway predicates the tables of its own stage, so guards read the outcomes
-/// as they are now.
-fn run_stage(
-    p: &Checked,
-    thread: Thread,
-    units: &[usize],
-    state: &mut State,
-    entering: &mut Option<Phv>,
-    phv: &mut Phv,
-) {
-    let flat = &p.flat[thread.index()];
-    let entering = match entering.as_mut() {
-        Some(e) => {
-            e.copy_from(phv);
-            e
-        }
-        None => entering.insert(phv.clone()),
-    };
-    for &i in units {
-        let u = &flat[i];
-        let enabled = u
-            .guards
-            .iter()
-            .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
-        if enabled {
-            state.run_unit(p, u.unit, entering, phv);
-        }
-    }
-}
-
 impl PlacedThread {
     /// The `thread` part of a placed program. `placed` must be a full placement of
     /// `program` (see [`Placed::fits`]); units it left out do not run.
     pub fn new(program: Arc<Checked>, placed: &Placed, thread: Thread) -> PlacedThread {
+        let k = thread.index();
+        let n = placed.stage_usage.len();
+        let mut stages = vec![Vec::new(); n];
+        for (i, s) in placed.stage_of[k].iter().enumerate() {
+            if let Some(s) = *s {
+                stages[s].push(i);
+            }
+        }
+        // Ingress also runs the ghost thread's units, laid out as a ghost thread's own (the
+        // throw-away thread's state is built once, with the chip).
         let ghost = match thread {
-            Thread::Ingress => units_by_stage(placed, Thread::Ghost),
+            Thread::Ingress => {
+                PlacedThread::new(Arc::clone(&program), placed, Thread::Ghost).stages
+            }
             _ => Vec::new(),
         };
         let state = State::new(&program);
         PlacedThread {
             program,
-            stages: units_by_stage(placed, thread),
+            stages,
             thread,
             ghost,
             state,
@@ -411,24 +374,48 @@ impl PlacedThread {
 
 impl StageProgram for PlacedThread {
     fn active_stages(&self) -> Vec<usize> {
-        nonempty(&self.stages)
+        (0..self.stages.len())
+            .filter(|&s| !self.stages[s].is_empty())
+            .collect()
     }
 
     fn apply(&mut self, stage: usize, phv: &mut Phv) {
-        let units = &self.stages[stage];
-        let p = &self.program;
-        run_stage(
-            p,
-            self.thread,
-            units,
-            &mut self.state,
-            &mut self.entering,
-            phv,
-        );
+        // Borrow the fields apart: the program is read while the state and scratch change.
+        let PlacedThread {
+            program: p,
+            stages,
+            thread,
+            state,
+            entering,
+            ghost: _,
+        } = self;
+        let flat = &p.flat[thread.index()];
+        // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
+        // are the exception: a gateway predicates the tables of its own stage, so guards
+        // read the outcomes as they are now.
+        let entering = match entering.as_mut() {
+            Some(e) => {
+                e.copy_from(phv);
+                e
+            }
+            None => entering.insert(phv.clone()),
+        };
+        for &i in &stages[stage] {
+            let u = &flat[i];
+            let enabled = u
+                .guards
+                .iter()
+                .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
+            if enabled {
+                state.run_unit(p, u.unit, entering, phv);
+            }
+        }
     }
 
     fn ghost_stages(&self) -> Vec<usize> {
-        nonempty(&self.ghost)
+        (0..self.ghost.len())
+            .filter(|&s| !self.ghost[s].is_empty())
+            .collect()
     }
 
     fn registers(&self) -> Option<&[Vec<u64>]> {
@@ -436,16 +423,13 @@ impl StageProgram for PlacedThread {
     }
 
     fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {
-        let units = &self.ghost[stage];
-        let p = &self.program;
-        run_stage(
-            p,
-            Thread::Ghost,
-            units,
-            &mut self.state,
-            &mut self.entering,
-            phv,
-        );
+        // The ghost units run exactly as the thread's own do, on the same registers: swap
+        // them in for the stage (swapping the vectors moves no units).
+        std::mem::swap(&mut self.stages, &mut self.ghost);
+        let thread = std::mem::replace(&mut self.thread, Thread::Ghost);
+        self.apply(stage, phv);
+        self.thread = thread;
+        std::mem::swap(&mut self.stages, &mut self.ghost);
     }
 }
 
