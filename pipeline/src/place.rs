@@ -605,10 +605,12 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                         needed: earliest as u32 + 1,
                         available: s.map_or(0, |s| s as u32 + 1),
                         detail: format!(
-                            "it shares register array `{}` with ingress, whose table is {}, \
-                             before the ghost dependencies allow",
+                            "it shares register array `{}` with ingress, which accesses it {}, \
+                             but the ghost control's dependencies need stage {earliest} or later",
                             p.registers[r].name,
-                            s.map_or("not placed".to_string(), |s| format!("in stage {s}"))
+                            s.map_or("nowhere (not placed)".to_string(), |s| format!(
+                                "in stage {s}"
+                            ))
                         ),
                     });
                     break 'threads;

@@ -288,7 +288,10 @@ fn a_ghost_table_that_cannot_reach_the_shared_stage_is_a_verdict() {
     assert_eq!(f.resource, "stages");
     assert_eq!(f.stage, Some(2));
     assert!(
-        f.detail.contains("shares register array `queue_depth`"),
+        f.detail.contains(
+            "shares register array `queue_depth` with ingress, which accesses it in stage 2, \
+             but the ghost control's dependencies need stage 3 or later"
+        ),
         "{}",
         f.detail
     );
