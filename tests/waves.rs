@@ -326,4 +326,19 @@ fn ghost_updates_are_pulses_in_their_delivery_cycles() {
     // The default set leaves them out.
     let default = TraceFilter::parse(t2sim::trace::DEFAULT_TRACE).unwrap();
     assert!(!default.selects("chip.ghost.pipe0.valid"));
+    // The save file shows each TM pipe's updates as a group.
+    let dir = temp_dir("ghost");
+    let vcd = dir.join("ghost.vcd");
+    let with_file = IncastScenario {
+        waves: Some(WaveRequest {
+            vcd: vcd.clone(),
+            filter: TraceFilter::parse("chip.ghost.**").unwrap(),
+        }),
+        ..s
+    };
+    assert_eq!(with_file.run().unwrap().traced_signals, Some(4 * 5));
+    let gtkw = std::fs::read_to_string(dir.join("ghost.gtkw")).unwrap();
+    assert!(gtkw.contains("@800200\n-ghost.pipe0\n"), "{gtkw}");
+    assert!(gtkw.contains("chip.ghost.pipe0.qlength[17:0]"), "{gtkw}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
