@@ -159,3 +159,71 @@ impl GhostPipeline {
             .min()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records (cycle, stage, qlength) of every ghost PHV it runs.
+    struct Probe {
+        now: Cycle,
+        seen: Vec<(Cycle, usize, u32)>,
+        qlength: Field,
+    }
+
+    impl StageProgram for Probe {
+        fn active_stages(&self) -> Vec<usize> {
+            Vec::new()
+        }
+        fn apply(&mut self, _stage: usize, _phv: &mut Phv) {
+            unreachable!("no packets here")
+        }
+        fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {
+            self.seen.push((self.now, stage, phv.get(self.qlength)));
+        }
+    }
+
+    #[test]
+    fn ghosts_run_in_delivery_order_at_the_stage_offsets_and_leave() {
+        let params = PipelineParams::default();
+        // Shortest timing: stage 0 at 0, stage 3 at 23 + 2 + 2.
+        let placement = Placement::shortest(20);
+        assert!(GhostPipeline::new(&params, &placement, &[]).is_none());
+        let mut g = GhostPipeline::new(&params, &placement, &[0, 3]).unwrap();
+        assert_eq!(g.stage_points(), &[(0, 0), (27, 3)]);
+        let word = |qlength| GhostWord {
+            qlength,
+            ..GhostWord::default()
+        };
+        let mut p = Probe {
+            now: 0,
+            seen: Vec::new(),
+            qlength: ghost_fields()[0],
+        };
+        g.enter(10, word(1));
+        g.enter(10, word(2));
+        p.now = 10;
+        g.tick(10, &mut p); // stage 0 acts in the delivery cycle
+        assert_eq!(g.next_event(), Some(37));
+        g.enter(11, word(3));
+        let mut visited = Vec::new();
+        while let Some(now) = g.next_event() {
+            p.now = now;
+            visited.push(now);
+            g.tick(now, &mut p);
+        }
+        assert_eq!(visited, [11, 37, 38]);
+        assert_eq!(g.occupancy(), 0);
+        assert_eq!(
+            p.seen,
+            [
+                (10, 0, 1),
+                (10, 0, 2),
+                (11, 0, 3),
+                (37, 3, 1),
+                (37, 3, 2),
+                (38, 3, 3)
+            ]
+        );
+    }
+}
