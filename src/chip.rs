@@ -33,8 +33,12 @@ use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::fields;
 use t2_pipeline::ir::Program;
-use t2_pipeline::{DropReason, Gress, GressPipeline, PacketHandle, PacketPool, StageProgram};
+use t2_pipeline::{
+    DropReason, GhostPipeline, GhostWord, Gress, GressPipeline, PacketHandle, PacketPool,
+    StageProgram,
+};
 use t2_testbench::{Node, Sent};
+use t2_tm::ghost::GhostUpdate;
 use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmDrop, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
 
@@ -215,6 +219,8 @@ struct Pipe {
     egress: GressPipeline,
     ingress_program: Box<dyn StageProgram>,
     egress_program: Box<dyn StageProgram>,
+    /// The program's ghost thread, run by `ingress_program` (none without a ghost control).
+    ghost: Option<GhostPipeline>,
     /// Ports this pipe serves, by index into `Chip::ports`.
     ports: Vec<usize>,
     /// Next port the ingress arbiter looks at first (index into `ports`).
@@ -276,6 +282,12 @@ pub struct Chip {
     ingress_latency: Cycle,
     egress_latency: Cycle,
     trace: Option<Box<ChipTrace>>,
+    /// Ghost updates are chip events: the program has a ghost control or they are traced.
+    /// Otherwise the TM's ghost feed stays lazy and costs the kernel nothing.
+    ghost_events: bool,
+    /// Scratch for the ghost updates of a cycle (reused, so delivering allocates nothing).
+    ghost_updates: Vec<(Cycle, GhostUpdate)>,
+    ghost_words: Vec<GhostWord>,
 }
 
 impl Chip {
@@ -383,6 +395,7 @@ impl Chip {
                     egress: egress.pipeline,
                     ingress_program: ingress.program,
                     egress_program: egress.program,
+                    ghost: ingress.ghost,
                     ports: (0..config.ports.len())
                         .filter(|&i| config.ports[i].pipe == p)
                         .chain((p < recirc_pipes).then_some(front + p as usize))
@@ -425,7 +438,7 @@ impl Chip {
             tm_ports.push(TmPort::new(p as usize, line, group, channels, channels));
         }
         // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
-        let tm = TrafficManager::new(
+        let mut tm = TrafficManager::new(
             params.tm,
             clock,
             params.pipes as usize,
@@ -456,6 +469,8 @@ impl Chip {
                 mirror: None,
             })
             .collect();
+        let ghost_events = pipes.iter().any(|p| p.ghost.is_some());
+        tm.keep_ghost_delivered(ghost_events);
         Ok(Chip {
             name: name.to_string(),
             params,
@@ -471,6 +486,9 @@ impl Chip {
             ingress_latency,
             egress_latency,
             trace: None,
+            ghost_events,
+            ghost_updates: Vec::new(),
+            ghost_words: Vec::new(),
         })
     }
 
@@ -499,6 +517,11 @@ impl Chip {
         let mut trace = ChipTrace::new(&layout, filter)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         trace.begin(out)?;
+        if trace.traces_ghost() && !self.ghost_events {
+            // Traced updates are pulses in their delivery cycles, which the kernel must visit.
+            self.ghost_events = true;
+            self.tm.keep_ghost_delivered(true);
+        }
         self.trace = Some(Box::new(trace));
         Ok(())
     }
@@ -604,6 +627,21 @@ impl Chip {
     /// from the TM's ghost feed by cycle `now`.
     pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
         self.tm.ghost_qlength(now, port, queue)
+    }
+
+    /// The cells of pipe `pipe`'s register arrays (shared by its ingress and ghost threads),
+    /// one vector per array of the program; `None` for the built-in forwarding.
+    pub fn ingress_registers(&self, pipe: usize) -> Option<&[Vec<u64>]> {
+        self.pipes.get(pipe)?.ingress_program.registers()
+    }
+
+    /// Cycles from a ghost update reaching the ingress pipes to it reaching each MAU stage
+    /// with ghost units: (offset, stage). Empty without a ghost control.
+    pub fn ghost_stage_points(&self) -> &[(Cycle, usize)] {
+        self.pipes[0]
+            .ghost
+            .as_ref()
+            .map_or(&[], GhostPipeline::stage_points)
     }
 
     /// A PFC frame for `class` with `quanta` received on port `port` in cycle `now`: the
@@ -824,6 +862,9 @@ impl Node for Chip {
 impl Chip {
     /// Everything the chip does in cycle `now`.
     fn step(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        if self.ghost_events {
+            self.ghost_deliver(now);
+        }
         // Ingress arbiters: one frame per pipe per cycle, round-robin over the pipe's ports.
         for (p, pipe) in self.pipes.iter_mut().enumerate() {
             let n = pipe.ports.len();
@@ -847,6 +888,11 @@ impl Chip {
         // Ingress pipelines; deparsed packets go to the TM next cycle.
         for p in 0..self.pipes.len() {
             let pipe = &mut self.pipes[p];
+            // Ghost first: in a stage and cycle where both touch a register, the packet sees
+            // what the ghost thread wrote (docs/timing.md).
+            if let Some(ghost) = pipe.ghost.as_mut() {
+                ghost.tick(now, pipe.ingress_program.as_mut());
+            }
             let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) else {
                 continue;
             };
@@ -1025,6 +1071,52 @@ impl Chip {
         }
     }
 
+    /// The ghost updates that reach the ingress pipes in cycle `now`, in delivery order: each
+    /// enters every pipe's ghost thread (if the program has one) and is traced.
+    fn ghost_deliver(&mut self, now: Cycle) {
+        let mut updates = std::mem::take(&mut self.ghost_updates);
+        let mut words = std::mem::take(&mut self.ghost_words);
+        self.tm.take_ghost_delivered(now, &mut updates);
+        for &(at, u) in &updates {
+            // Updates delivered before tracing started made the kernel stop nowhere.
+            if at == now {
+                words.push(self.ghost_word(&u));
+            }
+        }
+        for pipe in &mut self.pipes {
+            if let Some(ghost) = pipe.ghost.as_mut() {
+                debug_assert_eq!(words.len(), updates.len(), "a ghost delivery was skipped");
+                for &w in &words {
+                    ghost.enter(now, w);
+                }
+            }
+        }
+        if let Some(t) = self.trace.as_mut() {
+            if !words.is_empty() {
+                t.ghost(now, &words);
+            }
+        }
+        updates.clear();
+        words.clear();
+        self.ghost_updates = updates;
+        self.ghost_words = words;
+    }
+
+    /// The ghost metadata of a TM update, as Tofino2 packs it: `qid` is the queue's 4-bit
+    /// MAC id (the AFC numbering: 0 the pipe's recirculation group, `m + 1` front-panel MAC
+    /// `m`) and its 7-bit index among that MAC's 128 queues; `pipe_id` the TM pipe.
+    pub fn ghost_word(&self, u: &GhostUpdate) -> GhostWord {
+        let (_, mac, mac_qid) = self
+            .afc_address(u.port as usize, u.queue as usize)
+            .expect("a queue the TM reports has a MAC and queue index");
+        GhostWord {
+            ping_pong: u.ping_pong,
+            qlength: u.qlength,
+            qid: (mac as u16) << 7 | mac_qid as u16,
+            pipe_id: u.pipe,
+        }
+    }
+
     /// An `adv_flow_ctl` word leaving a deparser in cycle `now` (`docs/timing.md`, AFC).
     fn deparser_afc(&mut self, now: Cycle, word: u32) {
         let Some(afc) = AfcMessage::decode(word) else {
@@ -1087,7 +1179,11 @@ impl Chip {
         if self.ports.iter().any(|p| !p.rx_fifo.is_empty()) {
             return Some(soon);
         }
+        if self.ghost_events {
+            consider(self.tm.ghost_next_delivery());
+        }
         for pipe in &self.pipes {
+            consider(pipe.ghost.as_ref().and_then(GhostPipeline::next_event));
             consider(pipe.ingress.next_event(now));
             consider(pipe.egress.next_event(now));
             consider(pipe.to_egress.front().map(|e| e.0));

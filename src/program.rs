@@ -7,8 +7,9 @@
 //! would. Several routes to one destination (through different ports) form an ECMP group:
 //! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program's
 //! exact table holds one port per destination, so a program with ECMP routes is refused.
-//! Every pipe runs its own copy of the program (its own register contents); the ghost control
-//! is placed and timed with ingress but does not run yet.
+//! Every pipe runs its own copy of the program (its own register contents). The ghost
+//! control is placed and timed with ingress and runs in every pipe's ingress stages on the
+//! TM's queue-depth updates (`t2_pipeline::ghost`), with the ingress thread's registers.
 
 use crate::chip::ConfigError;
 use std::net::Ipv4Addr;
@@ -18,7 +19,9 @@ use t2_pipeline::exec::PlacedThread;
 use t2_pipeline::ir::{ActionCall, Entry, KeyValue, Program};
 use t2_pipeline::l3::Ipv4Forward;
 use t2_pipeline::place::{place, Budget};
-use t2_pipeline::{Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram};
+use t2_pipeline::{
+    GhostPipeline, Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram,
+};
 
 /// The table host routes go into, and the action they call.
 pub const ROUTE_TABLE: &str = "ipv4_host";
@@ -28,6 +31,8 @@ pub const ROUTE_ACTION: &str = "forward";
 pub(crate) struct GressSetup {
     pub pipeline: GressPipeline,
     pub program: Box<dyn StageProgram>,
+    /// Ingress of a program with a ghost control: its ghost thread, run by `program`.
+    pub ghost: Option<GhostPipeline>,
 }
 
 fn err(what: String, problem: String) -> ConfigError {
@@ -63,6 +68,7 @@ fn builtin_pipes(
     let gress = |gress, program: Box<dyn StageProgram>| GressSetup {
         pipeline: GressPipeline::new(gress, params, &placement, &program.active_stages()),
         program,
+        ghost: None,
     };
     Ok((0..pipes)
         .map(|_| {
@@ -177,6 +183,7 @@ fn placed_pipes(
                 run.state.seed((pipe as u64) << 1 | thread.index() as u64);
                 GressSetup {
                     pipeline: run.pipeline(&placed, params),
+                    ghost: run.ghost_pipeline(&placed, params),
                     program: Box::new(run),
                 }
             })

@@ -15,11 +15,13 @@
 //! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
 //! `chip.tm.free_cells`,
 //! `chip.tm.pipe<p>.port<i>.depth_cells`, `chip.tm.pipe<p>.port<i>.q<q>.{depth_cells,paused}`
-//! (and `chip.tm.pipe<p>.recirc...` for the recirculation port). Queues are declared as they
-//! are when tracing starts.
+//! (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
+//! `chip.ghost.pipe<p>.{valid,updates,qid,qlength,ping_pong}` (TM pipe `p`'s queue-depth
+//! updates reaching the ingress pipes). Queues are declared as they are when tracing starts.
 
 use std::io;
 use t2_clock::Cycle;
+use t2_pipeline::GhostWord;
 use t2_waves::{DeclareError, SignalId, SignalKind, TraceFilter, Tracer, Value};
 
 /// What `--vcd` traces when no `--trace` is given: ports, the TM, and per gress the
@@ -46,6 +48,31 @@ pub(crate) struct PortSignals {
     pub any_queue: bool,
 }
 
+/// Signals of one TM pipe's ghost updates, pulses in the cycle they reach the ingress pipes.
+pub(crate) struct GhostSignals {
+    pub valid: Option<SignalId>,
+    /// How many arrived in the cycle (more than one with `ghost_updates_per_cycle` > 1).
+    pub updates: Option<SignalId>,
+    /// The last of them (in delivery order); held until the next.
+    pub qid: Option<SignalId>,
+    pub qlength: Option<SignalId>,
+    pub ping_pong: Option<SignalId>,
+}
+
+impl GhostSignals {
+    fn any(&self) -> bool {
+        [
+            self.valid,
+            self.updates,
+            self.qid,
+            self.qlength,
+            self.ping_pong,
+        ]
+        .iter()
+        .any(Option::is_some)
+    }
+}
+
 /// The chip's tracer and the ids of its traced signals.
 pub struct ChipTrace {
     pub(crate) tracer: Tracer,
@@ -55,6 +82,8 @@ pub struct ChipTrace {
     pub(crate) ports: Vec<PortSignals>,
     /// `[pipe][0 = ingress, 1 = egress]`.
     pub(crate) gresses: Vec<[GressSignals; 2]>,
+    /// Per TM pipe.
+    pub(crate) ghost: Vec<GhostSignals>,
     /// Chip-local packet number by packet handle, assigned when a frame arrives.
     pub(crate) serial: Vec<u32>,
     pub(crate) next_serial: u32,
@@ -139,6 +168,18 @@ impl ChipTrace {
             };
             gresses.push([gress("ingress")?, gress("egress")?]);
         }
+        let ghost = (0..layout.pipes)
+            .map(|p| {
+                let base = format!("chip.ghost.pipe{p}");
+                Ok(GhostSignals {
+                    valid: t.declare(&format!("{base}.valid"), SignalKind::Bit)?,
+                    updates: t.declare(&format!("{base}.updates"), SignalKind::Vector(8))?,
+                    qid: t.declare(&format!("{base}.qid"), SignalKind::Vector(11))?,
+                    qlength: t.declare(&format!("{base}.qlength"), SignalKind::Vector(18))?,
+                    ping_pong: t.declare(&format!("{base}.ping_pong"), SignalKind::Bit)?,
+                })
+            })
+            .collect::<Result<_, DeclareError>>()?;
         Ok(ChipTrace {
             tracer: t,
             drops,
@@ -146,6 +187,7 @@ impl ChipTrace {
             free_cells,
             ports,
             gresses,
+            ghost,
             serial: Vec::new(),
             next_serial: 0,
             error: None,
@@ -207,6 +249,38 @@ impl ChipTrace {
         if let Some(e) = self.gresses[pipe][gress].exit {
             self.tracer.schedule(now, e, Value::Text(fate));
             self.tracer.schedule(now + 1, e, Value::Text("-"));
+        }
+    }
+
+    /// Whether any ghost signal is traced (the chip then visits every delivery cycle).
+    pub(crate) fn traces_ghost(&self) -> bool {
+        self.ghost.iter().any(GhostSignals::any)
+    }
+
+    /// Marks the ghost updates that reach the ingress pipes in cycle `now`, in delivery order.
+    pub(crate) fn ghost(&mut self, now: Cycle, words: &[GhostWord]) {
+        for (p, sig) in self.ghost.iter().enumerate() {
+            let mine = || words.iter().filter(|w| w.pipe_id as usize == p);
+            let Some(last) = mine().next_back() else {
+                continue;
+            };
+            let pulses = [(sig.valid, 1), (sig.updates, mine().count() as u64)];
+            for (id, v) in pulses {
+                if let Some(id) = id {
+                    self.tracer.schedule(now, id, Value::Bits(v));
+                    self.tracer.schedule(now + 1, id, Value::Bits(0));
+                }
+            }
+            let held = [
+                (sig.qid, last.qid as u64),
+                (sig.qlength, last.qlength as u64),
+                (sig.ping_pong, last.ping_pong as u64),
+            ];
+            for (id, v) in held {
+                if let Some(id) = id {
+                    self.tracer.schedule(now, id, Value::Bits(v));
+                }
+            }
         }
     }
 

@@ -169,6 +169,21 @@ fn run_with_a_program() {
     let text = String::from_utf8(ok.stdout).unwrap();
     // The same placement as the built-in program: the same unloaded latency.
     assert!(text.contains("unloaded       864 cycles"), "{text}");
+    // A program with a ghost control runs too (its ingress is 128 MAU cycles, 67 more).
+    let ghost = t2sim(&[
+        "run",
+        "--program",
+        "programs/ghost_occupancy.json",
+        "--duration-us",
+        "5",
+    ]);
+    assert!(
+        ghost.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ghost.stderr)
+    );
+    let text = String::from_utf8(ghost.stdout).unwrap();
+    assert!(text.contains("unloaded       931 cycles"), "{text}");
     let no_table = t2sim(&["run", "--program", "programs/ecn_marking.json"]);
     assert_eq!(no_table.status.code(), Some(2));
     let err = String::from_utf8(no_table.stderr).unwrap();

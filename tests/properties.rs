@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use t2_clock::Cycle;
+use t2_pipeline::examples;
 use t2_testbench::{Host, Stepping};
 use t2sim::scenario::IncastScenario;
 use t2sim::{Chip, DropCause};
@@ -21,8 +22,9 @@ fn scenario() -> impl Strategy<Value = IncastScenario> {
             400_000_000_000,
         ]),
         1u32..=4,
+        prop::option::of(1u32..=4),
     )
-        .prop_map(|(senders, frame, load, limit, fifo, bps, pipes)| {
+        .prop_map(|(senders, frame, load, limit, fifo, bps, pipes, ghost)| {
             let mut s = IncastScenario {
                 senders,
                 frame_bytes: frame,
@@ -34,6 +36,13 @@ fn scenario() -> impl Strategy<Value = IncastScenario> {
             s.params.tm.queue_limit_cells = limit;
             s.params.rx_fifo_frames = fifo;
             s.params.pipes = pipes;
+            // Half the scenarios run a ghost control, at 1 to 4 updates per TM pipe per cycle.
+            if let Some(per_cycle) = ghost {
+                s.params.tm.ghost_updates_per_cycle = per_cycle;
+                s.program = Some(examples::ghost_occupancy(
+                    examples::GHOST_OCCUPANCY_THRESHOLD_CELLS,
+                ));
+            }
             if bps == 400_000_000_000 {
                 s.senders = s.senders.min(4 * pipes - 1);
             }
@@ -52,7 +61,10 @@ proptest! {
             let rx = b.net.node::<Host>(b.receiver).received().to_vec();
             let chip = b.net.node::<Chip>(b.chip);
             let census = b.census();
-            (rx, chip.counters().clone(), chip.packets_inside(), census.offered, census.accounted())
+            let registers: Vec<Option<Vec<Vec<u64>>>> = (0..s.params.pipes as usize)
+                .map(|p| chip.ingress_registers(p).map(<[_]>::to_vec))
+                .collect();
+            (rx, chip.counters().clone(), chip.packets_inside(), census.offered, census.accounted(), registers)
         };
         let jump = run(Stepping::Jump);
         let step = run(Stepping::EveryCycle);
@@ -60,6 +72,7 @@ proptest! {
         prop_assert_eq!(&jump.1, &step.1);
         prop_assert_eq!(jump.2, step.2);
         prop_assert_eq!(jump.3, jump.4);
+        prop_assert_eq!(&jump.5, &step.5);
     }
 
     #[test]

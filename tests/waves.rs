@@ -96,11 +96,15 @@ type TracedRun = (
 /// Runs `s` with every signal traced into memory; returns the dump, the tracer's own log
 /// rendered the same way, and the receiver's records.
 fn traced_run(s: &IncastScenario) -> TracedRun {
+    traced_run_of(s, TraceFilter::all())
+}
+
+/// [`traced_run`] tracing what `filter` selects.
+fn traced_run_of(s: &IncastScenario, filter: TraceFilter) -> TracedRun {
     let mut b = s.build().unwrap();
     let buf = Shared::default();
     let chip = b.net.node_mut::<Chip>(b.chip);
-    chip.enable_trace(TraceFilter::all(), Box::new(buf.clone()))
-        .unwrap();
+    chip.enable_trace(filter, Box::new(buf.clone())).unwrap();
     chip.trace_mut().unwrap().tracer_mut().keep_log();
     b.net.run_until(s.duration_cycles);
     let chip = b.net.node_mut::<Chip>(b.chip);
@@ -277,5 +281,64 @@ fn gtkwave_accepts_the_dump() {
         }
         Err(e) => panic!("vcd2fst must be installed in CI: {e}"),
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ghost_updates_are_pulses_in_their_delivery_cycles() {
+    // One 1480-byte frame (9 cells) into queue 0 of port 0 (device port 8: ghost qid MAC 1,
+    // queue 0 = 128) in cycle a + 189 + 1; the dequeue 300 cycles later empties it. Each
+    // change is delivered 100 cycles later, as a one-cycle pulse of TM pipe 0's signals;
+    // ping_pong alternates between the queue's updates. The built-in program has no ghost
+    // control: tracing the updates is what makes their cycles events.
+    let s = one_packet();
+    let filter = TraceFilter::parse("chip.ghost.**").unwrap();
+    let (bytes, _, rx) = traced_run_of(&s, filter.clone());
+    let dump = parse_dump(&bytes);
+    let enqueued = rx[0].sent_at + 150 + 189 + 1;
+    let (first, second) = (enqueued + 100, enqueued + 300 + 100);
+    let pipe0 = |signal: &str, c: Cycle| at(&dump, &format!("chip.ghost.pipe0.{signal}"), c);
+    for (c, valid) in [(first - 1, "0"), (first, "1"), (first + 1, "0")] {
+        assert_eq!(pipe0("valid", c), valid, "cycle {c}");
+    }
+    assert_eq!(pipe0("updates", first), "1");
+    assert_eq!(pipe0("qid", first), "128");
+    assert_eq!(pipe0("qlength", first), "9");
+    assert_eq!(pipe0("ping_pong", first), "0");
+    assert_eq!(pipe0("valid", second - 1), "0");
+    assert_eq!(pipe0("valid", second), "1");
+    assert_eq!(pipe0("qlength", second), "0");
+    assert_eq!(pipe0("ping_pong", second), "1");
+    // Only those two updates, and nothing from the other TM pipes.
+    let pulses: Vec<Cycle> = dump["chip.ghost.pipe0.valid"]
+        .iter()
+        .filter(|(_, v)| v == "1")
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(pulses, [first, second]);
+    assert!(dump["chip.ghost.pipe1.valid"].iter().all(|(_, v)| v == "0"));
+    // Jumping writes the same dump as stepping.
+    let stepped = IncastScenario {
+        stepping: Stepping::EveryCycle,
+        ..s.clone()
+    };
+    assert_eq!(traced_run_of(&stepped, filter).0, bytes);
+    // The default set leaves them out.
+    let default = TraceFilter::parse(t2sim::trace::DEFAULT_TRACE).unwrap();
+    assert!(!default.selects("chip.ghost.pipe0.valid"));
+    // The save file shows each TM pipe's updates as a group.
+    let dir = temp_dir("ghost");
+    let vcd = dir.join("ghost.vcd");
+    let with_file = IncastScenario {
+        waves: Some(WaveRequest {
+            vcd: vcd.clone(),
+            filter: TraceFilter::parse("chip.ghost.**").unwrap(),
+        }),
+        ..s
+    };
+    assert_eq!(with_file.run().unwrap().traced_signals, Some(4 * 5));
+    let gtkw = std::fs::read_to_string(dir.join("ghost.gtkw")).unwrap();
+    assert!(gtkw.contains("@800200\n-ghost.pipe0\n"), "{gtkw}");
+    assert!(gtkw.contains("chip.ghost.pipe0.qlength[17:0]"), "{gtkw}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

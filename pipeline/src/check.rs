@@ -635,24 +635,9 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     // Tables.
     let table_ids = unique("tables", p.tables.iter().map(|t| t.name.as_str()))?;
     let mut tables = Vec::new();
-    let mut register_owner: Vec<Option<usize>> = vec![None; registers.len()];
     for (i, t) in p.tables.iter().enumerate() {
         let path = format!("tables[{i}] ({})", t.name);
-        let table = lower_table(&path, t, &r, &action_ids, &actions)?;
-        for &reg in &table.registers {
-            if let Some(other) = register_owner[reg] {
-                return err(
-                    &path,
-                    format!(
-                        "register array `{}` is already used by table `{}`; an array is \
-                         accessed from one table only (one access per packet)",
-                        registers[reg].name, p.tables[other].name
-                    ),
-                );
-            }
-            register_owner[reg] = Some(i);
-        }
-        tables.push(table);
+        tables.push(lower_table(&path, t, &r, &action_ids, &actions)?);
     }
 
     // Controls.
@@ -691,6 +676,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             }
         }
     }
+    check_register_sharing(&tables, &registers, &lowering.applied)?;
     let gateways = lowering.gateways;
     let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
     for g in &gateways {
@@ -776,6 +762,42 @@ fn stateful_mode(
         }
         if outputs.iter().any(|o| o.1 == SaluOutputValue::Predicate) {
             return single("there is no predicate to output");
+        }
+    }
+    Ok(())
+}
+
+/// An array is accessed from one table only (one access per packet), except that one
+/// ingress table and one ghost table may share it: that is how ingress reads what the ghost
+/// thread writes (Tofino2 runs both threads in the same stages; placement puts the two
+/// tables in the array's stage). `applied[t]` is the thread that applies table `t`.
+fn check_register_sharing(
+    tables: &[CTable],
+    registers: &[CRegister],
+    applied: &[Option<Thread>],
+) -> Result<(), IrError> {
+    let mut owner: Vec<Option<usize>> = vec![None; registers.len()];
+    let mut shared = vec![false; registers.len()];
+    for (i, table) in tables.iter().enumerate() {
+        for &reg in &table.registers {
+            let Some(other) = owner[reg] else {
+                owner[reg] = Some(i);
+                continue;
+            };
+            let mut threads = [applied[other], applied[i]];
+            threads.sort();
+            if shared[reg] || threads != [Some(Thread::Ingress), Some(Thread::Ghost)] {
+                return err(
+                    &format!("tables[{i}] ({})", table.name),
+                    format!(
+                        "register array `{}` is already used by table `{}`; an array is \
+                         accessed from one table only (one access per packet), or shared by \
+                         one ingress and one ghost table",
+                        registers[reg].name, tables[other].name
+                    ),
+                );
+            }
+            shared[reg] = true;
         }
     }
     Ok(())

@@ -275,6 +275,118 @@ pub fn vlan_switch() -> Program {
         .build_unchecked()
 }
 
+/// The marking threshold of the shipped `programs/ghost_occupancy.json`, in 176-byte cells.
+pub const GHOST_OCCUPANCY_THRESHOLD_CELLS: u64 = 100;
+
+/// BFC-style queue occupancy fed by the ghost thread: host routes, and ECN marking in
+/// *ingress* of packets whose egress queue, as the TM last reported it, holds at least
+/// `threshold_cells` cells.
+///
+/// The ghost control keeps every queue's depth (`ghost_md.qlength`) in register array
+/// `queue_depth`, at index `pipe_id:2 | qid:11` (stages 0-1 build the index, stage 2 writes
+/// it). Ingress finds the packet's egress queue index from its egress port (table
+/// `egress_queue`, control-plane entries: here queue 0 of device ports 8-15, pipe 0's MAC 0,
+/// whose `qid` is MAC 1 | queue `(port % 8) x 16`; other ports get index 8191, a MAC that
+/// does not exist, so their depth reads 0), reads the depth in the same stage as the ghost
+/// thread writes it (the two tables share the array), and marks ECN-capable packets.
+pub fn ghost_occupancy(threshold_cells: u64) -> Program {
+    let mut egress_queue = Table::new(
+        "egress_queue",
+        MatchKind::Exact,
+        &["ig_intr_tm_md.ucast_egress_port"],
+        512,
+    )
+    .action("set_queue_index")
+    .default_action("set_queue_index", &[8191]);
+    for port in 8..16u64 {
+        egress_queue =
+            egress_queue.entry(&[port], "set_queue_index", &[(1 << 7) | ((port % 8) * 16)]);
+    }
+    forwarding("ghost_occupancy")
+        .metadata("meta.ghost_pipe", 13)
+        .metadata("meta.ghost_index", 13)
+        .metadata("meta.queue_index", 13)
+        .metadata("meta.occupancy", 32)
+        .register("queue_depth", 32, 8192)
+        .register_action(RegisterAction {
+            name: "write_depth".into(),
+            register: "queue_depth".into(),
+            conditions: vec![],
+            updates: vec![SaluUpdate {
+                when: vec![],
+                half: Half::Lo,
+                op: SaluOp::Set,
+                a: SaluOperand::Field("ghost_md.qlength".into()),
+                b: SaluOperand::Const(0),
+            }],
+            outputs: vec![],
+        })
+        .register_action(RegisterAction {
+            name: "read_depth".into(),
+            register: "queue_depth".into(),
+            conditions: vec![],
+            updates: vec![],
+            outputs: vec![SaluOutput {
+                dst: "meta.occupancy".into(),
+                value: SaluOutputValue::Old,
+            }],
+        })
+        .action(Action::new("ghost_pipe").prim(Primitive::alu(
+            crate::ir::AluOp::Shl,
+            "meta.ghost_pipe",
+            Operand::field("ghost_md.pipe_id"),
+            Operand::Const(11),
+        )))
+        .action(Action::new("ghost_index").prim(Primitive::alu(
+            crate::ir::AluOp::Or,
+            "meta.ghost_index",
+            Operand::field("meta.ghost_pipe"),
+            Operand::field("ghost_md.qid"),
+        )))
+        .action(Action::new("record_depth").prim(Primitive::Execute {
+            register_action: "write_depth".into(),
+            index: Operand::field("meta.ghost_index"),
+        }))
+        .action(
+            Action::new("set_queue_index")
+                .param("index", 13)
+                .prim(Primitive::set("meta.queue_index", Operand::param("index"))),
+        )
+        .action(Action::new("read_occupancy").prim(Primitive::Execute {
+            register_action: "read_depth".into(),
+            index: Operand::field("meta.queue_index"),
+        }))
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .table(
+            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+                .action("forward")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[]),
+        )
+        .table(egress_queue)
+        .table(Table::new("occupancy", MatchKind::Exact, &[], 0).action("read_occupancy"))
+        .table(Table::new("congested", MatchKind::Exact, &[], 0).action("mark"))
+        .table(Table::new("ghost_pipe", MatchKind::Exact, &[], 0).action("ghost_pipe"))
+        .table(Table::new("ghost_index", MatchKind::Exact, &[], 0).action("ghost_index"))
+        .table(Table::new("ghost_record", MatchKind::Exact, &[], 0).action("record_depth"))
+        .ingress(forwarding_ingress(vec![
+            Stmt::apply("ipv4_host"),
+            Stmt::apply("egress_queue"),
+            Stmt::apply("occupancy"),
+            Stmt::if_(
+                Condition::new("meta.occupancy", Cmp::Ge, Operand::Const(threshold_cells)),
+                vec![Stmt::apply("congested")],
+                vec![],
+            ),
+        ]))
+        .ghost(vec![
+            Stmt::apply("ghost_pipe"),
+            Stmt::apply("ghost_index"),
+            Stmt::apply("ghost_record"),
+        ])
+        .build_unchecked()
+}
+
 /// Every example with its file name under `programs/`.
 pub fn all() -> Vec<(&'static str, Program)> {
     vec![
@@ -283,5 +395,9 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("flow_counter.json", flow_counter()),
         ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
         ("vlan_switch.json", vlan_switch()),
+        (
+            "ghost_occupancy.json",
+            ghost_occupancy(GHOST_OCCUPANCY_THRESHOLD_CELLS),
+        ),
     ]
 }

@@ -13,6 +13,7 @@
 
 use crate::check::{CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Thread, Unit, Value};
 use crate::fields;
+use crate::ghost::{GhostPipeline, GhostWord};
 use crate::gress::{Gress, GressPipeline, StageProgram};
 use crate::ir::{Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use crate::layout;
@@ -325,6 +326,15 @@ impl Interpreter {
         self.block(&p, &p.controls[thread.index()], phv);
     }
 
+    /// Runs the ghost control on a ghost PHV carrying `word`, with the registers ingress
+    /// packets use, and returns the PHV. Running updates and packets in the order the chip
+    /// runs them in a stage gives the chip's register contents ([`crate::ghost`]).
+    pub fn run_ghost(&mut self, word: &GhostWord) -> Phv {
+        let mut phv = word.phv(&self.program.phv);
+        self.run(Thread::Ghost, &mut phv);
+        phv
+    }
+
     fn block(&mut self, p: &Checked, body: &[CStmt], phv: &mut Phv) {
         for s in body {
             match s {
@@ -403,6 +413,9 @@ pub struct PlacedThread {
     /// Per stage: the units placed there, in program order.
     stages: Vec<Vec<StageUnit>>,
     thread: Thread,
+    /// Ingress only: per stage, the ghost thread's flat units placed there. The ghost thread
+    /// runs with the ingress one because they share the register arrays.
+    ghost: Vec<Vec<StageUnit>>,
     pub state: State,
     /// The PHV as it entered the stage being run (reused, so running allocates nothing).
     entering: Option<Phv>,
@@ -437,11 +450,20 @@ impl PlacedThread {
         for units in &mut stages {
             units.sort_by_key(|u| u.index);
         }
+        // Ingress also runs the ghost thread's units, laid out as a ghost thread's own (the
+        // throw-away thread's state is built once, with the chip).
+        let ghost = match thread {
+            Thread::Ingress => {
+                PlacedThread::new(Arc::clone(&program), placed, Thread::Ghost).stages
+            }
+            _ => Vec::new(),
+        };
         let state = State::new(&program);
         PlacedThread {
             program,
             stages,
             thread,
+            ghost,
             state,
             entering: None,
         }
@@ -458,6 +480,17 @@ impl PlacedThread {
         };
         GressPipeline::new(gress, params, timing, &self.active_stages())
             .with_parser(Arc::clone(&self.program.parser))
+    }
+
+    /// The ghost thread of an ingress thread timed by `placed`, if the program has ghost
+    /// units: what a chip runs beside [`PlacedThread::pipeline`], with `self` as its
+    /// `StageProgram`.
+    pub fn ghost_pipeline(
+        &self,
+        placed: &Placed,
+        params: &PipelineParams,
+    ) -> Option<GhostPipeline> {
+        GhostPipeline::new(params, &placed.ingress_timing, &self.ghost_stages())
     }
 }
 
@@ -476,6 +509,7 @@ impl StageProgram for PlacedThread {
             thread,
             state,
             entering,
+            ghost: _,
         } = self;
         let flat = &p.flat[thread.index()];
         // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
@@ -502,6 +536,26 @@ impl StageProgram for PlacedThread {
                 _ => state.run_unit(p, u.unit, entering, phv),
             }
         }
+    }
+
+    fn ghost_stages(&self) -> Vec<usize> {
+        (0..self.ghost.len())
+            .filter(|&s| !self.ghost[s].is_empty())
+            .collect()
+    }
+
+    fn registers(&self) -> Option<&[Vec<u64>]> {
+        Some(&self.state.registers)
+    }
+
+    fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {
+        // The ghost units run exactly as the thread's own do, on the same registers: swap
+        // them in for the stage (swapping the vectors moves no units).
+        std::mem::swap(&mut self.stages, &mut self.ghost);
+        let thread = std::mem::replace(&mut self.thread, Thread::Ghost);
+        self.apply(stage, phv);
+        self.thread = thread;
+        std::mem::swap(&mut self.stages, &mut self.ghost);
     }
 }
 

@@ -38,6 +38,18 @@ pub trait StageProgram {
     fn active_stages(&self) -> Vec<usize>;
     /// Runs stage `stage`'s tables on a packet's PHV.
     fn apply(&mut self, stage: usize, phv: &mut Phv);
+    /// An ingress program's ghost thread: stages (from 0) that hold ghost units, ascending.
+    /// Programs without a ghost control have none.
+    fn ghost_stages(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    /// Runs stage `stage`'s ghost units on a ghost PHV ([`crate::GhostPipeline`]), with the
+    /// same register arrays as the packets.
+    fn apply_ghost(&mut self, _stage: usize, _phv: &mut Phv) {}
+    /// The register arrays' cells, for programs that have them (one vector per array).
+    fn registers(&self) -> Option<&[Vec<u64>]> {
+        None
+    }
 }
 
 /// A gress with no tables: packets pass through unchanged.

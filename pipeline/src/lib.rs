@@ -10,6 +10,7 @@ pub mod check;
 pub mod examples;
 pub mod exec;
 pub mod fields;
+pub mod ghost;
 pub mod gress;
 pub mod headers;
 pub mod ir;
@@ -26,6 +27,7 @@ pub mod qcn;
 pub mod report;
 pub mod stage;
 
+pub use ghost::{GhostPipeline, GhostWord};
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};
 pub use packet::{PacketHandle, PacketPool};
 pub use params::{ParamError, PipelineParams};

@@ -360,7 +360,15 @@ fn allocate_sized(
     }
     u.add(Resource::ExactXbarBytes, bytes_of(&xbar));
     u.add(Resource::HashBits, hash_bits);
-    for &r in &t.registers {
+    // A ghost table's arrays shared with an ingress table are that table's: the two sit in
+    // one stage and use the array's RAMs and stateful ALU, counted once, with ingress.
+    let own_registers: Vec<usize> = t
+        .registers
+        .iter()
+        .copied()
+        .filter(|&r| thread != Thread::Ghost || ingress_sharer(p, r).is_none())
+        .collect();
+    for &r in &own_registers {
         let reg = &p.registers[r];
         let data = reg.total_bits().div_ceil((SRAM_WORDS * SRAM_BITS) as u64);
         let data = u32::try_from(data).unwrap_or(u32::MAX);
@@ -390,9 +398,34 @@ fn allocate_sized(
         .match_rams
         .saturating_add(a.action_data_rams)
         .saturating_add(a.ternary_indirection_rams);
-    let register_srams = a.register_rams + t.registers.len() as u32;
+    let register_srams = a.register_rams + own_registers.len() as u32;
     u.add(Resource::Sram, sram.saturating_add(register_srams));
     Ok(a)
+}
+
+/// The ingress flat unit (index into `p.flat[Ingress]`) of the table that accesses register
+/// array `r`, when a ghost table shares it (`check` allows one ingress and one ghost table
+/// per array).
+pub fn ingress_sharer(p: &Checked, r: usize) -> Option<usize> {
+    let uses = |t: usize| p.tables[t].registers.contains(&r);
+    let ghost_uses = p.flat[Thread::Ghost.index()]
+        .iter()
+        .any(|fu| matches!(fu.unit, Unit::Table(t) if uses(t)));
+    if !ghost_uses {
+        return None;
+    }
+    p.flat[Thread::Ingress.index()]
+        .iter()
+        .position(|fu| matches!(fu.unit, Unit::Table(t) if uses(t)))
+}
+
+/// For a table sharing a register array with an ingress table: the array and the stage that
+/// ingress table was placed in (`None` if it was not); `None` for any other unit.
+fn shared_stage(p: &Checked, placed: &Placed, unit: Unit) -> Option<(usize, Option<usize>)> {
+    let Unit::Table(t) = unit else { return None };
+    p.tables[t].registers.iter().find_map(|&r| {
+        ingress_sharer(p, r).map(|i| (r, placed.stage_of[Thread::Ingress.index()][i]))
+    })
 }
 
 /// Kinds of dependency between two units of one thread, strongest first.
@@ -669,6 +702,29 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                 })
                 .max()
                 .unwrap_or(0);
+            // A ghost table sharing an array with ingress goes into that array's stage.
+            let forced = match (thread, shared_stage(p, &placed, fu.unit)) {
+                (Thread::Ghost, Some((_, Some(s)))) if s >= earliest => Some(s),
+                (Thread::Ghost, Some((r, s))) => {
+                    placed.failure = Some(NoFit {
+                        resource: "stages".into(),
+                        stage: s,
+                        unit: alloc.name.clone(),
+                        needed: earliest as u32 + 1,
+                        available: s.map_or(0, |s| s as u32 + 1),
+                        detail: format!(
+                            "it shares register array `{}` with ingress, which accesses it {}, \
+                             but the ghost control's dependencies need stage {earliest} or later",
+                            p.registers[r].name,
+                            s.map_or("nowhere (not placed)".to_string(), |s| format!(
+                                "in stage {s}"
+                            ))
+                        ),
+                    });
+                    break 'threads;
+                }
+                _ => None,
+            };
             if earliest >= n {
                 placed.failure = Some(NoFit {
                     resource: "stages".into(),
@@ -680,7 +736,11 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                 });
                 break 'threads;
             }
-            let Some(stage) = (earliest..n).find(|&s| {
+            let candidates = match forced {
+                Some(s) => s..s + 1,
+                None => earliest..n,
+            };
+            let Some(stage) = candidates.clone().find(|&s| {
                 placed.stage_usage[s]
                     .plus(&alloc.usage)
                     .first_excess(&budget.per_stage)
@@ -699,11 +759,11 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                 let (stage, r) = match alone {
                     Some(r) => (None, r),
                     None => {
-                        let total = placed.stage_usage[earliest].plus(&alloc.usage);
+                        let total = placed.stage_usage[candidates.start].plus(&alloc.usage);
                         let r = total
                             .first_excess(&budget.per_stage)
                             .expect("the stage was full");
-                        (Some(earliest), r)
+                        (Some(candidates.start), r)
                     }
                 };
                 let used = stage.map_or(0, |s| placed.stage_usage[s].get(r));
@@ -714,7 +774,11 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                     needed: used.saturating_add(alloc.usage.get(r)),
                     available: budget.per_stage.get(r),
                     detail: if stage.is_some() {
-                        format!("no stage from {earliest} to {} has room", n - 1)
+                        format!(
+                            "no stage from {} to {} has room",
+                            candidates.start,
+                            candidates.end - 1
+                        )
                     } else {
                         "more than a whole stage has".into()
                     },
@@ -930,6 +994,17 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
     for (s, u) in usage.iter().enumerate() {
         if let Some(r) = u.first_excess(&budget.per_stage) {
             return Err(format!("stage {s} exceeds {}", r.name()));
+        }
+    }
+    // A register array shared by ingress and ghost lives in one stage with both tables.
+    for u in placed.units.iter().filter(|u| u.thread == Thread::Ghost) {
+        if let Some((r, s)) = shared_stage(p, placed, u.unit) {
+            if s != Some(u.allocation.stage) {
+                return Err(format!(
+                    "register array `{}` is in stage {:?} for ingress but {} for ghost",
+                    p.registers[r].name, s, u.allocation.stage
+                ));
+            }
         }
     }
     for th in Thread::ALL {

@@ -7,9 +7,11 @@
 //! without taking a packet slot. Every ingress pipe receives the same updates at the same
 //! time, so one view of "the depths ingress has seen" serves them all.
 //!
-//! Nothing here needs its own events: in a cycle the chip skips, no depth changes, so the
-//! updates of skipped cycles are worked out when the TM is next touched (`catch_up`), with
-//! the same result as visiting every cycle.
+//! The feed is lazy: in a cycle the chip skips, no depth changes, so the updates of skipped
+//! cycles are worked out when the TM is next touched (`catch_up`), with the same result as
+//! visiting every cycle. Only when the chip runs a ghost control (or traces the updates) does
+//! it need each update in its delivery cycle: it then asks the feed to keep delivered
+//! updates (`keep_delivered`) and visits every cycle `next_delivery` names.
 
 use std::collections::VecDeque;
 use t2_clock::Cycle;
@@ -29,6 +31,9 @@ pub struct GhostUpdate {
     pub port: u16,
     pub queue: u8,
     pub qlength: u32,
+    /// Alternates between successive updates of one queue: its `k`-th update (from 0)
+    /// carries `k mod 2`.
+    pub ping_pong: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +99,13 @@ pub(crate) struct Ghost {
     in_flight: VecDeque<(Cycle, GhostUpdate)>,
     /// Depth of every queue as the ingress pipes last heard it: `[port][queue]`.
     seen: Vec<Vec<u32>>,
+    /// `ping_pong` of each queue's next update: `[port][queue]`.
+    ping_pong: Vec<Vec<bool>>,
     sent: u64,
+    /// Whether delivered updates are kept for the chip (`take_delivered`), which then runs
+    /// them as ghost PHVs and must visit every delivery cycle.
+    keep: bool,
+    delivered: Vec<(Cycle, GhostUpdate)>,
 }
 
 impl Ghost {
@@ -107,7 +118,10 @@ impl Ghost {
             next_cycle: 0,
             in_flight: VecDeque::new(),
             seen: queues.iter().map(|&n| vec![0; n]).collect(),
+            ping_pong: queues.iter().map(|&n| vec![false; n]).collect(),
             sent: 0,
+            keep: false,
+            delivered: Vec::new(),
         }
     }
 
@@ -121,6 +135,7 @@ impl Ghost {
     /// Resizes a port's view after its queues were re-carved (the port was empty).
     pub fn resize_port(&mut self, port: usize, queues: usize) {
         self.seen[port] = vec![0; queues];
+        self.ping_pong[port] = vec![false; queues];
     }
 
     /// Sends the updates of every cycle before `now` and delivers those due by `now`.
@@ -147,6 +162,7 @@ impl Ghost {
                     let Some(cells) = depth(port, queue) else {
                         continue;
                     };
+                    let ping_pong = &mut self.ping_pong[port][queue];
                     self.in_flight.push_back((
                         cycle + self.latency,
                         GhostUpdate {
@@ -154,8 +170,10 @@ impl Ghost {
                             port: port as u16,
                             queue: queue as u8,
                             qlength: cells.min(GHOST_QLENGTH_MAX),
+                            ping_pong: *ping_pong,
                         },
                     ));
+                    *ping_pong = !*ping_pong;
                     self.sent += 1;
                 }
             }
@@ -169,7 +187,33 @@ impl Ghost {
             if let Some(q) = self.seen[u.port as usize].get_mut(u.queue as usize) {
                 *q = u.qlength;
             }
+            if self.keep {
+                self.delivered.push((at, u));
+            }
         }
+    }
+
+    /// Keeps delivered updates for [`Ghost::take_delivered`] from now on (or stops).
+    pub fn keep_delivered(&mut self, keep: bool) {
+        self.keep = keep;
+        if !keep {
+            self.delivered.clear();
+        }
+    }
+
+    /// Moves the kept updates (delivery cycle, update), in delivery order, into `out`.
+    pub fn take_delivered(&mut self, out: &mut Vec<(Cycle, GhostUpdate)>) {
+        out.append(&mut self.delivered);
+    }
+
+    /// The first cycle at which an update not yet delivered reaches the ingress pipes: the
+    /// oldest in flight, or, if a queue is waiting to be reported, the first cycle not yet
+    /// sent plus the latency (a waiting queue is reported in that very cycle).
+    pub fn next_delivery(&self) -> Option<Cycle> {
+        let waiting = self.pipes.iter().any(|p| p.changed_count > 0);
+        let flying = self.in_flight.front().map(|&(at, _)| at);
+        let next_sent = waiting.then_some(self.next_cycle + self.latency);
+        flying.into_iter().chain(next_sent).min()
     }
 
     /// The depth of a queue as the ingress pipes have heard it, as of the last catch-up.

@@ -45,7 +45,7 @@ pub use mac::MacTx;
 pub use params::TmParams;
 pub use queue::{QueueConfig, QueueStats, MAX_WEIGHT, PRIORITIES};
 
-use ghost::Ghost;
+use ghost::{Ghost, GhostUpdate};
 use queue::{Queue, Queued};
 use sched::{bit, PortScheduler};
 use std::collections::VecDeque;
@@ -745,6 +745,27 @@ impl TrafficManager {
     pub fn ghost_qlength(&mut self, now: Cycle, port: usize, queue: usize) -> u32 {
         self.ghost_catch_up(now);
         self.ghost.seen(port, queue)
+    }
+
+    /// Keeps the ghost updates delivered from now on for [`TrafficManager::take_ghost_delivered`]
+    /// (the chip runs them as ghost PHVs or traces them), or stops keeping them.
+    pub fn keep_ghost_delivered(&mut self, keep: bool) {
+        self.ghost.keep_delivered(keep);
+    }
+
+    /// Brings the ghost feed up to `now` and moves the updates delivered since the last call
+    /// (delivery cycle, update), in delivery order, into `out`. Only kept updates are
+    /// returned ([`TrafficManager::keep_ghost_delivered`]); a caller that visits every
+    /// cycle of [`TrafficManager::ghost_next_delivery`] gets each in its delivery cycle.
+    pub fn take_ghost_delivered(&mut self, now: Cycle, out: &mut Vec<(Cycle, GhostUpdate)>) {
+        self.ghost_catch_up(now);
+        self.ghost.take_delivered(out);
+    }
+
+    /// The next cycle at which a ghost update reaches the ingress pipes, as far as the
+    /// depths so far tell.
+    pub fn ghost_next_delivery(&self) -> Option<Cycle> {
+        self.ghost.next_delivery()
     }
 
     /// Ghost updates sent so far.

@@ -506,6 +506,35 @@ fn ghost_qlength_saturates_at_18_bits() {
     assert_eq!(t.ghost_qlength(100, 0, 0), (1 << 18) - 1);
 }
 
+#[test]
+fn kept_ghost_deliveries_come_in_their_cycles_with_alternating_ping_pong() {
+    let mut t = one_port(TmParams::default(), vec![QueueConfig::default(); 16]);
+    t.keep_ghost_delivered(true);
+    assert_eq!(t.ghost_next_delivery(), None);
+    t.enqueue(10, desc(0, 3, 1480)).unwrap();
+    t.enqueue(10, desc(1, 1, 1480)).unwrap();
+    // Queues 1 and 3 changed in 10: sent in 10 and 11, delivered in 110 and 111.
+    assert_eq!(t.ghost_next_delivery(), Some(110));
+    let mut out = Vec::new();
+    t.take_ghost_delivered(109, &mut out);
+    assert!(out.is_empty());
+    assert_eq!(t.ghost_next_delivery(), Some(110));
+    t.take_ghost_delivered(110, &mut out);
+    let brief = |out: &[(Cycle, t2_tm::ghost::GhostUpdate)]| {
+        out.iter()
+            .map(|(c, u)| (*c, u.queue, u.qlength, u.ping_pong))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(brief(&out), [(110, 1, 9, false)]);
+    assert_eq!(t.ghost_next_delivery(), Some(111));
+    // Queue 1 changes again in 200: its second update carries ping_pong 1.
+    t.enqueue(200, desc(2, 1, 64)).unwrap();
+    out.clear();
+    t.take_ghost_delivered(300, &mut out);
+    assert_eq!(brief(&out), [(111, 3, 9, false), (300, 1, 10, true)]);
+    assert_eq!(t.ghost_next_delivery(), None);
+}
+
 fn from(ingress_port: u16, cos: u8, d: Descriptor) -> Descriptor {
     Descriptor {
         ingress_port,
