@@ -304,7 +304,11 @@ pub struct RunResults {
     pub completed: usize,
     pub offered_load: f64,
     pub buckets: Vec<BucketStats>,
+    /// Drops by reason over the whole network.
     pub drops: Drops,
+    /// The same drops by where they happened (`switch{i}`, `host{i}`, `network`), places
+    /// with none left out.
+    pub drops_by_node: BTreeMap<String, Drops>,
     pub timeouts: u64,
     pub retransmitted_segments: u64,
     pub duplicate_segments: u64,
@@ -712,11 +716,18 @@ impl ScenarioFile {
             }
         }
         let mut drops = Drops::default();
+        let mut drops_by_node: BTreeMap<String, Drops> = BTreeMap::new();
+        let mut count = |node: String, reason: String, n: u64| {
+            if n > 0 {
+                drops.add(&reason, n);
+                drops_by_node.entry(node).or_default().add(&reason, n);
+            }
+        };
         let mut links = Vec::new();
         for (i, &c) in topo.chips.iter().enumerate() {
             let chip = topo.net.node::<Chip>(c);
             for (cause, n) in &chip.counters().drops {
-                drops.add(&format!("chip.{cause}"), *n);
+                count(format!("switch{i}"), format!("chip.{cause}"), *n);
             }
             for p in 0..t2_testbench::Node::port_count(chip) {
                 let tx = topo.net.link_tx(c, p);
@@ -738,12 +749,17 @@ impl ScenarioFile {
                 bytes: tx.bytes,
                 gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
             });
-            drops.add(
-                "host.foreign_frame",
+            count(
+                format!("host{i}"),
+                "host.foreign_frame".into(),
                 topo.net.node::<TransportHost>(h).foreign(),
             );
         }
-        drops.add("network.unlinked_port", topo.net.unlinked_drops());
+        count(
+            "network".into(),
+            "network.unlinked_port".into(),
+            topo.net.unlinked_drops(),
+        );
         let hosts = HostSet {
             hosts: topo.hosts.len(),
             host_bps: self.topology.link_bps,
@@ -800,6 +816,7 @@ impl ScenarioFile {
             offered_load: workload::offered_load(flows, hosts, self.duration),
             buckets: metrics::by_bucket(&records, &self.buckets),
             drops,
+            drops_by_node,
             timeouts,
             retransmitted_segments: retransmitted,
             duplicate_segments: duplicates,
@@ -892,6 +909,10 @@ impl RunResults {
         let _ = writeln!(s, "drops            {}", self.drops.total());
         for (reason, n) in &self.drops.0 {
             let _ = writeln!(s, "  {reason:<30} {n}");
+        }
+        for (node, d) in &self.drops_by_node {
+            let by: Vec<String> = d.0.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            let _ = writeln!(s, "  at {node:<27} {}", by.join(", "));
         }
         let _ = writeln!(
             s,

@@ -336,3 +336,16 @@ fn pause_frame_counts_reach_the_summary() {
         "the receiver is never paused"
     );
 }
+
+#[test]
+fn drops_are_located_by_node() {
+    // The incast's drops all happen at its one switch, at the receiver's queue limit.
+    let r = ScenarioFile::load(&example("incast.toml"))
+        .unwrap()
+        .run()
+        .unwrap();
+    assert!(r.drops.total() > 0);
+    let places: Vec<&str> = r.drops_by_node.keys().map(|k| k.as_str()).collect();
+    assert_eq!(places, vec!["switch0"]);
+    assert_eq!(r.drops_by_node["switch0"], r.drops);
+}
