@@ -945,6 +945,12 @@ impl Chip {
                             fields::EG_DEQ_TIMEDELTA,
                             clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
                         ),
+                        (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
+                        (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
+                        (
+                            fields::EG_APP_POOL_CONGEST_STAT,
+                            dq.app_pool_congest_stat as u32,
+                        ),
                     ];
                     pipe.egress.enter_with(
                         now,
