@@ -18,7 +18,9 @@
 //!
 //! Beside the front-panel ports, each pipe has a recirculation port whose MAC, capped at the
 //! chip's recirculation share, feeds the pipe's ingress again. A port may be mirrored to a
-//! session (copy queued with the original, optionally truncated). PFC frames are MAC control
+//! session (copy queued with the original, optionally truncated); a program mirrors with
+//! `mirror` in ingress or egress, the egress copy being of the packet leaving the egress
+//! deparser, and a copy is never mirrored again by egress (`docs/timing.md`, Mirroring). PFC frames are MAC control
 //! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
