@@ -21,24 +21,31 @@ fn scenario() -> impl Strategy<Value = IncastScenario> {
             400_000_000_000,
         ]),
         1u32..=4,
+        (prop::option::of(50u32..5_000), 0u32..40),
     )
-        .prop_map(|(senders, frame, load, limit, fifo, bps, pipes)| {
-            let mut s = IncastScenario {
-                senders,
-                frame_bytes: frame,
-                load_percent: load,
-                port_bps: bps,
-                duration_cycles: 4_000,
-                ..IncastScenario::default()
-            };
-            s.params.tm.queue_limit_cells = limit;
-            s.params.rx_fifo_frames = fifo;
-            s.params.pipes = pipes;
-            if bps == 400_000_000_000 {
-                s.senders = s.senders.min(4 * pipes - 1);
-            }
-            s
-        })
+        .prop_map(
+            |(senders, frame, load, limit, fifo, bps, pipes, (pool, min))| {
+                let mut s = IncastScenario {
+                    senders,
+                    frame_bytes: frame,
+                    load_percent: load,
+                    port_bps: bps,
+                    duration_cycles: 4_000,
+                    ..IncastScenario::default()
+                };
+                s.params.tm.queue_limit_cells = limit;
+                s.params.rx_fifo_frames = fifo;
+                s.params.pipes = pipes;
+                // A small application pool 0 (every queue's) and a guaranteed minimum for class 0,
+                // the class of all the traffic: pool and minimum drops and charges are exercised.
+                s.params.tm.app_pool_cells = pool.map(|p| [p, 0, 0, 0]);
+                s.params.tm.ppg_min_cells[0] = min;
+                if bps == 400_000_000_000 {
+                    s.senders = s.senders.min(4 * pipes - 1);
+                }
+                s
+            },
+        )
 }
 
 proptest! {
