@@ -564,6 +564,15 @@ impl Chip {
         if let Some(id) = t.free_cells {
             tr.set(now, id, Value::Bits(self.tm.free_cells() as u64));
         }
+        for (p, id) in t.pools.iter().enumerate() {
+            if let Some(id) = *id {
+                tr.set(
+                    now,
+                    id,
+                    Value::Bits(self.tm.pool_stats(p).used_cells as u64),
+                );
+            }
+        }
         for (i, (port, sig)) in self.ports.iter().zip(&t.ports).enumerate() {
             if let Some(id) = sig.tx_busy {
                 tr.set(now, id, Value::Bits(port.mac.busy(now) as u64));
