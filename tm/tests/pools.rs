@@ -155,6 +155,23 @@ fn a_priority_groups_minimum_admits_past_a_full_pool() {
 }
 
 #[test]
+fn the_static_queue_limit_caps_the_minimum_too() {
+    // A 20-cell queue limit: the group's 273-cell minimum does not lift it. Two 9-cell
+    // frames (18) get in, both charged to the minimum; the third (27) is a QueueLimit drop.
+    let mut ppg_min_cells = [0; 8];
+    ppg_min_cells[1] = 273;
+    let params = TmParams {
+        queue_limit_cells: Some(20),
+        ppg_min_cells,
+        ..TmParams::default()
+    };
+    let mut t = one_port(params, [0; 16], [0; 16]).unwrap();
+    assert_eq!(fill(&mut t, 0, 1, 1480), (2, TmDrop::QueueLimit));
+    assert_eq!(t.priority_group_min_cells(0, 1), 18);
+    assert_eq!(t.pool_stats(0).used_cells, 0);
+}
+
+#[test]
 fn congestion_status_of_queue_and_pools_reaches_the_egress() {
     // Queue thresholds 10/20/30 cells; pools 60 and 20 cells, thresholds 50/75/90 %.
     let params = TmParams {
