@@ -1,16 +1,17 @@
 //! Egress-to-egress mirroring: the egress program's `mirror` copies the packet as it leaves
 //! the egress deparser, truncated per the session, through the TM to the session's port; a
 //! copy is never mirrored again by egress; copies are counted from creation to delivery or
-//! drop.
+//! drop, on every cycle (a proptest), and jumping gives what stepping gives.
 
 mod common;
 
 use common::udp_frame;
+use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::examples;
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
-use t2_testbench::{Network, Probe, Stepping};
+use t2_testbench::{Network, NodeId, Probe, Stepping};
 use t2sim::chip::ChipCounters;
 use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
 
@@ -201,4 +202,124 @@ fn neither_ingress_nor_egress_copies_are_mirrored_again_by_egress() {
     );
     assert_eq!(c.transmitted, 3);
     copies_conserved(&r);
+}
+
+/// Two senders (ports 2 and 3) to the receiver; egress mirrors everything to the monitor
+/// (port 1), whose queue 0 may be small enough to drop copies.
+fn mirror_net(
+    senders: [Vec<(Cycle, Vec<u8>)>; 2],
+    truncate: Option<u32>,
+    limit: Option<u32>,
+    ingress_mirror: bool,
+    stepping: Stepping,
+) -> (Network, [NodeId; 3]) {
+    let port = |mac, channel| PortSpec {
+        pipe: 0,
+        mac,
+        channel,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0, 0), port(0, 2), port(1, 0), port(1, 2)],
+        routes: vec![(RECEIVER, 0)],
+        program: Some(program()),
+    };
+    let mut c = Chip::new("chip", &config).unwrap();
+    c.set_mirror_session(
+        SESSION,
+        Some(MirrorSession {
+            port: 1,
+            qid: 0,
+            truncate_bytes: truncate,
+        }),
+    )
+    .unwrap();
+    if ingress_mirror {
+        c.mirror_ingress_port(2, Some(SESSION)).unwrap();
+    }
+    let mut queues = vec![t2_tm::QueueConfig::default(); 16];
+    queues[0].limit_cells = limit;
+    c.set_port_queues(1, &queues).unwrap();
+    let mut net = Network::new(stepping);
+    let chip = net.add(c);
+    let rx = net.add(Probe::new(G100, Vec::new()));
+    let monitor = net.add(Probe::new(G100, Vec::new()));
+    net.link(chip, 0, rx, 0, 1).unwrap();
+    net.link(chip, 1, monitor, 0, 1).unwrap();
+    for (k, script) in senders.into_iter().enumerate() {
+        let s = net.add(Probe::new(G100, script));
+        net.link(s, 0, chip, 2 + k, 1).unwrap();
+    }
+    (net, [chip, rx, monitor])
+}
+
+fn script() -> impl Strategy<Value = Vec<(Cycle, Vec<u8>)>> {
+    // Gaps of at least 190 cycles: a 1446-byte frame takes 185 at 100G.
+    prop::collection::vec((190u64..600, 0usize..1400), 1..15).prop_map(|v| {
+        let mut at = 100;
+        v.into_iter()
+            .map(|(gap, payload)| {
+                at += gap;
+                (
+                    at,
+                    udp_frame(Ipv4Addr::new(10, 0, 1, 1), RECEIVER, 64, payload),
+                )
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn copies_are_conserved_on_every_cycle_and_jumping_equals_stepping(
+        a in script(),
+        b in script(),
+        truncate in prop::option::of(60u32..1500),
+        limit in prop::option::of(1u32..40),
+        ingress_mirror in any::<bool>(),
+    ) {
+        let senders = [a, b];
+        let (mut net, [chip, rx, monitor]) =
+            mirror_net(senders.clone(), truncate, limit, ingress_mirror, Stepping::EveryCycle);
+        while net.next_event().is_some() {
+            net.step();
+            let c = net.node::<Chip>(chip);
+            let k = c.counters();
+            let inside = c.mirror_copies_inside();
+            let dropped: u64 = k.mirror_drops.values().sum();
+            prop_assert_eq!(k.mirrored, k.mirror_delivered + dropped + inside, "cycle {}", net.now());
+            prop_assert_eq!(
+                k.received + k.mirrored,
+                k.transmitted + k.dropped() + c.packets_inside(),
+                "cycle {}", net.now()
+            );
+            prop_assert!(k.mirror_drops.iter().all(|(cause, n)| k.drops.get(cause) >= Some(n)));
+        }
+        let result = |net: &Network| {
+            (
+                net.node::<Probe>(rx).received().to_vec(),
+                net.node::<Probe>(monitor).received().to_vec(),
+                net.node::<Chip>(chip).counters().clone(),
+            )
+        };
+        let stepped = result(&net);
+        let c = &stepped.2;
+        // Every original is mirrored once by egress (and once more at ingress when asked);
+        // every copy's own egress pass asks again, in vain.
+        let sent = (senders[0].len() + senders[1].len()) as u64;
+        let from_port_2 = senders[0].len() as u64;
+        prop_assert_eq!(c.mirrored_egress, sent);
+        prop_assert_eq!(c.mirrored, sent + if ingress_mirror { from_port_2 } else { 0 });
+        prop_assert_eq!(c.mirror_not_repeated, c.mirror_delivered);
+        prop_assert_eq!(stepped.1.len() as u64, c.mirror_delivered);
+        prop_assert!(stepped.1.iter().all(|(_, f)| truncate.is_none_or(|t| f.len() <= t as usize)));
+        let (mut net, _) = mirror_net(senders, truncate, limit, ingress_mirror, Stepping::Jump);
+        while net.next_event().is_some() {
+            net.step();
+        }
+        prop_assert_eq!(result(&net), stepped);
+    }
 }
