@@ -18,7 +18,9 @@
 //!
 //! Beside the front-panel ports, each pipe has a recirculation port whose MAC, capped at the
 //! chip's recirculation share, feeds the pipe's ingress again. A port may be mirrored to a
-//! session (copy queued with the original, optionally truncated). PFC frames are MAC control
+//! session (copy queued with the original, optionally truncated); a program mirrors with
+//! `mirror` in ingress or egress, the egress copy being of the packet leaving the egress
+//! deparser, and a copy is never mirrored again by egress (`docs/timing.md`, Mirroring). PFC frames are MAC control
 //! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
@@ -26,7 +28,7 @@ use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
 use crate::program::build_pipes;
 use crate::trace::{ChipTrace, TraceLayout};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::io;
 use std::net::Ipv4Addr;
@@ -34,7 +36,7 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::fields;
 use t2_pipeline::ir::Program;
 use t2_pipeline::{
-    DropReason, GhostPipeline, GhostWord, Gress, GressPipeline, PacketHandle, PacketPool,
+    DropReason, Exit, GhostPipeline, GhostWord, Gress, GressPipeline, PacketHandle, PacketPool,
     StageProgram,
 };
 use t2_testbench::{Node, Sent};
@@ -227,6 +229,10 @@ struct Pipe {
     rx_next: usize,
     /// TM to egress wire: (cycle it arrives, descriptor with its queue metadata).
     to_egress: VecDeque<(Cycle, Dequeued)>,
+    /// Descriptors of the packets inside the egress, oldest first: the egress is a FIFO of
+    /// fixed latency, so the front is the packet leaving. An egress mirror copy is charged
+    /// to its original's ingress port and class, as an ingress copy is.
+    in_egress: VecDeque<Descriptor>,
     /// Packets that have entered the ingress / egress parser.
     ingress_entered: u64,
     egress_entered: u64,
@@ -241,8 +247,18 @@ pub struct ChipCounters {
     pub transmitted: u64,
     /// Frames that went round a recirculation port into an ingress again.
     pub recirculated: u64,
-    /// Mirror copies made (each is then delivered or dropped like any packet).
+    /// Mirror copies made (each is then delivered or dropped like any packet):
+    /// `mirrored = mirror_delivered + mirror_drops + Chip::mirror_copies_inside()`.
     pub mirrored: u64,
+    /// Of `mirrored`, copies made at an egress deparser (egress-to-egress mirroring).
+    pub mirrored_egress: u64,
+    /// Copies whose last bit left a front-panel port (also counted in `transmitted`).
+    pub mirror_delivered: u64,
+    /// Copies dropped, by cause (also counted in `drops`).
+    pub mirror_drops: BTreeMap<DropCause, u64>,
+    /// Egress `mirror` requests on packets that are themselves copies, ignored: a copy is
+    /// never mirrored again by egress.
+    pub mirror_not_repeated: u64,
     pub drops: BTreeMap<DropCause, u64>,
     /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
     /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
@@ -279,6 +295,9 @@ pub struct Chip {
     to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
     counters: ChipCounters,
     mirror_sessions: Vec<Option<MirrorSession>>,
+    /// Handles of the mirror copies inside the chip (copies are few; kept until delivered
+    /// or dropped).
+    mirror_copies: BTreeSet<u32>,
     ingress_latency: Cycle,
     egress_latency: Cycle,
     trace: Option<Box<ChipTrace>>,
@@ -402,6 +421,7 @@ impl Chip {
                         .collect(),
                     rx_next: 0,
                     to_egress: VecDeque::new(),
+                    in_egress: VecDeque::new(),
                     ingress_entered: 0,
                     egress_entered: 0,
                 }
@@ -483,6 +503,7 @@ impl Chip {
             to_mac: VecDeque::new(),
             counters: ChipCounters::default(),
             mirror_sessions: vec![None; MIRROR_SESSIONS],
+            mirror_copies: BTreeSet::new(),
             ingress_latency,
             egress_latency,
             trace: None,
@@ -563,6 +584,15 @@ impl Chip {
         }
         if let Some(id) = t.free_cells {
             tr.set(now, id, Value::Bits(self.tm.free_cells() as u64));
+        }
+        for (p, id) in t.pools.iter().enumerate() {
+            if let Some(id) = *id {
+                tr.set(
+                    now,
+                    id,
+                    Value::Bits(self.tm.pool_stats(p).used_cells as u64),
+                );
+            }
         }
         for (i, (port, sig)) in self.ports.iter().zip(&t.ports).enumerate() {
             if let Some(id) = sig.tx_busy {
@@ -781,7 +811,43 @@ impl Chip {
 
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
+        if self.mirror_copies.remove(&pkt.index()) {
+            *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
+        }
         pool.free(pkt);
+    }
+
+    /// Mirror copies inside the chip (made, neither delivered nor dropped yet).
+    pub fn mirror_copies_inside(&self) -> u64 {
+        self.mirror_copies.len() as u64
+    }
+
+    /// Session `session`'s copy of `pkt`: its bytes as they are now, cut to the session's
+    /// truncation, counted, and handed to the TM next cycle for the session's port and queue,
+    /// charged to (`ingress_port`, `ingress_cos`) like the original.
+    fn mirror_copy(
+        &mut self,
+        now: Cycle,
+        pkt: PacketHandle,
+        session: MirrorSession,
+        ingress_port: u16,
+        ingress_cos: u8,
+        pool: &mut PacketPool,
+    ) {
+        let copy = pool.copy_packet(pkt, session.truncate_bytes.map(|t| t as usize));
+        self.counters.mirrored += 1;
+        self.mirror_copies.insert(copy.index());
+        self.to_tm.push_back((
+            now + 1,
+            Descriptor {
+                pkt: copy.index(),
+                frame_bytes: pool.frame_bytes(copy) as u32,
+                ingress_port,
+                egress_port: session.port as u16,
+                qid: session.qid,
+                ingress_cos,
+            },
+        ));
     }
 
     /// The port-to-port latency of a frame of `frame_bytes` that meets no other traffic,
@@ -932,25 +998,17 @@ impl Chip {
             ));
             // Port mirroring, and the program's `mirror`: a copy of the packet as it left the
             // ingress deparser (a session not set makes none).
-            let sessions = [self.ports[ingress_port].mirror, exit.mirror_session];
-            for session in sessions
-                .into_iter()
-                .flatten()
-                .filter_map(|m| self.mirror_sessions[m as usize])
-            {
-                let copy = pool.copy_packet(exit.pkt, session.truncate_bytes.map(|t| t as usize));
-                self.counters.mirrored += 1;
-                self.to_tm.push_back((
-                    now + 1,
-                    Descriptor {
-                        pkt: copy.index(),
-                        frame_bytes: pool.frame_bytes(copy) as u32,
-                        ingress_port: ingress_port as u16,
-                        egress_port: session.port as u16,
-                        qid: session.qid,
-                        ingress_cos: exit.ingress_cos,
-                    },
-                ));
+            let sessions = [self.ports[ingress_port].mirror, exit.mirror_session]
+                .map(|m| m.and_then(|m| self.mirror_sessions[m as usize]));
+            for session in sessions.into_iter().flatten() {
+                self.mirror_copy(
+                    now,
+                    exit.pkt,
+                    session,
+                    ingress_port as u16,
+                    exit.ingress_cos,
+                    pool,
+                );
             }
         }
         // TM admission.
@@ -989,6 +1047,12 @@ impl Chip {
                             fields::EG_DEQ_TIMEDELTA,
                             clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
                         ),
+                        (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
+                        (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
+                        (
+                            fields::EG_APP_POOL_CONGEST_STAT,
+                            dq.app_pool_congest_stat as u32,
+                        ),
                     ];
                     pipe.egress.enter_with(
                         now,
@@ -997,6 +1061,7 @@ impl Chip {
                         pool,
                         &metadata,
                     );
+                    pipe.in_egress.push_back(desc);
                     pipe.egress_entered += 1;
                     if let Some(t) = self.trace.as_mut() {
                         t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
@@ -1005,6 +1070,11 @@ impl Chip {
             }
             let pipe = &mut self.pipes[p];
             if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+                let desc = pipe
+                    .in_egress
+                    .pop_front()
+                    .expect("every packet leaving the egress entered it");
+                debug_assert_eq!(desc.pkt, exit.pkt.index());
                 self.deparser_afc(now, exit.adv_flow_ctl);
                 if let Some(t) = self.trace.as_mut() {
                     t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
@@ -1012,6 +1082,7 @@ impl Chip {
                 if let Some(reason) = exit.drop {
                     self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
                 } else {
+                    self.egress_mirror(now, &exit, desc, pool);
                     let port = self.dev_ports[exit.port as usize].expect("a configured port");
                     self.to_mac.push_back((now + 1, port, exit.pkt));
                 }
@@ -1058,6 +1129,9 @@ impl Chip {
                 port.tx_bytes += pool.frame_bytes(pkt);
                 if !port.recirculation {
                     self.counters.transmitted += 1;
+                    if self.mirror_copies.remove(&pkt.index()) {
+                        self.counters.mirror_delivered += 1;
+                    }
                     out.push(Sent { port: i, pkt });
                 } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.
@@ -1114,6 +1188,37 @@ impl Chip {
             qlength: u.qlength,
             qid: (mac as u16) << 7 | mac_qid as u16,
             pipe_id: u.pipe,
+        }
+    }
+
+    /// Egress-to-egress mirroring: the egress program's `mirror` copies the packet as it
+    /// leaves the egress deparser in cycle `now` (the outgoing bytes), unless the packet is
+    /// itself a copy: copies are never mirrored again by egress (`docs/timing.md`).
+    fn egress_mirror(
+        &mut self,
+        now: Cycle,
+        exit: &Exit,
+        original: Descriptor,
+        pool: &mut PacketPool,
+    ) {
+        let Some(id) = exit.mirror_session else {
+            return;
+        };
+        if self.mirror_copies.contains(&exit.pkt.index()) {
+            self.counters.mirror_not_repeated += 1;
+            return;
+        }
+        // A session not set makes no copy, as in ingress.
+        if let Some(session) = self.mirror_sessions[id as usize] {
+            self.counters.mirrored_egress += 1;
+            self.mirror_copy(
+                now,
+                exit.pkt,
+                session,
+                original.ingress_port,
+                original.ingress_cos,
+                pool,
+            );
         }
     }
 

@@ -200,6 +200,11 @@ mod tests {
         let mut p = Tofino2Params::default();
         p.tm.default_queues_per_port = 200;
         assert!(p.validate().unwrap_err().problem.contains("1..=128"));
+        let mut p = Tofino2Params::default();
+        p.tm.app_pool_cells = Some([300_000, 100_000, 0, 0]);
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.origin, "parameter `tm.app_pool_cells`");
+        assert!(e.problem.contains("400000"), "{e}");
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! `chip.recirc.pipe<p>.{tx_busy,rx_fifo}`,
 //! `chip.pipe<p>.{ingress,egress}.{occupancy,exit}`,
 //! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
-//! `chip.tm.free_cells`,
+//! `chip.tm.free_cells`, `chip.tm.pool<p>.used_cells`,
 //! `chip.tm.pipe<p>.port<i>.depth_cells`, `chip.tm.pipe<p>.port<i>.q<q>.{depth_cells,paused}`
 //! (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
 //! `chip.ghost.pipe<p>.{valid,updates,qid,qlength,ping_pong}` (TM pipe `p`'s queue-depth
@@ -79,6 +79,8 @@ pub struct ChipTrace {
     pub(crate) drops: Option<SignalId>,
     pub(crate) recirculated: Option<SignalId>,
     pub(crate) free_cells: Option<SignalId>,
+    /// Cells charged to each application pool.
+    pub(crate) pools: Vec<Option<SignalId>>,
     pub(crate) ports: Vec<PortSignals>,
     /// `[pipe][0 = ingress, 1 = egress]`.
     pub(crate) gresses: Vec<[GressSignals; 2]>,
@@ -116,6 +118,9 @@ impl ChipTrace {
         let drops = t.declare("chip.drops", SignalKind::Vector(32))?;
         let recirculated = t.declare("chip.recirculated", SignalKind::Vector(32))?;
         let free_cells = t.declare("chip.tm.free_cells", cells)?;
+        let pools = (0..t2_tm::APP_POOLS)
+            .map(|p| t.declare(&format!("chip.tm.pool{p}.used_cells"), cells))
+            .collect::<Result<_, DeclareError>>()?;
         let fifo = SignalKind::Vector(width_for(layout.rx_fifo_frames as u64));
         let mut ports = Vec::new();
         for (i, &(pipe, recirc, queues)) in layout.ports.iter().enumerate() {
@@ -185,6 +190,7 @@ impl ChipTrace {
             drops,
             recirculated,
             free_cells,
+            pools,
             ports,
             gresses,
             ghost,

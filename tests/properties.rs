@@ -23,31 +23,40 @@ fn scenario() -> impl Strategy<Value = IncastScenario> {
         ]),
         1u32..=4,
         prop::option::of(1u32..=4),
+        (prop::option::of(50u32..5_000), 0u32..40),
     )
-        .prop_map(|(senders, frame, load, limit, fifo, bps, pipes, ghost)| {
-            let mut s = IncastScenario {
-                senders,
-                frame_bytes: frame,
-                load_percent: load,
-                port_bps: bps,
-                duration_cycles: 4_000,
-                ..IncastScenario::default()
-            };
-            s.params.tm.queue_limit_cells = limit;
-            s.params.rx_fifo_frames = fifo;
-            s.params.pipes = pipes;
-            // Half the scenarios run a ghost control, at 1 to 4 updates per TM pipe per cycle.
-            if let Some(per_cycle) = ghost {
-                s.params.tm.ghost_updates_per_cycle = per_cycle;
-                s.program = Some(examples::ghost_occupancy(
-                    examples::GHOST_OCCUPANCY_THRESHOLD_CELLS,
-                ));
-            }
-            if bps == 400_000_000_000 {
-                s.senders = s.senders.min(4 * pipes - 1);
-            }
-            s
-        })
+        .prop_map(
+            |(senders, frame, load, limit, fifo, bps, pipes, ghost, (pool, min))| {
+                let mut s = IncastScenario {
+                    senders,
+                    frame_bytes: frame,
+                    load_percent: load,
+                    port_bps: bps,
+                    duration_cycles: 4_000,
+                    ..IncastScenario::default()
+                };
+                s.params.tm.queue_limit_cells = limit;
+                s.params.rx_fifo_frames = fifo;
+                s.params.pipes = pipes;
+                // Half the scenarios run a ghost control, at 1 to 4 updates per TM pipe per
+                // cycle.
+                if let Some(per_cycle) = ghost {
+                    s.params.tm.ghost_updates_per_cycle = per_cycle;
+                    s.program = Some(examples::ghost_occupancy(
+                        examples::GHOST_OCCUPANCY_THRESHOLD_CELLS,
+                    ));
+                }
+                // A small application pool 0 (every queue's) and a guaranteed minimum for
+                // class 0, the class of all the traffic: pool and minimum drops and charges are
+                // exercised.
+                s.params.tm.app_pool_cells = pool.map(|p| [p, 0, 0, 0]);
+                s.params.tm.ppg_min_cells[0] = min;
+                if bps == 400_000_000_000 {
+                    s.senders = s.senders.min(4 * pipes - 1);
+                }
+                s
+            },
+        )
 }
 
 proptest! {

@@ -175,6 +175,12 @@ fn one_packet_shows_where_the_model_says_it_was() {
         at(&dump, "chip.tm.free_cells", enq),
         (393_216 - 9).to_string()
     );
+    // Every queue is in application pool 0 by default.
+    let pool = "chip.tm.pool0.used_cells";
+    assert_eq!(at(&dump, pool, enq - 1), "0");
+    assert_eq!(at(&dump, pool, enq), "9");
+    assert_eq!(at(&dump, pool, enq + 300), "0");
+    assert_eq!(at(&dump, "chip.tm.pool1.used_cells", enq), "0");
     let egress_entry = enq + 301;
     assert_eq!(
         at(&dump, "chip.pipe0.egress.stage00.valid", egress_entry + 64),

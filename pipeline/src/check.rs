@@ -97,11 +97,17 @@ pub enum Op {
 }
 
 impl Op {
-    /// A control only the ingress deparser honours.
-    pub fn ingress_only(&self) -> Option<&'static str> {
-        match self {
-            Op::Mirror(_) => Some("mirror"),
-            Op::Recirculate => Some("recirculate"),
+    /// A deparser control that thread `th` cannot use: its name and the deparsers that
+    /// honour it. `mirror` works in ingress and egress (egress-to-egress mirroring); the
+    /// ghost thread has no deparser; `recirculate` is an ingress control.
+    pub fn refused_in(&self, th: Thread) -> Option<(&'static str, &'static str)> {
+        match (self, th) {
+            (Op::Mirror(_), Thread::Ghost) => {
+                Some(("mirror", "the ingress and egress deparsers honour"))
+            }
+            (Op::Recirculate, Thread::Egress | Thread::Ghost) => {
+                Some(("recirculate", "the ingress deparser honours"))
+            }
             _ => None,
         }
     }
@@ -660,16 +666,16 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
                 "the table is never applied",
             );
         }
-        if *a != Some(Thread::Ingress) {
-            let th = a.map_or("", |t| t.name());
+        if let Some(th) = *a {
             for &ai in &tables[i].actions {
-                if let Some(op) = actions[ai].ops.iter().find_map(Op::ingress_only) {
+                if let Some((op, by)) = actions[ai].ops.iter().find_map(|o| o.refused_in(th)) {
                     return err(
                         &format!("tables[{i}] ({})", tables[i].name),
                         format!(
-                            "action `{}` uses `{op}`, which only the ingress deparser honours, \
-                             but the table is applied in {th}",
-                            actions[ai].name
+                            "action `{}` uses `{op}`, which only {by}, \
+                             but the table is applied in {}",
+                            actions[ai].name,
+                            th.name()
                         ),
                     );
                 }

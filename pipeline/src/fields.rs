@@ -50,10 +50,11 @@ const ENQ_QDEPTH: Container = Container::b32(6);
 const DEQ_QDEPTH: Container = Container::b32(7);
 const DEQ_TIMEDELTA: Container = Container::b32(8);
 const ADV_FLOW_CTL: Container = Container::b32(9);
-/// Ingress deparser controls the program sets with the `mirror` and `recirculate`
-/// primitives. They sit in the upper bits of the container that holds
-/// `eg_intr_md.enq_qdepth` (19 bits) in egress: the ingress PHV has no queue depth, and the
-/// primitives are refused outside ingress.
+/// Deparser controls the program sets with the `mirror` and `recirculate` primitives. They
+/// sit in the upper bits of the container that holds `eg_intr_md.enq_qdepth` (bits 0-18) in
+/// egress: the ingress PHV has no queue depth, and in egress bits 19-27 are above the depth,
+/// so the egress `mirror` (egress-to-egress mirroring) uses the same bits without touching
+/// egress metadata. `recirculate` is refused outside ingress, so bit 28 is ingress only.
 pub const MIRROR_SESSION: Field = Field::at(ENQ_QDEPTH, 19, 8);
 pub const MIRROR_VALID: Field = Field::at(ENQ_QDEPTH, 27, 1);
 pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
@@ -66,6 +67,12 @@ pub const INGRESS_COS: Field = Field::low(COS, 3);
 pub const EG_ENQ_QDEPTH: Field = Field::low(ENQ_QDEPTH, 19);
 /// `eg_intr_md.deq_qdepth`: cells left in the queue when the packet left it.
 pub const EG_DEQ_QDEPTH: Field = Field::low(DEQ_QDEPTH, 19);
+/// `eg_intr_md.deq_congest_stat` (2 bits), `eg_intr_md.enq_congest_stat` (2 bits) and
+/// `eg_intr_md.app_pool_congest_stat` (8 bits, 2 per pool): the TM's congestion levels
+/// (see `t2_tm::Dequeued`), in the bits of the `deq_qdepth` container above its 19.
+pub const EG_DEQ_CONGEST_STAT: Field = Field::at(DEQ_QDEPTH, 19, 2);
+pub const EG_ENQ_CONGEST_STAT: Field = Field::at(DEQ_QDEPTH, 21, 2);
+pub const EG_APP_POOL_CONGEST_STAT: Field = Field::at(DEQ_QDEPTH, 23, 8);
 /// `eg_intr_md.deq_timedelta`: nanoseconds the packet spent in the TM.
 pub const EG_DEQ_TIMEDELTA: Field = Field::whole(DEQ_TIMEDELTA);
 /// `ig_intr_dprsr_md.adv_flow_ctl` and `eg_intr_dprsr_md.adv_flow_ctl`: the AFC message the
@@ -109,6 +116,9 @@ pub const BUILTINS: &[Builtin] = &[
     ro("eg_intr_md.enq_qdepth", EG_ENQ_QDEPTH),
     ro("eg_intr_md.deq_qdepth", EG_DEQ_QDEPTH),
     ro("eg_intr_md.deq_timedelta", EG_DEQ_TIMEDELTA),
+    ro("eg_intr_md.enq_congest_stat", EG_ENQ_CONGEST_STAT),
+    ro("eg_intr_md.deq_congest_stat", EG_DEQ_CONGEST_STAT),
+    ro("eg_intr_md.app_pool_congest_stat", EG_APP_POOL_CONGEST_STAT),
     rw("eg_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
     ro("ghost_md.qlength", Field::low(GHOST, 18)),
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
@@ -257,6 +267,19 @@ mod tests {
         assert_eq!(w("eg_intr_md.enq_qdepth"), 19);
         assert_eq!(w("eg_intr_md.deq_qdepth"), 19);
         assert_eq!(w("eg_intr_md.deq_timedelta"), 32);
+        assert_eq!(w("eg_intr_md.enq_congest_stat"), 2);
+        assert_eq!(w("eg_intr_md.deq_congest_stat"), 2);
+        assert_eq!(w("eg_intr_md.app_pool_congest_stat"), 8);
+        // Egress metadata sharing a container never overlaps.
+        let eg: Vec<Field> = BUILTINS
+            .iter()
+            .filter(|b| b.name.starts_with("eg_intr_md."))
+            .map(|b| b.field)
+            .chain([MIRROR_SESSION, MIRROR_VALID])
+            .collect();
+        for (i, a) in eg.iter().enumerate() {
+            assert!(eg[i + 1..].iter().all(|b| !overlaps(*a, *b)), "{a:?}");
+        }
         assert_eq!(w("ig_intr_dprsr_md.adv_flow_ctl"), 32);
         assert_eq!(w("eg_intr_dprsr_md.adv_flow_ctl"), 32);
         assert_eq!(w("ig_intr_dprsr_md.drop_ctl"), 3);

@@ -80,7 +80,9 @@ pub struct Exit {
     pub ingress_cos: u8,
     /// The deparser's AFC message (`adv_flow_ctl`, either gress); 0 sends none.
     pub adv_flow_ctl: u32,
-    /// Ingress only: the mirror session the program chose (`mirror` primitive), if any.
+    /// The mirror session the program chose (`mirror` primitive), if any: in ingress a copy
+    /// of the packet leaving the ingress deparser, in egress one of the packet leaving the
+    /// egress deparser (egress-to-egress mirroring).
     pub mirror_session: Option<u8>,
     /// Ingress only: the program sent the packet to the recirculation port.
     pub recirculate: bool,
@@ -286,7 +288,7 @@ impl GressPipeline {
             qid: phv.get(layout::QID) as u8,
             ingress_cos: phv.get(fields::INGRESS_COS) as u8,
             adv_flow_ctl: phv.get(fields::DPRSR_ADV_FLOW_CTL),
-            mirror_session: (ingress && phv.get(fields::MIRROR_VALID) == 1)
+            mirror_session: (phv.get(fields::MIRROR_VALID) == 1)
                 .then(|| phv.get(fields::MIRROR_SESSION) as u8),
             recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
         };

@@ -342,8 +342,9 @@ pub enum Primitive {
         register_action: String,
         index: Operand,
     },
-    /// Ingress only: the ingress deparser also sends a copy of the packet to mirror session
-    /// `session` (8 bits), truncated as the session says.
+    /// Ingress or egress: the deparser also sends a copy of the packet as it leaves (ingress:
+    /// to the TM; egress: to the MAC) to mirror session `session` (8 bits), truncated as the
+    /// session says. A copy is never mirrored again by egress.
     Mirror {
         session: Operand,
     },

@@ -203,7 +203,7 @@ fn malformed_json_names_the_problem() {
 }
 
 #[test]
-fn mirror_and_recirculate_are_ingress_controls() {
+fn mirror_is_an_ingress_and_egress_control_recirculate_ingress_only() {
     let mirror = Action::new("m").prim(Primitive::Mirror {
         session: Operand::Const(300),
     });
@@ -215,18 +215,31 @@ fn mirror_and_recirculate_are_ingress_controls() {
         "primitives[0]",
         "mirror session 300 is outside 0..=255",
     );
-    for prim in [
-        Primitive::Mirror {
-            session: Operand::Const(3),
-        },
-        Primitive::Recirculate,
-    ] {
-        let p = ProgramBuilder::new("t")
-            .action(Action::new("a").prim(prim))
-            .table(Table::new("t", MatchKind::Exact, &[], 0).action("a"))
-            .egress(vec![Stmt::apply("t")])
-            .build_unchecked();
-        refused(&p, "tables[0] (t)", "only the ingress deparser honours");
-        refused(&p, "tables[0] (t)", "applied in egress");
-    }
+    let program = |prim: &Primitive, egress: bool| {
+        let body = vec![Stmt::apply("t")];
+        let b = ProgramBuilder::new("t")
+            .action(Action::new("a").prim(prim.clone()))
+            .table(Table::new("t", MatchKind::Exact, &[], 0).action("a"));
+        if egress {
+            b.egress(body)
+        } else {
+            b.ghost(body)
+        }
+        .build_unchecked()
+    };
+    let mirror = Primitive::Mirror {
+        session: Operand::Const(3),
+    };
+    // Egress-to-egress mirroring: the egress deparser honours `mirror`; ghost has none.
+    assert!(check(&program(&mirror, true)).is_ok());
+    let p = program(&mirror, false);
+    refused(
+        &p,
+        "tables[0] (t)",
+        "only the ingress and egress deparsers honour",
+    );
+    refused(&p, "tables[0] (t)", "applied in ghost");
+    let p = program(&Primitive::Recirculate, true);
+    refused(&p, "tables[0] (t)", "only the ingress deparser honours");
+    refused(&p, "tables[0] (t)", "applied in egress");
 }

@@ -7,10 +7,19 @@
 //!   8-channel port group's 128 in proportion to the channels it uses (a 400G port up to 128,
 //!   a 100G port up to 32, 16 by default). A descriptor's `qid` picks queue `qid % n`, the
 //!   driver's default mapping. Each queue is a FIFO with a depth in cells and a pause bit.
-//! - **Admission.** A frame takes `ceil(bytes / 176)` cells of the shared buffer. It is
-//!   dropped, and the drop counted with its reason ([`TmDrop`]), when the buffer has too few
-//!   free cells, when its queue would pass its static limit, or when its queue is already at
-//!   its dynamic threshold (`alpha x free cells`).
+//! - **Admission.** A frame takes `ceil(bytes / 176)` cells of the shared buffer. The buffer
+//!   is carved into a guaranteed minimum per (ingress port, class) priority group
+//!   (`ppg_min_cells`) and 4 application pools (`app_pool_cells`); each queue charges its
+//!   cells to one pool ([`QueueConfig::app_pool`], pool 0 by default). In order: a frame is
+//!   dropped when the buffer has too few free cells (`BufferFull`) or its queue would pass
+//!   its static limit (`QueueLimit`); admitted, charged to its group's minimum, while that
+//!   minimum has room; otherwise charged to its queue's pool and dropped when the pool has
+//!   too few free cells (`PoolFull`) or its queue is already at its dynamic threshold,
+//!   `alpha x` the free cells of its pool (`DynamicThreshold`). Lossless classes skip the
+//!   queue and pool checks (PFC bounds them: `PfcHeadroom`) but their cells beyond the
+//!   minimum still count in the pool.
+//!   Every drop is counted with its reason ([`TmDrop`]); pools report their occupancy
+//!   ([`PoolStats`]).
 //! - **Scheduling.** Each pipe's scheduler sends at most one descriptor per cycle into that
 //!   pipe's egress, round-robin over its ports, and only when the port's MAC will be free by
 //!   the time the packet reaches it, so the egress never piles up behind a slow port. Inside
@@ -27,7 +36,9 @@
 //!   round-robin, `ghost_updates_per_cycle` per TM pipe per cycle, `ghost_latency_cycles`
 //!   later ([`ghost`]).
 //! - **Egress metadata.** A dequeue returns the exact queue depths and times the egress
-//!   pipeline may read ([`Dequeued`]).
+//!   pipeline may read, and the 2-bit congestion levels of the queue at enqueue and dequeue
+//!   (`queue_congest_cells`) and of every pool at dequeue (`app_pool_congest_percent`)
+//!   ([`Dequeued`]).
 //!
 //! Every change of state happens in a call (`enqueue`, `dequeue`, `afc`, `pfc_pause`,
 //! `note_mac_frame`), and `next_event` names the first cycle at which a dequeue can happen or
@@ -42,7 +53,7 @@ mod sched;
 pub mod shaper;
 
 pub use mac::MacTx;
-pub use params::TmParams;
+pub use params::{TmParams, APP_POOLS, CLASSES};
 pub use queue::{QueueConfig, QueueStats, MAX_WEIGHT, PRIORITIES};
 
 use ghost::{Ghost, GhostUpdate};
@@ -92,6 +103,14 @@ pub struct Dequeued {
     pub enq_tstamp: Cycle,
     /// Cycles from admission to this dequeue.
     pub deq_timedelta: Cycle,
+    /// `enq_congest_stat`: how many of `queue_congest_cells` `enq_qdepth` reached (0..=3).
+    pub enq_congest_stat: u8,
+    /// `deq_congest_stat`: the same for `deq_qdepth`.
+    pub deq_congest_stat: u8,
+    /// `app_pool_congest_stat`: 2 bits per pool (pool `p` in bits `2p..2p+2`), each how
+    /// many of `app_pool_congest_percent` the pool's occupancy reached just after this
+    /// dequeue.
+    pub app_pool_congest_stat: u8,
 }
 
 /// Why the TM dropped a packet.
@@ -105,14 +124,17 @@ pub enum TmDrop {
     DynamicThreshold,
     /// A lossless class's priority group had used its XOFF threshold and all its headroom.
     PfcHeadroom,
+    /// The queue's application pool had too few free cells.
+    PoolFull,
 }
 
 impl TmDrop {
-    pub const ALL: [TmDrop; 4] = [
+    pub const ALL: [TmDrop; 5] = [
         TmDrop::BufferFull,
         TmDrop::QueueLimit,
         TmDrop::DynamicThreshold,
         TmDrop::PfcHeadroom,
+        TmDrop::PoolFull,
     ];
 
     pub fn name(self) -> &'static str {
@@ -121,6 +143,7 @@ impl TmDrop {
             TmDrop::QueueLimit => "tm_queue_limit",
             TmDrop::DynamicThreshold => "tm_dynamic_threshold",
             TmDrop::PfcHeadroom => "tm_pfc_headroom",
+            TmDrop::PoolFull => "tm_pool_full",
         }
     }
 }
@@ -256,8 +279,21 @@ pub struct PfcEvent {
 #[derive(Clone, Debug)]
 struct PriorityGroups {
     cells: Vec<u32>,
+    /// Of `cells`, those charged to the group's guaranteed minimum (`ppg_min_cells`).
+    min_cells: Vec<u32>,
     xoff: Vec<bool>,
     events: VecDeque<PfcEvent>,
+}
+
+/// One application pool's size and occupancy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Cells the pool may hold.
+    pub size_cells: u32,
+    /// Cells charged to it now, and at most so far. Lossless traffic may take it past its
+    /// size (PFC, not the pool, bounds it).
+    pub used_cells: u32,
+    pub peak_cells: u32,
 }
 
 /// Per-port counters and depths.
@@ -280,6 +316,7 @@ pub struct TrafficManager {
     ports: Vec<PortState>,
     pipes: Vec<PipeScheduler>,
     free_cells: u32,
+    pools: [PoolStats; APP_POOLS],
     drops: [u64; TmDrop::ALL.len()],
     /// AFC requests in the order they take effect.
     afc_pending: VecDeque<PauseRequest>,
@@ -302,6 +339,13 @@ impl TrafficManager {
         params
             .validate()
             .map_err(|(what, problem)| TmError { what, problem })?;
+        let pool_sizes = params
+            .pool_sizes(ports.len())
+            .map_err(|(what, problem)| TmError { what, problem })?;
+        let pools = pool_sizes.map(|size_cells| PoolStats {
+            size_cells,
+            ..PoolStats::default()
+        });
         let mut scheds = vec![PipeScheduler::default(); pipes];
         let mut states = Vec::with_capacity(ports.len());
         for (i, p) in ports.iter().enumerate() {
@@ -316,7 +360,7 @@ impl TrafficManager {
             let configs = p.queues.clone().unwrap_or_else(|| {
                 vec![QueueConfig::default(); params.default_queues_per_port as usize]
             });
-            check_queues(&params, i, p, &configs)?;
+            check_queues(&params, &pools, i, p, &configs)?;
             let queues = build_queues(&params, clock, &configs);
             states.push(PortState {
                 pipe: p.pipe,
@@ -348,10 +392,12 @@ impl TrafficManager {
             ports: states,
             pipes: scheds,
             free_cells: params.buffer_cells,
+            pools,
             drops: [0; TmDrop::ALL.len()],
             afc_pending: VecDeque::new(),
             groups: PriorityGroups {
                 cells: vec![0; ports.len() * PRIORITIES],
+                min_cells: vec![0; ports.len() * PRIORITIES],
                 xoff: vec![false; ports.len() * PRIORITIES],
                 events: VecDeque::new(),
             },
@@ -385,7 +431,7 @@ impl TrafficManager {
             channel: state.channel,
             queues: None,
         };
-        check_queues(&self.params, port, &spec, configs)?;
+        check_queues(&self.params, &self.pools, port, &spec, configs)?;
         let old = std::mem::replace(
             &mut self.ports[port].queues,
             build_queues(&self.params, self.clock, configs),
@@ -439,32 +485,57 @@ impl TrafficManager {
         let group = desc.ingress_port as usize * PRIORITIES + class;
         let lossless = self.params.pfc_lossless_classes & (1 << class) != 0;
         let group_cells = self.groups.cells[group];
+        let min_room = self.groups.min_cells[group] + cells <= self.params.ppg_min_cells[class];
         let port = &mut self.ports[desc.egress_port as usize];
         let qi = desc.qid as usize % port.queues.len();
         let queue = &mut port.queues[qi];
+        let pool_index = queue.config.app_pool;
+        let pool = &mut self.pools[pool_index as usize];
+        let pool_free = pool.size_cells.saturating_sub(pool.used_cells);
+        // Where the cells are charged: the group's guaranteed minimum while it lasts, else
+        // the queue's pool. The queue's static limit is a hard cap for lossy traffic, the
+        // minimum included.
         let verdict = if cells > free {
             Err(TmDrop::BufferFull)
         } else if lossless {
-            // Lossless traffic is held back by PFC, not by the egress thresholds.
+            // Lossless traffic is held back by PFC, not by the pool or egress thresholds.
             let room = self.params.pfc_xoff_cells + self.params.pfc_headroom_cells;
-            if group_cells + cells > room {
+            if min_room {
+                Ok(None)
+            } else if group_cells + cells > room {
                 Err(TmDrop::PfcHeadroom)
             } else {
-                Ok(())
+                Ok(Some(pool_index))
             }
         } else if queue
             .limit_cells
             .is_some_and(|limit| queue.depth_cells + cells > limit)
         {
             Err(TmDrop::QueueLimit)
-        } else if alpha.is_some_and(|a| queue.depth_cells as u64 * 100 >= a as u64 * free as u64) {
+        } else if min_room {
+            Ok(None)
+        } else if cells > pool_free {
+            Err(TmDrop::PoolFull)
+        } else if alpha
+            .is_some_and(|a| queue.depth_cells as u64 * 100 >= a as u64 * pool_free as u64)
+        {
             Err(TmDrop::DynamicThreshold)
         } else {
-            Ok(())
+            Ok(Some(pool_index))
         };
-        if let Err(reason) = verdict {
-            self.drops[reason as usize] += 1;
-            return verdict;
+        let charge = match verdict {
+            Ok(charge) => charge,
+            Err(reason) => {
+                self.drops[reason as usize] += 1;
+                return Err(reason);
+            }
+        };
+        match charge {
+            Some(_) => {
+                pool.used_cells += cells;
+                pool.peak_cells = pool.peak_cells.max(pool.used_cells);
+            }
+            None => self.groups.min_cells[group] += cells,
         }
         self.free_cells -= cells;
         queue.fifo.push_back(Queued {
@@ -472,6 +543,8 @@ impl TrafficManager {
             cells,
             enq_at: now,
             enq_qdepth: queue.depth_cells,
+            enq_congest_stat: congest_level(queue.depth_cells, &self.params.queue_congest_cells),
+            pool: charge,
             ready_at: now + self.params.queue_latency_cycles as Cycle,
         });
         queue.depth_cells += cells;
@@ -691,6 +764,10 @@ impl TrafficManager {
         let class = head.desc.ingress_cos as usize % PRIORITIES;
         let group = head.desc.ingress_port as usize * PRIORITIES + class;
         self.groups.cells[group] -= head.cells;
+        match head.pool {
+            Some(p) => self.pools[p as usize].used_cells -= head.cells,
+            None => self.groups.min_cells[group] -= head.cells,
+        }
         if self.groups.xoff[group] && self.groups.cells[group] <= self.params.pfc_xon_cells {
             self.groups.xoff[group] = false;
             self.groups.events.push_back(PfcEvent {
@@ -712,7 +789,38 @@ impl TrafficManager {
             deq_qdepth,
             enq_tstamp: head.enq_at,
             deq_timedelta: now - head.enq_at,
+            enq_congest_stat: head.enq_congest_stat,
+            deq_congest_stat: congest_level(deq_qdepth, &self.params.queue_congest_cells),
+            app_pool_congest_stat: self.app_pool_congest_stat(),
         })
+    }
+
+    /// Tofino2's `app_pool_congest_stat` now: 2 bits per pool, pool `p` in bits `2p..2p+2`,
+    /// each the number of `app_pool_congest_percent` thresholds its occupancy has reached.
+    pub fn app_pool_congest_stat(&self) -> u8 {
+        let pct = &self.params.app_pool_congest_percent;
+        self.pools.iter().enumerate().fold(0, |acc, (p, pool)| {
+            // used / size >= t / 100, without division; an empty pool is never congested.
+            let level = pct
+                .iter()
+                .filter(|&&t| {
+                    pool.size_cells > 0
+                        && pool.used_cells as u64 * 100 >= t as u64 * pool.size_cells as u64
+                })
+                .count() as u8;
+            acc | level << (2 * p)
+        })
+    }
+
+    /// Size and occupancy of application pool `pool` (0..=3).
+    pub fn pool_stats(&self, pool: usize) -> PoolStats {
+        self.pools[pool]
+    }
+
+    /// Of the cells held for (`ingress_port`, `class`), those charged to its guaranteed
+    /// minimum rather than to a pool.
+    pub fn priority_group_min_cells(&self, ingress_port: usize, class: usize) -> u32 {
+        self.groups.min_cells[ingress_port * PRIORITIES + class]
     }
 
     /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
@@ -836,9 +944,15 @@ impl TrafficManager {
     }
 }
 
+/// How many of the ascending `thresholds` `depth` has reached: a 2-bit congestion status.
+fn congest_level(depth: u32, thresholds: &[u32; 3]) -> u8 {
+    thresholds.iter().filter(|&&t| depth >= t).count() as u8
+}
+
 /// Checks that `configs` can be port `i`'s queues.
 fn check_queues(
     params: &TmParams,
+    pools: &[PoolStats; APP_POOLS],
     i: usize,
     port: &TmPort,
     configs: &[QueueConfig],
@@ -865,10 +979,18 @@ fn check_queues(
         });
     }
     for (q, c) in configs.iter().enumerate() {
+        let what = format!("port {i} queue {q}");
         c.validate().map_err(|problem| TmError {
-            what: format!("port {i} queue {q}"),
+            what: what.clone(),
             problem,
         })?;
+        if pools[c.app_pool as usize].size_cells == 0 {
+            // Every lossy packet of the queue would be dropped: a set-up error, not traffic.
+            return Err(TmError {
+                what,
+                problem: format!("app_pool {} has no cells (tm.app_pool_cells)", c.app_pool),
+            });
+        }
     }
     Ok(())
 }

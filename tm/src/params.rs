@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Application pools the egress queues share the buffer in (Tofino2: 4).
+pub const APP_POOLS: usize = 4;
+/// Ingress classes (`ingress_cos`), one priority group per ingress port and class.
+pub const CLASSES: usize = 8;
+
 /// Everything the TM needs to know about the chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +52,22 @@ pub struct TmParams {
     pub ghost_updates_per_cycle: u32,
     /// Cycles from a ghost update being sent to the ingress pipes having it (ours).
     pub ghost_latency_cycles: u32,
+    /// Cells of each of the 4 application pools (Tofino2: 4 pools). A queue's cells beyond
+    /// its priority group's minimum are charged to its pool ([`crate::QueueConfig::app_pool`]);
+    /// the pools and the minimums together must fit in the buffer. `null`: pool 0 holds the
+    /// whole buffer less the minimums, pools 1-3 nothing (ours; the driver's pool 0 is the
+    /// default one).
+    pub app_pool_cells: Option<[u32; APP_POOLS]>,
+    /// Cells every (ingress port, class) priority group is guaranteed, per class: a packet
+    /// whose group holds fewer is admitted whatever its pool and queue thresholds say (only a
+    /// full buffer drops it). Reserved out of the buffer for every port (ours: none).
+    pub ppg_min_cells: [u32; CLASSES],
+    /// Queue depths in cells at which `enq_congest_stat` / `deq_congest_stat` step to 1, 2
+    /// and 3 (ascending; ours).
+    pub queue_congest_cells: [u32; 3],
+    /// Pool occupancies, in percent of the pool, at which a pool's 2 bits of
+    /// `app_pool_congest_stat` step to 1, 2 and 3 (ascending, 1..=100; ours).
+    pub app_pool_congest_percent: [u32; 3],
 }
 
 impl Default for TmParams {
@@ -68,11 +89,47 @@ impl Default for TmParams {
             pfc_pause_quanta: 0xffff,
             ghost_updates_per_cycle: 1,
             ghost_latency_cycles: 100,
+            app_pool_cells: None,
+            ppg_min_cells: [0; CLASSES],
+            queue_congest_cells: [256, 1024, 4096],
+            app_pool_congest_percent: [50, 75, 90],
         }
     }
 }
 
 impl TmParams {
+    /// Cells reserved for the priority groups' minimums of `ports` ingress ports.
+    pub fn reserved_min_cells(&self, ports: usize) -> u64 {
+        self.ppg_min_cells.iter().map(|&c| c as u64).sum::<u64>() * ports as u64
+    }
+
+    /// The pools' sizes for a TM of `ports` ports, or the error naming the parameter when
+    /// the pools and the priority-group minimums do not fit in the buffer together.
+    pub fn pool_sizes(&self, ports: usize) -> Result<[u32; APP_POOLS], (String, String)> {
+        let reserved = self.reserved_min_cells(ports);
+        let buffer = self.buffer_cells as u64;
+        let pools = match self.app_pool_cells {
+            Some(p) => p,
+            None => {
+                let mut p = [0; APP_POOLS];
+                p[0] = buffer.saturating_sub(reserved) as u32;
+                p
+            }
+        };
+        let total = pools.iter().map(|&c| c as u64).sum::<u64>() + reserved;
+        if total > buffer {
+            return Err((
+                "tm.ppg_min_cells".into(),
+                format!(
+                    "{:?} per port reserve {reserved} cells for {ports} ports; with the pools' {} cells that is {total}, more than buffer_cells {buffer}",
+                    self.ppg_min_cells,
+                    total - reserved
+                ),
+            ));
+        }
+        Ok(pools)
+    }
+
     /// Cells a frame of `frame_bytes` occupies.
     pub fn cells_for(&self, frame_bytes: u64) -> u32 {
         (frame_bytes.div_ceil(self.cell_bytes as u64)).max(1) as u32
@@ -149,6 +206,35 @@ impl TmParams {
             return err(
                 "ghost_latency_cycles",
                 "must be at least 1 (signals are registered)".into(),
+            );
+        }
+        if let Some(pools) = self.app_pool_cells {
+            let total: u64 = pools.iter().map(|&c| c as u64).sum();
+            if total > self.buffer_cells as u64 {
+                return err(
+                    "app_pool_cells",
+                    format!(
+                        "{pools:?} add up to {total} cells, more than buffer_cells {}",
+                        self.buffer_cells
+                    ),
+                );
+            }
+        }
+        let ascending = |t: &[u32; 3]| t[0] < t[1] && t[1] < t[2];
+        if !ascending(&self.queue_congest_cells) || self.queue_congest_cells[0] == 0 {
+            return err(
+                "queue_congest_cells",
+                format!(
+                    "{:?} must be three ascending depths above 0",
+                    self.queue_congest_cells
+                ),
+            );
+        }
+        let pct = self.app_pool_congest_percent;
+        if !ascending(&pct) || pct[0] == 0 || pct[2] > 100 {
+            return err(
+                "app_pool_congest_percent",
+                format!("{pct:?} must be three ascending percentages within 1..=100"),
             );
         }
         Ok(())

@@ -5,6 +5,7 @@
 //! [`crate::TrafficManager`]). The scheduler reads a queue's priority, DWRR weight and rate
 //! buckets; admission reads its depth and static limit.
 
+use crate::params::APP_POOLS;
 use crate::shaper::RateBucket;
 use crate::Descriptor;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,9 @@ pub struct QueueConfig {
     pub limit_cells: Option<u32>,
     /// PFC class (0..=7) whose pause frames received on the port hold this queue.
     pub pfc_priority: Option<u8>,
+    /// Application pool (0..=3) the queue's cells are charged to, and whose free cells its
+    /// dynamic threshold follows.
+    pub app_pool: u8,
 }
 
 impl Default for QueueConfig {
@@ -48,6 +52,7 @@ impl Default for QueueConfig {
             burst_bytes: 0,
             limit_cells: None,
             pfc_priority: None,
+            app_pool: 0,
         }
     }
 }
@@ -86,6 +91,13 @@ impl QueueConfig {
                 PRIORITIES - 1
             ));
         }
+        if self.app_pool as usize >= APP_POOLS {
+            return Err(format!(
+                "app_pool {} is outside 0..={}",
+                self.app_pool,
+                APP_POOLS - 1
+            ));
+        }
         if self.limit_cells == Some(0) {
             return Err("limit_cells 0 would drop every packet".into());
         }
@@ -102,6 +114,11 @@ pub(crate) struct Queued {
     pub enq_at: Cycle,
     /// Queue depth in cells just before it joined.
     pub enq_qdepth: u32,
+    /// `enq_congest_stat` of that depth.
+    pub enq_congest_stat: u8,
+    /// Where its cells are charged: its application pool, or (`None`) its priority group's
+    /// guaranteed minimum.
+    pub pool: Option<u8>,
     /// First cycle it may be dequeued.
     pub ready_at: Cycle,
 }

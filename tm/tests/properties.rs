@@ -1,6 +1,7 @@
 //! Properties of the TM over generated queue set-ups and traffic: on every cycle packets are
-//! conserved (enqueued = dequeued + dropped + held) and cells add up within the buffer; a
-//! paused queue never dequeues; and jumping from event to event gives exactly the dequeues
+//! conserved (enqueued = dequeued + dropped + held) and cells add up within the buffer, split
+//! exactly between the application pools and the priority groups' minimums; a paused queue
+//! never dequeues; and jumping from event to event gives exactly the dequeues
 //! of stepping through every cycle.
 
 use proptest::prelude::*;
@@ -55,16 +56,20 @@ fn queue_config() -> impl Strategy<Value = QueueConfig> {
         0u32..3000,
         prop::option::weighted(0.3, 1u32..60),
         prop::option::weighted(0.5, 0u8..4),
+        0u8..4,
     )
         .prop_map(
-            |(priority, weight, min, max, burst_bytes, limit_cells, pfc_priority)| QueueConfig {
-                pfc_priority,
-                priority,
-                weight,
-                min_rate_bps: min.filter(|&m| max.is_none_or(|x| m <= x)),
-                max_rate_bps: max,
-                burst_bytes,
-                limit_cells,
+            |(priority, weight, min, max, burst_bytes, limit_cells, pfc_priority, app_pool)| {
+                QueueConfig {
+                    app_pool,
+                    pfc_priority,
+                    priority,
+                    weight,
+                    min_rate_bps: min.filter(|&m| max.is_none_or(|x| m <= x)),
+                    max_rate_bps: max,
+                    burst_bytes,
+                    limit_cells,
+                }
             },
         )
 }
@@ -88,11 +93,42 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::collection::vec(queue_config(), 16..=16),
         prop::collection::vec((0..END, op), 0..400),
         (any::<u8>(), 1u32..40, 0u32..40),
+        (
+            prop::option::of([1u32..=10, 1u32..=10, 1u32..=10, 1u32..=10]),
+            [0u32..30, 0u32..30, 0u32..30, 0u32..30],
+        ),
     )
         .prop_map(
-            |(buffer, alpha, afc_latency, queue_latency, second_pipe, q0, q1, mut ops, pfc)| {
+            |(
+                buffer,
+                alpha,
+                afc_latency,
+                queue_latency,
+                second_pipe,
+                mut q0,
+                mut q1,
+                mut ops,
+                pfc,
+                pools,
+            )| {
                 let (lossless, xoff, headroom) = pfc;
                 ops.sort_by_key(|(c, _)| *c);
+                // Pools take at most 4/5 of the buffer; the minimums of the classes in use
+                // (0..4) are halved until both ports' fit in what is left.
+                let (weights, mut mins) = pools;
+                let app_pool_cells = weights.map(|w| w.map(|w| buffer * w / 50));
+                let room = buffer - app_pool_cells.map_or(1, |p| p.iter().sum());
+                while 2 * mins.iter().sum::<u32>() > room {
+                    mins = mins.map(|m| m / 2);
+                }
+                let mut ppg_min_cells = [0; 8];
+                ppg_min_cells[..4].copy_from_slice(&mins);
+                if app_pool_cells.is_none() {
+                    // Only pool 0 has cells.
+                    for q in q0.iter_mut().chain(q1.iter_mut()) {
+                        q.app_pool = 0;
+                    }
+                }
                 Setup {
                     params: TmParams {
                         buffer_cells: buffer,
@@ -103,6 +139,8 @@ fn setup() -> impl Strategy<Value = Setup> {
                         pfc_headroom_cells: headroom,
                         afc_latency_cycles: afc_latency,
                         queue_latency_cycles: queue_latency,
+                        app_pool_cells,
+                        ppg_min_cells,
                         ..TmParams::default()
                     },
                     second_pipe,
@@ -257,6 +295,24 @@ proptest! {
                 .map(|(p, c)| tm.priority_group_cells(p, c))
                 .sum();
             prop_assert_eq!(group_cells, held_cells);
+            // Every held cell is charged once: to a pool or to a group's minimum, which it
+            // never passes; lossy traffic never takes a pool past its size.
+            let min_cells: u32 = (0..2)
+                .flat_map(|p| (0..8).map(move |c| (p, c)))
+                .map(|(p, c)| {
+                    let m = tm.priority_group_min_cells(p, c);
+                    prop_assert!(m <= s.params.ppg_min_cells[c]);
+                    Ok(m)
+                })
+                .sum::<Result<u32, TestCaseError>>()?;
+            let pool_cells: u32 = (0..4).map(|p| tm.pool_stats(p).used_cells).sum();
+            prop_assert_eq!(pool_cells + min_cells, held_cells, "cycle {}", now);
+            if s.params.pfc_lossless_classes & 0x0f == 0 {
+                for p in 0..4 {
+                    let st = tm.pool_stats(p);
+                    prop_assert!(st.used_cells <= st.size_cells, "cycle {}: pool {}", now, p);
+                }
+            }
             prop_assert!(tm.free_cells() <= s.params.buffer_cells);
             prop_assert_eq!(held_cells + tm.free_cells(), s.params.buffer_cells);
         }
