@@ -21,6 +21,7 @@ use t2_testbench::workload::{
     self, Arrivals, CdfTraffic, FlowSpec, HostSet, Incast, Sampling, SizeCdf, SizeUnit, Workload,
 };
 use t2_testbench::{Rng, Stepping, TransportConfig};
+use t2_tm::QueueConfig;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -43,8 +44,35 @@ struct FileScenario {
     #[serde(default)]
     transport: TransportToml,
     workload: WorkloadToml,
+    /// Every switch port's egress queues (default: the TM's default carving).
+    queues: Option<QueuesToml>,
     #[serde(default)]
     output: OutputToml,
+}
+
+/// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
+/// (the others keep `QueueConfig::default()`: priority 0, weight 1, no rates, pool 0).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct QueuesToml {
+    count: usize,
+    #[serde(default)]
+    queue: Vec<QueueToml>,
+}
+
+/// `[[queues.queue]]`: one queue's scheduling and limits; rates in Mb/s.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct QueueToml {
+    id: usize,
+    priority: Option<u8>,
+    weight: Option<u16>,
+    min_rate_mbps: Option<u64>,
+    max_rate_mbps: Option<u64>,
+    burst_bytes: Option<u32>,
+    limit_cells: Option<u32>,
+    pfc_priority: Option<u8>,
+    app_pool: Option<u8>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -268,6 +296,52 @@ pub struct ScenarioFile {
     pub buckets: Vec<u64>,
     /// Queue-depth sampling period, ns (`output.queue_sample_ns`).
     pub queue_sample_ns: Option<u64>,
+    /// Every switch port's queues (`[queues]`), if the file sets them.
+    pub port_queues: Option<Vec<QueueConfig>>,
+}
+
+/// The queues `[queues]` describes, checked; errors name the key.
+fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig>, String> {
+    let min = params.tm.default_queues_per_port as usize;
+    let max = params.tm.queues_per_port_group as usize;
+    if !(min..=max).contains(&q.count) {
+        return Err(format!(
+            "queues.count: {} is outside {min}..={max} (a port's share of its group may be less: \
+             the chip says so when it is built)",
+            q.count
+        ));
+    }
+    let mut queues = vec![QueueConfig::default(); q.count];
+    let mut seen = vec![false; q.count];
+    for (k, t) in q.queue.iter().enumerate() {
+        let key = format!("queues.queue[{k}]");
+        if t.id >= q.count {
+            return Err(format!(
+                "{key}.id: {} is not a queue of {} (0..={})",
+                t.id,
+                q.count,
+                q.count - 1
+            ));
+        }
+        if std::mem::replace(&mut seen[t.id], true) {
+            return Err(format!("{key}.id: queue {} is listed twice", t.id));
+        }
+        let d = QueueConfig::default();
+        let mbps = |m: Option<u64>| m.map(|m| m.saturating_mul(1_000_000));
+        let c = QueueConfig {
+            priority: t.priority.unwrap_or(d.priority),
+            weight: t.weight.unwrap_or(d.weight),
+            min_rate_bps: mbps(t.min_rate_mbps),
+            max_rate_bps: mbps(t.max_rate_mbps),
+            burst_bytes: t.burst_bytes.unwrap_or(d.burst_bytes),
+            limit_cells: t.limit_cells,
+            pfc_priority: t.pfc_priority,
+            app_pool: t.app_pool.unwrap_or(d.app_pool),
+        };
+        c.validate().map_err(|e| format!("{key}: {e}"))?;
+        queues[t.id] = c;
+    }
+    Ok(queues)
 }
 
 /// One egress queue's depth at a sample time (only non-empty queues are listed).
@@ -394,6 +468,10 @@ impl ScenarioFile {
                 return bad("topology.queue_limit_cells", e.problem);
             }
         }
+        let port_queues = match &raw.queues {
+            Some(q) => Some(port_queues(q, &params).map_err(|e| format!("{shown}: {e}"))?),
+            None => None,
+        };
         let clock = params.clock();
         if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
             return bad(
@@ -635,12 +713,28 @@ impl ScenarioFile {
             out_dir: raw.output.dir.map(|d| base.join(d)),
             buckets,
             queue_sample_ns: raw.output.queue_sample_ns,
+            port_queues,
         })
+    }
+
+    /// Builds the network: the topology, with `[queues]` given to every switch port.
+    pub fn build(&self) -> Result<Topology, String> {
+        let mut topo = self.topology.build()?;
+        if let Some(queues) = &self.port_queues {
+            for &c in &topo.chips {
+                let chip = topo.net.node_mut::<Chip>(c);
+                for port in 0..t2_testbench::Node::port_count(chip) {
+                    chip.set_port_queues(port, queues)
+                        .map_err(|e| format!("queues: {e}"))?;
+                }
+            }
+        }
+        Ok(topo)
     }
 
     /// Builds the network, runs it, and measures.
     pub fn run(&self) -> Result<RunResults, String> {
-        let mut topo = self.topology.build()?;
+        let mut topo = self.build()?;
         let clock = self.topology.params.clock();
         let hosts = HostSet {
             hosts: topo.hosts.len(),

@@ -349,3 +349,55 @@ fn drops_are_located_by_node() {
     assert_eq!(places, vec!["switch0"]);
     assert_eq!(r.drops_by_node["switch0"], r.drops);
 }
+
+#[test]
+fn queues_configure_every_switch_port() {
+    let d = scratch("queues");
+    let p = d.join("q.toml");
+    let queues = "[queues]\ncount = 32\n[[queues.queue]]\nid = 1\npriority = 7\nweight = 3\nmax_rate_mbps = 50000\nlimit_cells = 273\n";
+    std::fs::write(&p, format!("{GOOD}{queues}")).unwrap();
+    let s = ScenarioFile::load(&p).unwrap();
+    let topo = s.build().unwrap();
+    let chip = topo.net.node::<t2sim::Chip>(topo.chips[0]);
+    for port in 0..2 {
+        assert_eq!(chip.tm().queue_count(port), 32);
+        let q1 = chip.tm().queue_config(port, 1);
+        assert_eq!(
+            (q1.priority, q1.weight, q1.max_rate_bps, q1.limit_cells),
+            (7, 3, Some(50_000_000_000), Some(273))
+        );
+        assert_eq!(
+            *chip.tm().queue_config(port, 2),
+            t2_tm::QueueConfig::default()
+        );
+    }
+    // The run itself goes through the configured queues.
+    assert_eq!(s.run().unwrap().completed, 1);
+    // Errors name the key; the chip's own limits name the chip and port.
+    let err = |queues: &str| error_of(&format!("{GOOD}{queues}"));
+    let e = err("[queues]\ncount = 8\n");
+    assert!(e.contains("queues.count: 8 is outside 16..=128"), "{e}");
+    let e = err("[queues]\ncount = 16\n[[queues.queue]]\nid = 16\n");
+    assert!(
+        e.contains("queues.queue[0].id: 16 is not a queue of 16"),
+        "{e}"
+    );
+    let e = err("[queues]\ncount = 16\n[[queues.queue]]\nid = 2\n[[queues.queue]]\nid = 2\n");
+    assert!(
+        e.contains("queues.queue[1].id: queue 2 is listed twice"),
+        "{e}"
+    );
+    let e = err("[queues]\ncount = 16\n[[queues.queue]]\nid = 0\nweight = 2000\n");
+    assert!(
+        e.contains("queues.queue[0]: weight 2000 is outside 0..=1023"),
+        "{e}"
+    );
+    // A 100G port has 2 of its group's 8 channels: at most 32 queues.
+    let e = err("[queues]\ncount = 64\n");
+    assert!(
+        e.contains("queues: chip") && e.contains("64 queues is outside 16..=32"),
+        "{e}"
+    );
+    let e = err("[queues]\ncount = 16\n[[queues.queue]]\nid = 0\nbogus = 1\n");
+    assert!(e.contains("unknown field `bogus`"), "{e}");
+}

@@ -923,6 +923,11 @@ impl TrafficManager {
         self.ports[p].queues.len()
     }
 
+    /// How queue `q` of port `p` is scheduled and limited.
+    pub fn queue_config(&self, p: usize, q: usize) -> &QueueConfig {
+        &self.ports[p].queues[q].config
+    }
+
     /// Counters and state of queue `q` of port `p`.
     pub fn queue_stats(&self, p: usize, q: usize) -> QueueStats {
         self.ports[p].queues[q].stats()
