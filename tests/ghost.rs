@@ -319,17 +319,8 @@ fn many_changed_queues_are_reported_round_robin_one_per_cycle() {
 /// An ECN-capable 1500-byte frame (with FCS) from `src` to `dst` with IP identification
 /// `ident`.
 fn ect_frame(src: Ipv4Addr, dst: Ipv4Addr, ident: u16) -> Vec<u8> {
-    use t2_pipeline::headers::{build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr};
-    let ep = Endpoints {
-        src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
-        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
-        src_ip: src,
-        dst_ip: dst,
-        src_port: 1,
-        dst_port: 2,
-    };
-    let mut b = Vec::new();
-    build_udp_frame(&mut b, &ep, 64, ident, &[0; 1454], false, 60);
+    use t2_pipeline::headers::ipv4_header_checksum;
+    let mut b = common::udp_frame_ident(src, dst, 64, ident, 1454);
     b[15] = 1; // ECT(1)
     b[24..26].fill(0);
     let c = ipv4_header_checksum(&b[14..34]);

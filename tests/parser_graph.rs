@@ -7,6 +7,7 @@ mod common;
 
 use common::{udp_frame, TEST_SRC};
 use std::net::Ipv4Addr;
+use t2_pipeline::headers::with_vlan_tag;
 use t2_pipeline::ir::Program;
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
@@ -15,16 +16,15 @@ use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
 const G100: u64 = 100_000_000_000;
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
 
-/// `frame` with an 802.1Q tag (priority `pcp`, VLAN `vid`) after the MAC addresses; `qinq`
-/// adds a second tag inside it.
+/// `frame` with an 802.1Q tag (priority `pcp`, VLAN `vid`); `qinq` adds a second tag (VLAN
+/// 7) inside it.
 fn tagged(frame: &[u8], pcp: u8, vid: u16, qinq: bool) -> Vec<u8> {
-    let mut out = frame[..12].to_vec();
-    out.extend_from_slice(&[0x81, 0x00, pcp << 5 | (vid >> 8) as u8, vid as u8]);
-    if qinq {
-        out.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
-    }
-    out.extend_from_slice(&frame[12..]);
-    out
+    let inner = if qinq {
+        with_vlan_tag(frame, 0, 7)
+    } else {
+        frame.to_vec()
+    };
+    with_vlan_tag(&inner, pcp, vid)
 }
 
 #[test]

@@ -208,9 +208,6 @@ pub fn flow_counter() -> Program {
         .build_unchecked()
 }
 
-/// The 802.1Q ethertype (TPID).
-pub const ETHERTYPE_VLAN: u64 = 0x8100;
-
 /// A program-declared header and parser graph: Ethernet, an optional 802.1Q tag (`vlan`),
 /// IPv4, UDP. A frame with two tags (QinQ) is rejected by the parser (`parser_reject`).
 ///
@@ -229,13 +226,13 @@ pub fn vlan_switch() -> Program {
             ParserState::new("start")
                 .extract("ethernet")
                 .select(&["ethernet.ether_type"], "accept")
-                .case(&[ETHERTYPE_VLAN], "parse_vlan")
+                .case(&[crate::headers::ETHERTYPE_VLAN as u64], "parse_vlan")
                 .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
             ParserState::new("parse_vlan")
                 .extract("vlan")
                 .select(&["vlan.ether_type"], "accept")
                 .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4")
-                .case(&[ETHERTYPE_VLAN], "reject"),
+                .case(&[crate::headers::ETHERTYPE_VLAN as u64], "reject"),
             ParserState::new("parse_ipv4")
                 .extract("ipv4")
                 .select(&["ipv4.protocol"], "accept")

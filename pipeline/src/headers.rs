@@ -354,6 +354,21 @@ fn finish_ipv4_checksum(out: &mut [u8], ip_at: usize) {
     out[ip_at + 10..ip_at + 12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// The 802.1Q tag protocol identifier (the ethertype of a VLAN-tagged frame).
+pub const ETHERTYPE_VLAN: u16 = 0x8100;
+
+/// `frame` with an 802.1Q tag (priority `pcp`, 3 bits; VLAN `vid`, 12 bits; DEI 0) inserted
+/// after the MAC addresses, in front of any tag already there.
+pub fn with_vlan_tag(frame: &[u8], pcp: u8, vid: u16) -> Vec<u8> {
+    let tci = u16::from(pcp & 7) << 13 | (vid & 0x0fff);
+    let mut out = Vec::with_capacity(frame.len() + 4);
+    out.extend_from_slice(&frame[..12]);
+    out.extend_from_slice(&ETHERTYPE_VLAN.to_be_bytes());
+    out.extend_from_slice(&tci.to_be_bytes());
+    out.extend_from_slice(&frame[12..]);
+    out
+}
+
 /// Replaces `out` with an Ethernet/IPv4/UDP frame carrying `payload`, padded with zeros to
 /// `min_buffer_len` bytes (60 for the Ethernet minimum without FCS). The IPv4 checksum is
 /// set; the UDP checksum is computed when `udp_checksum` is true and 0 otherwise.

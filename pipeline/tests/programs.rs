@@ -8,7 +8,7 @@ use t2_pipeline::check::{check, Checked, Thread};
 use t2_pipeline::examples;
 use t2_pipeline::exec::{Interpreter, PlacedThread};
 use t2_pipeline::headers::{
-    build_tcp_frame, build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr,
+    build_tcp_frame, build_udp_frame, ipv4_header_checksum, with_vlan_tag, Endpoints, MacAddr,
 };
 use t2_pipeline::ir::Program;
 use t2_pipeline::params::{PipelineParams, StageLatency};
@@ -420,16 +420,15 @@ proptest! {
     }
 }
 
-/// `frame` with an 802.1Q tag (priority `pcp`, VLAN `vid`) after the MAC addresses; `qinq`
-/// adds a second tag inside it.
+/// `frame` with an 802.1Q tag (priority `pcp`, VLAN `vid`); `qinq` adds a second tag (VLAN
+/// 7) inside it.
 fn tagged(frame: &[u8], pcp: u8, vid: u16, qinq: bool) -> Vec<u8> {
-    let mut out = frame[..12].to_vec();
-    out.extend_from_slice(&[0x81, 0x00, pcp << 5 | (vid >> 8) as u8, vid as u8]);
-    if qinq {
-        out.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
-    }
-    out.extend_from_slice(&frame[12..]);
-    out
+    let inner = if qinq {
+        with_vlan_tag(frame, 0, 7)
+    } else {
+        frame.to_vec()
+    };
+    with_vlan_tag(&inner, pcp, vid)
 }
 
 /// The custom parser graph of `vlan_switch`: tagged frames are bridged by VLAN id with the

@@ -7,6 +7,17 @@ use t2_pipeline::headers::{self, Endpoints, MacAddr};
 /// A UDP frame from `src` to `dst` with TTL `ttl` and `payload` zero bytes (padded to the
 /// 60-byte minimum buffer), between fixed test MAC addresses and ports 1 -> 2.
 pub fn udp_frame(src: Ipv4Addr, dst: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
+    udp_frame_ident(src, dst, ttl, 0, payload)
+}
+
+/// [`udp_frame`] with IPv4 identification `ident`.
+pub fn udp_frame_ident(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    ttl: u8,
+    ident: u16,
+    payload: usize,
+) -> Vec<u8> {
     let ep = Endpoints {
         src_mac: MacAddr([2, 0, 0, 0, 0, 9]),
         dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
@@ -16,7 +27,7 @@ pub fn udp_frame(src: Ipv4Addr, dst: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u
         dst_port: 2,
     };
     let mut b = Vec::new();
-    headers::build_udp_frame(&mut b, &ep, ttl, 0, &vec![0; payload], false, 60);
+    headers::build_udp_frame(&mut b, &ep, ttl, ident, &vec![0; payload], false, 60);
     b
 }
 
