@@ -183,17 +183,27 @@ pub struct Graph {
     pub deparse_order: Vec<usize>,
 }
 
+// Every packet goes through `load` and `store` once per extracted container; most extracts
+// fill their container, and those take the PHV's whole-container path.
 fn load(phv: &mut Phv, e: &Extract, bytes: &[u8]) {
-    let v = bytes[..e.len]
-        .iter()
-        .fold(0u32, |v, &b| (v << 8) | b as u32);
-    phv.set_container(e.container, v);
+    if e.len == e.container.bytes() {
+        phv.extract(e.container, bytes);
+    } else {
+        let v = bytes[..e.len]
+            .iter()
+            .fold(0u32, |v, &b| (v << 8) | b as u32);
+        phv.set_container(e.container, v);
+    }
 }
 
 fn store(phv: &Phv, e: &Extract, out: &mut [u8]) {
-    let v = phv.container(e.container);
-    for (i, b) in out[..e.len].iter_mut().enumerate() {
-        *b = (v >> (8 * (e.len - 1 - i))) as u8;
+    if e.len == e.container.bytes() {
+        phv.emit(e.container, out);
+    } else {
+        let v = phv.container(e.container);
+        for (i, b) in out[..e.len].iter_mut().enumerate() {
+            *b = (v >> (8 * (e.len - 1 - i))) as u8;
+        }
     }
 }
 
