@@ -117,11 +117,8 @@ fn highest_qid(p: &Checked) -> Option<QidUse> {
                     Value::Param(i) => {
                         // The control plane's entries say which queues are used; without
                         // entries only the parameter's width bounds it.
-                        let calls = table
-                            .exact
-                            .values()
-                            .chain(table.ternary.iter().map(|e| &e.1));
-                        let used = calls
+                        let used = table
+                            .entry_calls()
                             .chain(std::iter::once(&table.default))
                             .filter(|c| c.action == a)
                             .map(|c| c.args[i])

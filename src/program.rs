@@ -5,8 +5,10 @@
 //! a program they are installed as entries of the program's exact table `ipv4_host` (keyed on
 //! `ipv4.dst_addr`) calling its action `forward` with the device port, the way a control plane
 //! would. Several routes to one destination (through different ports) form an ECMP group:
-//! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program's
-//! exact table holds one port per destination, so a program with ECMP routes is refused.
+//! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program
+//! whose `ipv4_host` has an action selector gets each group as one entry of members (one
+//! `forward` per port, the selector hashing each flow onto one), and a program without one
+//! cannot take ECMP routes (a configuration error).
 //! Every pipe runs its own copy of the program (its own register contents). The ghost
 //! control is placed and timed with ingress and runs in every pipe's ingress stages on the
 //! TM's queue-depth updates (`t2_pipeline::ghost`), with the ingress thread's registers.
@@ -123,7 +125,8 @@ fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program,
             ),
         ));
     }
-    if let Some((dst, ports)) = ecmp_groups(routes).into_iter().find(|g| g.1.len() > 1) {
+    let groups = ecmp_groups(routes);
+    for (dst, ports) in &groups {
         if let Some(p) = ports
             .iter()
             .enumerate()
@@ -134,21 +137,36 @@ fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program,
                 format!("a route to {dst} via device port {} already exists", p.1),
             ));
         }
+    }
+    let has_selector = table.selector.is_some();
+    if let Some((dst, ports)) = groups.iter().find(|g| g.1.len() > 1 && !has_selector) {
         return Err(err(
             what(),
             format!(
-                "{dst} has {} equal-cost routes (ECMP, device ports {ports:?}), but table `{ROUTE_TABLE}` holds one port per destination; run the built-in forwarding or a topology without equal-cost paths",
+                "{dst} has {} equal-cost routes (ECMP, device ports {ports:?}), but table `{ROUTE_TABLE}` has no selector and holds one port per destination; give it a selector, run the built-in forwarding, or use a topology without equal-cost paths",
                 ports.len()
             ),
         ));
     }
-    for &(dst, port) in routes {
-        table.entries.push(Entry {
-            key: vec![KeyValue {
-                value: u32::from(dst) as u64,
-                mask: None,
-            }],
-            action: ActionCall::new(ROUTE_ACTION, &[port as u64]),
+    for (dst, ports) in groups {
+        let key = vec![KeyValue {
+            value: u32::from(dst) as u64,
+            mask: None,
+        }];
+        let call = |port: u16| ActionCall::new(ROUTE_ACTION, &[port as u64]);
+        // A destination with several routes is a selector group, one member per port.
+        table.entries.push(if ports.len() > 1 {
+            Entry {
+                key,
+                action: ActionCall::default(),
+                members: ports.into_iter().map(call).collect(),
+            }
+        } else {
+            Entry {
+                key,
+                action: call(ports[0]),
+                members: Vec::new(),
+            }
         });
     }
     Ok(p)

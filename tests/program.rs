@@ -62,6 +62,7 @@ fn a_route_table_too_big_for_a_stage_is_split_and_forwards_from_its_last_parts()
                 mask: None,
             }],
             action: t2_pipeline::ir::ActionCall::new("forward", &[4]),
+            members: Vec::new(),
         });
     }
     let mut b = one_packet(program).build().unwrap();

@@ -184,6 +184,58 @@ fn ecmp_hashes_each_flow_onto_one_spine() {
 }
 
 #[test]
+fn a_program_with_a_selector_spreads_flows_over_the_spines() {
+    // The ECMP test above, with every switch running `ecmp_switch`: the chip installs each
+    // destination's four uplink routes as one selector group, and the selector's hash (the
+    // low 14 bits of a CRC-16 of the 5-tuple, modulo 4) puts each flow on one spine.
+    let mut s = spec(
+        Shape::LeafSpine {
+            leaves: 2,
+            spines: 4,
+            hosts_per_leaf: 8,
+        },
+        Stepping::Jump,
+    );
+    s.program = Some(t2_pipeline::examples::ecmp_switch(400));
+    let mut t = s.build().unwrap();
+    let flows: Vec<FlowSpec> = (0..40u32)
+        .map(|i| {
+            let src = (i % 8) as usize;
+            flow(i, src, 8 + src, 10_000, i as u64 * 400)
+        })
+        .collect();
+    t.add_flows(&flows).unwrap();
+    assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
+    let resent: u64 = t
+        .hosts
+        .iter()
+        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
+        .map(|o| o.retransmitted_segments)
+        .sum();
+    assert_eq!(resent, 0);
+    let mut per_spine = [0u64; 4];
+    for f in &flows {
+        let mut tuple = t.peers[f.src].ip.octets().to_vec();
+        tuple.extend_from_slice(&t.peers[f.dst].ip.octets());
+        tuple.push(6);
+        tuple.extend_from_slice(&(10_000 + f.id as u16).to_be_bytes());
+        tuple.extend_from_slice(&80u16.to_be_bytes());
+        let hash = t2_pipeline::exec::crc(
+            t2_pipeline::ir::HashAlgorithm::Crc16,
+            t2_pipeline::exec::SELECTOR_POLYNOMIAL,
+            &tuple,
+        ) & t2_pipeline::exec::SELECTOR_HASH_MASK;
+        per_spine[hash as usize % 4] += 1;
+    }
+    // CRC bits are linear in the input, so these sequential flows spread unevenly.
+    assert_eq!(per_spine, [18, 3, 2, 17]);
+    let up: Vec<u64> = (0..4)
+        .map(|s| t.net.link_tx(t.chips[0], 8 + s).frames)
+        .collect();
+    assert_eq!(up, per_spine.map(|n| 10 * n).to_vec());
+}
+
+#[test]
 fn a_program_cannot_take_ecmp_routes() {
     let mut s = spec(
         Shape::LeafSpine {

@@ -145,18 +145,55 @@ pub struct CTable {
     pub actions: Vec<usize>,
     pub default: Call,
     /// Exact entries by key.
-    pub exact: BTreeMap<Vec<u32>, Call>,
+    pub exact: BTreeMap<Vec<u32>, Target>,
     /// Ternary entries in priority order: (value, mask) per key component.
-    pub ternary: Vec<(Vec<(u32, u32)>, Call)>,
+    pub ternary: Vec<(Vec<(u32, u32)>, Target)>,
     /// Register arrays the table's actions touch (the table and arrays share a stage).
     pub registers: Vec<usize>,
+    pub selector: Option<CSelector>,
 }
 
 impl CTable {
     pub fn key_bits(&self) -> u32 {
         self.keys.iter().map(|f| f.bits as u32).sum()
     }
+
+    /// Every action call the entries can run (group members included).
+    pub fn entry_calls(&self) -> impl Iterator<Item = &Call> {
+        self.exact
+            .values()
+            .chain(self.ternary.iter().map(|e| &e.1))
+            .flat_map(Target::calls)
+    }
 }
+
+/// What an entry runs on a hit: one action, or a selector group's member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Call(Call),
+    Group(Vec<Call>),
+}
+
+impl Target {
+    pub fn calls(&self) -> &[Call] {
+        match self {
+            Target::Call(c) => std::slice::from_ref(c),
+            Target::Group(g) => g,
+        }
+    }
+}
+
+/// A resolved action selector.
+#[derive(Clone, Debug)]
+pub struct CSelector {
+    pub inputs: Vec<Field>,
+    pub groups: u32,
+    pub max_members: u32,
+}
+
+/// Most members a selector group may have: 120 per selector RAM word, and a group's words
+/// are found by the 14-bit fair-mode hash (`docs/placement.md`).
+pub const SELECTOR_MAX_MEMBERS: u32 = 120 * 32;
 
 #[derive(Clone, Debug)]
 pub struct CHash {
@@ -1076,8 +1113,46 @@ fn lower_table(
         action_ids,
         actions,
     )?;
+    let selector = match &t.selector {
+        None => None,
+        Some(sel) => {
+            let sp = format!("{path}.selector");
+            if keys.is_empty() {
+                return err(
+                    &sp,
+                    "a selector needs a keyed table whose entries name groups",
+                );
+            }
+            if sel.inputs.is_empty() {
+                return err(&sp, "a selector needs inputs to hash");
+            }
+            if sel.groups == 0 {
+                return err(&sp, "a selector needs at least one group");
+            }
+            if !(1..=SELECTOR_MAX_MEMBERS).contains(&sel.max_members) {
+                return err(
+                    &sp,
+                    format!(
+                        "max_members {} is outside 1..={SELECTOR_MAX_MEMBERS}",
+                        sel.max_members
+                    ),
+                );
+            }
+            let inputs = sel
+                .inputs
+                .iter()
+                .map(|f| r.field(&format!("{sp}.inputs"), f))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(CSelector {
+                inputs,
+                groups: sel.groups,
+                max_members: sel.max_members,
+            })
+        }
+    };
     let mut exact = BTreeMap::new();
     let mut ternary = Vec::new();
+    let mut groups = 0u32;
     for (k, e) in t.entries.iter().enumerate() {
         let ep = format!("{path}.entries[{k}]");
         if e.key.len() != keys.len() {
@@ -1086,7 +1161,54 @@ fn lower_table(
                 format!("{} key values for {} keys", e.key.len(), keys.len()),
             );
         }
-        let call = lower_call(&ep, &e.action, &allowed, action_ids, actions)?;
+        let call = match (e.members.is_empty(), e.action.is_none(), &selector) {
+            (true, _, _) => {
+                Target::Call(lower_call(&ep, &e.action, &allowed, action_ids, actions)?)
+            }
+            (false, false, _) => {
+                return err(
+                    &ep,
+                    "an entry names either an action or a group of members, not both",
+                )
+            }
+            (false, true, None) => {
+                return err(&ep, "only a table with a selector has groups of members")
+            }
+            (false, true, Some(sel)) => {
+                groups += 1;
+                if groups > sel.groups {
+                    return err(
+                        &ep,
+                        format!("more groups than the selector's {}", sel.groups),
+                    );
+                }
+                if e.members.len() as u32 > sel.max_members {
+                    return err(
+                        &ep,
+                        format!(
+                            "{} members; the selector's groups have at most {}",
+                            e.members.len(),
+                            sel.max_members
+                        ),
+                    );
+                }
+                let members = e
+                    .members
+                    .iter()
+                    .enumerate()
+                    .map(|(m, c)| {
+                        lower_call(
+                            &format!("{ep}.members[{m}]"),
+                            c,
+                            &allowed,
+                            action_ids,
+                            actions,
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Target::Group(members)
+            }
+        };
         let mut pairs = Vec::new();
         for (kv, f) in e.key.iter().zip(&keys) {
             let full = if f.bits >= 32 {
@@ -1169,6 +1291,7 @@ fn lower_table(
         exact,
         ternary,
         registers,
+        selector,
     })
 }
 

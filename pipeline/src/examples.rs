@@ -84,6 +84,34 @@ pub fn dctcp_switch(threshold_cells: u64) -> Program {
         .build_unchecked()
 }
 
+/// [`dctcp_switch`] for networks with equal-cost paths: `ipv4_host` has an action selector
+/// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
+/// equal-cost routes as one group and each flow keeps one path.
+pub fn ecmp_switch(threshold_cells: u64) -> Program {
+    forwarding("ecmp_switch")
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .table(
+            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+                .action("forward")
+                .action("drop_no_route")
+                .default_action("drop_no_route", &[])
+                .selector(&FIVE_TUPLE, 1024, 16),
+        )
+        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
+        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
+        .egress(ecn_egress("ecn_mark", threshold_cells))
+        .build_unchecked()
+}
+
+/// The fields a flow is known by, as selectors and ECMP hash them.
+pub const FIVE_TUPLE: [&str; 5] = [
+    "ipv4.src_addr",
+    "ipv4.dst_addr",
+    "ipv4.protocol",
+    "l4.src_port",
+    "l4.dst_port",
+];
+
 /// The marking threshold of the shipped `programs/dctcp_switch.json`, in 176-byte cells
 /// (400 cells = 70,400 B, a little over a 100 Gb/s x 5 us bandwidth-delay product).
 pub const DCTCP_THRESHOLD_CELLS: u64 = 400;
@@ -391,6 +419,7 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("ecn_marking.json", ecn_marking()),
         ("flow_counter.json", flow_counter()),
         ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
+        ("ecmp_switch.json", ecmp_switch(DCTCP_THRESHOLD_CELLS)),
         ("vlan_switch.json", vlan_switch()),
         (
             "ghost_occupancy.json",

@@ -11,7 +11,9 @@
 //! up its own share of the entries and standing aside once an earlier part hit.
 //! Placement's dependency rules make the two give the same result, which the tests check.
 
-use crate::check::{CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Thread, Unit, Value};
+use crate::check::{
+    CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Target, Thread, Unit, Value,
+};
 use crate::fields;
 use crate::ghost::{GhostPipeline, GhostWord};
 use crate::gress::{Gress, GressPipeline, StageProgram};
@@ -63,6 +65,11 @@ fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
     let v = phv.get(f).to_be_bytes();
     out.extend_from_slice(&v[4 - n..]);
 }
+
+/// The selector's hash: CRC-16 (polynomial 0x8005, as P4's `HashAlgorithm.crc16`), of
+/// which fair mode uses 14 bits (fact sheet §2.3).
+pub const SELECTOR_POLYNOMIAL: u32 = 0x8005;
+pub const SELECTOR_HASH_MASK: u32 = (1 << 14) - 1;
 
 fn cell_mask(bits: u8) -> u64 {
     if bits >= 64 {
@@ -118,9 +125,10 @@ impl State {
         Self::find(t, phv).unwrap_or(&t.default)
     }
 
-    /// The entry `phv` hits in `t`, if any.
+    /// The action the entry `phv` hits in `t` runs, if it hits one: the entry's own, or the
+    /// member of its group the selector picks.
     fn find<'a>(t: &'a CTable, phv: &Phv) -> Option<&'a Call> {
-        match t.kind {
+        let target = match t.kind {
             MatchKind::Exact => {
                 let key: Vec<u32> = t.keys.iter().map(|&f| phv.get(f)).collect();
                 t.exact.get(&key)
@@ -135,7 +143,25 @@ impl State {
                         .all(|(&f, &(v, m))| phv.get(f) & m == v & m)
                 })
                 .map(|(_, c)| c),
+        }?;
+        Some(match target {
+            Target::Call(c) => c,
+            Target::Group(members) => &members[Self::member(t, phv, members.len())],
+        })
+    }
+
+    /// The member of a group of `n` a packet gets: the selector's fair-mode hash (the low 14
+    /// bits of a CRC-16 of its inputs) modulo the group size, so a flow keeps its member.
+    fn member(t: &CTable, phv: &Phv, n: usize) -> usize {
+        let sel = t
+            .selector
+            .as_ref()
+            .expect("only selector tables have groups (checked)");
+        let mut bytes = Vec::new();
+        for &f in &sel.inputs {
+            field_be_bytes(phv, f, &mut bytes);
         }
+        (crc(HashAlgorithm::Crc16, SELECTOR_POLYNOMIAL, &bytes) & SELECTOR_HASH_MASK) as usize % n
     }
 
     /// Applies table `t`: it matches on and reads `read`, and writes `write`. A stage's

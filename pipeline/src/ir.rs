@@ -472,7 +472,7 @@ pub enum MatchKind {
 }
 
 /// An action with its arguments (action data), in the order of the action's parameters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionCall {
     pub action: String,
@@ -487,6 +487,25 @@ impl ActionCall {
             args: args.to_vec(),
         }
     }
+
+    /// Whether no action is named (an entry that names a group of members instead).
+    pub fn is_none(&self) -> bool {
+        self.action.is_empty()
+    }
+}
+
+/// An action selector (P4's `ActionSelector`, ECMP and LAG): an entry names a group of
+/// members (actions with their data), and a hash of `inputs` picks one member per packet,
+/// so a flow keeps its member.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    /// Fields hashed to pick a member (the flow's identity, e.g. the 5-tuple).
+    pub inputs: Vec<String>,
+    /// Groups the selector holds (what placement sizes it for).
+    pub groups: u32,
+    /// Most members one group may have.
+    pub max_members: u32,
 }
 
 /// One key component of an entry. Ternary entries may give a mask (absent = all bits).
@@ -503,7 +522,12 @@ pub struct KeyValue {
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub key: Vec<KeyValue>,
+    /// The action a hit runs; none when the entry names a group of `members`.
+    #[serde(default, skip_serializing_if = "ActionCall::is_none")]
     pub action: ActionCall,
+    /// A selector table's group: a hit runs the member a hash of the selector's inputs picks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<ActionCall>,
 }
 
 /// A match-action table.
@@ -523,6 +547,9 @@ pub struct Table {
     pub default_action: ActionCall,
     #[serde(default)]
     pub entries: Vec<Entry>,
+    /// An action selector: entries may name groups of members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
 }
 
 impl Table {
@@ -537,7 +564,33 @@ impl Table {
             actions: Vec::new(),
             default_action: ActionCall::new("", &[]),
             entries: Vec::new(),
+            selector: None,
         }
+    }
+    /// Gives the table an action selector hashing `inputs` over groups of at most
+    /// `max_members` members, sized for `groups` groups.
+    pub fn selector(mut self, inputs: &[&str], groups: u32, max_members: u32) -> Table {
+        self.selector = Some(Selector {
+            inputs: inputs.iter().map(|s| s.to_string()).collect(),
+            groups,
+            max_members,
+        });
+        self
+    }
+    /// An exact entry naming a group of members (a selector table).
+    pub fn group_entry(mut self, key: &[u64], members: &[(&str, &[u64])]) -> Table {
+        self.entries.push(Entry {
+            key: key
+                .iter()
+                .map(|&value| KeyValue { value, mask: None })
+                .collect(),
+            action: ActionCall::default(),
+            members: members
+                .iter()
+                .map(|&(a, args)| ActionCall::new(a, args))
+                .collect(),
+        });
+        self
     }
     pub fn action(mut self, name: &str) -> Table {
         if self.actions.is_empty() && self.default_action.action.is_empty() {
@@ -558,6 +611,7 @@ impl Table {
                 .map(|&value| KeyValue { value, mask: None })
                 .collect(),
             action: ActionCall::new(action, args),
+            members: Vec::new(),
         });
         self
     }
@@ -581,6 +635,7 @@ impl Table {
         self.entries.push(Entry {
             key,
             action: ActionCall::new(action, args),
+            members: Vec::new(),
         });
         self
     }
@@ -595,6 +650,7 @@ impl Table {
                 })
                 .collect(),
             action: ActionCall::new(action, args),
+            members: Vec::new(),
         });
         self
     }

@@ -154,6 +154,10 @@ pub const MAX_WAYS: u32 = 4;
 pub const ENTRY_OVERHEAD_BITS: u32 = 4;
 /// Action data up to this many bits is kept in the match entry (immediate).
 pub const IMMEDIATE_BITS: u32 = 32;
+/// Members one selector RAM word holds (`[p4c] bf-asm` `SELECTOR_PORTS_PER_WORD`).
+pub const SELECTOR_MEMBERS_PER_WORD: u32 = 120;
+/// Hash bits a fair-mode selector uses (fact sheet §2.3).
+pub const SELECTOR_HASH_BITS: u32 = 14;
 
 /// How a unit is laid out, for the report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -174,6 +178,8 @@ pub struct Allocation {
     pub ternary_indirection_rams: u32,
     pub tcams: u32,
     pub register_rams: u32,
+    /// Action selector RAMs (group membership words).
+    pub selector_rams: u32,
     /// Which part of a table split over stages this is (from 1), and of how many; 1 of 1
     /// for a table in one stage.
     pub part: u32,
@@ -256,6 +262,7 @@ fn allocate_sized(
         ternary_indirection_rams: 0,
         tcams: 0,
         register_rams: 0,
+        selector_rams: 0,
         part: 1,
         parts: 1,
         usage: Usage::default(),
@@ -293,12 +300,31 @@ fn allocate_sized(
         .unwrap_or(0);
     u.add(Resource::ActionDataBytes, data_bits.div_ceil(8));
     let select_bits = ceil_log2(t.actions.len() as u32);
-    let immediate = if data_bits <= IMMEDIATE_BITS {
-        data_bits
-    } else {
-        0
+    let immediate = match &t.selector {
+        Some(sel) => {
+            // An action profile behind a selector: the entry holds a group pointer, the
+            // group's words in the selector RAMs say which members are live, and each
+            // member's action data sits in the profile's RAMs.
+            let words = sel.max_members.div_ceil(SELECTOR_MEMBERS_PER_WORD);
+            a.selector_rams = sel.groups.saturating_mul(words).div_ceil(SRAM_WORDS);
+            if data_bits > 0 {
+                let slot = data_bits.next_power_of_two().max(8) as u64;
+                let members = sel.groups as u64 * sel.max_members as u64;
+                let rams = (members * slot).div_ceil((SRAM_WORDS * SRAM_BITS) as u64);
+                a.action_data_rams = u32::try_from(rams).unwrap_or(u32::MAX);
+            }
+            // Each selector RAM is a synthetic two-port RAM with a map RAM; the selection
+            // runs in a meter ALU; fair mode hashes 14 bits.
+            u.add(Resource::MapRam, a.selector_rams);
+            u.add(Resource::Salu, 1);
+            u.add(Resource::HashBits, SELECTOR_HASH_BITS);
+            u.add(Resource::ExactXbarBytes, bytes_of(&sel.inputs));
+            ceil_log2(sel.groups)
+        }
+        None if data_bits <= IMMEDIATE_BITS => data_bits,
+        None => 0,
     };
-    if data_bits > IMMEDIATE_BITS && size > 0 {
+    if t.selector.is_none() && data_bits > IMMEDIATE_BITS && size > 0 {
         // Direct action data: one slot per entry, slots a power of two of at least 8 bits.
         let slot = data_bits.next_power_of_two().max(8);
         let per_word = (SRAM_BITS / slot).max(1);
@@ -397,7 +423,8 @@ fn allocate_sized(
     let sram = a
         .match_rams
         .saturating_add(a.action_data_rams)
-        .saturating_add(a.ternary_indirection_rams);
+        .saturating_add(a.ternary_indirection_rams)
+        .saturating_add(a.selector_rams);
     let register_srams = a.register_rams + own_registers.len() as u32;
     u.add(Resource::Sram, sram.saturating_add(register_srams));
     Ok(a)
@@ -474,8 +501,12 @@ pub fn field_access(p: &Checked, unit: Unit) -> FieldAccess {
         },
         Unit::Table(t) => {
             let t = &p.tables[t];
+            let mut xbar = t.keys.clone();
+            if let Some(sel) = &t.selector {
+                xbar.extend(&sel.inputs);
+            }
             let mut acc = FieldAccess {
-                xbar: t.keys.clone(),
+                xbar,
                 operand: Vec::new(),
                 writes: Vec::new(),
             };
@@ -810,6 +841,7 @@ fn splittable(p: &Checked, t: usize, r: Resource) -> bool {
         && !table.keys.is_empty()
         && table.size > 0
         && table.registers.is_empty()
+        && table.selector.is_none()
 }
 
 /// Splits flat unit `i` of `thread` (a table) over stages from `earliest` on: each stage in
@@ -938,8 +970,16 @@ fn timing(p: &Checked, placed: &Placed, threads: &[Thread], n: usize) -> Placeme
     for u in placed.units.iter().filter(|u| threads.contains(&u.thread)) {
         let s = &mut out.stages[u.allocation.stage];
         if let Unit::Table(t) = u.unit {
-            s.tcam |= u.allocation.tcams > 0;
-            s.stateful |= !p.tables[t].registers.is_empty();
+            let table = &p.tables[t];
+            s.stateful |= !table.registers.is_empty();
+            // A selector whose groups take more than one word is a wide selector, which
+            // costs what a TCAM does (`docs/timing.md`).
+            let wide = table
+                .selector
+                .as_ref()
+                .is_some_and(|sel| sel.max_members > SELECTOR_MEMBERS_PER_WORD);
+            s.tcam |= u.allocation.tcams > 0 || wide;
+            s.selector |= table.selector.is_some();
         }
     }
     let mut edges = Vec::new();

@@ -501,12 +501,12 @@ impl fmt::Display for Report {
         let _ = writeln!(s);
         let _ = writeln!(
             s,
-            "table            thread   kind     stage  entries  key  entry/word  ways  match  adata  tind  tcam  regram"
+            "table            thread   kind     stage  entries  key  entry/word  ways  match  adata  tind  tcam  regram  selram"
         );
         for t in &self.tables {
             let _ = writeln!(
                 s,
-                "{:<16} {:<8} {:<8} {:>5} {:>8} {:>4} {:>6}/{:<4} {:>5} {:>6} {:>6} {:>5} {:>5} {:>7}",
+                "{:<16} {:<8} {:<8} {:>5} {:>8} {:>4} {:>6}/{:<4} {:>5} {:>6} {:>6} {:>5} {:>5} {:>7} {:>7}",
                 unit_label(t),
                 t.thread,
                 t.kind,
@@ -520,7 +520,8 @@ impl fmt::Display for Report {
                 t.action_data_rams,
                 t.ternary_indirection_rams,
                 t.tcams,
-                t.register_rams
+                t.register_rams,
+                t.selector_rams
             );
         }
         let _ = writeln!(s);
