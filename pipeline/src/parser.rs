@@ -185,6 +185,7 @@ pub struct Graph {
 
 // Every packet goes through `load` and `store` once per extracted container; most extracts
 // fill their container, and those take the PHV's whole-container path.
+#[inline]
 fn load(phv: &mut Phv, e: &Extract, bytes: &[u8]) {
     if e.len == e.container.bytes() {
         phv.extract(e.container, bytes);
@@ -196,6 +197,7 @@ fn load(phv: &mut Phv, e: &Extract, bytes: &[u8]) {
     }
 }
 
+#[inline]
 fn store(phv: &Phv, e: &Extract, out: &mut [u8]) {
     if e.len == e.container.bytes() {
         phv.emit(e.container, out);
@@ -239,6 +241,7 @@ impl Graph {
     }
 
     /// Extracts header `h` at `at`; returns where the next header starts.
+    #[inline]
     fn extract(
         &self,
         h: usize,
@@ -259,8 +262,9 @@ impl Graph {
             }
             len = ihl * 4;
         }
+        let header = &bytes[at..at + hl.bytes];
         for e in &hl.extracts {
-            load(phv, e, &bytes[at + e.offset..]);
+            load(phv, e, &header[e.offset..]);
         }
         phv.set(hl.valid, 1);
         if hl.ipv4 && !headers::ipv4_checksum_ok(&bytes[at..at + len]) {
@@ -319,8 +323,9 @@ impl Graph {
             if bytes.len() < at + len {
                 return;
             }
+            let header = &mut bytes[at..at + hl.bytes];
             for e in &hl.extracts {
-                store(phv, e, &mut bytes[at + e.offset..]);
+                store(phv, e, &mut header[e.offset..]);
             }
             if hl.ipv4 {
                 let header = &mut bytes[at..at + len];

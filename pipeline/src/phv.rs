@@ -38,6 +38,7 @@ impl Container {
     }
 
     /// Bytes the container holds.
+    #[inline]
     pub const fn bytes(self) -> usize {
         match self.width {
             Width::B8 => 1,
@@ -83,6 +84,7 @@ impl Field {
         }
     }
 
+    #[inline]
     fn mask(self) -> u32 {
         if self.bits >= 32 {
             u32::MAX
@@ -124,6 +126,7 @@ impl Phv {
         self.c32.fill(0);
     }
 
+    #[inline]
     pub fn container(&self, c: Container) -> u32 {
         let i = c.index as usize;
         match c.width {
@@ -134,6 +137,7 @@ impl Phv {
     }
 
     /// Writes a whole container; bits beyond its width are dropped.
+    #[inline]
     pub fn set_container(&mut self, c: Container, v: u32) {
         let i = c.index as usize;
         match c.width {
@@ -143,12 +147,14 @@ impl Phv {
         }
     }
 
+    #[inline]
     pub fn get(&self, f: Field) -> u32 {
         (self.container(f.container) >> f.shift) & f.mask()
     }
 
     /// Writes a field, leaving the container's other bits alone; `v` is truncated to the
     /// field's width.
+    #[inline]
     pub fn set(&mut self, f: Field, v: u32) {
         let m = f.mask() << f.shift;
         let old = self.container(f.container);
@@ -156,6 +162,7 @@ impl Phv {
     }
 
     /// Loads a container from big-endian bytes.
+    #[inline]
     pub fn extract(&mut self, c: Container, bytes: &[u8]) {
         let v = match c.width {
             Width::B8 => bytes[0] as u32,
@@ -166,6 +173,7 @@ impl Phv {
     }
 
     /// Stores a container as big-endian bytes.
+    #[inline]
     pub fn emit(&self, c: Container, out: &mut [u8]) {
         let v = self.container(c);
         match c.width {
