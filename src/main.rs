@@ -171,6 +171,13 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
     let started = Instant::now();
     let results = scenario.run()?;
     print!("{}", results.text(clock));
+    if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
+        println!(
+            "waves            {n} signals of switch{switch} in {} (GTKWave: {})",
+            w.vcd.display(),
+            w.gtkw().display()
+        );
+    }
     if let Some(dir) = out.or(scenario.out_dir.clone()) {
         results.write(&dir, clock)?;
         println!("results          {}", dir.display());

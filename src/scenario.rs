@@ -29,6 +29,31 @@ impl WaveRequest {
     pub fn gtkw(&self) -> PathBuf {
         self.vcd.with_extension("gtkw")
     }
+
+    /// Starts tracing `chip` into the VCD file.
+    pub fn start(&self, chip: &mut Chip) -> Result<(), String> {
+        let file = std::fs::File::create(&self.vcd)
+            .map_err(|e| format!("{}: cannot create the dump: {e}", self.vcd.display()))?;
+        chip.enable_trace(self.filter.clone(), Box::new(BufWriter::new(file)))
+            .map_err(|e| format!("{}: {e}", self.vcd.display()))
+    }
+
+    /// Ends `chip`'s trace at cycle `end` and writes the GTKWave save file beside the dump;
+    /// returns the number of signals traced.
+    pub fn finish(&self, chip: &mut Chip, end: Cycle, clock_hz: u64) -> Result<usize, String> {
+        let signals = chip
+            .finish_trace(end)
+            .map_err(|e| format!("{}: {e}", self.vcd.display()))?;
+        let gtkw = self.gtkw();
+        let write = || -> std::io::Result<()> {
+            let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
+            let end_ps = t2_waves::cycle_to_ps(end, clock_hz);
+            t2_waves::gtkw::write_save_file(&mut f, &self.vcd, "chip", &signals, end_ps)?;
+            std::io::Write::flush(&mut f)
+        };
+        write().map_err(|e| format!("{}: {e}", gtkw.display()))?;
+        Ok(signals.len())
+    }
 }
 
 /// What to run.
@@ -279,30 +304,17 @@ impl IncastScenario {
     pub fn run(&self) -> Result<RunSummary, ScenarioError> {
         let mut b = self.build()?;
         if let Some(w) = &self.waves {
-            let file = std::fs::File::create(&w.vcd).map_err(|e| {
-                ScenarioError(format!("{}: cannot create the dump: {e}", w.vcd.display()))
-            })?;
-            b.net
-                .node_mut::<Chip>(b.chip)
-                .enable_trace(w.filter.clone(), Box::new(BufWriter::new(file)))
-                .map_err(|e| ScenarioError(format!("{}: {e}", w.vcd.display())))?;
+            w.start(b.net.node_mut::<Chip>(b.chip))
+                .map_err(ScenarioError)?;
         }
         crate::progress::run_until(&mut b.net, self.params.clock(), self.duration_cycles);
         let mut summary = RunSummary::of(self, &b);
         if let Some(w) = &self.waves {
             let chip = b.net.node_mut::<Chip>(b.chip);
-            let signals = chip
-                .finish_trace(self.duration_cycles)
-                .map_err(|e| ScenarioError(format!("{}: {e}", w.vcd.display())))?;
-            let gtkw = w.gtkw();
-            let write = || -> std::io::Result<()> {
-                let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
-                let end_ps = t2_waves::cycle_to_ps(self.duration_cycles, self.params.clock_hz);
-                t2_waves::gtkw::write_save_file(&mut f, &w.vcd, "chip", &signals, end_ps)?;
-                std::io::Write::flush(&mut f)
-            };
-            write().map_err(|e| ScenarioError(format!("{}: {e}", gtkw.display())))?;
-            summary.traced_signals = Some(signals.len());
+            let n = w
+                .finish(chip, self.duration_cycles, self.params.clock_hz)
+                .map_err(ScenarioError)?;
+            summary.traced_signals = Some(n);
         }
         Ok(summary)
     }

@@ -7,7 +7,9 @@
 
 use crate::chip::Chip;
 use crate::params::Tofino2Params;
+use crate::scenario::WaveRequest;
 use crate::topology::{Shape, Topology, TopologySpec};
+use crate::trace::DEFAULT_TRACE;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,6 +24,7 @@ use t2_testbench::workload::{
 };
 use t2_testbench::{Rng, Stepping, TransportConfig};
 use t2_tm::QueueConfig;
+use t2_waves::TraceFilter;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -279,6 +282,13 @@ struct OutputToml {
     buckets: Option<Vec<u64>>,
     /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
     queue_sample_ns: Option<u64>,
+    /// A VCD dump of one switch (relative to this file), with a GTKWave save file beside it.
+    vcd: Option<PathBuf>,
+    /// Which signals (comma-separated globs, as `t2sim run --trace`; default: the default
+    /// trace set).
+    trace: Option<String>,
+    /// The switch to trace (default 0).
+    trace_switch: Option<usize>,
 }
 
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
@@ -298,6 +308,8 @@ pub struct ScenarioFile {
     pub queue_sample_ns: Option<u64>,
     /// Every switch port's queues (`[queues]`), if the file sets them.
     pub port_queues: Option<Vec<QueueConfig>>,
+    /// Waves of one switch (`output.vcd`), and which switch.
+    pub waves: Option<(WaveRequest, usize)>,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -394,6 +406,9 @@ pub struct RunResults {
     pub queue_sample_ns: Option<u64>,
     /// Pause frames by node (`switch{i}`, `host{i}`), nodes with none left out.
     pub pause_frames: BTreeMap<String, PauseCounts>,
+    /// Signals in the VCD dump, when `output.vcd` asked for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_signals: Option<usize>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
     #[serde(skip)]
@@ -672,6 +687,27 @@ impl ScenarioFile {
                 "bounds must be above 0 and increasing".into(),
             );
         }
+        let o = &raw.output;
+        if o.vcd.is_none() && (o.trace.is_some() || o.trace_switch.is_some()) {
+            let key = if o.trace.is_some() {
+                "output.trace"
+            } else {
+                "output.trace_switch"
+            };
+            return bad(key, "needs output.vcd, the dump to write".into());
+        }
+        let waves = match &o.vcd {
+            None => None,
+            Some(vcd) => {
+                let filter = TraceFilter::parse(o.trace.as_deref().unwrap_or(DEFAULT_TRACE))
+                    .map_err(|e| format!("{shown}: output.trace: {e}"))?;
+                let request = WaveRequest {
+                    vcd: base.join(vcd),
+                    filter,
+                };
+                Some((request, o.trace_switch.unwrap_or(0)))
+            }
+        };
         if let Some(ns) = raw.output.queue_sample_ns {
             if ns == 0 {
                 return bad("output.queue_sample_ns", "must be above 0".into());
@@ -714,6 +750,7 @@ impl ScenarioFile {
             buckets,
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
+            waves,
         })
     }
 
@@ -728,6 +765,16 @@ impl ScenarioFile {
                         .map_err(|e| format!("queues: {e}"))?;
                 }
             }
+        }
+        if let Some((w, switch)) = &self.waves {
+            let chips = topo.chips.len();
+            let &chip = topo.chips.get(*switch).ok_or_else(|| {
+                format!(
+                    "output.trace_switch: {switch}, but the topology has {chips} switches (0..={})",
+                    chips - 1
+                )
+            })?;
+            w.start(topo.net.node_mut::<Chip>(chip))?;
         }
         Ok(topo)
     }
@@ -774,6 +821,10 @@ impl ScenarioFile {
         progress.finish();
         let mut results = self.measure(&topo, &flows, now);
         results.queue_samples = samples;
+        if let Some((w, switch)) = &self.waves {
+            let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
+            results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
+        }
         Ok(results)
     }
 
@@ -917,6 +968,7 @@ impl ScenarioFile {
             reordered_segments: reordered,
             frames,
             pause_frames,
+            traced_signals: None,
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {
