@@ -108,3 +108,61 @@ fn vlan_switch_bridges_by_vlan_id_routes_untagged_and_rejects_double_tags() {
     );
     assert_eq!(run(Stepping::EveryCycle), (rx16, rx24, drops));
 }
+
+/// When a program changes which headers a packet has, the frame the MAC sends is longer or
+/// shorter, and its last bit leaves exactly as much later or earlier as the serialization of
+/// those bytes takes (`docs/timing.md`).
+#[test]
+fn vlan_tagging_pushes_and_pops_tags_and_the_mac_sends_the_new_length() {
+    let port = |mac| PortSpec {
+        pipe: 0,
+        mac,
+        channel: 0,
+        bps: G100,
+    };
+    let udp = udp_frame(TEST_SRC, RECEIVER, 64, 1400);
+    let frames = vec![(100, udp.clone()), (4_000, tagged(&udp, 1, 10, false))];
+    let run = |program: Program, stepping| {
+        let config = ChipConfig {
+            params: Tofino2Params::default(),
+            ports: vec![port(0), port(1), port(2)],
+            routes: vec![(RECEIVER, 1)],
+            program: Some(program),
+        };
+        let mut net = Network::new(stepping);
+        let chip = net.add(Chip::new("chip", &config).unwrap());
+        let sender = net.add(Probe::new(G100, frames.clone()));
+        let rx = net.add(Probe::new(G100, Vec::new()));
+        net.link(sender, 0, chip, 0, 1).unwrap();
+        net.link(chip, 1, rx, 0, 1).unwrap();
+        net.run_until(20_000);
+        let latency = |bytes: usize| net.node::<Chip>(chip).unloaded_latency(bytes as u64 + 4, 1);
+        let got = net.node::<Probe>(rx).received().to_vec();
+        (got, latency(udp.len()), latency(udp.len() + 4))
+    };
+    let (plain, untagged_latency, tagged_latency) =
+        run(t2_pipeline::examples::vlan_switch(), Stepping::Jump);
+    let (pushed_popped, ..) = run(t2_pipeline::examples::vlan_tagging(), Stepping::Jump);
+    // vlan_switch routes the untagged frame (TTL 63) and bridges VLAN 10 as VLAN 20 with
+    // priority 5 (tag control 0xa014), both out of device port 16.
+    let routed = udp_frame(TEST_SRC, RECEIVER, 63, 1400);
+    let mut bridged = tagged(&udp, 1, 10, false);
+    bridged[14..16].copy_from_slice(&[0xa0, 0x14]);
+    let bytes = |r: &[(u64, Vec<u8>)]| r.iter().map(|(_, b)| b.clone()).collect::<Vec<_>>();
+    assert_eq!(bytes(&plain), [routed.clone(), bridged]);
+    // vlan_tagging's egress pushes VLAN 100 (priority 3) onto the routed frame and pops the
+    // bridged frame's tag: 4 bytes more and 4 bytes less on the wire, whose serialization is
+    // all the difference in when their last bits leave.
+    assert_eq!(
+        bytes(&pushed_popped),
+        [with_vlan_tag(&routed, 3, 100), udp.clone()]
+    );
+    let extra = tagged_latency - untagged_latency;
+    assert!(extra > 0);
+    assert_eq!(pushed_popped[0].0, plain[0].0 + extra);
+    assert_eq!(pushed_popped[1].0, plain[1].0 - extra);
+    assert_eq!(
+        run(t2_pipeline::examples::vlan_tagging(), Stepping::EveryCycle).0,
+        pushed_popped
+    );
+}

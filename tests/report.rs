@@ -30,6 +30,8 @@ fn report_on_each_shipped_program_fits_with_the_expected_latency() {
         ("ecn_marking.json", 23 + 19 * 2, 23 + 19 * 2),
         ("flow_counter.json", 23 + 27 + 23 + 17 * 2, 23 + 19 * 2),
         ("vlan_switch.json", 23 + 19 * 2, 23 + 19 * 2),
+        // The gateway on `vlan.$valid` and the push / pop tables it guards share stage 0.
+        ("vlan_tagging.json", 23 + 19 * 2, 23 + 19 * 2),
         // The selector on `ipv4_host` adds 8 to stage 0.
         ("ecmp_switch.json", 23 + 8 + 19 * 2, 23 + 19 * 2),
         // Route, queue index, shared array (stateful), gateway; ghost shares ingress's.

@@ -998,6 +998,19 @@ fn lower_action(
                     writes.push(dst);
                     Op::Random { dst }
                 }
+                Primitive::SetValid { header } | Primitive::SetInvalid { header } => {
+                    // The header's valid bit, which only these primitives (and the parser)
+                    // write; the deparser emits what it says.
+                    let Some(&(bit, _)) = r.fields.get(&format!("{header}.$valid")) else {
+                        return err(&pp, format!("unknown header `{header}`"));
+                    };
+                    writes.push(bit);
+                    let valid = matches!(prim, Primitive::SetValid { .. });
+                    Op::Set {
+                        dst: bit,
+                        src: Value::Const(valid as u32),
+                    }
+                }
                 _ => unreachable!("binary primitives are handled above"),
             }
         };

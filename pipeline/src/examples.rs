@@ -300,6 +300,50 @@ pub fn vlan_switch() -> Program {
         .build_unchecked()
 }
 
+/// [`vlan_switch`] whose egress changes the headers, not just their fields: it pops the
+/// 802.1Q tag off tagged packets (`set_invalid`) and pushes VLAN 100 with priority 3 onto
+/// untagged ones (`set_valid`), as an access port and a trunk port would.
+pub fn vlan_tagging() -> Program {
+    let mut p = vlan_switch();
+    p.name = "vlan_tagging".into();
+    p.actions.push(
+        Action::new("push_vlan")
+            .prim(Primitive::SetValid {
+                header: "vlan".into(),
+            })
+            .prim(Primitive::set("vlan.vid", Operand::Const(100)))
+            .prim(Primitive::set("vlan.pcp", Operand::Const(3)))
+            .prim(Primitive::set(
+                "vlan.ether_type",
+                Operand::field("ethernet.ether_type"),
+            ))
+            .prim(Primitive::set(
+                "ethernet.ether_type",
+                Operand::Const(crate::headers::ETHERTYPE_VLAN as u64),
+            )),
+    );
+    p.actions.push(
+        Action::new("pop_vlan")
+            .prim(Primitive::SetInvalid {
+                header: "vlan".into(),
+            })
+            .prim(Primitive::set(
+                "ethernet.ether_type",
+                Operand::field("vlan.ether_type"),
+            )),
+    );
+    p.tables
+        .push(Table::new("push_tag", MatchKind::Exact, &[], 0).action("push_vlan"));
+    p.tables
+        .push(Table::new("pop_tag", MatchKind::Exact, &[], 0).action("pop_vlan"));
+    p.egress = vec![Stmt::if_(
+        Condition::new("vlan.$valid", Cmp::Eq, Operand::Const(1)),
+        vec![Stmt::apply("pop_tag")],
+        vec![Stmt::apply("push_tag")],
+    )];
+    p
+}
+
 /// The marking threshold of the shipped `programs/ghost_occupancy.json`, in 176-byte cells.
 pub const GHOST_OCCUPANCY_THRESHOLD_CELLS: u64 = 100;
 
@@ -421,6 +465,7 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
         ("ecmp_switch.json", ecmp_switch(DCTCP_THRESHOLD_CELLS)),
         ("vlan_switch.json", vlan_switch()),
+        ("vlan_tagging.json", vlan_tagging()),
         (
             "ghost_occupancy.json",
             ghost_occupancy(GHOST_OCCUPANCY_THRESHOLD_CELLS),

@@ -341,9 +341,25 @@ impl Interpreter {
         self.program.parser.parse(bytes, phv)
     }
 
-    /// Writes `phv`'s valid headers back into `bytes`, as the gress deparser does at exit.
+    /// Writes `phv`'s valid headers back into `bytes`, as the gress deparser does at exit
+    /// when the program left the parsed headers' validity alone.
     pub fn deparse(&self, phv: &Phv, bytes: &mut [u8]) {
         self.program.parser.deparse(phv, bytes)
+    }
+
+    /// [`Interpreter::parse`], returning what the parser found.
+    pub fn parse_extent(
+        &self,
+        bytes: &[u8],
+        phv: &mut Phv,
+    ) -> Result<crate::parser::Extent, crate::DropReason> {
+        self.program.parser.parse_extent(bytes, phv)
+    }
+
+    /// The gress deparser at exit, headers made valid or invalid included
+    /// ([`crate::parser::Graph::deparse_to`]).
+    pub fn deparse_to(&self, phv: &Phv, bytes: &mut Vec<u8>, extent: &crate::parser::Extent) {
+        self.program.parser.deparse_to(phv, bytes, extent)
     }
 
     /// Runs `thread`'s control on `phv`.

@@ -16,7 +16,7 @@ use crate::fields;
 use crate::layout;
 use crate::packet::{PacketHandle, PacketPool};
 use crate::params::PipelineParams;
-use crate::parser::Graph;
+use crate::parser::{Extent, Graph};
 use crate::phv::{Field, Phv};
 use crate::stage::Placement;
 use crate::DropReason;
@@ -93,6 +93,8 @@ struct Slot {
     live: bool,
     pkt: PacketHandle,
     phv: Phv,
+    /// What the parser found, for the deparser.
+    extent: Extent,
 }
 
 /// A gress pipeline.
@@ -142,6 +144,7 @@ impl GressPipeline {
             .map(|_| Slot {
                 entered: 0,
                 live: false,
+                extent: Extent::default(),
                 pkt: PacketHandle::from_index(0),
                 phv: Phv::new(&params.phv),
             })
@@ -227,8 +230,9 @@ impl GressPipeline {
         slot.phv.set(port_field, port as u32);
         slot.phv
             .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
-        if let Err(reason) = self.parser.parse(bytes, &mut slot.phv) {
-            slot.phv.set(layout::DROP_REASON, reason as u32);
+        match self.parser.parse_extent(bytes, &mut slot.phv) {
+            Ok(extent) => slot.extent = extent,
+            Err(reason) => slot.phv.set(layout::DROP_REASON, reason as u32),
         }
         for &(field, value) in metadata {
             slot.phv.set(field, value);
@@ -277,7 +281,8 @@ impl GressPipeline {
         let phv = &slot.phv;
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         if drop.is_none() {
-            self.parser.deparse(phv, pool.bytes_mut(slot.pkt));
+            self.parser
+                .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
         }
         let exit = Exit {
             pkt: slot.pkt,

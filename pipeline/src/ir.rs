@@ -356,6 +356,15 @@ pub enum Primitive {
     Random {
         dst: String,
     },
+    /// P4's `hdr.setValid()`: the deparser emits `header` (in deparse order) whether or not
+    /// it was parsed; its fields are what the PHV holds (zero unless parsed or set).
+    SetValid {
+        header: String,
+    },
+    /// P4's `hdr.setInvalid()`: the deparser leaves `header` out of the packet.
+    SetInvalid {
+        header: String,
+    },
 }
 
 impl Primitive {

@@ -199,14 +199,18 @@ fn interpret(
         };
         phv.set(port_field, *port as u32);
         phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
-        if let Err(r) = interp.parse(bytes, &mut phv) {
-            phv.set(layout::DROP_REASON, r as u32);
-        }
+        let extent = match interp.parse_extent(bytes, &mut phv) {
+            Ok(x) => x,
+            Err(r) => {
+                phv.set(layout::DROP_REASON, r as u32);
+                Default::default()
+            }
+        };
         interp.run(thread, &mut phv);
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         let mut out = bytes.clone();
         if drop.is_none() {
-            interp.deparse(&phv, &mut out);
+            interp.deparse_to(&phv, &mut out, &extent);
         }
         outs.push(Out {
             bytes: out,
