@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::headers::parse_frame;
 use t2_pipeline::ir::{
-    Action, Half, MatchKind, Operand, Primitive, Program, ProgramBuilder, RegisterAction, SaluOp,
+    Action, MatchKind, Operand, Primitive, Program, ProgramBuilder, RegisterAction, SaluOp,
     SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate, Stmt, Table,
 };
 use t2_testbench::{Network, NodeId, Probe, Stepping};
@@ -26,19 +26,13 @@ const SRC: Ipv4Addr = Ipv4Addr::new(10, 9, 9, 9);
 fn probe_program(peek_port: u16) -> Program {
     ProgramBuilder::new("ghost_probe")
         .register("depth", 32, 2048)
-        .register_action(RegisterAction {
-            name: "record".into(),
-            register: "depth".into(),
-            conditions: vec![],
-            updates: vec![SaluUpdate {
-                when: vec![],
-                half: Half::Lo,
-                op: SaluOp::Set,
-                a: SaluOperand::Field("ghost_md.qlength".into()),
-                b: SaluOperand::Const(0),
-            }],
-            outputs: vec![],
-        })
+        .register_action(
+            RegisterAction::new("record", "depth").update(SaluUpdate::new(
+                SaluOp::Set,
+                SaluOperand::Field("ghost_md.qlength".into()),
+                SaluOperand::Const(0),
+            )),
+        )
         .register_action(RegisterAction {
             name: "look".into(),
             register: "depth".into(),

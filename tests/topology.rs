@@ -135,19 +135,21 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     );
 }
 
-#[test]
-fn ecmp_hashes_each_flow_onto_one_spine() {
-    // 2 leaves x 4 spines, 8 hosts per leaf: leaf 0's ports 0..8 are its hosts, 8..12 its
-    // uplinks to spines 0..3. 40 flows of 10 segments from leaf 0 to leaf 1 (5 per host
-    // pair), each 10 frames; no frame is lost or resent, so leaf 0's uplink s carries
-    // exactly 10 frames for each flow the 5-tuple hash puts on spine s, and spine s passes
-    // the same frames down to leaf 1.
-    let shape = Shape::LeafSpine {
-        leaves: 2,
-        spines: 4,
-        hosts_per_leaf: 8,
-    };
-    let mut t = spec(shape, Stepping::Jump).build().unwrap();
+/// 2 leaves x 4 spines, 8 hosts per leaf, every switch running `program` (or the built-in
+/// forwarding): 40 flows of 10 segments from leaf 0 to leaf 1 (5 per host pair), run until
+/// all complete, none resent. Leaf 0's ports 0..8 are its hosts, 8..12 its uplinks to spines
+/// 0..3.
+fn leaf_spine_flows(program: Option<t2_pipeline::ir::Program>) -> (Topology, Vec<FlowSpec>) {
+    let mut s = spec(
+        Shape::LeafSpine {
+            leaves: 2,
+            spines: 4,
+            hosts_per_leaf: 8,
+        },
+        Stepping::Jump,
+    );
+    s.program = program;
+    let mut t = s.build().unwrap();
     let flows: Vec<FlowSpec> = (0..40u32)
         .map(|i| {
             let src = (i % 8) as usize;
@@ -163,6 +165,15 @@ fn ecmp_hashes_each_flow_onto_one_spine() {
         .map(|o| o.retransmitted_segments)
         .sum();
     assert_eq!(resent, 0);
+    (t, flows)
+}
+
+#[test]
+fn ecmp_hashes_each_flow_onto_one_spine() {
+    // Each flow is 10 frames and none is lost or resent, so leaf 0's uplink s carries
+    // exactly 10 frames for each flow the 5-tuple hash puts on spine s, and spine s passes
+    // the same frames down to leaf 1.
+    let (t, flows) = leaf_spine_flows(None);
     // The member each flow hashes to: data frames go from port 10000 + id to port 80.
     let mut per_spine = [0u64; 4];
     for f in &flows {
@@ -188,31 +199,7 @@ fn a_program_with_a_selector_spreads_flows_over_the_spines() {
     // The ECMP test above, with every switch running `ecmp_switch`: the chip installs each
     // destination's four uplink routes as one selector group, and the selector's hash (the
     // low 14 bits of a CRC-16 of the 5-tuple, modulo 4) puts each flow on one spine.
-    let mut s = spec(
-        Shape::LeafSpine {
-            leaves: 2,
-            spines: 4,
-            hosts_per_leaf: 8,
-        },
-        Stepping::Jump,
-    );
-    s.program = Some(t2_pipeline::examples::ecmp_switch(400));
-    let mut t = s.build().unwrap();
-    let flows: Vec<FlowSpec> = (0..40u32)
-        .map(|i| {
-            let src = (i % 8) as usize;
-            flow(i, src, 8 + src, 10_000, i as u64 * 400)
-        })
-        .collect();
-    t.add_flows(&flows).unwrap();
-    assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
-    let resent: u64 = t
-        .hosts
-        .iter()
-        .flat_map(|&h| t.net.node::<TransportHost>(h).outcomes())
-        .map(|o| o.retransmitted_segments)
-        .sum();
-    assert_eq!(resent, 0);
+    let (t, flows) = leaf_spine_flows(Some(t2_pipeline::examples::ecmp_switch(400)));
     let mut per_spine = [0u64; 4];
     for f in &flows {
         let mut tuple = t.peers[f.src].ip.octets().to_vec();

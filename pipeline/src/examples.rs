@@ -377,19 +377,13 @@ pub fn ghost_occupancy(threshold_cells: u64) -> Program {
         .metadata("meta.queue_index", 13)
         .metadata("meta.occupancy", 32)
         .register("queue_depth", 32, 8192)
-        .register_action(RegisterAction {
-            name: "write_depth".into(),
-            register: "queue_depth".into(),
-            conditions: vec![],
-            updates: vec![SaluUpdate {
-                when: vec![],
-                half: Half::Lo,
-                op: SaluOp::Set,
-                a: SaluOperand::Field("ghost_md.qlength".into()),
-                b: SaluOperand::Const(0),
-            }],
-            outputs: vec![],
-        })
+        .register_action(
+            RegisterAction::new("write_depth", "queue_depth").update(SaluUpdate::new(
+                SaluOp::Set,
+                SaluOperand::Field("ghost_md.qlength".into()),
+                SaluOperand::Const(0),
+            )),
+        )
         .register_action(RegisterAction {
             name: "read_depth".into(),
             register: "queue_depth".into(),

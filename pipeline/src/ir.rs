@@ -909,6 +909,61 @@ pub struct RegisterAction {
     pub outputs: Vec<SaluOutput>,
 }
 
+impl RegisterAction {
+    /// A RegisterAction on array `register` that does nothing yet.
+    pub fn new(name: &str, register: &str) -> RegisterAction {
+        RegisterAction {
+            name: name.to_string(),
+            register: register.to_string(),
+            conditions: Vec::new(),
+            updates: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+    /// Adds comparator `a cmp b` (the next condition index).
+    pub fn condition(mut self, a: SaluOperand, cmp: Cmp, b: SaluOperand) -> RegisterAction {
+        self.conditions.push(SaluCondition { a, cmp, b });
+        self
+    }
+    /// Adds an update ALU.
+    pub fn update(mut self, u: SaluUpdate) -> RegisterAction {
+        self.updates.push(u);
+        self
+    }
+    /// Adds an output ALU writing `value` into field `dst`.
+    pub fn output(mut self, dst: &str, value: SaluOutputValue) -> RegisterAction {
+        self.outputs.push(SaluOutput {
+            dst: dst.to_string(),
+            value,
+        });
+        self
+    }
+}
+
+impl SaluUpdate {
+    /// An unconditional update of the `lo` half (the whole cell of an unpaired array):
+    /// the cell becomes `a op b`.
+    pub fn new(op: SaluOp, a: SaluOperand, b: SaluOperand) -> SaluUpdate {
+        SaluUpdate {
+            when: Vec::new(),
+            half: Half::Lo,
+            op,
+            a,
+            b,
+        }
+    }
+    /// The same update of the `hi` half of a pair.
+    pub fn hi(mut self) -> SaluUpdate {
+        self.half = Half::Hi;
+        self
+    }
+    /// The same update, only when every guard holds.
+    pub fn when(mut self, guards: &[Guard]) -> SaluUpdate {
+        self.when = guards.to_vec();
+        self
+    }
+}
+
 /// Builds a program; [`ProgramBuilder::build`] validates it.
 #[derive(Clone, Debug, Default)]
 pub struct ProgramBuilder {

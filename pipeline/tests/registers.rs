@@ -16,12 +16,11 @@ use t2_pipeline::place::{place, Budget};
 use t2_pipeline::StageProgram;
 
 fn update(half: Half, when: Vec<Guard>, op: SaluOp, a: SaluOperand, b: SaluOperand) -> SaluUpdate {
-    SaluUpdate {
-        when,
-        half,
-        op,
-        a,
-        b,
+    let u = SaluUpdate::new(op, a, b).when(&when);
+    if half == Half::Hi {
+        u.hi()
+    } else {
+        u
     }
 }
 
