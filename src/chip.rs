@@ -980,6 +980,9 @@ impl Chip {
             let egress = match fate {
                 Ok(e) => e,
                 Err(cause) => {
+                    if let Some(copy) = exit.mirror_incoming {
+                        pool.free(copy);
+                    }
                     self.drop(cause, exit.pkt, pool);
                     continue;
                 }
@@ -996,19 +999,30 @@ impl Chip {
                     ingress_cos: exit.ingress_cos,
                 },
             ));
-            // Port mirroring, and the program's `mirror`: a copy of the packet as it left the
-            // ingress deparser (a session not set makes none).
-            let sessions = [self.ports[ingress_port].mirror, exit.mirror_session]
-                .map(|m| m.and_then(|m| self.mirror_sessions[m as usize]));
-            for session in sessions.into_iter().flatten() {
-                self.mirror_copy(
-                    now,
-                    exit.pkt,
-                    session,
-                    ingress_port as u16,
-                    exit.ingress_cos,
-                    pool,
-                );
+            // Port mirroring: a copy of the packet as it left the ingress deparser. The
+            // program's `mirror`: the same, or the packet as it came in with
+            // `mirror_io_select`. A session not set makes no copy.
+            let sessions = [
+                (self.ports[ingress_port].mirror, exit.pkt),
+                (
+                    exit.mirror_session,
+                    exit.mirror_incoming.unwrap_or(exit.pkt),
+                ),
+            ];
+            for (session, source) in sessions {
+                if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
+                    self.mirror_copy(
+                        now,
+                        source,
+                        session,
+                        ingress_port as u16,
+                        exit.ingress_cos,
+                        pool,
+                    );
+                }
+            }
+            if let Some(copy) = exit.mirror_incoming {
+                pool.free(copy);
             }
         }
         // TM admission.
@@ -1204,21 +1218,24 @@ impl Chip {
         let Some(id) = exit.mirror_session else {
             return;
         };
+        // With `mirror_io_select`, the packet as it entered the egress is the source.
+        let source = exit.mirror_incoming.unwrap_or(exit.pkt);
         if self.mirror_copies.contains(&exit.pkt.index()) {
             self.counters.mirror_not_repeated += 1;
-            return;
-        }
-        // A session not set makes no copy, as in ingress.
-        if let Some(session) = self.mirror_sessions[id as usize] {
+        } else if let Some(session) = self.mirror_sessions[id as usize] {
+            // A session not set makes no copy, as in ingress.
             self.counters.mirrored_egress += 1;
             self.mirror_copy(
                 now,
-                exit.pkt,
+                source,
                 session,
                 original.ingress_port,
                 original.ingress_cos,
                 pool,
             );
+        }
+        if let Some(copy) = exit.mirror_incoming {
+            pool.free(copy);
         }
     }
 

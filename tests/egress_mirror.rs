@@ -10,7 +10,9 @@ use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::examples;
-use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
+use t2_pipeline::ir::{
+    Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
+};
 use t2_testbench::{Network, NodeId, Probe, Stepping};
 use t2sim::chip::ChipCounters;
 use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
@@ -40,6 +42,11 @@ fn program() -> Program {
 
 /// Pipe 0: port 0 to the receiver, port 1 to the monitor, port 2 from the sender.
 fn chip() -> Chip {
+    chip_with(program())
+}
+
+/// [`chip`] running `program`.
+fn chip_with(program: Program) -> Chip {
     let port = |mac, channel| PortSpec {
         pipe: 0,
         mac,
@@ -50,7 +57,7 @@ fn chip() -> Chip {
         params: Tofino2Params::default(),
         ports: vec![port(0, 0), port(0, 2), port(1, 0)],
         routes: vec![(RECEIVER, 0)],
-        program: Some(program()),
+        program: Some(program),
     };
     Chip::new("chip", &config).unwrap()
 }
@@ -69,6 +76,8 @@ struct Run {
     counters: ChipCounters,
     inside: u64,
     copies_inside: u64,
+    /// Packets still allocated in the network's pool at the end.
+    live: usize,
 }
 
 /// Sends one 1046-byte frame at cycle 100 (its last bit reaches the chip at 101) through
@@ -94,6 +103,7 @@ fn run(chip: Chip, stepping: Stepping) -> Run {
         counters: c.counters().clone(),
         inside: c.packets_inside(),
         copies_inside: c.mirror_copies_inside(),
+        live: net.pool().live(),
     }
 }
 
@@ -322,4 +332,68 @@ proptest! {
         }
         prop_assert_eq!(result(&net), stepped);
     }
+}
+
+/// Host routes (the forward action lowers the TTL in ingress), an egress that sets the DSCP
+/// of packets to the receiver to 10, and in `gress` a table mirroring every packet to session
+/// 9 with `mirror_io_select` = `incoming`.
+fn io_select_program(gress: &str, incoming: bool) -> Program {
+    let mut p = examples::dctcp_switch(400);
+    let field = match gress {
+        "ingress" => "ig_intr_dprsr_md.mirror_io_select",
+        _ => "eg_intr_dprsr_md.mirror_io_select",
+    };
+    p.actions.push(
+        Action::new("mirror_io")
+            .prim(Primitive::Mirror {
+                session: Operand::Const(SESSION as u64),
+            })
+            .prim(Primitive::set(field, Operand::Const(incoming as u64))),
+    );
+    p.actions
+        .push(Action::new("remark").prim(Primitive::set("ipv4.diffserv", Operand::Const(10 << 2))));
+    p.tables
+        .push(Table::new("mirror_io", MatchKind::Exact, &[], 0).action("mirror_io"));
+    p.tables
+        .push(Table::new("remark", MatchKind::Exact, &[], 0).action("remark"));
+    // Only what goes to the receiver (device port 8) is remarked: copies on their way to the
+    // monitor keep what they were copied with.
+    p.egress.push(Stmt::if_(
+        Condition::new("eg_intr_md.egress_port", Cmp::Eq, Operand::Const(8)),
+        vec![Stmt::apply("remark")],
+        vec![],
+    ));
+    match gress {
+        "ingress" => p.ingress.push(Stmt::apply("mirror_io")),
+        _ => p.egress.push(Stmt::apply("mirror_io")),
+    }
+    p
+}
+
+#[test]
+fn mirror_io_select_copies_the_packet_as_it_came_in() {
+    let sent = udp_frame(Ipv4Addr::new(10, 0, 1, 1), RECEIVER, 64, 1000);
+    let copy = |gress: &str, incoming: bool| {
+        let mut c = chip_with(io_select_program(gress, incoming));
+        c.set_mirror_session(SESSION, session(100)).unwrap();
+        let r = run(c, Stepping::Jump);
+        assert_eq!(r.rx.len(), 1);
+        assert_eq!(r.copies.len(), 1);
+        copies_conserved(&r);
+        // The incoming copy is a packet of its own until the session's copy is made.
+        assert_eq!((r.inside, r.copies_inside, r.live), (0, 0, 0));
+        (r.rx[0].1.clone(), r.copies[0].1.clone())
+    };
+    // What leaves: TTL 63 (ingress) and DSCP 10 (egress).
+    let (out, ingress_out) = copy("ingress", false);
+    assert_eq!((out[22], out[15]), (63, 10 << 2));
+    // Ingress, outgoing: after the ingress deparser (TTL 63, DSCP still 0).
+    let mut after_ingress = udp_frame(Ipv4Addr::new(10, 0, 1, 1), RECEIVER, 63, 1000);
+    after_ingress.truncate(100);
+    assert_eq!(ingress_out, after_ingress);
+    // Ingress, incoming: the packet as it arrived.
+    assert_eq!(copy("ingress", true).1, sent[..100]);
+    // Egress, outgoing: what leaves; incoming: what left the ingress (TTL 63, DSCP 0).
+    assert_eq!(copy("egress", false).1, out[..100]);
+    assert_eq!(copy("egress", true).1, after_ingress);
 }

@@ -58,6 +58,9 @@ const ADV_FLOW_CTL: Container = Container::b32(9);
 pub const MIRROR_SESSION: Field = Field::at(ENQ_QDEPTH, 19, 8);
 pub const MIRROR_VALID: Field = Field::at(ENQ_QDEPTH, 27, 1);
 pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
+/// `mirror_io_select` of either deparser: 1 mirrors the packet as it entered the gress (before
+/// the program changed it), 0 (the default) as it leaves. Bit 29, above the egress depth too.
+pub const MIRROR_IO_SELECT: Field = Field::at(ENQ_QDEPTH, 29, 1);
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 
@@ -111,6 +114,7 @@ pub const BUILTINS: &[Builtin] = &[
         Field::low(layout::DROP_REASON.container, 3),
     ),
     rw("ig_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
+    rw("ig_intr_dprsr_md.mirror_io_select", MIRROR_IO_SELECT),
     ro("eg_intr_md.egress_port", layout::EGRESS_PORT),
     ro("eg_intr_md.pkt_length", layout::PKT_LENGTH),
     ro("eg_intr_md.enq_qdepth", EG_ENQ_QDEPTH),
@@ -120,6 +124,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("eg_intr_md.deq_congest_stat", EG_DEQ_CONGEST_STAT),
     ro("eg_intr_md.app_pool_congest_stat", EG_APP_POOL_CONGEST_STAT),
     rw("eg_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
+    rw("eg_intr_dprsr_md.mirror_io_select", MIRROR_IO_SELECT),
     ro("ghost_md.qlength", Field::low(GHOST, 18)),
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
@@ -275,7 +280,7 @@ mod tests {
             .iter()
             .filter(|b| b.name.starts_with("eg_intr_md."))
             .map(|b| b.field)
-            .chain([MIRROR_SESSION, MIRROR_VALID])
+            .chain([MIRROR_SESSION, MIRROR_VALID, MIRROR_IO_SELECT])
             .collect();
         for (i, a) in eg.iter().enumerate() {
             assert!(eg[i + 1..].iter().all(|b| !overlaps(*a, *b)), "{a:?}");

@@ -84,6 +84,9 @@ pub struct Exit {
     /// of the packet leaving the ingress deparser, in egress one of the packet leaving the
     /// egress deparser (egress-to-egress mirroring).
     pub mirror_session: Option<u8>,
+    /// With `mirror_io_select` set: a copy of the packet as it entered the gress, for the
+    /// mirror session to use instead of the packet leaving (the receiver frees it).
+    pub mirror_incoming: Option<PacketHandle>,
     /// Ingress only: the program sent the packet to the recirculation port.
     pub recirculate: bool,
 }
@@ -280,6 +283,12 @@ impl GressPipeline {
         slot.live = false;
         let phv = &slot.phv;
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
+        let mirror_session =
+            (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);
+        // A mirror of the packet as it came in is copied before the deparser changes it.
+        let mirror_incoming =
+            (drop.is_none() && mirror_session.is_some() && phv.get(fields::MIRROR_IO_SELECT) == 1)
+                .then(|| pool.copy_packet(slot.pkt, None));
         if drop.is_none() {
             self.parser
                 .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
@@ -293,8 +302,8 @@ impl GressPipeline {
             qid: phv.get(layout::QID) as u8,
             ingress_cos: phv.get(fields::INGRESS_COS) as u8,
             adv_flow_ctl: phv.get(fields::DPRSR_ADV_FLOW_CTL),
-            mirror_session: (phv.get(fields::MIRROR_VALID) == 1)
-                .then(|| phv.get(fields::MIRROR_SESSION) as u8),
+            mirror_session,
+            mirror_incoming,
             recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
         };
         let oldest = self.in_flight.pop_front();
