@@ -4,7 +4,7 @@
 use crate::ir::{
     Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, ParserState,
     Primitive, Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput,
-    SaluOutputValue, SaluUpdate, Stmt, Table,
+    SaluOutputValue, SaluUpdate, Selector, Stmt, Table,
 };
 
 /// The forwarding actions and the keyless drop tables shared by the forwarding programs.
@@ -88,19 +88,19 @@ pub fn dctcp_switch(threshold_cells: u64) -> Program {
 /// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
 /// equal-cost routes as one group and each flow keeps one path.
 pub fn ecmp_switch(threshold_cells: u64) -> Program {
-    forwarding("ecmp_switch")
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .table(
-            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
-                .action("forward")
-                .action("drop_no_route")
-                .default_action("drop_no_route", &[])
-                .selector(&FIVE_TUPLE, 1024, 16),
-        )
-        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
-        .egress(ecn_egress("ecn_mark", threshold_cells))
-        .build_unchecked()
+    let mut p = dctcp_switch(threshold_cells);
+    p.name = "ecmp_switch".into();
+    let host = p
+        .tables
+        .iter_mut()
+        .find(|t| t.name == "ipv4_host")
+        .expect("dctcp_switch has ipv4_host");
+    host.selector = Some(Selector {
+        inputs: FIVE_TUPLE.iter().map(|f| f.to_string()).collect(),
+        groups: 1024,
+        max_members: 16,
+    });
+    p
 }
 
 /// The fields a flow is known by, as selectors and ECMP hash them.
