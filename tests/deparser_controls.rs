@@ -7,7 +7,7 @@ use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::examples;
-use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
+use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
@@ -31,13 +31,7 @@ fn udp(src: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
 /// session 5, `LOOPED` recirculated (each pass lowers the TTL through `ipv4_host`).
 fn program() -> Program {
     let mut p = examples::dctcp_switch(400);
-    p.actions.push(
-        Action::new("mirror_to")
-            .param("session", 8)
-            .prim(Primitive::Mirror {
-                session: Operand::param("session"),
-            }),
-    );
+    p.actions.push(common::mirror_to_action());
     p.actions
         .push(Action::new("recirc").prim(Primitive::Recirculate));
     p.actions.push(Action::new("nothing"));

@@ -24,13 +24,7 @@ const SESSION: u8 = 9;
 /// Host routes, and in egress a table that mirrors every packet to session 9.
 fn program() -> Program {
     let mut p = examples::dctcp_switch(400);
-    p.actions.push(
-        Action::new("mirror_to")
-            .param("session", 8)
-            .prim(Primitive::Mirror {
-                session: Operand::param("session"),
-            }),
-    );
+    p.actions.push(common::mirror_to_action());
     p.tables.push(
         Table::new("egress_mirror", MatchKind::Exact, &[], 0)
             .action("mirror_to")

@@ -3,6 +3,7 @@
 
 use std::net::Ipv4Addr;
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
+use t2_pipeline::ir::{Action, Operand, Primitive};
 
 /// A UDP frame from `src` to `dst` with TTL `ttl` and `payload` zero bytes (padded to the
 /// 60-byte minimum buffer), between fixed test MAC addresses and ports 1 -> 2.
@@ -33,3 +34,12 @@ pub fn udp_frame_ident(
 
 /// The source address tests use when it does not matter.
 pub const TEST_SRC: Ipv4Addr = Ipv4Addr::new(10, 9, 9, 9);
+
+/// `mirror_to(session)`: the program's `mirror` to the session its table entry names.
+pub fn mirror_to_action() -> Action {
+    Action::new("mirror_to")
+        .param("session", 8)
+        .prim(Primitive::Mirror {
+            session: Operand::param("session"),
+        })
+}
