@@ -68,7 +68,13 @@ fn builtin_pipes(
     }
     let placement = Placement::shortest(params.stages as usize);
     let gress = |gress, program: Box<dyn StageProgram>| GressSetup {
-        pipeline: GressPipeline::new(gress, params, &placement, &program.active_stages()),
+        pipeline: GressPipeline::new(
+            gress,
+            params,
+            &placement,
+            &program.active_stages(),
+            t2_pipeline::program::parser_check::builtin_graph(),
+        ),
         program,
         ghost: None,
     };

@@ -4,28 +4,34 @@
 //! parses them into a [`phv::Phv`], runs the MAU stages that placement filled
 //! ([`stage::Placement`] decides the cycles), and deparses them back into bytes. The crate
 //! knows nothing of queues: it hands packets on with their intrinsic metadata.
+//!
+//! The crate is five layers; each uses only the ones below it (no module imports upward, and
+//! no two modules import each other):
+//!
+//! ```text
+//!   run/      exec (interpreter + placed stage programs), l3 (built-in forwarding)
+//!   compile/  place (stages under budgets, table splitting), report
+//!   program/  ir, error, builtin (parser graph as IR), parser_check, check, examples
+//!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
+//!   wire/     packet, headers, pfc, bfc, qcn (bytes and frame formats)
+//! ```
+//!
+//! `hw` runs whatever it is handed (a parser [`parser::Graph`], a [`gress::StageProgram`]);
+//! only `program` knows the language and only `run` joins a placed program to the hardware.
 
-pub mod bfc;
-pub mod check;
-pub mod examples;
-pub mod exec;
-pub mod fields;
-pub mod ghost;
-pub mod gress;
-pub mod headers;
-pub mod ir;
-pub mod l3;
-pub mod layout;
-pub mod packet;
-pub mod params;
-pub mod parser;
-pub mod parser_check;
-pub mod pfc;
-pub mod phv;
-pub mod place;
-pub mod qcn;
-pub mod report;
-pub mod stage;
+pub mod compile;
+pub mod hw;
+pub mod program;
+pub mod run;
+pub mod wire;
+
+// The crate's public paths stay flat (`t2_pipeline::ir`, `t2_pipeline::headers`, ...): the
+// layer a module lives in is for readers of the tree, not a second name users must learn.
+pub use compile::{place, report};
+pub use hw::{fields, ghost, gress, layout, params, parser, phv, stage};
+pub use program::{check, examples, ir, parser_check};
+pub use run::{exec, l3};
+pub use wire::{bfc, headers, packet, pfc, qcn};
 
 pub use ghost::{GhostPipeline, GhostWord};
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};

@@ -11,7 +11,9 @@ use t2_pipeline::exec::{Interpreter, PlacedThread};
 use t2_pipeline::headers::{build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, MetadataField, Operand, Primitive, Program, Stmt, Table};
 use t2_pipeline::place::{place, verify, Budget, Resource};
-use t2_pipeline::{layout, parser, GhostPipeline, GhostWord, PacketPool, Phv, PipelineParams};
+use t2_pipeline::{
+    layout, parser_check as parser, GhostPipeline, GhostWord, PacketPool, Phv, PipelineParams,
+};
 
 /// The BFC-style example with two host routes (device ports 8 and 10: ghost indices 128 and
 /// 160 of pipe 0).

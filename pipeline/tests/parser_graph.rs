@@ -238,7 +238,7 @@ fn header_declarations_are_checked() {
     // Redeclared exactly, a built-in is fine.
     let mut p = program(&[TAG], st());
     p.headers
-        .push(t2_pipeline::parser::builtin_headers()[0].clone());
+        .push(t2_pipeline::program::builtin::headers()[0].clone());
     check(&p).unwrap();
     refused(
         &program(

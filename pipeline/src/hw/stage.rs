@@ -10,7 +10,7 @@
 //! group's one full-length stage. (bf-asm `stage.cpp` and bf-p4c `mau_power.cpp`; see
 //! `docs/tofino2.md`.)
 
-use crate::params::StageLatency;
+use crate::hw::params::StageLatency;
 use serde::{Deserialize, Serialize};
 
 /// How a stage depends on the stage before it.

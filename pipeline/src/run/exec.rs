@@ -11,17 +11,17 @@
 //! up its own share of the entries and standing aside once an earlier part hit.
 //! Placement's dependency rules make the two give the same result, which the tests check.
 
-use crate::check::{
+use crate::compile::place::{Placed, Split};
+use crate::hw::fields;
+use crate::hw::ghost::{GhostPipeline, GhostWord};
+use crate::hw::gress::{Gress, GressPipeline, StageProgram};
+use crate::hw::layout;
+use crate::hw::params::PipelineParams;
+use crate::hw::phv::{Field, Phv};
+use crate::program::check::{
     CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Target, Thread, Unit, Value,
 };
-use crate::fields;
-use crate::ghost::{GhostPipeline, GhostWord};
-use crate::gress::{Gress, GressPipeline, StageProgram};
-use crate::ir::{Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
-use crate::layout;
-use crate::params::PipelineParams;
-use crate::phv::{Field, Phv};
-use crate::place::{Placed, Split};
+use crate::program::ir::{Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use std::sync::Arc;
 
 /// Register contents of a program: one vector of cells per register array.
@@ -352,13 +352,13 @@ impl Interpreter {
         &self,
         bytes: &[u8],
         phv: &mut Phv,
-    ) -> Result<crate::parser::Extent, crate::DropReason> {
+    ) -> Result<crate::hw::parser::Extent, crate::DropReason> {
         self.program.parser.parse_extent(bytes, phv)
     }
 
     /// The gress deparser at exit, headers made valid or invalid included
-    /// ([`crate::parser::Graph::deparse_to`]).
-    pub fn deparse_to(&self, phv: &Phv, bytes: &mut Vec<u8>, extent: &crate::parser::Extent) {
+    /// ([`crate::hw::parser::Graph::deparse_to`]).
+    pub fn deparse_to(&self, phv: &Phv, bytes: &mut Vec<u8>, extent: &crate::hw::parser::Extent) {
         self.program.parser.deparse_to(phv, bytes, extent)
     }
 
@@ -370,7 +370,7 @@ impl Interpreter {
 
     /// Runs the ghost control on a ghost PHV carrying `word`, with the registers ingress
     /// packets use, and returns the PHV. Running updates and packets in the order the chip
-    /// runs them in a stage gives the chip's register contents ([`crate::ghost`]).
+    /// runs them in a stage gives the chip's register contents ([`crate::hw::ghost`]).
     pub fn run_ghost(&mut self, word: &GhostWord) -> Phv {
         let mut phv = word.phv(&self.program.phv);
         self.run(Thread::Ghost, &mut phv);
@@ -401,7 +401,7 @@ impl Interpreter {
     }
 }
 
-/// One part of a split table (see [`crate::place::Split`]).
+/// One part of a split table (see [`crate::compile::place::Split`]).
 #[derive(Clone, Debug)]
 struct Part {
     /// The table with only this part's entries (its default is the table's).
@@ -520,8 +520,13 @@ impl PlacedThread {
             Thread::Egress => (Gress::Egress, &placed.egress_timing),
             Thread::Ingress | Thread::Ghost => (Gress::Ingress, &placed.ingress_timing),
         };
-        GressPipeline::new(gress, params, timing, &self.active_stages())
-            .with_parser(Arc::clone(&self.program.parser))
+        GressPipeline::new(
+            gress,
+            params,
+            timing,
+            &self.active_stages(),
+            Arc::clone(&self.program.parser),
+        )
     }
 
     /// The ghost thread of an ingress thread timed by `placed`, if the program has ghost

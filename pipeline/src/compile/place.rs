@@ -14,12 +14,12 @@
 //! so does a parser graph over the parser's TCAM rows or a state's extractors
 //! ([`parser_overflow`]), which placement checks first.
 
-use crate::check::{Checked, Thread, Unit};
-use crate::fields;
-use crate::ir::MatchKind;
-use crate::parser::{self, Graph};
-use crate::phv::Field;
-use crate::stage::{Dependency, Placement};
+use crate::hw::fields;
+use crate::hw::parser::{self, Graph};
+use crate::hw::phv::Field;
+use crate::hw::stage::{Dependency, Placement};
+use crate::program::check::{Checked, Thread, Unit};
+use crate::program::ir::MatchKind;
 use serde::Serialize;
 
 /// A per-stage resource.

@@ -3,13 +3,13 @@
 //! TCAM rows, extractors, headers and their containers), PHV use and the verdict.
 //! Text for people ([`Report`]'s `Display`), JSON for tools (serde).
 
-use crate::check::{Checked, Thread};
-use crate::fields;
-use crate::params::PipelineParams;
-use crate::parser::{self, Graph};
-use crate::phv::Container;
-use crate::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
-use crate::stage::{Dependency, Placement};
+use crate::compile::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
+use crate::hw::fields;
+use crate::hw::params::PipelineParams;
+use crate::hw::parser::{self, Graph};
+use crate::hw::phv::Container;
+use crate::hw::stage::{Dependency, Placement};
+use crate::program::check::{Checked, Thread};
 use serde::Serialize;
 use std::fmt::{self, Write as _};
 
@@ -180,7 +180,7 @@ impl ParserUse {
             .collect();
         let mut header_containers = [0; 3];
         for c in own {
-            header_containers[crate::fields::width_index(c.width)] += 1;
+            header_containers[crate::hw::fields::width_index(c.width)] += 1;
         }
         ParserUse {
             tcam_rows: amount(

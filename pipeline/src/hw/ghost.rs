@@ -15,11 +15,11 @@
 //! ghost thread writes. Like [`crate::GressPipeline`], the pipeline tells the kernel the next
 //! cycle a PHV reaches a stage with ghost units, so idle cycles can still be skipped.
 
-use crate::fields;
-use crate::gress::StageProgram;
-use crate::params::PipelineParams;
-use crate::phv::{Field, Phv};
-use crate::stage::Placement;
+use crate::hw::fields;
+use crate::hw::gress::StageProgram;
+use crate::hw::params::PipelineParams;
+use crate::hw::phv::{Field, Phv};
+use crate::hw::stage::Placement;
 use std::collections::VecDeque;
 use t2_clock::Cycle;
 
@@ -56,7 +56,7 @@ impl GhostWord {
     }
 
     /// A fresh ghost PHV carrying the word (what the sequential interpreter runs).
-    pub fn phv(&self, params: &crate::params::PhvParams) -> Phv {
+    pub fn phv(&self, params: &crate::hw::params::PhvParams) -> Phv {
         let mut phv = Phv::new(params);
         self.write_to(&ghost_fields(), &mut phv);
         phv
@@ -73,7 +73,7 @@ pub struct GhostPipeline {
     passed: Vec<usize>,
     /// PHVs of ghosts that have left, reused so that running allocates nothing.
     spare: Vec<Phv>,
-    phv: crate::params::PhvParams,
+    phv: crate::hw::params::PhvParams,
     fields: [Field; 4],
 }
 

@@ -19,14 +19,18 @@
 //! counted by [`parser::Graph`] and judged by placement, so that a program over them gets
 //! a "does not fit" verdict rather than an error. Rules and sources: `docs/parser.md`.
 
-use crate::check::{err, fits, IrError};
-use crate::fields::{self, Access, MetadataAllocator};
-use crate::ir::{self, HeaderType, ParserGraph, Transition};
-use crate::layout::Extract;
-use crate::params::PhvParams;
-use crate::parser::{self, Case, Graph, HeaderLayout, Next, State};
-use crate::phv::{Container, Field};
+use crate::hw::fields::{self, Access, MetadataAllocator};
+use crate::hw::layout::Extract;
+use crate::hw::params::PhvParams;
+use crate::hw::parser::{self, Case, Graph, HeaderLayout, Next, State};
+use crate::hw::phv::Phv;
+use crate::hw::phv::{Container, Field};
+use crate::program::builtin;
+use crate::program::error::{err, fits, IrError};
+use crate::program::ir::{self, HeaderType, ParserGraph, Transition};
+use crate::DropReason;
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 /// Widest header field.
 pub const MAX_FIELD_BITS: u16 = 128;
@@ -42,9 +46,31 @@ pub struct Lowered {
 }
 
 /// The built-in graph, resolved.
-pub fn builtin() -> Result<Graph, IrError> {
+fn resolve_builtin() -> Result<Graph, IrError> {
     let mut alloc = MetadataAllocator::new(&PhvParams::default());
-    lower("built-in", &[], &parser::builtin_graph(), &mut alloc).map(|l| l.graph)
+    lower("built-in", &[], &builtin::graph(), &mut alloc).map(|l| l.graph)
+}
+
+/// The built-in graph, once resolved.
+static BUILTIN: OnceLock<Arc<Graph>> = OnceLock::new();
+
+/// The built-in graph, resolved once.
+pub fn builtin_graph() -> Arc<Graph> {
+    Arc::clone(BUILTIN.get_or_init(|| {
+        let mut g = resolve_builtin().expect("the built-in parser graph is valid");
+        g.builtin = true;
+        Arc::new(g)
+    }))
+}
+
+/// Parses `bytes` into `phv` with the built-in graph (see [`Graph::parse`]).
+pub fn parse(bytes: &[u8], phv: &mut Phv) -> Result<(), DropReason> {
+    builtin_graph().parse(bytes, phv)
+}
+
+/// Writes the built-in headers back (see [`Graph::deparse`]).
+pub fn deparse(phv: &Phv, bytes: &mut [u8]) {
+    builtin_graph().deparse(phv, bytes)
 }
 
 /// A header in the graph: its declaration and layout.
@@ -73,7 +99,7 @@ pub fn lower(
     let mut hdrs: Vec<Hdr> = Vec::new();
     let mut hdr_ids: BTreeMap<String, usize> = BTreeMap::new();
     let mut pov: Option<(Container, u8)> = None;
-    let builtins = parser::builtin_headers();
+    let builtins = builtin::headers();
 
     // Header types.
     for (i, h) in headers.iter().enumerate() {
@@ -418,6 +444,7 @@ pub fn lower(
 
     Ok(Lowered {
         graph: Graph {
+            builtin: false,
             headers: hdrs.into_iter().map(|h| h.layout).collect(),
             states: resolved,
             deparse_order,

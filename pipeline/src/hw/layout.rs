@@ -4,7 +4,7 @@
 //! TCP). It uses only normal containers, so the MAU may compute on any of them. UDP and TCP
 //! never appear together, so they share containers, as a compiler's overlay would.
 
-use crate::phv::{Container, Field};
+use crate::hw::phv::{Container, Field};
 
 /// One extraction: copy `len` header bytes starting at `offset` (from the header's first
 /// byte) into the low bytes of `container`, big-endian. `len` is the container's size for

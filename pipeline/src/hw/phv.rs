@@ -1,6 +1,36 @@
 //! The packet header vector: the containers a packet's fields travel in through the MAU.
 
-use crate::params::PhvParams;
+use serde::{Deserialize, Serialize};
+
+/// PHV containers of each width (Tofino2: 80 x 8 b, 120 x 16 b, 80 x 32 b). Each width's
+/// containers are split into normal (full ALU), mocha (move only, parser-visible) and dark
+/// (move only, MAU-only) kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhvParams {
+    pub containers_8: u16,
+    pub containers_16: u16,
+    pub containers_32: u16,
+    /// Normal containers per width, in the order 8, 16, 32 bits.
+    pub normal: [u16; 3],
+    /// Mocha containers per width.
+    pub mocha: [u16; 3],
+    /// Dark containers per width.
+    pub dark: [u16; 3],
+}
+
+impl Default for PhvParams {
+    fn default() -> PhvParams {
+        PhvParams {
+            containers_8: 80,
+            containers_16: 120,
+            containers_32: 80,
+            normal: [48, 72, 48],
+            mocha: [16, 24, 16],
+            dark: [16, 24, 16],
+        }
+    }
+}
 
 /// Width of a PHV container.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,41 +7,23 @@
 //! and what, never a panic. Tofino2 limits that belong to one object (stateful-ALU
 //! comparators, outputs, RegisterActions per array, PHV input width) are checked here;
 //! per-stage budgets are placement's job. Header types and the parser graph are checked and
-//! resolved by [`crate::parser_check`]; their fields join the names tables can use.
+//! resolved by [`crate::program::parser_check`]; their fields join the names tables can use.
 
-use crate::fields::{self, Access, MetadataAllocator};
-use crate::ir::{self, AluOp, Cmp, HashAlgorithm, MatchKind, Primitive, SaluOp, SaluOutputValue};
-use crate::layout;
-use crate::params::PhvParams;
-use crate::parser::{self, Graph};
-use crate::parser_check;
-use crate::phv::Field;
+use crate::hw::fields::{self, Access, MetadataAllocator};
+use crate::hw::layout;
+use crate::hw::params::PhvParams;
+use crate::hw::parser::Graph;
+use crate::hw::phv::Field;
+use crate::program::builtin;
+pub use crate::program::error::IrError;
+use crate::program::error::{err, fits};
+use crate::program::ir::{
+    self, AluOp, Cmp, HashAlgorithm, MatchKind, Primitive, SaluOp, SaluOutputValue,
+};
+use crate::program::parser_check;
 use crate::DropReason;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::Arc;
-
-/// A program that cannot be accepted: where, and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IrError {
-    pub path: String,
-    pub problem: String,
-}
-
-impl fmt::Display for IrError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.problem)
-    }
-}
-
-impl std::error::Error for IrError {}
-
-pub(crate) fn err<T>(path: &str, problem: impl Into<String>) -> Result<T, IrError> {
-    Err(IrError {
-        path: path.to_string(),
-        problem: problem.into(),
-    })
-}
 
 /// Tofino2 stateful-ALU limits (`bf-p4c/specs/device.cpp`, `bf-asm/target.h`).
 pub const SALU_MAX_CONDITIONS: usize = 4;
@@ -355,6 +337,15 @@ impl Checked {
 }
 
 /// Validates `p` against Tofino2's default PHV.
+impl ir::ProgramBuilder {
+    /// The program, if it is valid (here rather than in `ir.rs` so that the language does
+    /// not depend on its checks).
+    pub fn build(self) -> Result<ir::Program, IrError> {
+        check(self.peek())?;
+        Ok(self.build_unchecked())
+    }
+}
+
 pub fn check(p: &ir::Program) -> Result<Checked, IrError> {
     check_with(p, &PhvParams::default())
 }
@@ -374,10 +365,6 @@ fn unique<'a>(
         }
     }
     Ok(map)
-}
-
-pub(crate) fn fits(v: u64, bits: u32) -> bool {
-    bits >= 64 || v >> bits == 0
 }
 
 struct Resolver {
@@ -449,10 +436,10 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     // Headers first: they need normal (parser-visible) containers; metadata may spill.
     let lowered = match &p.parser {
         Some(g) => parser_check::lower(&p.name, &p.headers, g, &mut alloc)?,
-        None => parser_check::lower(&p.name, &p.headers, &parser::builtin_graph(), &mut alloc)?,
+        None => parser_check::lower(&p.name, &p.headers, &builtin::graph(), &mut alloc)?,
     };
     let parser = match &p.parser {
-        None => Graph::builtin(),
+        None => parser_check::builtin_graph(),
         Some(_) => Arc::new(lowered.graph),
     };
     for (name, f, access) in lowered.fields {

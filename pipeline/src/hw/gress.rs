@@ -1,8 +1,8 @@
 //! One gress (ingress or egress) of a pipe: parser, MAU stages, deparser, as a fixed-latency
 //! shift register of PHV slots.
 //!
-//! The parser runs a [`Graph`] (the built-in one unless [`GressPipeline::with_parser`]
-//! gives the program's) on the frame's bytes at entry; its latency is `parser_cycles` whatever
+//! The parser runs the [`Graph`] it is built with (the program's, or the built-in one of
+//! `crate::program::builtin`) on the frame's bytes at entry; its latency is `parser_cycles` whatever
 //! the graph. A packet the parser drops keeps its slot and leaves at the exit with its reason.
 //!
 //! The register is a ring indexed by entry cycle, so moving every packet one step is free:
@@ -12,13 +12,13 @@
 //! entry to exit. The pipeline tells the kernel the next cycle at which a packet reaches a
 //! stage with tables or the exit, so idle cycles can be skipped.
 
-use crate::fields;
-use crate::layout;
-use crate::packet::{PacketHandle, PacketPool};
-use crate::params::PipelineParams;
-use crate::parser::{Extent, Graph};
-use crate::phv::{Field, Phv};
-use crate::stage::Placement;
+use crate::hw::fields;
+use crate::hw::layout;
+use crate::hw::params::PipelineParams;
+use crate::hw::parser::{Extent, Graph};
+use crate::hw::phv::{Field, Phv};
+use crate::hw::stage::Placement;
+use crate::wire::packet::{PacketHandle, PacketPool};
 use crate::DropReason;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -128,8 +128,10 @@ impl GressPipeline {
         params: &PipelineParams,
         placement: &Placement,
         active_stages: &[usize],
+        parser: Arc<Graph>,
     ) -> GressPipeline {
         let offsets = placement.stage_offsets(&params.stage_latency);
+        let graph = parser;
         let parser = params.parser_cycles as Cycle;
         let stage_points = active_stages
             .iter()
@@ -162,14 +164,8 @@ impl GressPipeline {
             exit_offset,
             all_stage_offsets,
             last_entry: None,
-            parser: Graph::builtin(),
+            parser: graph,
         }
-    }
-
-    /// The same pipeline running `graph` (a program's parser) instead of the built-in one.
-    pub fn with_parser(mut self, graph: Arc<Graph>) -> GressPipeline {
-        self.parser = graph;
-        self
     }
 
     pub fn gress(&self) -> Gress {
@@ -336,8 +332,8 @@ impl GressPipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::headers::{build_udp_frame, parse_frame, Endpoints, MacAddr};
-    use crate::layout;
+    use crate::hw::layout;
+    use crate::wire::headers::{build_udp_frame, parse_frame, Endpoints, MacAddr};
     use std::net::Ipv4Addr;
 
     /// Records when each stage saw which TTL, and lowers the TTL in stage 3.
@@ -381,6 +377,7 @@ mod tests {
             &params,
             &placement,
             &program.active_stages(),
+            crate::program::parser_check::builtin_graph(),
         );
         assert_eq!(g.latency(), 64 + 61 + 64);
         let mut pool = PacketPool::new();
@@ -413,7 +410,13 @@ mod tests {
         let placement = Placement::shortest(20);
         let run = |step: bool| {
             let mut program = Probe { seen: vec![] };
-            let mut g = GressPipeline::new(Gress::Egress, &params, &placement, &[0, 3]);
+            let mut g = GressPipeline::new(
+                Gress::Egress,
+                &params,
+                &placement,
+                &[0, 3],
+                crate::program::parser_check::builtin_graph(),
+            );
             let mut pool = PacketPool::new();
             let entries = [5u64, 6, 9, 300, 301];
             let mut out = vec![];

@@ -9,12 +9,12 @@
 //! widths, a whole number of bytes) and a parser graph ([`ParserGraph`]: states that extract
 //! headers in order, then go to a next state unconditionally or select on extracted fields,
 //! ending in `accept` or `reject`). Without a parser, a program gets the built-in graph
-//! (Ethernet, IPv4 by ethertype 0x0800, UDP/TCP by protocol; [`crate::parser::builtin_graph`]),
+//! (Ethernet, IPv4 by ethertype 0x0800, UDP/TCP by protocol; [`crate::program::builtin::graph`]),
 //! which is itself IR data run by the same engine. The built-in headers (`ethernet`, `ipv4`,
-//! `udp`, `tcp`) keep their fixed PHV containers (`crate::layout`) and may be extracted by a
+//! `udp`, `tcp`) keep their fixed PHV containers (`crate::hw::layout`) and may be extracted by a
 //! program's graph without being declared. Header fields, the Tofino2 intrinsic metadata and
-//! the program's own metadata fields are known by name (see [`crate::fields`]);
-//! [`crate::check::check`] validates a program and lowers it to the resolved form that the
+//! the program's own metadata fields are known by name (see [`crate::hw::fields`]);
+//! [`crate::program::check::check`] validates a program and lowers it to the resolved form that the
 //! parser, placement and execution use. `docs/parser.md` has the parser model and its rules.
 
 use serde::{Deserialize, Serialize};
@@ -352,7 +352,7 @@ pub enum Primitive {
     /// port.
     Recirculate,
     /// `dst = a random number` (truncated to the field) from the table's deterministic
-    /// generator, seeded per pipe ([`crate::exec::State::seed`]).
+    /// generator, seeded per pipe ([`crate::run::exec::State::seed`]).
     Random {
         dst: String,
     },
@@ -1048,10 +1048,9 @@ impl ProgramBuilder {
         self.program.ghost = body;
         self
     }
-    /// The program, if it is valid.
-    pub fn build(self) -> Result<Program, crate::check::IrError> {
-        crate::check::check(&self.program)?;
-        Ok(self.program)
+    /// The program built so far.
+    pub fn peek(&self) -> &Program {
+        &self.program
     }
     /// The program without validation (for tests that want an invalid one).
     pub fn build_unchecked(self) -> Program {
@@ -1060,7 +1059,7 @@ impl ProgramBuilder {
 }
 
 impl Program {
-    /// Parses a program from JSON (does not validate it; see [`crate::check::check`]).
+    /// Parses a program from JSON (does not validate it; see [`crate::program::check::check`]).
     pub fn from_json(text: &str) -> Result<Program, serde_json::Error> {
         serde_json::from_str(text)
     }

@@ -1,7 +1,7 @@
 //! Example programs, built with the builder API. `programs/*.json` at the repository root
 //! are these programs serialized (a test keeps them in step).
 
-use crate::ir::{
+use crate::program::ir::{
     Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, ParserState,
     Primitive, Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput,
     SaluOutputValue, SaluUpdate, Selector, Stmt, Table,
@@ -17,7 +17,7 @@ fn forwarding(name: &str) -> ProgramBuilder {
                     port: Operand::param("port"),
                 })
                 .prim(Primitive::alu(
-                    crate::ir::AluOp::Sub,
+                    crate::program::ir::AluOp::Sub,
                     "ipv4.ttl",
                     Operand::field("ipv4.ttl"),
                     Operand::Const(1),
@@ -254,17 +254,17 @@ pub fn vlan_switch() -> Program {
             ParserState::new("start")
                 .extract("ethernet")
                 .select(&["ethernet.ether_type"], "accept")
-                .case(&[crate::headers::ETHERTYPE_VLAN as u64], "parse_vlan")
-                .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
+                .case(&[crate::wire::headers::ETHERTYPE_VLAN as u64], "parse_vlan")
+                .case(&[crate::wire::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
             ParserState::new("parse_vlan")
                 .extract("vlan")
                 .select(&["vlan.ether_type"], "accept")
-                .case(&[crate::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4")
-                .case(&[crate::headers::ETHERTYPE_VLAN as u64], "reject"),
+                .case(&[crate::wire::headers::ETHERTYPE_IPV4 as u64], "parse_ipv4")
+                .case(&[crate::wire::headers::ETHERTYPE_VLAN as u64], "reject"),
             ParserState::new("parse_ipv4")
                 .extract("ipv4")
                 .select(&["ipv4.protocol"], "accept")
-                .case(&[crate::headers::IPPROTO_UDP as u64], "parse_udp"),
+                .case(&[crate::wire::headers::IPPROTO_UDP as u64], "parse_udp"),
             ParserState::new("parse_udp").extract("udp"),
         ])
         .action(
@@ -319,7 +319,7 @@ pub fn vlan_tagging() -> Program {
             ))
             .prim(Primitive::set(
                 "ethernet.ether_type",
-                Operand::Const(crate::headers::ETHERTYPE_VLAN as u64),
+                Operand::Const(crate::wire::headers::ETHERTYPE_VLAN as u64),
             )),
     );
     p.actions.push(
@@ -395,13 +395,13 @@ pub fn ghost_occupancy(threshold_cells: u64) -> Program {
             }],
         })
         .action(Action::new("ghost_pipe").prim(Primitive::alu(
-            crate::ir::AluOp::Shl,
+            crate::program::ir::AluOp::Shl,
             "meta.ghost_pipe",
             Operand::field("ghost_md.pipe_id"),
             Operand::Const(11),
         )))
         .action(Action::new("ghost_index").prim(Primitive::alu(
-            crate::ir::AluOp::Or,
+            crate::program::ir::AluOp::Or,
             "meta.ghost_index",
             Operand::field("meta.ghost_pipe"),
             Operand::field("ghost_md.qid"),

@@ -3,35 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// PHV containers of each width (Tofino2: 80 x 8 b, 120 x 16 b, 80 x 32 b). Each width's
-/// containers are split into normal (full ALU), mocha (move only, parser-visible) and dark
-/// (move only, MAU-only) kinds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PhvParams {
-    pub containers_8: u16,
-    pub containers_16: u16,
-    pub containers_32: u16,
-    /// Normal containers per width, in the order 8, 16, 32 bits.
-    pub normal: [u16; 3],
-    /// Mocha containers per width.
-    pub mocha: [u16; 3],
-    /// Dark containers per width.
-    pub dark: [u16; 3],
-}
-
-impl Default for PhvParams {
-    fn default() -> PhvParams {
-        PhvParams {
-            containers_8: 80,
-            containers_16: 120,
-            containers_32: 80,
-            normal: [48, 72, 48],
-            mocha: [16, 24, 16],
-            dark: [16, 24, 16],
-        }
-    }
-}
+pub use crate::hw::phv::PhvParams;
 
 /// Cycles a MAU stage adds to the pipeline (Tofino2 assembler values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,7 +117,7 @@ impl PipelineParams {
                 );
             }
         }
-        let need = crate::layout::CONTAINERS_USED;
+        let need = crate::hw::layout::CONTAINERS_USED;
         for (i, name) in ["8", "16", "32"].iter().enumerate() {
             if p.normal[i] < need[i] {
                 return err(

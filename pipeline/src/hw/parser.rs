@@ -1,7 +1,7 @@
 //! The parser (bytes to PHV) and deparser (PHV back to bytes): one engine that runs a
 //! program's parser graph, or the built-in one.
 //!
-//! A [`Graph`] is the resolved form of an [`ir::ParserGraph`] (`crate::parser_check` builds
+//! A [`Graph`] is the resolved form of an `ir::ParserGraph` (`crate::program::parser_check` builds
 //! it): states that extract headers in order from where the previous state stopped, then go
 //! to the next state unconditionally or by the first select case whose keys match the fields
 //! just extracted, until `accept` or `reject`. Each extracted header's bytes go into its PHV
@@ -9,7 +9,7 @@
 //! the packet with `parser_error`, `reject` with `parser_reject`; the headers parsed before
 //! stay valid, and the program decides nothing more about the packet.
 //!
-//! Without a program graph the chip runs [`builtin_graph`]: `ethernet`, then `ipv4` if the
+//! Without a program graph the chip runs `crate::program::builtin::graph`: `ethernet`, then `ipv4` if the
 //! ethertype is 0x0800, then `udp` or `tcp` by protocol, then accept. The built-in `ipv4`
 //! header is special in two ways the IR does not express: like Tofino2's parser checksum
 //! engines the parser verifies its header checksum (`ipv4_checksum_error`) and checks version
@@ -25,12 +25,10 @@
 //! Parsing takes the gress's `parser_cycles` whatever the graph; its resources (TCAM rows,
 //! extractors per state) are counted here and judged by placement (`docs/parser.md`).
 
-use crate::headers;
-use crate::ir::{self, HeaderType, ParserGraph, ParserState};
-use crate::layout::{self, Extract};
-use crate::phv::{Field, Phv};
+use crate::hw::layout::{self, Extract};
+use crate::hw::phv::{Field, Phv};
+use crate::wire::headers;
 use crate::DropReason;
-use std::sync::{Arc, OnceLock};
 
 /// Parser TCAM rows (state-transition entries) per parser (`[p4c] bf-p4c/specs/parde_spec.h:635`).
 pub const TCAM_ROWS: u32 = 256;
@@ -40,78 +38,6 @@ pub const EXTRACTORS_PER_STATE: u32 = 20;
 pub const SELECT_KEY_BITS: u32 = 32;
 /// Header-valid (POV) bits on Tofino2 (`[p4c] bf-p4c/specs/phv_spec.cpp:585`).
 pub const POV_BITS: usize = 128;
-
-/// The built-in header types, as IR. Their PHV containers are fixed by `layout.rs`, and the
-/// names tables use for their fields are those of `fields::BUILTINS`.
-pub fn builtin_headers() -> Vec<HeaderType> {
-    vec![
-        HeaderType::new(
-            "ethernet",
-            &[("dst_addr", 48), ("src_addr", 48), ("ether_type", 16)],
-        ),
-        HeaderType::new(
-            "ipv4",
-            &[
-                ("version", 4),
-                ("ihl", 4),
-                ("diffserv", 6),
-                ("ecn", 2),
-                ("total_len", 16),
-                ("identification", 16),
-                ("flags", 3),
-                ("frag_offset", 13),
-                ("ttl", 8),
-                ("protocol", 8),
-                ("hdr_checksum", 16),
-                ("src_addr", 32),
-                ("dst_addr", 32),
-            ],
-        ),
-        HeaderType::new(
-            "udp",
-            &[
-                ("src_port", 16),
-                ("dst_port", 16),
-                ("length", 16),
-                ("checksum", 16),
-            ],
-        ),
-        HeaderType::new(
-            "tcp",
-            &[
-                ("src_port", 16),
-                ("dst_port", 16),
-                ("seq_no", 32),
-                ("ack_no", 32),
-                ("data_offset", 4),
-                ("res", 3),
-                ("flags", 9),
-                ("window", 16),
-                ("checksum", 16),
-                ("urgent_ptr", 16),
-            ],
-        ),
-    ]
-}
-
-/// The built-in parser graph, as IR: what a program without a parser runs.
-pub fn builtin_graph() -> ParserGraph {
-    ParserGraph {
-        states: vec![
-            ParserState::new(ir::START)
-                .extract("ethernet")
-                .select(&["ethernet.ether_type"], ir::ACCEPT)
-                .case(&[headers::ETHERTYPE_IPV4 as u64], "parse_ipv4"),
-            ParserState::new("parse_ipv4")
-                .extract("ipv4")
-                .select(&["ipv4.protocol"], ir::ACCEPT)
-                .case(&[headers::IPPROTO_UDP as u64], "parse_udp")
-                .case(&[headers::IPPROTO_TCP as u64], "parse_tcp"),
-            ParserState::new("parse_udp").extract("udp"),
-            ParserState::new("parse_tcp").extract("tcp"),
-        ],
-    }
-}
 
 /// Where a built-in header lives: its extractions, valid bit, and whether it is the IPv4
 /// header with its checks and options.
@@ -182,6 +108,9 @@ pub struct Graph {
     pub states: Vec<State>,
     /// Header indices in the order the deparser emits them.
     pub deparse_order: Vec<usize>,
+    /// Set only on the built-in graph (`crate::program::builtin`), whose containers are the
+    /// fixed ones of `layout.rs`: it may take the hand-unrolled fast path.
+    pub builtin: bool,
 }
 
 // Every packet goes through `load` and `store` once per extracted container; most extracts
@@ -225,23 +154,11 @@ pub struct Extent {
 /// padded with zeros, as a MAC pads a short frame.
 pub const MIN_FRAME_BYTES: usize = 60;
 
-/// The built-in graph, once resolved.
-static BUILTIN: OnceLock<Arc<Graph>> = OnceLock::new();
-
 impl Graph {
-    /// The built-in graph, resolved once.
-    pub fn builtin() -> Arc<Graph> {
-        Arc::clone(BUILTIN.get_or_init(|| {
-            Arc::new(crate::parser_check::builtin().expect("the built-in parser graph is valid"))
-        }))
-    }
-
-    /// Whether this is the built-in graph (the one every program without its own parser
-    /// shares), which has a hand-unrolled fast path ([`builtin_fast`]).
+    /// Whether this is the built-in graph, which has a hand-unrolled fast path
+    /// ([`builtin_fast`]).
     fn is_builtin(&self) -> bool {
-        BUILTIN
-            .get()
-            .is_some_and(|b| std::ptr::eq(self, Arc::as_ptr(b)))
+        self.builtin
     }
 
     /// TCAM rows state `s` takes: one per select case, plus one for the default (the
@@ -594,20 +511,11 @@ mod builtin_fast {
     }
 }
 
-/// Parses `bytes` into `phv` with the built-in graph (see [`Graph::parse`]).
-pub fn parse(bytes: &[u8], phv: &mut Phv) -> Result<(), DropReason> {
-    Graph::builtin().parse(bytes, phv)
-}
-
-/// Writes the built-in headers back (see [`Graph::deparse`]).
-pub fn deparse(phv: &Phv, bytes: &mut [u8]) {
-    Graph::builtin().deparse(phv, bytes)
-}
-
 #[cfg(test)]
 mod fast_path_tests {
     use super::*;
-    use crate::params::PhvParams;
+    use crate::hw::params::PhvParams;
+    use crate::program::parser_check::builtin_graph as parser;
     use proptest::prelude::*;
 
     /// Frames the built-in graph meets: IPv4 or not, IHL 4 to 7 (options), version 4 or
@@ -652,7 +560,7 @@ mod fast_path_tests {
             ihl in prop::option::of(0u32..16),
             ttl in any::<u8>(),
         ) {
-            let g = Graph::builtin();
+            let g = parser();
             let (mut by_table, mut fast) = (
                 Phv::new(&PhvParams::default()),
                 Phv::new(&PhvParams::default()),
@@ -675,21 +583,22 @@ mod fast_path_tests {
 
     #[test]
     fn the_builtin_graph_takes_the_fast_path_and_others_do_not() {
-        let builtin = Graph::builtin();
-        assert!(builtin.is_builtin());
-        let copy: Graph = (*builtin).clone();
-        assert!(
-            !copy.is_builtin(),
-            "only the shared built-in graph is recognised"
-        );
+        assert!(parser().is_builtin());
+        // The same graph written out as a program's own parser is resolved like any other
+        // program graph and walks its tables.
+        let mut program = crate::program::examples::l3_forward();
+        program.parser = Some(crate::program::builtin::graph());
+        let checked = crate::program::check::check(&program).unwrap();
+        assert!(!checked.parser.is_builtin());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::headers::{build_udp_frame, parse_frame, Endpoints, MacAddr};
-    use crate::params::PhvParams;
+    use crate::hw::params::PhvParams;
+    use crate::program::parser_check::{builtin_graph as parser, deparse, parse};
+    use crate::wire::headers::{build_udp_frame, parse_frame, Endpoints, MacAddr};
     use std::net::Ipv4Addr;
 
     fn frame() -> Vec<u8> {
@@ -762,7 +671,7 @@ mod tests {
 
     #[test]
     fn builtin_graph_resolves_to_the_layout_with_its_resources() {
-        let g = Graph::builtin();
+        let g = parser();
         let names: Vec<&str> = g.states.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["start", "parse_ipv4", "parse_udp", "parse_tcp"]);
         let order: Vec<&str> = g
@@ -787,7 +696,7 @@ mod tests {
     fn partial_extractions_are_right_aligned_big_endian() {
         let e = Extract {
             offset: 1,
-            container: crate::phv::Container::b32(20),
+            container: crate::hw::phv::Container::b32(20),
             len: 3,
         };
         let mut phv = Phv::new(&PhvParams::default());

@@ -18,7 +18,7 @@
 //! packet itself: NICs put their per-flow queue index in the IPv4 identification field
 //! (frame bytes 18..20, PHV container b16(8)); see `t2_testbench::transport`.
 
-use crate::pfc::PFC_DESTINATION;
+use crate::wire::pfc::PFC_DESTINATION;
 use std::fmt;
 
 /// EtherType of BFC pause frames: IEEE 802 local experimental EtherType 1.

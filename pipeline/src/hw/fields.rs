@@ -3,14 +3,14 @@
 //!
 //! Built-in headers and the intrinsic metadata the chip already fills sit where `layout.rs`
 //! put them. The remaining intrinsic metadata gets fixed containers just past the layout's.
-//! A program's own headers (`crate::parser_check`) get normal containers after those, then
+//! A program's own headers (`crate::program::parser_check`) get normal containers after those, then
 //! its metadata, one normal container per field, in declaration order. Gateway outcomes are
 //! kept in dark 8-bit containers (one bit per gateway), standing in for the next-table
 //! signals the hardware passes between stages.
 
-use crate::layout;
-use crate::params::PhvParams;
-use crate::phv::{Container, Field, Width};
+use crate::hw::layout;
+use crate::hw::params::PhvParams;
+use crate::hw::phv::{Container, Field, Width};
 
 /// How a program may use a built-in field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,17 +7,17 @@
 //!
 //! ECMP: a destination may map to a group of ports instead of one. The port is chosen by a
 //! CRC-32 (polynomial 0x04C11DB7, MSB first, initial value 0, no reflection, no final XOR:
-//! the hash units' CRC, `crate::exec::crc`) of the 5-tuple as 13 bytes: source address,
+//! the hash units' CRC, `crate::run::exec::crc`) of the 5-tuple as 13 bytes: source address,
 //! destination address, protocol, source port, destination port (ports 0 when the packet is
 //! neither TCP nor UDP), big-endian; member `crc mod n` of the group, in the order the group
 //! was given. Every packet of a flow has the same 5-tuple, so a flow keeps one path. On the
 //! chip this is an action selector in the same stage as the table.
 
-use crate::exec::crc;
-use crate::gress::StageProgram;
-use crate::ir::HashAlgorithm;
-use crate::layout;
-use crate::phv::Phv;
+use crate::hw::gress::StageProgram;
+use crate::hw::layout;
+use crate::hw::phv::Phv;
+use crate::program::ir::HashAlgorithm;
+use crate::run::exec::crc;
 use crate::DropReason;
 use std::collections::HashMap;
 use std::fmt;
@@ -172,7 +172,7 @@ impl StageProgram for Ipv4Forward {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::PhvParams;
+    use crate::hw::params::PhvParams;
 
     fn phv_for(dst: Ipv4Addr, ttl: u32) -> Phv {
         let mut phv = Phv::new(&PhvParams::default());

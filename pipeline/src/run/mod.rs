@@ -1,0 +1,6 @@
+//! Running programs on the hardware: the sequential interpreter and the placed, stage-by-stage
+//! form of a program that the gress pipelines step ([`exec`]), and the built-in IPv4
+//! forwarding ([`l3`]). The top layer: it joins `program`, `compile` and `hw`.
+
+pub mod exec;
+pub mod l3;
