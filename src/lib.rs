@@ -11,6 +11,7 @@ pub mod program;
 pub mod progress;
 pub mod scenario;
 pub mod scenario_file;
+pub mod schemes;
 pub mod topology;
 pub mod trace;
 

@@ -13,6 +13,7 @@ use t2_waves::TraceFilter;
 use t2sim::headroom::Headroom;
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario_file::ScenarioFile;
+use t2sim::schemes;
 use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
@@ -47,13 +48,26 @@ enum Command {
     /// print the feasibility report. Exit status: 0 report printed, 1 with --require-fit
     /// when the program does not fit, 2 when the file cannot be read or is malformed.
     Report(ReportArgs),
+    /// List the congestion schemes with their parameters, defaults and ranges.
+    Schemes,
 }
 
 #[derive(Args, Debug)]
+#[group(id = "what", required = true, args = ["program", "scheme"])]
 struct ReportArgs {
     /// The program file (JSON).
     #[arg(long)]
-    program: PathBuf,
+    program: Option<PathBuf>,
+    /// A scheme's program instead of a file (`t2sim schemes` lists them), built from its
+    /// parameters for ports of --gbps.
+    #[arg(long, conflicts_with = "program")]
+    scheme: Option<String>,
+    /// A scheme parameter, NAME=VALUE (repeatable); the others keep their defaults.
+    #[arg(long = "set", value_name = "NAME=VALUE", requires = "scheme")]
+    settings: Vec<String>,
+    /// Port speed the scheme's program is built for, Gb/s.
+    #[arg(long, default_value_t = 100, requires = "scheme")]
+    gbps: u64,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -68,12 +82,24 @@ struct ReportArgs {
 
 /// Prints the report; `Ok(false)` when the program does not fit.
 fn report(args: &ReportArgs) -> Result<bool, String> {
-    let path = args.program.display();
-    let text = std::fs::read_to_string(&args.program).map_err(|e| format!("{path}: {e}"))?;
-    let program = Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?;
     let params = match &args.params {
         Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
         None => Tofino2Params::default(),
+    };
+    let (program, path) = match (&args.program, &args.scheme) {
+        (Some(file), _) => {
+            let path = file.display().to_string();
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{path}: {e}"))?;
+            (
+                Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?,
+                path,
+            )
+        }
+        (None, Some(name)) => (
+            scheme_program(name, args, &params)?,
+            format!("scheme {name}"),
+        ),
+        (None, None) => unreachable!("clap requires --program or --scheme"),
     };
     let checked =
         check::check_with(&program, &params.pipeline.phv).map_err(|e| format!("{path}: {e}"))?;
@@ -103,6 +129,26 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         print!("{headroom}");
     }
     Ok(report.fits)
+}
+
+/// The program of scheme `name` with `--set` applied, for ports of `--gbps`.
+fn scheme_program(
+    name: &str,
+    args: &ReportArgs,
+    params: &Tofino2Params,
+) -> Result<Program, String> {
+    let scheme = schemes::find(name)?;
+    let overrides = schemes::parse_settings(&args.settings)?;
+    let values = scheme
+        .resolve(&overrides)
+        .map_err(|e| format!("scheme {name}: {e}"))?;
+    let link_bps = args
+        .gbps
+        .checked_mul(1_000_000_000)
+        .filter(|_| args.gbps > 0)
+        .ok_or_else(|| format!("--gbps {}: must be a port speed in Gb/s above 0", args.gbps))?;
+    let target = schemes::Target { params, link_bps };
+    Ok((scheme.build)(&values, &target).program)
 }
 
 #[derive(Args, Debug)]
@@ -273,6 +319,12 @@ fn main() -> ExitCode {
         Some(Command::Run(args)) => run(args),
         Some(Command::Params) => {
             println!("{}", Tofino2Params::default().to_json());
+            Ok(())
+        }
+        Some(Command::Schemes) => {
+            for scheme in schemes::SCHEMES {
+                print!("{}", scheme.describe());
+            }
             Ok(())
         }
         Some(Command::Report(args)) => match report(&args) {

@@ -8,6 +8,7 @@
 use crate::chip::Chip;
 use crate::params::Tofino2Params;
 use crate::scenario::WaveRequest;
+use crate::schemes::{self, SchemeParams};
 use crate::topology::{Shape, Topology, TopologySpec};
 use crate::trace::DEFAULT_TRACE;
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,13 @@ struct FileScenario {
     /// A JSON program every switch runs (see `programs/`); its `ipv4_host` table gets the
     /// host routes. Default: the built-in IPv4 forwarding.
     program: Option<PathBuf>,
+    /// A scheme by name (`t2sim schemes` lists them): its program, queues and host
+    /// behaviour, in place of `program`, `[queues]` and `[transport]`'s congestion and
+    /// pause/bounce keys.
+    scheme: Option<String>,
+    /// The scheme's parameters (`[scheme_params]`; TOML cannot make `scheme` both a name
+    /// and a table). Unset ones keep the scheme's defaults.
+    scheme_params: Option<BTreeMap<String, f64>>,
     topology: TopologyToml,
     #[serde(default)]
     transport: TransportToml,
@@ -105,7 +113,7 @@ fn default_delay() -> u64 {
     1000
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone, Copy)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 enum CongestionToml {
     Fixed,
@@ -115,8 +123,8 @@ enum CongestionToml {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct TransportToml {
-    #[serde(default = "default_congestion")]
-    congestion: CongestionToml,
+    /// Default `fixed` (or the scheme's).
+    congestion: Option<CongestionToml>,
     #[serde(default = "default_mss")]
     mss: u64,
     #[serde(default = "default_window")]
@@ -124,14 +132,11 @@ struct TransportToml {
     #[serde(default = "default_rto")]
     rto_us: u64,
     /// NICs stop sending while a PFC frame pauses their class (default false).
-    #[serde(default)]
-    honour_pfc: bool,
+    honour_pfc: Option<bool>,
     /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
-    #[serde(default)]
-    resend_bounced: bool,
+    resend_bounced: Option<bool>,
     /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
-    #[serde(default)]
-    honour_bfc_pause: bool,
+    honour_bfc_pause: Option<bool>,
     /// QCN reaction points at the NICs, when the table is present.
     qcn: Option<QcnToml>,
 }
@@ -194,9 +199,6 @@ impl QcnToml {
     }
 }
 
-fn default_congestion() -> CongestionToml {
-    CongestionToml::Fixed
-}
 fn default_mss() -> u64 {
     1000
 }
@@ -210,13 +212,13 @@ fn default_rto() -> u64 {
 impl Default for TransportToml {
     fn default() -> TransportToml {
         TransportToml {
-            congestion: default_congestion(),
+            congestion: None,
             mss: default_mss(),
             window_bytes: default_window(),
             rto_us: default_rto(),
-            honour_pfc: false,
-            resend_bounced: false,
-            honour_bfc_pause: false,
+            honour_pfc: None,
+            resend_bounced: None,
+            honour_bfc_pause: None,
             qcn: None,
         }
     }
@@ -310,6 +312,8 @@ pub struct ScenarioFile {
     pub port_queues: Option<Vec<QueueConfig>>,
     /// Waves of one switch (`output.vcd`), and which switch.
     pub waves: Option<(WaveRequest, usize)>,
+    /// The scheme the file names, with its parameters.
+    pub scheme: Option<(String, SchemeParams)>,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -572,18 +576,18 @@ impl ScenarioFile {
         }
         let tr = &raw.transport;
         let rto = clock.ns_to_cycles_ceil(tr.rto_us.saturating_mul(1000));
-        let transport = TransportConfig {
+        let mut transport = TransportConfig {
             mss: tr.mss,
             window_bytes: tr.window_bytes,
             rto,
             max_rto: rto.saturating_mul(64),
-            congestion: match tr.congestion {
+            congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
                 CongestionToml::Fixed => Congestion::Fixed,
                 CongestionToml::Dctcp => Congestion::Dctcp,
             },
-            honour_pfc: tr.honour_pfc,
-            resend_bounced: tr.resend_bounced,
-            honour_bfc_pause: tr.honour_bfc_pause,
+            honour_pfc: tr.honour_pfc.unwrap_or(false),
+            resend_bounced: tr.resend_bounced.unwrap_or(false),
+            honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
             qcn: match &tr.qcn {
                 None => None,
                 Some(q) => Some(
@@ -591,6 +595,45 @@ impl ScenarioFile {
                         .map_err(|e| format!("{shown}: {e}"))?,
                 ),
             },
+        };
+        let (program, port_queues, scheme) = match &raw.scheme {
+            None => {
+                if raw.scheme_params.is_some() {
+                    return bad("scheme_params", "needs scheme, the scheme they set".into());
+                }
+                (program, port_queues, None)
+            }
+            Some(name) => {
+                let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
+                for (key, set) in [
+                    ("program", raw.program.is_some()),
+                    ("queues", raw.queues.is_some()),
+                    ("transport.congestion", tr.congestion.is_some()),
+                    ("transport.honour_pfc", tr.honour_pfc.is_some()),
+                    ("transport.resend_bounced", tr.resend_bounced.is_some()),
+                    ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
+                ] {
+                    if set {
+                        return bad(key, format!("scheme {name} sets it; remove one of the two"));
+                    }
+                }
+                let values = scheme
+                    .resolve(&raw.scheme_params.clone().unwrap_or_default())
+                    .map_err(|e| format!("{shown}: scheme_params.{e}"))?;
+                let setup = (scheme.build)(
+                    &values,
+                    &schemes::Target {
+                        params: &params,
+                        link_bps,
+                    },
+                );
+                setup.hosts.apply(&mut transport);
+                (
+                    Some(setup.program),
+                    setup.port_queues,
+                    Some((scheme.name.to_string(), values)),
+                )
+            }
         };
         transport
             .validate("transport")
@@ -751,6 +794,7 @@ impl ScenarioFile {
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             waves,
+            scheme,
         })
     }
 

@@ -21,7 +21,7 @@ fn udp(src: Ipv4Addr, dst: Ipv4Addr, payload: usize) -> Vec<u8> {
 /// Host routes (`ipv4_host`), and in egress a table keyed on the source address whose action
 /// sets `eg_intr_dprsr_md.adv_flow_ctl` from action data; a miss sets 0 (no message).
 fn afc_program(entries: &[(Ipv4Addr, u32)]) -> Program {
-    let mut p = examples::dctcp_switch(400);
+    let mut p = t2sim::schemes::dctcp::program(400);
     p.actions.push(
         Action::new("set_afc")
             .param("word", 32)

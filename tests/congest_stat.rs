@@ -17,7 +17,7 @@ const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
 fn the_egress_program_reads_queue_and_pool_congestion() {
     // Egress writes what it read into the headers: l4 ports <- enq/deq depth, TTL <-
     // enq_congest_stat, diffserv <- app_pool_congest_stat, total_len <- deq_congest_stat.
-    let mut p = examples::dctcp_switch(400);
+    let mut p = t2sim::schemes::dctcp::program(400);
     let set = |dst: &str, src: &str| Primitive::Set {
         dst: dst.into(),
         src: Operand::field(src),

@@ -30,7 +30,7 @@ fn udp(src: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
 /// Host routes, and in ingress a table on the source address: `MIRRORED` is mirrored to
 /// session 5, `LOOPED` recirculated (each pass lowers the TTL through `ipv4_host`).
 fn program() -> Program {
-    let mut p = examples::dctcp_switch(400);
+    let mut p = t2sim::schemes::dctcp::program(400);
     p.actions.push(common::mirror_to_action());
     p.actions
         .push(Action::new("recirc").prim(Primitive::Recirculate));
@@ -166,7 +166,7 @@ fn recirculating_without_a_recirculation_port_is_a_counted_drop() {
 /// `random` in ingress: each pipe draws its own numbers, and a run is repeatable.
 #[test]
 fn random_source_ports_differ_by_pipe_and_repeat_run_to_run() {
-    let mut program = examples::dctcp_switch(400);
+    let mut program = t2sim::schemes::dctcp::program(400);
     program
         .actions
         .push(Action::new("rand_port").prim(Primitive::Random {

@@ -23,7 +23,7 @@ const SESSION: u8 = 9;
 
 /// Host routes, and in egress a table that mirrors every packet to session 9.
 fn program() -> Program {
-    let mut p = examples::dctcp_switch(400);
+    let mut p = t2sim::schemes::dctcp::program(400);
     p.actions.push(common::mirror_to_action());
     p.tables.push(
         Table::new("egress_mirror", MatchKind::Exact, &[], 0)
@@ -332,7 +332,7 @@ proptest! {
 /// of packets to the receiver to 10, and in `gress` a table mirroring every packet to session
 /// 9 with `mirror_io_select` = `incoming`.
 fn io_select_program(gress: &str, incoming: bool) -> Program {
-    let mut p = examples::dctcp_switch(400);
+    let mut p = t2sim::schemes::dctcp::program(400);
     let field = match gress {
         "ingress" => "ig_intr_dprsr_md.mirror_io_select",
         _ => "eg_intr_dprsr_md.mirror_io_select",

@@ -48,7 +48,7 @@ fn a_route_table_too_big_for_a_stage_is_split_and_forwards_from_its_last_parts()
     // take seven stages. 200,000 routes to 1.0.0.0 and up fill the first part and a piece of
     // the second, so the receiver's route (10.1.0.1, after them in key order) sits in part
     // 2: the packet crosses a part that misses and stands aside for the parts after it.
-    let mut program = examples::dctcp_switch(400);
+    let mut program = t2sim::schemes::dctcp::program(400);
     let host = program
         .tables
         .iter_mut()
@@ -81,11 +81,11 @@ fn routes_need_the_route_table_and_programs_must_fit() {
     let err = |p: Program| one_packet(p).build().err().unwrap().to_string();
     let e = err(examples::ecn_marking());
     assert!(e.contains("has no table `ipv4_host`"), "{e}");
-    let mut huge = examples::dctcp_switch(400);
+    let mut huge = t2sim::schemes::dctcp::program(400);
     huge.tables[2].size = 50_000_000;
     let e = err(huge);
     assert!(e.contains("does not fit on the chip"), "{e}");
-    let mut bad = examples::dctcp_switch(400);
+    let mut bad = t2sim::schemes::dctcp::program(400);
     bad.tables[2].keys = vec!["ipv4.src_addr".into()];
     let e = err(bad);
     assert!(e.contains("must be keyed on `ipv4.dst_addr` alone"), "{e}");
@@ -136,8 +136,8 @@ fn dctcp_incast(program: Option<Program>) -> (Vec<u32>, u64) {
 
 #[test]
 fn dctcp_over_an_ecn_marking_egress_holds_the_queue_near_the_threshold() {
-    let k = examples::DCTCP_THRESHOLD_CELLS as u32;
-    let (marked_depths, marks) = dctcp_incast(Some(examples::dctcp_switch(k as u64)));
+    let k = t2sim::schemes::dctcp::DEFAULT_K_CELLS as u32;
+    let (marked_depths, marks) = dctcp_incast(Some(t2sim::schemes::dctcp::program(k as u64)));
     let (plain_depths, no_marks) = dctcp_incast(None);
     let mean = |d: &[u32]| d.iter().map(|&x| x as u64).sum::<u64>() / d.len() as u64;
     let max = |d: &[u32]| *d.iter().max().unwrap();
@@ -167,7 +167,7 @@ fn dctcp_over_an_ecn_marking_egress_holds_the_queue_near_the_threshold() {
 fn per_flow_queues(senders: &[(std::net::Ipv4Addr, u64)]) -> Program {
     use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Stmt, Table};
     // A threshold of 2^19 - 1 cells, more than the buffer holds: nothing is marked.
-    let mut p = examples::dctcp_switch((1 << 19) - 1);
+    let mut p = t2sim::schemes::dctcp::program((1 << 19) - 1);
     p.name = "per_flow_queues".into();
     p.actions.push(
         Action::new("set_queue")

@@ -199,7 +199,7 @@ fn a_program_with_a_selector_spreads_flows_over_the_spines() {
     // The ECMP test above, with every switch running `ecmp_switch`: the chip installs each
     // destination's four uplink routes as one selector group, and the selector's hash (the
     // low 14 bits of a CRC-16 of the 5-tuple, modulo 4) puts each flow on one spine.
-    let (t, flows) = leaf_spine_flows(Some(t2_pipeline::examples::ecmp_switch(400)));
+    let (t, flows) = leaf_spine_flows(Some(t2sim::schemes::dctcp::ecmp_program(400)));
     let mut per_spine = [0u64; 4];
     for f in &flows {
         let mut tuple = t.peers[f.src].ip.octets().to_vec();
@@ -232,7 +232,7 @@ fn a_program_cannot_take_ecmp_routes() {
         },
         Stepping::Jump,
     );
-    s.program = Some(t2_pipeline::examples::dctcp_switch(400));
+    s.program = Some(t2sim::schemes::dctcp::program(400));
     let e = s.build().err().unwrap();
     assert!(
         e.contains("10.0.0.2 has 2 equal-cost routes (ECMP, device ports"),

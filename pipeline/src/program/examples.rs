@@ -1,14 +1,17 @@
-//! Example programs, built with the builder API. `programs/*.json` at the repository root
-//! are these programs serialized (a test keeps them in step).
+//! Example programs, built with the builder API, and the building blocks (forwarding actions,
+//! the host-route table, ECN marking) that they and the schemes' programs share.
+//! `programs/*.json` at the repository root are these programs and the schemes' serialized
+//! (tests keep them in step).
 
 use crate::program::ir::{
     Action, Cmp, Condition, DropCause, Half, HashAlgorithm, MatchKind, Operand, ParserState,
     Primitive, Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutput,
-    SaluOutputValue, SaluUpdate, Selector, Stmt, Table,
+    SaluOutputValue, SaluUpdate, Stmt, Table,
 };
 
-/// The forwarding actions and the keyless drop tables shared by the forwarding programs.
-fn forwarding(name: &str) -> ProgramBuilder {
+/// The forwarding actions and the keyless drop tables shared by the forwarding programs
+/// (the examples here and the schemes' programs).
+pub fn forwarding(name: &str) -> ProgramBuilder {
     ProgramBuilder::new(name)
         .action(
             Action::new("forward")
@@ -37,7 +40,7 @@ fn forwarding(name: &str) -> ProgramBuilder {
 }
 
 /// Ingress: drop non-IPv4 and expiring packets, else run `then`.
-fn forwarding_ingress(then: Vec<Stmt>) -> Vec<Stmt> {
+pub fn forwarding_ingress(then: Vec<Stmt>) -> Vec<Stmt> {
     vec![Stmt::if_(
         Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(0)),
         vec![Stmt::apply("not_ipv4")],
@@ -51,7 +54,7 @@ fn forwarding_ingress(then: Vec<Stmt>) -> Vec<Stmt> {
 
 /// Egress: mark ECN-capable IPv4 packets that found at least `threshold_cells` in their
 /// queue, applying table `table`.
-fn ecn_egress(table: &str, threshold_cells: u64) -> Vec<Stmt> {
+pub fn ecn_egress(table: &str, threshold_cells: u64) -> Vec<Stmt> {
     vec![Stmt::if_(
         Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
         vec![Stmt::if_(
@@ -67,40 +70,13 @@ fn ecn_egress(table: &str, threshold_cells: u64) -> Vec<Stmt> {
     )]
 }
 
-/// A switch for DCTCP: IPv4 host routes (table `ipv4_host`, filled by the chip's routes)
-/// and egress ECN marking of packets that found at least `threshold_cells` cells queued.
-pub fn dctcp_switch(threshold_cells: u64) -> Program {
-    forwarding("dctcp_switch")
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .table(
-            Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
-                .action("forward")
-                .action("drop_no_route")
-                .default_action("drop_no_route", &[]),
-        )
-        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
-        .egress(ecn_egress("ecn_mark", threshold_cells))
-        .build_unchecked()
-}
-
-/// [`dctcp_switch`] for networks with equal-cost paths: `ipv4_host` has an action selector
-/// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
-/// equal-cost routes as one group and each flow keeps one path.
-pub fn ecmp_switch(threshold_cells: u64) -> Program {
-    let mut p = dctcp_switch(threshold_cells);
-    p.name = "ecmp_switch".into();
-    let host = p
-        .tables
-        .iter_mut()
-        .find(|t| t.name == "ipv4_host")
-        .expect("dctcp_switch has ipv4_host");
-    host.selector = Some(Selector {
-        inputs: FIVE_TUPLE.iter().map(|f| f.to_string()).collect(),
-        groups: 1024,
-        max_members: 16,
-    });
-    p
+/// The host-route table the chip fills with its routes (`ipv4_host`: exact on the
+/// destination, 4096 entries, `forward` or `drop_no_route`).
+pub fn ipv4_host() -> Table {
+    Table::new("ipv4_host", MatchKind::Exact, &["ipv4.dst_addr"], 4096)
+        .action("forward")
+        .action("drop_no_route")
+        .default_action("drop_no_route", &[])
 }
 
 /// The fields a flow is known by, as selectors and ECMP hash them.
@@ -111,10 +87,6 @@ pub const FIVE_TUPLE: [&str; 5] = [
     "l4.src_port",
     "l4.dst_port",
 ];
-
-/// The marking threshold of the shipped `programs/dctcp_switch.json`, in 176-byte cells
-/// (400 cells = 70,400 B, a little over a 100 Gb/s x 5 us bandwidth-delay product).
-pub const DCTCP_THRESHOLD_CELLS: u64 = 400;
 
 /// IPv4 host routes with TTL handling and a ternary traffic-class table.
 ///
@@ -456,8 +428,6 @@ pub fn all() -> Vec<(&'static str, Program)> {
         ("l3_forward.json", l3_forward()),
         ("ecn_marking.json", ecn_marking()),
         ("flow_counter.json", flow_counter()),
-        ("dctcp_switch.json", dctcp_switch(DCTCP_THRESHOLD_CELLS)),
-        ("ecmp_switch.json", ecmp_switch(DCTCP_THRESHOLD_CELLS)),
         ("vlan_switch.json", vlan_switch()),
         ("vlan_tagging.json", vlan_tagging()),
         (

@@ -1,0 +1,78 @@
+//! DCTCP: switches mark ECN Congestion Experienced on packets that find at least K cells
+//! queued at their egress port (the marking of the DCTCP paper, on the queue depth Tofino2
+//! reports at enqueue), and hosts run DCTCP's window reaction to the fraction of marked ACKs.
+//! `programs/dctcp_switch.json` and `programs/ecmp_switch.json` are built here.
+
+use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
+use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host, FIVE_TUPLE};
+use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Selector, Stmt, Table};
+use t2_testbench::transport::Congestion;
+
+pub static SCHEME: Scheme = Scheme {
+    name: "dctcp",
+    summary: "ECN marking at K cells of egress queue, DCTCP hosts",
+    doc: "docs/schemes.md",
+    params: &[Param {
+        name: "k_cells",
+        default: DEFAULT_K_CELLS as f64,
+        min: 1.0,
+        max: ((1u64 << 19) - 1) as f64,
+        integer: true,
+        doc: "marking threshold, 176-byte cells of the egress queue at enqueue (default ours)",
+    }],
+    build,
+    shipped,
+};
+
+/// The default marking threshold, in 176-byte cells (400 cells = 70,400 B, a little over a
+/// 100 Gb/s x 5 us bandwidth-delay product; our default).
+pub const DEFAULT_K_CELLS: u64 = 400;
+
+fn build(p: &SchemeParams, _: &Target) -> Setup {
+    Setup {
+        program: program(p.int("k_cells")),
+        port_queues: None,
+        hosts: Hosts {
+            congestion: Congestion::Dctcp,
+            ..Hosts::PLAIN
+        },
+    }
+}
+
+fn shipped() -> Vec<(&'static str, Program)> {
+    vec![
+        ("dctcp_switch.json", program(DEFAULT_K_CELLS)),
+        ("ecmp_switch.json", ecmp_program(DEFAULT_K_CELLS)),
+    ]
+}
+
+/// A switch for DCTCP: IPv4 host routes (table `ipv4_host`, filled by the chip's routes)
+/// and egress ECN marking of packets that found at least `threshold_cells` cells queued.
+pub fn program(threshold_cells: u64) -> Program {
+    forwarding("dctcp_switch")
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .table(ipv4_host())
+        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
+        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
+        .egress(ecn_egress("ecn_mark", threshold_cells))
+        .build_unchecked()
+}
+
+/// [`program`] for networks with equal-cost paths: `ipv4_host` has an action selector
+/// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
+/// equal-cost routes as one group and each flow keeps one path.
+pub fn ecmp_program(threshold_cells: u64) -> Program {
+    let mut p = program(threshold_cells);
+    p.name = "ecmp_switch".into();
+    let host = p
+        .tables
+        .iter_mut()
+        .find(|t| t.name == "ipv4_host")
+        .expect("the DCTCP program has ipv4_host");
+    host.selector = Some(Selector {
+        inputs: FIVE_TUPLE.iter().map(|f| f.to_string()).collect(),
+        groups: 1024,
+        max_members: 16,
+    });
+    p
+}

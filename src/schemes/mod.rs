@@ -1,0 +1,272 @@
+//! Congestion schemes, one folder each, registered by name in [`SCHEMES`].
+//!
+//! A scheme is what a comparison holds fixed per run: the program every switch runs (built
+//! from the scheme's parameters and the port speed), the egress queues of every switch port,
+//! and what the hosts do (their transport's congestion control, which pause frames they
+//! honour, whether they resend bounced packets). The command line (`report --scheme`), the
+//! scenario files (`scheme = "dctcp"`, `[scheme.params]`) and comparisons find a scheme here
+//! by its name. Adding a scheme is a new folder and one line in [`SCHEMES`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use t2_pipeline::ir::Program;
+use t2_testbench::transport::Congestion;
+use t2_testbench::TransportConfig;
+use t2_tm::QueueConfig;
+
+use crate::params::Tofino2Params;
+
+pub mod dctcp;
+pub mod droptail;
+
+/// Every scheme, by name.
+pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME];
+
+/// A scheme: its name, what it is, its parameters and how to build it.
+pub struct Scheme {
+    pub name: &'static str,
+    /// One line: what the switches and hosts do.
+    pub summary: &'static str,
+    /// The scheme's page under `docs/`.
+    pub doc: &'static str,
+    pub params: &'static [Param],
+    /// The setup for a network whose ports all run at `target.link_bps`.
+    pub build: fn(&SchemeParams, &Target) -> Setup,
+    /// The programs shipped under `programs/`, with their file names (built from the
+    /// default parameters at 100 Gb/s; a test keeps the files in step).
+    pub shipped: fn() -> Vec<(&'static str, Program)>,
+}
+
+/// A tunable of a scheme: its default, its range and what it means.
+pub struct Param {
+    pub name: &'static str,
+    pub default: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Only whole numbers.
+    pub integer: bool,
+    /// Meaning and unit, and where the default comes from.
+    pub doc: &'static str,
+}
+
+/// What a scheme is built for.
+pub struct Target<'a> {
+    pub params: &'a Tofino2Params,
+    /// Speed of every port, NIC and link, b/s.
+    pub link_bps: u64,
+}
+
+/// The parameters of one scheme, every one set (defaults filled in, ranges checked).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchemeParams {
+    values: BTreeMap<&'static str, f64>,
+}
+
+impl SchemeParams {
+    /// The value of `name`, which must be one of the scheme's own parameters.
+    pub fn get(&self, name: &str) -> f64 {
+        *self
+            .values
+            .get(name)
+            .unwrap_or_else(|| panic!("a scheme asked for `{name}`, which it does not declare"))
+    }
+
+    /// A whole-number parameter (checked as such when the parameters were resolved).
+    pub fn int(&self, name: &str) -> u64 {
+        self.get(name) as u64
+    }
+
+    /// `name = value` pairs in name order, for result files.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        self.values.iter().map(|(k, v)| (*k, *v))
+    }
+}
+
+/// What every switch and host of a run does under a scheme.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The program every switch runs; its `ipv4_host` table gets the routes.
+    pub program: Program,
+    /// Every switch port's egress queues; `None` keeps the TM's default carving.
+    pub port_queues: Option<Vec<QueueConfig>>,
+    pub hosts: Hosts,
+}
+
+/// What the hosts do under a scheme: their part of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hosts {
+    pub congestion: Congestion,
+    pub honour_pfc: bool,
+    pub honour_bfc_pause: bool,
+    pub resend_bounced: bool,
+}
+
+impl Hosts {
+    /// Fixed-window senders that honour nothing: the hosts of a scheme that lives in the
+    /// switches alone.
+    pub const PLAIN: Hosts = Hosts {
+        congestion: Congestion::Fixed,
+        honour_pfc: false,
+        honour_bfc_pause: false,
+        resend_bounced: false,
+    };
+
+    /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
+    pub fn apply(&self, transport: &mut TransportConfig) {
+        transport.congestion = self.congestion;
+        transport.honour_pfc = self.honour_pfc;
+        transport.honour_bfc_pause = self.honour_bfc_pause;
+        transport.resend_bounced = self.resend_bounced;
+    }
+}
+
+/// The scheme called `name`; the error lists the ones there are.
+pub fn find(name: &str) -> Result<&'static Scheme, String> {
+    SCHEMES
+        .iter()
+        .copied()
+        .find(|s| s.name == name)
+        .ok_or_else(|| format!("no scheme `{name}` (schemes: {})", names().join(", ")))
+}
+
+/// The names of every scheme, in registration order.
+pub fn names() -> Vec<&'static str> {
+    SCHEMES.iter().map(|s| s.name).collect()
+}
+
+impl Scheme {
+    /// The parameters with `overrides` applied over the defaults. Errors name the
+    /// parameter and the problem: unknown name, not a whole number, out of range.
+    pub fn resolve(&self, overrides: &BTreeMap<String, f64>) -> Result<SchemeParams, String> {
+        for name in overrides.keys() {
+            if !self.params.iter().any(|p| p.name == name) {
+                let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "{name}: scheme {} has no such parameter (it has: {})",
+                    self.name,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+        }
+        let mut values = BTreeMap::new();
+        for p in self.params {
+            let v = overrides.get(p.name).copied().unwrap_or(p.default);
+            if !v.is_finite() || v < p.min || v > p.max {
+                return Err(format!(
+                    "{}: {v} is outside {}..={} ({})",
+                    p.name, p.min, p.max, p.doc
+                ));
+            }
+            if p.integer && v.fract() != 0.0 {
+                return Err(format!("{}: {v} is not a whole number", p.name));
+            }
+            values.insert(p.name, v);
+        }
+        Ok(SchemeParams { values })
+    }
+
+    /// The setup with the default parameters.
+    pub fn default_setup(&self, target: &Target) -> Setup {
+        let params = self
+            .resolve(&BTreeMap::new())
+            .expect("a scheme's defaults are inside its ranges");
+        (self.build)(&params, target)
+    }
+
+    /// A page of text: the scheme, its parameters with defaults and ranges.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{}: {} (docs: {})\n", self.name, self.summary, self.doc);
+        for p in self.params {
+            let _ = writeln!(
+                s,
+                "  {} = {} ({}..={}) {}",
+                p.name, p.default, p.min, p.max, p.doc
+            );
+        }
+        s
+    }
+}
+
+/// Parses `name=value` settings (as `--set` gives them) into overrides; errors name the
+/// setting.
+pub fn parse_settings(settings: &[String]) -> Result<BTreeMap<String, f64>, String> {
+    let mut out = BTreeMap::new();
+    for s in settings {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(format!("--set {s}: expected NAME=VALUE"));
+        };
+        let v: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("--set {s}: `{}` is not a number", value.trim()))?;
+        if out.insert(name.trim().to_string(), v).is_some() {
+            return Err(format!("--set {s}: `{}` is set twice", name.trim()));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found() {
+        let mut names = names();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        for name in names {
+            assert_eq!(find(name).unwrap().name, name);
+        }
+        assert_eq!(
+            find("nope").unwrap_err(),
+            format!("no scheme `nope` (schemes: {})", super::names().join(", "))
+        );
+    }
+
+    #[test]
+    fn defaults_resolve_and_bad_overrides_are_named() {
+        for s in SCHEMES {
+            s.resolve(&BTreeMap::new()).unwrap();
+        }
+        let dctcp = find("dctcp").unwrap();
+        let set = |k: &str, v: f64| BTreeMap::from([(k.to_string(), v)]);
+        assert_eq!(
+            dctcp.resolve(&set("k", 1.0)).unwrap_err(),
+            "k: scheme dctcp has no such parameter (it has: k_cells)"
+        );
+        assert!(dctcp
+            .resolve(&set("k_cells", 2.5))
+            .unwrap_err()
+            .starts_with("k_cells: 2.5 is not a whole number"));
+        assert!(dctcp
+            .resolve(&set("k_cells", -1.0))
+            .unwrap_err()
+            .starts_with("k_cells: -1 is outside"));
+        assert_eq!(
+            dctcp.resolve(&set("k_cells", 80.0)).unwrap().int("k_cells"),
+            80
+        );
+    }
+
+    #[test]
+    fn settings_parse_with_named_errors() {
+        let ok = parse_settings(&["k_cells=80".into(), " theta = 0.5".into()]).unwrap();
+        assert_eq!(ok["k_cells"], 80.0);
+        assert_eq!(ok["theta"], 0.5);
+        assert_eq!(
+            parse_settings(&["k_cells".into()]).unwrap_err(),
+            "--set k_cells: expected NAME=VALUE"
+        );
+        assert_eq!(
+            parse_settings(&["k_cells=x".into()]).unwrap_err(),
+            "--set k_cells=x: `x` is not a number"
+        );
+    }
+}
