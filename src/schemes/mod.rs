@@ -23,6 +23,7 @@ pub mod droptail;
 pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
+#[derive(Debug)]
 pub struct Scheme {
     pub name: &'static str,
     /// One line: what the switches and hosts do.
@@ -38,6 +39,7 @@ pub struct Scheme {
 }
 
 /// A tunable of a scheme: its default, its range and what it means.
+#[derive(Debug)]
 pub struct Param {
     pub name: &'static str,
     pub default: f64,
