@@ -468,6 +468,12 @@ impl ScenarioFile {
                 .map_err(|e| format!("{shown}: params: {e}"))?,
             None => Tofino2Params::default(),
         };
+        if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
+            return bad(
+                "program",
+                format!("scheme {name} sets it; remove one of the two"),
+            );
+        }
         let program = match &raw.program {
             None => None,
             Some(p) => {
