@@ -50,6 +50,125 @@ enum Command {
     Report(ReportArgs),
     /// List the congestion schemes with their parameters, defaults and ranges.
     Schemes,
+    /// Run one scenario file under several schemes (the same topology, workload and seed)
+    /// and print their figures side by side with each scheme's fit on the chip; with --out,
+    /// also compare.csv, compare.json, SVG plots and each scheme's own results.
+    Compare(CompareArgs),
+    /// Run a scenario file at every point of a grid over its keys (one row of figures per
+    /// point); --shard I/N runs a share of the points, `sweep-merge` joins the shares.
+    Sweep(SweepArgs),
+    /// Join the folders of a sharded sweep into the files an unsharded run writes.
+    SweepMerge(MergeArgs),
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// The scenario file (TOML).
+    #[arg(long, value_name = "FILE")]
+    scenario: PathBuf,
+    /// A key of the file and its values, KEY=V1,V2,... (repeatable; the first varies
+    /// slowest), e.g. workload.load=0.3,0.5 or scheme=droptail,dctcp.
+    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
+    grid: Vec<String>,
+    /// Run only the points whose number is I-1 modulo N.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Folder for sweep.csv and sweep.json (default: the CSV to standard output).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// Folder for the merged sweep.csv and sweep.json.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The shards' folders.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+}
+
+fn sweep(args: &SweepArgs) -> Result<(), String> {
+    let grid = args
+        .grid
+        .iter()
+        .map(|g| t2sim::sweep::Axis::parse(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(t2sim::sweep::parse_shard)
+        .transpose()?;
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let s = t2sim::sweep::sweep(&args.scenario, &grid, shard, |n, total, point| {
+        if terminal {
+            eprintln!("t2sim: sweep: point {}/{total}: {point}", n + 1);
+        }
+    })?;
+    match &args.out {
+        Some(dir) => {
+            for f in s.write(dir)? {
+                println!("wrote            {f}");
+            }
+        }
+        None => print!("{}", s.csv()),
+    }
+    Ok(())
+}
+
+fn sweep_merge(args: &MergeArgs) -> Result<(), String> {
+    let dirs: Vec<&std::path::Path> = args.shards.iter().map(|d| d.as_path()).collect();
+    let s = t2sim::sweep::merge(&dirs)?;
+    for f in s.write(&args.out)? {
+        println!("wrote            {f}");
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// The scenario file (TOML; it must not set `program`, `[queues]` or the transport's
+    /// congestion and pause keys, which each scheme brings).
+    #[arg(long, value_name = "FILE")]
+    scenario: PathBuf,
+    /// Schemes to compare, comma-separated (default: every scheme, in `t2sim schemes`
+    /// order).
+    #[arg(long, value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// A scheme parameter, SCHEME.PARAM=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SCHEME.PARAM=VALUE")]
+    settings: Vec<String>,
+    /// Folder for compare.csv, compare.json, the plots and per-scheme results.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// Runs a comparison: tables to standard output, files to --out.
+fn compare(args: &CompareArgs) -> Result<(), String> {
+    let names = if args.schemes.is_empty() {
+        schemes::names().iter().map(|s| s.to_string()).collect()
+    } else {
+        args.schemes.clone()
+    };
+    let settings = t2sim::compare::scheme_settings(&args.settings)?;
+    let started = Instant::now();
+    let c = t2sim::compare::compare(&args.scenario, &names, &settings, |name| {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("t2sim: compare: running {name}");
+        }
+    })?;
+    print!("{}", c.text());
+    if let Some(dir) = &args.out {
+        for f in c.write(dir)? {
+            println!("wrote            {f}");
+        }
+    }
+    eprintln!(
+        "t2sim: compared {} schemes in {:.1} s wall",
+        c.runs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -227,6 +346,9 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
     if let Some(dir) = out.or(scenario.out_dir.clone()) {
         results.write(&dir, clock)?;
         println!("results          {}", dir.display());
+        for f in t2sim::plots::run(&results, &dir)? {
+            println!("plot             {f}");
+        }
     }
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
@@ -327,6 +449,9 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Some(Command::Compare(args)) => compare(&args),
+        Some(Command::Sweep(args)) => sweep(&args),
+        Some(Command::SweepMerge(args)) => sweep_merge(&args),
         Some(Command::Report(args)) => match report(&args) {
             Ok(false) if args.require_fit => return ExitCode::from(1),
             Ok(_) => Ok(()),

@@ -296,6 +296,35 @@ struct OutputToml {
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
 
+/// Sets dotted `key` in `table` to `value`, making tables on the way; a key that runs
+/// through a value that is not a table is an error.
+fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err("not a dotted key".into());
+    }
+    let mut at = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = at
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        at = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{}` is not a table", parts[..=i].join(".")))?;
+    }
+    at.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// `key = value, ...` for an error message.
+fn override_list(overrides: &[(String, toml::Value)]) -> String {
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A checked scenario, ready to run.
 pub struct ScenarioFile {
     pub name: String,
@@ -455,6 +484,40 @@ impl ScenarioFile {
             format!(
                 "{shown}: {}",
                 e.to_string().trim_end().replace('\n', "\n  ")
+            )
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        ScenarioFile::check(raw, &shown, base)
+    }
+
+    /// Reads a scenario file with some of its keys set anew: each override is a dotted key
+    /// (`workload.load`, `scheme`, `scheme_params.k_cells`) and a TOML value, set in the file's
+    /// table before it is checked, so an override is checked like the file's own keys. Sweeps
+    /// and comparisons run files this way.
+    pub fn load_with(
+        path: &Path,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        if overrides.is_empty() {
+            return ScenarioFile::load(path);
+        }
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+        let mut table: toml::Table = toml::from_str(&text).map_err(|e| {
+            format!(
+                "{shown}: {}",
+                e.to_string().trim_end().replace('\n', "\n  ")
+            )
+        })?;
+        for (key, value) in overrides {
+            set_key(&mut table, key, value.clone()).map_err(|e| format!("{shown}: {key}: {e}"))?;
+        }
+        let raw: FileScenario = table.try_into().map_err(|e: toml::de::Error| {
+            format!(
+                "{shown} (with {}): {}",
+                override_list(overrides),
+                e.message()
             )
         })?;
         let base = path.parent().unwrap_or(Path::new("."));

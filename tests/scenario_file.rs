@@ -52,7 +52,7 @@ fn incast_example_runs_from_the_cli_identically_twice() {
     let summary = |o: &std::process::Output| {
         let t = String::from_utf8(o.stdout.clone()).unwrap();
         t.lines()
-            .filter(|l| !l.starts_with("results"))
+            .filter(|l| !l.starts_with("results") && !l.starts_with("plot"))
             .collect::<Vec<_>>()
             .join("\n")
     };

@@ -122,6 +122,76 @@ impl Hosts {
     }
 }
 
+/// How a scheme's program sits on the chip: the verdict and the few figures a comparison
+/// shows beside its results (the whole report is `t2sim report --scheme NAME`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Fit {
+    pub fits: bool,
+    /// Why not, when it does not fit.
+    pub reason: Option<String>,
+    /// Stages holding at least one unit.
+    pub stages_used: usize,
+    /// SRAM used over all stages, percent of the pipe's.
+    pub sram_percent: f64,
+    /// Register arrays' RAMs, percent of the pipe's SRAM.
+    pub stateful_percent: f64,
+    /// Ingress + egress MAU cycles.
+    pub mau_cycles: u32,
+    /// Whether any table recirculates or mirrors packets.
+    pub recirculates: bool,
+    pub mirrors: bool,
+}
+
+impl Fit {
+    /// Places `program` under Tofino2's budgets with `params`.
+    pub fn of(program: &Program, params: &Tofino2Params) -> Result<Fit, String> {
+        use t2_pipeline::check::check_with;
+        use t2_pipeline::place::{place, Budget};
+        use t2_pipeline::report::Report;
+        let checked = check_with(program, &params.pipeline.phv)
+            .map_err(|e| format!("{}: {e}", program.name))?;
+        let budget = Budget {
+            stages: params.pipeline.stages as usize,
+            ..Budget::tofino2()
+        };
+        let placed = place(&checked, &budget);
+        let report = Report::new(
+            &checked,
+            &placed,
+            &budget,
+            &params.pipeline,
+            params.clock_hz,
+        );
+        let headroom = crate::headroom::Headroom::new(&checked, params);
+        let total = |name: &str| {
+            report
+                .totals
+                .iter()
+                .find(|a| a.resource == name)
+                .map_or(0.0, |a| a.percent)
+        };
+        Ok(Fit {
+            fits: report.fits,
+            reason: report.failure.as_ref().map(|f| f.to_string()),
+            stages_used: report.stages.iter().filter(|s| !s.units.is_empty()).count(),
+            sram_percent: total("sram"),
+            stateful_percent: report.stateful.rams.percent,
+            mau_cycles: report.latency.iter().map(|l| l.mau_cycles).sum(),
+            recirculates: !headroom.recirculating_tables.is_empty(),
+            mirrors: !headroom.mirroring_tables.is_empty(),
+        })
+    }
+
+    /// `fits` or `does not fit (reason)`.
+    pub fn verdict(&self) -> String {
+        match &self.reason {
+            None if self.fits => "fits".to_string(),
+            None => "does not fit".to_string(),
+            Some(r) => format!("does not fit ({r})"),
+        }
+    }
+}
+
 /// The scheme called `name`; the error lists the ones there are.
 pub fn find(name: &str) -> Result<&'static Scheme, String> {
     SCHEMES
