@@ -16,7 +16,7 @@
 
 use crate::params::Tofino2Params;
 use crate::scenario_file::{RunResults, ScenarioFile};
-use crate::schemes::{self, Fit, Target};
+use crate::schemes::{self, Fit, SchemeSettings, Target};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -162,7 +162,7 @@ pub fn scheme_settings(
 pub fn compare(
     path: &Path,
     names: &[String],
-    settings: &BTreeMap<String, BTreeMap<String, f64>>,
+    settings: &SchemeSettings,
     mut each: impl FnMut(&str),
 ) -> Result<Comparison, String> {
     if names.is_empty() {

@@ -131,8 +131,8 @@ struct CompareArgs {
     /// congestion and pause keys, which each scheme brings).
     #[arg(long, value_name = "FILE")]
     scenario: PathBuf,
-    /// Schemes to compare, comma-separated (default: every scheme, in `t2sim schemes`
-    /// order).
+    /// Schemes to compare, comma-separated (default: the file's `[compare] schemes`, else
+    /// every scheme in `t2sim schemes` order).
     #[arg(long, value_delimiter = ',')]
     schemes: Vec<String>,
     /// A scheme parameter, SCHEME.PARAM=VALUE (repeatable).
@@ -145,12 +145,24 @@ struct CompareArgs {
 
 /// Runs a comparison: tables to standard output, files to --out.
 fn compare(args: &CompareArgs) -> Result<(), String> {
-    let names = if args.schemes.is_empty() {
-        schemes::names().iter().map(|s| s.to_string()).collect()
-    } else {
+    // The command's schemes, else the file's [compare], else every scheme; --set over
+    // [compare.params].
+    let file = ScenarioFile::load(&args.scenario)?
+        .compare
+        .unwrap_or_default();
+    let names = if !args.schemes.is_empty() {
         args.schemes.clone()
+    } else if !file.0.is_empty() {
+        file.0
+    } else {
+        schemes::names().iter().map(|s| s.to_string()).collect()
     };
-    let settings = t2sim::compare::scheme_settings(&args.settings)?;
+    // The file's parameters of schemes the command leaves out do not apply.
+    let mut settings = file.1;
+    settings.retain(|scheme, _| names.contains(scheme));
+    for (scheme, values) in t2sim::compare::scheme_settings(&args.settings)? {
+        settings.entry(scheme).or_default().extend(values);
+    }
     let started = Instant::now();
     let c = t2sim::compare::compare(&args.scenario, &names, &settings, |name| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -8,7 +8,7 @@
 use crate::chip::Chip;
 use crate::params::Tofino2Params;
 use crate::scenario::WaveRequest;
-use crate::schemes::{self, SchemeParams};
+use crate::schemes::{self, SchemeParams, SchemeSettings};
 use crate::topology::{Shape, Topology, TopologySpec};
 use crate::trace::DEFAULT_TRACE;
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,8 @@ struct FileScenario {
     /// The scheme's parameters (`[scheme_params]`; TOML cannot make `scheme` both a name
     /// and a table). Unset ones keep the scheme's defaults.
     scheme_params: Option<BTreeMap<String, f64>>,
+    /// What `t2sim compare` runs this file under when the command names no schemes.
+    compare: Option<CompareToml>,
     topology: TopologyToml,
     #[serde(default)]
     transport: TransportToml,
@@ -59,6 +61,16 @@ struct FileScenario {
     queues: Option<QueuesToml>,
     #[serde(default)]
     output: OutputToml,
+}
+
+/// `[compare]`: the schemes a comparison of this file runs, and their parameters.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct CompareToml {
+    schemes: Vec<String>,
+    /// `[compare.params.SCHEME]`: parameters of a compared scheme.
+    #[serde(default)]
+    params: SchemeSettings,
 }
 
 /// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
@@ -343,6 +355,8 @@ pub struct ScenarioFile {
     pub waves: Option<(WaveRequest, usize)>,
     /// The scheme the file names, with its parameters.
     pub scheme: Option<(String, SchemeParams)>,
+    /// `[compare]`: the schemes to compare (checked names) and their parameters.
+    pub compare: Option<(Vec<String>, SchemeSettings)>,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -707,6 +721,37 @@ impl ScenarioFile {
         transport
             .validate("transport")
             .map_err(|e| format!("{shown}: {e}"))?;
+        let compare = match &raw.compare {
+            None => None,
+            Some(c) => {
+                if c.schemes.is_empty() {
+                    return bad("compare.schemes", "names no scheme".into());
+                }
+                for (i, name) in c.schemes.iter().enumerate() {
+                    schemes::find(name)
+                        .map_err(|e| format!("{shown}: compare.schemes[{i}]: {e}"))?;
+                    if c.schemes[..i].contains(name) {
+                        return bad(
+                            &format!("compare.schemes[{i}]"),
+                            format!("{name} is named twice"),
+                        );
+                    }
+                }
+                for (name, values) in &c.params {
+                    if !c.schemes.contains(name) {
+                        return bad(
+                            &format!("compare.params.{name}"),
+                            "not a compared scheme".into(),
+                        );
+                    }
+                    schemes::find(name)
+                        .expect("checked above")
+                        .resolve(values)
+                        .map_err(|e| format!("{shown}: compare.params.{name}.{e}"))?;
+                }
+                Some((c.schemes.clone(), c.params.clone()))
+            }
+        };
         let w = &raw.workload;
         let background = match &w.cdf {
             None => {
@@ -864,6 +909,7 @@ impl ScenarioFile {
             port_queues,
             waves,
             scheme,
+            compare,
         })
     }
 

@@ -308,3 +308,69 @@ fn bad_sweep_arguments_are_named() {
     );
     assert!(e.contains("lode"), "{e}");
 }
+
+#[test]
+fn the_files_compare_section_chooses_schemes_and_parameters() {
+    // The file's [compare] names droptail and dctcp (k_cells = 400); --set overrides it.
+    let out = t2sim(&[
+        "compare",
+        "--scenario",
+        scenario().to_str().unwrap(),
+        "--set",
+        "dctcp.k_cells=80",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().skip(2).take(2).collect();
+    assert!(rows[0].starts_with("droptail "), "{text}");
+    assert!(rows[1].starts_with("dctcp "), "{text}");
+    let c = compare(
+        &scenario(),
+        &names(&["droptail", "dctcp"]),
+        &scheme_settings(&["dctcp.k_cells=80".to_string()]).unwrap(),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        text.lines().take(4).collect::<Vec<_>>(),
+        c.text().lines().take(4).collect::<Vec<_>>()
+    );
+    // Bad sections name their key.
+    let base = std::fs::read_to_string(scenario()).unwrap();
+    let base = &base[..base.find("[compare]").unwrap()];
+    let dir = scratch("sections");
+    std::fs::create_dir_all(&dir).unwrap();
+    let err = |section: &str| {
+        let f = dir.join("s.toml");
+        std::fs::write(&f, format!("{base}\n{section}")).unwrap();
+        let e = ScenarioFile::load(&f).err().expect("an error");
+        e[f.display().to_string().len() + 2..].to_string()
+    };
+    assert_eq!(
+        err("[compare]\nschemes = [\"droptail\", \"nope\"]"),
+        format!(
+            "compare.schemes[1]: no scheme `nope` (schemes: {})",
+            t2sim::schemes::names().join(", ")
+        )
+    );
+    assert_eq!(
+        err("[compare]\nschemes = []"),
+        "compare.schemes: names no scheme"
+    );
+    assert_eq!(
+        err("[compare]\nschemes = [\"dctcp\", \"dctcp\"]"),
+        "compare.schemes[1]: dctcp is named twice"
+    );
+    assert_eq!(
+        err("[compare]\nschemes = [\"droptail\"]\n[compare.params.dctcp]\nk_cells = 9"),
+        "compare.params.dctcp: not a compared scheme"
+    );
+    assert!(
+        err("[compare]\nschemes = [\"dctcp\"]\n[compare.params.dctcp]\nk_cells = 0")
+            .starts_with("compare.params.dctcp.k_cells: 0 is outside 1..=524287")
+    );
+}

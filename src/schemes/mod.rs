@@ -38,6 +38,9 @@ pub struct Scheme {
     pub shipped: fn() -> Vec<(&'static str, Program)>,
 }
 
+/// Parameter overrides by scheme name (`SCHEME -> PARAM -> value`).
+pub type SchemeSettings = BTreeMap<String, BTreeMap<String, f64>>;
+
 /// A tunable of a scheme: its default, its range and what it means.
 #[derive(Debug)]
 pub struct Param {
