@@ -15,7 +15,7 @@
 //! - the fit: verdict, stages used, SRAM and stateful share, MAU cycles, recirculation.
 
 use crate::params::Tofino2Params;
-use crate::scenario_file::{RunResults, ScenarioFile};
+use crate::scenario_file::{RunResults, ScenarioFile, ScenarioText};
 use crate::schemes::{self, Fit, SchemeSettings, Target};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -157,10 +157,10 @@ pub fn scheme_settings(
         .collect()
 }
 
-/// Runs the scenario at `path` under each scheme of `names` (each with its `settings`
+/// Runs the scenario `source` under each scheme of `names` (each with its `settings`
 /// over its defaults and the file's `[scheme_params]`).
 pub fn compare(
-    path: &Path,
+    source: &ScenarioText,
     names: &[String],
     settings: &SchemeSettings,
     mut each: impl FnMut(&str),
@@ -179,7 +179,7 @@ pub fn compare(
             return Err(format!("--set {scheme}.*: scheme {scheme} is not compared"));
         }
     }
-    let plain = ScenarioFile::load(path)?;
+    let plain = ScenarioFile::from_text(source, &[])?;
     let mut runs = Vec::new();
     let mut head = None;
     for name in names {
@@ -198,7 +198,7 @@ pub fn compare(
                 toml::Value::Integer(period as i64),
             ));
         }
-        let scenario = ScenarioFile::load_with(path, &overrides)?;
+        let scenario = ScenarioFile::from_text(source, &overrides)?;
         let (_, values) = scenario
             .scheme
             .clone()
@@ -420,7 +420,11 @@ pub fn csv_cells(fit: Option<&Fit>, f: &Figures) -> String {
 
 /// The fit of every shipped scheme's default program on ports of `link_bps`.
 pub fn fits(params: &Tofino2Params, link_bps: u64) -> Result<Vec<(&'static str, Fit)>, String> {
-    let target = Target { params, link_bps };
+    let target = Target {
+        params,
+        link_bps,
+        multipath: false,
+    };
     schemes::SCHEMES
         .iter()
         .map(|s| Ok((s.name, Fit::of(&s.default_setup(&target).program, params)?)))

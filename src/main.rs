@@ -12,16 +12,19 @@ use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::headroom::Headroom;
 use t2sim::scenario::{IncastScenario, WaveRequest};
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario_file::{ScenarioFile, ScenarioText};
 use t2sim::schemes;
 use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
 /// t2sim: a cycle-accurate model of the Tofino2 switch ASIC.
 ///
-/// With no command, runs the default scenario: 4 hosts sending at 100 Gb/s line rate into
-/// one 100 Gb/s port for 100 us, and prints what happened. The simulated results go to
-/// standard output and are identical on every run; wall-clock figures go to standard error.
+/// With no arguments, the main job: every shipped congestion scheme on a small default
+/// network (scenarios/default.toml, built in), judged side by side, with each scheme's fit
+/// on the chip. With run options but no command, `run`: the default scenario of one chip, 4
+/// hosts sending at 100 Gb/s line rate into one 100 Gb/s port for 100 us. The simulated
+/// results go to standard output and are identical on every run; wall-clock figures go to
+/// standard error.
 #[derive(Parser, Debug)]
 #[command(
     name = "t2sim",
@@ -100,7 +103,8 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
         .map(t2sim::sweep::parse_shard)
         .transpose()?;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let s = t2sim::sweep::sweep(&args.scenario, &grid, shard, |n, total, point| {
+    let source = ScenarioText::read(&args.scenario)?;
+    let s = t2sim::sweep::sweep(&source, &grid, shard, |n, total, point| {
         if terminal {
             eprintln!("t2sim: sweep: point {}/{total}: {point}", n + 1);
         }
@@ -164,7 +168,8 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
         settings.entry(scheme).or_default().extend(values);
     }
     let started = Instant::now();
-    let c = t2sim::compare::compare(&args.scenario, &names, &settings, |name| {
+    let source = ScenarioText::read(&args.scenario)?;
+    let c = t2sim::compare::compare(&source, &names, &settings, |name| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("t2sim: compare: running {name}");
         }
@@ -199,6 +204,9 @@ struct ReportArgs {
     /// Port speed the scheme's program is built for, Gb/s.
     #[arg(long, default_value_t = 100, requires = "scheme")]
     gbps: u64,
+    /// Build the scheme's program for a network with equal-cost paths (ECMP selector).
+    #[arg(long, requires = "scheme")]
+    multipath: bool,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -278,7 +286,11 @@ fn scheme_program(
         .checked_mul(1_000_000_000)
         .filter(|_| args.gbps > 0)
         .ok_or_else(|| format!("--gbps {}: must be a port speed in Gb/s above 0", args.gbps))?;
-    let target = schemes::Target { params, link_bps };
+    let target = schemes::Target {
+        params,
+        link_bps,
+        multipath: args.multipath,
+    };
     Ok((scheme.build)(&values, &target).program)
 }
 
@@ -446,9 +458,50 @@ fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The main job, `t2sim` with no arguments: every shipped scheme on the built-in default
+/// network (`scenarios/default.toml`), with each scheme's fit on the chip.
+fn default_comparison() -> Result<(), String> {
+    let source = ScenarioText {
+        text: include_str!("../scenarios/default.toml").to_string(),
+        shown: "scenarios/default.toml (built in)".to_string(),
+        base: PathBuf::from("."),
+    };
+    let names: Vec<String> = schemes::names().iter().map(|s| s.to_string()).collect();
+    let started = Instant::now();
+    let c = t2sim::compare::compare(&source, &names, &Default::default(), |_| {})?;
+    println!("t2sim: every shipped scheme on one small network, judged side by side");
+    print!("{}", c.text());
+    println!("fit on Tofino2 (t2sim report --scheme NAME for the whole report)");
+    for r in &c.runs {
+        let f = &r.fit;
+        println!(
+            "  {:<10} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}",
+            r.scheme,
+            f.verdict(),
+            f.stages_used,
+            f.sram_percent,
+            f.stateful_percent,
+            f.mau_cycles,
+            if f.recirculates { ", recirculates" } else { "" },
+            if f.mirrors { ", mirrors" } else { "" },
+        );
+    }
+    println!(
+        "more: t2sim compare --scenario FILE, t2sim run (one chip at line rate), t2sim --help"
+    );
+    eprintln!(
+        "t2sim: compared {} schemes in {:.1} s wall",
+        c.runs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
+    let bare = std::env::args_os().len() == 1;
     let cli = Cli::parse();
     let result = match cli.command {
+        None if bare => default_comparison(),
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
         Some(Command::Params) => {

@@ -337,6 +337,29 @@ fn override_list(overrides: &[(String, toml::Value)]) -> String {
         .join(", ")
 }
 
+/// A scenario's text, the name errors call it by, and the folder its relative paths start
+/// from.
+#[derive(Clone, Debug)]
+pub struct ScenarioText {
+    pub text: String,
+    pub shown: String,
+    pub base: PathBuf,
+}
+
+impl ScenarioText {
+    /// The text of the file at `path`.
+    pub fn read(path: &Path) -> Result<ScenarioText, String> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+        Ok(ScenarioText {
+            text,
+            shown,
+            base: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        })
+    }
+}
+
 /// A checked scenario, ready to run.
 pub struct ScenarioFile {
     pub name: String,
@@ -491,51 +514,49 @@ pub struct LinkRow {
 impl ScenarioFile {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioFile, String> {
-        let shown = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-        let raw: FileScenario = toml::from_str(&text).map_err(|e| {
-            format!(
-                "{shown}: {}",
-                e.to_string().trim_end().replace('\n', "\n  ")
-            )
-        })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        ScenarioFile::check(raw, &shown, base)
+        ScenarioFile::from_text(&ScenarioText::read(path)?, &[])
     }
 
-    /// Reads a scenario file with some of its keys set anew: each override is a dotted key
-    /// (`workload.load`, `scheme`, `scheme_params.k_cells`) and a TOML value, set in the file's
-    /// table before it is checked, so an override is checked like the file's own keys. Sweeps
-    /// and comparisons run files this way.
+    /// Reads a scenario file with some of its keys set anew (see [`ScenarioFile::from_text`]).
     pub fn load_with(
         path: &Path,
         overrides: &[(String, toml::Value)],
     ) -> Result<ScenarioFile, String> {
-        if overrides.is_empty() {
-            return ScenarioFile::load(path);
-        }
-        let shown = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-        let mut table: toml::Table = toml::from_str(&text).map_err(|e| {
+        ScenarioFile::from_text(&ScenarioText::read(path)?, overrides)
+    }
+
+    /// Checks a scenario's text with some of its keys set anew: each override is a dotted key
+    /// (`workload.load`, `scheme`, `scheme_params.k_cells`) and a TOML value, set in the
+    /// file's table before it is checked, so an override is checked like the file's own
+    /// keys. Sweeps and comparisons run files this way.
+    pub fn from_text(
+        source: &ScenarioText,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        let shown = &source.shown;
+        let syntax = |e: toml::de::Error| {
             format!(
                 "{shown}: {}",
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
-        })?;
-        for (key, value) in overrides {
-            set_key(&mut table, key, value.clone()).map_err(|e| format!("{shown}: {key}: {e}"))?;
-        }
-        let raw: FileScenario = table.try_into().map_err(|e: toml::de::Error| {
-            format!(
-                "{shown} (with {}): {}",
-                override_list(overrides),
-                e.message()
-            )
-        })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        ScenarioFile::check(raw, &shown, base)
+        };
+        let raw: FileScenario = if overrides.is_empty() {
+            toml::from_str(&source.text).map_err(syntax)?
+        } else {
+            let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;
+            for (key, value) in overrides {
+                set_key(&mut table, key, value.clone())
+                    .map_err(|e| format!("{shown}: {key}: {e}"))?;
+            }
+            table.try_into().map_err(|e: toml::de::Error| {
+                format!(
+                    "{shown} (with {}): {}",
+                    override_list(overrides),
+                    e.message()
+                )
+            })?
+        };
+        ScenarioFile::check(raw, shown, &source.base)
     }
 
     fn check(raw: FileScenario, shown: &str, base: &Path) -> Result<ScenarioFile, String> {
@@ -708,6 +729,11 @@ impl ScenarioFile {
                     &schemes::Target {
                         params: &params,
                         link_bps,
+                        multipath: match shape {
+                            Shape::LeafSpine { spines, .. } => spines > 1,
+                            Shape::FatTree { .. } => true,
+                            _ => false,
+                        },
                     },
                 );
                 setup.hosts.apply(&mut transport);

@@ -8,7 +8,7 @@
 //! exactly the files one unsharded run writes (`sweep.csv`, `sweep.json`), byte for byte.
 
 use crate::compare::{csv_cells, csv_header, Figures};
-use crate::scenario_file::ScenarioFile;
+use crate::scenario_file::{ScenarioFile, ScenarioText};
 use crate::schemes::Fit;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ pub struct Sweep {
 /// Runs the points of `grid` that belong to `shard` (all without one). `each` hears of
 /// every point before it runs (number, total, the overrides).
 pub fn sweep(
-    path: &Path,
+    source: &ScenarioText,
     grid: &[Axis],
     shard: Option<[usize; 2]>,
     mut each: impl FnMut(usize, usize, &str),
@@ -150,7 +150,7 @@ pub fn sweep(
             .map(|(a, v)| format!("{} = {v}", a.key))
             .collect();
         each(n, total, &shown.join(", "));
-        let scenario = ScenarioFile::load_with(path, &overrides)
+        let scenario = ScenarioFile::from_text(source, &overrides)
             .map_err(|e| format!("point {n} ({}): {e}", shown.join(", ")))?;
         let fit = match &scenario.scheme {
             Some(_) => Some(Fit::of(
@@ -178,7 +178,7 @@ pub fn sweep(
     let figures_header = match bucket_header {
         Some(h) => h,
         None => {
-            let s = ScenarioFile::load(path)?;
+            let s = ScenarioFile::from_text(source, &[])?;
             let empty = t2_testbench::metrics::by_bucket(&[], &s.buckets);
             csv_header(&empty)
         }
@@ -186,7 +186,7 @@ pub fn sweep(
     let _ = write!(header, ",{figures_header}");
     Ok(Sweep {
         info: SweepInfo {
-            scenario: path.display().to_string(),
+            scenario: source.shown.clone(),
             grid: grid.to_vec(),
             points: total,
             shard,

@@ -9,10 +9,40 @@ fn t2sim(args: &[&str]) -> std::process::Output {
         .expect("t2sim runs")
 }
 
+/// The block under "What `t2sim` shows" in README.md.
+fn readme_block() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("## What `t2sim` shows")
+        .expect("README has the section");
+    let block = &readme[start..];
+    let open = block.find("```\n").expect("an output block") + 4;
+    let close = open + block[open..].find("```\n").expect("the block ends");
+    block[open..close].to_string()
+}
+
 #[test]
-fn default_run_prints_the_summary_identically_twice() {
+fn no_arguments_prints_exactly_what_readme_shows_identically_twice() {
     let a = t2sim(&[]);
     let b = t2sim(&[]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
+    let text = String::from_utf8(a.stdout).unwrap();
+    assert_eq!(text, readme_block(), "README's output block is stale");
+    for scheme in t2sim::schemes::names() {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("  {scheme:<10} fits"))),
+            "{scheme} has no fit line:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn run_prints_the_summary_identically_twice() {
+    let a = t2sim(&["run"]);
+    let b = t2sim(&["run"]);
     assert!(a.status.success());
     assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
     let text = String::from_utf8(a.stdout).unwrap();
@@ -31,7 +61,7 @@ fn default_run_prints_the_summary_identically_twice() {
 
 #[test]
 fn run_subcommand_and_flags_agree_with_the_default() {
-    let plain = t2sim(&[]);
+    let plain = t2sim(&["run"]);
     let run = t2sim(&["run", "--senders", "4", "--duration-us", "100"]);
     assert_eq!(plain.stdout, run.stdout);
 }
@@ -44,6 +74,7 @@ fn help_explains_the_commands() {
     assert!(text.contains("run"), "{text}");
     assert!(text.contains("params"), "{text}");
     assert!(text.contains("default scenario"), "{text}");
+    assert!(text.contains("compare"), "{text}");
 }
 
 #[test]
@@ -56,7 +87,7 @@ fn params_prints_json_that_run_accepts() {
     std::fs::write(&file, &p.stdout).unwrap();
     let with = t2sim(&["run", "--params", file.to_str().unwrap()]);
     assert!(with.status.success());
-    assert_eq!(with.stdout, t2sim(&[]).stdout);
+    assert_eq!(with.stdout, t2sim(&["run"]).stdout);
     let text = String::from_utf8(p.stdout)
         .unwrap()
         .replace("\"cell_bytes\": 176", "\"cell_bytes\": 0");

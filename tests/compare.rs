@@ -6,10 +6,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use t2sim::compare::{compare, scheme_settings, Figures};
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario_file::{ScenarioFile, ScenarioText};
 
 fn scenario() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/compare_incast.toml")
+}
+
+fn source(path: &Path) -> ScenarioText {
+    ScenarioText::read(path).unwrap()
 }
 
 fn t2sim(args: &[&str]) -> std::process::Output {
@@ -34,7 +38,7 @@ fn each_row_is_the_schemes_own_run_of_the_same_flows() {
     let settings = scheme_settings(&["dctcp.k_cells=80".to_string()]).unwrap();
     let mut heard = vec![];
     let c = compare(
-        &scenario(),
+        &source(&scenario()),
         &names(&["droptail", "dctcp"]),
         &settings,
         |n| heard.push(n.to_string()),
@@ -148,7 +152,7 @@ fn bad_compare_arguments_are_named() {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         match scheme_settings(&sets) {
             Err(e) => e,
-            Ok(s) => compare(&f, &names(schemes), &s, |_| {}).unwrap_err(),
+            Ok(s) => compare(&source(&f), &names(schemes), &s, |_| {}).unwrap_err(),
         }
     };
     assert_eq!(
@@ -176,7 +180,13 @@ fn bad_compare_arguments_are_named() {
         .ends_with("scheme_params.k: scheme dctcp has no such parameter (it has: k_cells)"));
     // A file that sets what a scheme brings cannot be compared.
     let incast = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/incast.toml");
-    let e = compare(&incast, &names(&["dctcp"]), &BTreeMap::new(), |_| {}).unwrap_err();
+    let e = compare(
+        &source(&incast),
+        &names(&["dctcp"]),
+        &BTreeMap::new(),
+        |_| {},
+    )
+    .unwrap_err();
     assert_eq!(
         e,
         format!(
@@ -329,7 +339,7 @@ fn the_files_compare_section_chooses_schemes_and_parameters() {
     assert!(rows[0].starts_with("droptail "), "{text}");
     assert!(rows[1].starts_with("dctcp "), "{text}");
     let c = compare(
-        &scenario(),
+        &source(&scenario()),
         &names(&["droptail", "dctcp"]),
         &scheme_settings(&["dctcp.k_cells=80".to_string()]).unwrap(),
         |_| {},

@@ -59,6 +59,45 @@ pub struct Target<'a> {
     pub params: &'a Tofino2Params,
     /// Speed of every port, NIC and link, b/s.
     pub link_bps: u64,
+    /// Whether destinations have equal-cost paths (leaf-spine with several spines,
+    /// fat-tree): the host-route table then needs an action selector ([`with_ecmp`]).
+    pub multipath: bool,
+}
+
+/// `program` with an action selector on its `ipv4_host` table over the 5-tuple (1024
+/// groups of up to 16 members), so that the chip installs a destination's equal-cost routes
+/// as one group and each flow keeps one path; the program is renamed `<name>` with
+/// `_switch` replaced by `_ecmp` (or `_ecmp` added).
+pub fn with_ecmp(mut program: Program) -> Program {
+    program.name = match program.name.strip_suffix("_switch") {
+        Some(stem) => format!("{stem}_ecmp"),
+        None => format!("{}_ecmp", program.name),
+    };
+    let host = program
+        .tables
+        .iter_mut()
+        .find(|t| t.name == "ipv4_host")
+        .expect("a scheme's program has ipv4_host");
+    host.selector = Some(t2_pipeline::ir::Selector {
+        inputs: t2_pipeline::examples::FIVE_TUPLE
+            .iter()
+            .map(|f| f.to_string())
+            .collect(),
+        groups: 1024,
+        max_members: 16,
+    });
+    program
+}
+
+impl Target<'_> {
+    /// `program` as it must be for this target: with ECMP when paths are many.
+    pub fn routed(&self, program: Program) -> Program {
+        if self.multipath {
+            with_ecmp(program)
+        } else {
+            program
+        }
+    }
 }
 
 /// The parameters of one scheme, every one set (defaults filled in, ranges checked).
