@@ -49,6 +49,8 @@ pub struct Figures {
     pub pause_frames: u64,
     pub reordered_segments: u64,
     pub mean_reorder_entropy: f64,
+    /// Packets recirculated by the switches.
+    pub recirculated: u64,
     /// Over every (sampling instant, switch egress port), cells.
     pub max_queue_cells: Option<u64>,
     pub p99_queue_cells: Option<f64>,
@@ -80,6 +82,7 @@ impl Figures {
                 .sum(),
             reordered_segments: r.reordered_segments,
             mean_reorder_entropy: r.mean_reorder_entropy,
+            recirculated: r.recirculated,
             max_queue_cells,
             p99_queue_cells,
             hottest_port,
@@ -261,7 +264,7 @@ impl Comparison {
         );
         let _ = writeln!(
             s,
-            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>6} {:>7} {:>8} {:>7}",
+            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8} {:>7}",
             "scheme",
             "fit",
             "stages",
@@ -271,6 +274,7 @@ impl Comparison {
             "done",
             "drops",
             "pauses",
+            "recirc",
             "maxq",
             "p99q",
             "reorder",
@@ -280,7 +284,7 @@ impl Comparison {
             let f = &r.figures;
             let _ = writeln!(
                 s,
-                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>6} {:>7} {:>8.4} {:>7}",
+                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8.4} {:>7}",
                 r.scheme,
                 if r.fit.fits { "yes" } else { "NO" },
                 r.fit.stages_used,
@@ -290,6 +294,7 @@ impl Comparison {
                 f.completed,
                 f.drops,
                 f.pause_frames,
+                f.recirculated,
                 f.max_queue_cells.map_or("-".to_string(), |x| x.to_string()),
                 f.p99_queue_cells.map_or("-".to_string(), |x| format!("{x:.0}")),
                 f.mean_reorder_entropy,
@@ -374,7 +379,7 @@ impl Comparison {
 /// The CSV columns of a run's fit and figures, with p50/p99/mean slowdown per bucket.
 pub fn csv_header(buckets: &[BucketStats]) -> String {
     let mut s = String::from(
-        "fits,stages_used,sram_percent,stateful_percent,mau_cycles,flows,completed,drops,pause_frames,max_queue_cells,p99_queue_cells,reordered_segments,mean_reorder_entropy,mean_flow_gbps",
+        "fits,stages_used,sram_percent,stateful_percent,mau_cycles,flows,completed,drops,pause_frames,recirculated,max_queue_cells,p99_queue_cells,reordered_segments,mean_reorder_entropy,mean_flow_gbps",
     );
     for b in buckets {
         let l = bucket_label(b).replace(' ', "");
@@ -395,11 +400,12 @@ pub fn csv_cells(fit: Option<&Fit>, f: &Figures) -> String {
     };
     let _ = write!(
         s,
-        ",{},{},{},{},{},{},{},{:.6},{}",
+        ",{},{},{},{},{},{},{},{},{:.6},{}",
         f.flows,
         f.completed,
         f.drops,
         f.pause_frames,
+        f.recirculated,
         f.max_queue_cells.map_or(String::new(), |x| x.to_string()),
         cell(f.p99_queue_cells),
         f.reordered_segments,

@@ -476,6 +476,8 @@ pub struct RunResults {
     pub queue_sample_ns: Option<u64>,
     /// Pause frames by node (`switch{i}`, `host{i}`), nodes with none left out.
     pub pause_frames: BTreeMap<String, PauseCounts>,
+    /// Packets the switches' recirculation ports fed back into their ingress.
+    pub recirculated: u64,
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
@@ -1111,6 +1113,11 @@ impl ScenarioFile {
         }
         frames.unaccounted = frames.sent as i64
             - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+        let recirculated = topo
+            .chips
+            .iter()
+            .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
+            .sum();
         let mut pause_frames = BTreeMap::new();
         for (i, &c) in topo.chips.iter().enumerate() {
             let k = topo.net.node::<Chip>(c).counters();
@@ -1153,6 +1160,7 @@ impl ScenarioFile {
             reordered_segments: reordered,
             frames,
             pause_frames,
+            recirculated,
             traced_signals: None,
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
