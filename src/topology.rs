@@ -381,6 +381,26 @@ impl Topology {
         self.switch_hops[a][b]
     }
 
+    /// Propagation delay of every link, cycles.
+    pub fn link_delay(&self) -> Cycle {
+        self.link_delay
+    }
+
+    /// A chip's unloaded latency without the egress serialization of the frame, cycles.
+    pub fn chip_latency_base(&self) -> Cycle {
+        self.chip_latency_base
+    }
+
+    /// The line rate of every port, NIC and link.
+    pub fn line(&self) -> LineRate {
+        self.line
+    }
+
+    /// The MSS of the hosts' transport.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
     /// The ideal FCT of a flow (docs/testbench.md): its frames serialized once at line
     /// rate, plus, at each switch, the unloaded latency of its last frame; plus the ACK's
     /// serialization and its unloaded latency at each switch; plus propagation both ways.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use t2sim::scenario_file::ScenarioFile;
 
-const QUEUE_ROWS: usize = 497;
+const QUEUE_ROWS: usize = 487;
 const MAX_DEPTH: u64 = 400;
 const PFC_SENT: u64 = 240;
 

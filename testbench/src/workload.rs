@@ -1,7 +1,7 @@
 //! Workloads: flow sizes from data-center CDF files, arrival processes, incast and fixed
 //! flows, turned into a deterministic list of flows.
 //!
-//! CDF files come in the formats of `shared/data/workloads/README.md`: `size cdf` pairs, one a
+//! CDF files come in the formats of `data/workloads/README.md`: `size cdf` pairs, one a
 //! line, separated by blanks or a comma, with the CDF in percent (the last point is 100) or
 //! as a fraction (the last point is 1); an optional first line with a single number (Homa's
 //! mean size, kept for reference); sizes in bytes or in packets ([`SizeUnit`]). Two sampling
@@ -379,15 +379,14 @@ pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 
     bits / (seconds * hosts.host_bps as f64 * hosts.hosts as f64)
 }
 
-/// The shared workload folder beside the repository (`../shared/data/workloads`), found
-/// from a crate's manifest directory; the repository root is its first ancestor holding
-/// `Cargo.lock`.
-pub fn shared_workloads_dir(manifest_dir: &Path) -> Option<PathBuf> {
+/// The workload CDF files kept in the repository (`data/workloads/`, copies of the public
+/// files listed in its README), found from a crate's manifest directory: the repository root
+/// is its first ancestor holding `Cargo.lock`.
+pub fn workloads_dir(manifest_dir: &Path) -> Option<PathBuf> {
     manifest_dir
         .ancestors()
         .find(|d| d.join("Cargo.lock").exists())
-        .and_then(|root| root.parent())
-        .map(|p| p.join("shared/data/workloads"))
+        .map(|root| root.join("data/workloads"))
         .filter(|d| d.is_dir())
 }
 
@@ -396,8 +395,8 @@ mod tests {
     use super::*;
 
     fn dir() -> PathBuf {
-        shared_workloads_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-            .expect("shared/data/workloads beside the repository")
+        workloads_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .expect("data/workloads in the repository")
     }
 
     /// (file, unit, linear mean, step mean) from the README's table; DCTCP from its header.
