@@ -350,7 +350,11 @@ pub struct RunSummary {
     pub scenario: IncastScenario,
     pub simulated_cycles: Cycle,
     pub offered: u64,
+    /// Frames that reached the receiver, `foreign` ones included.
     pub delivered: u64,
+    /// Delivered frames the receiver could not read as a sender's (e.g. a program added a
+    /// VLAN tag); they have no latency.
+    pub foreign: u64,
     pub drops: Vec<(String, u64)>,
     pub in_chip: u64,
     pub on_links: u64,
@@ -369,7 +373,8 @@ pub struct RunSummary {
 impl RunSummary {
     pub fn of(s: &IncastScenario, b: &Built) -> RunSummary {
         let chip = b.net.node::<Chip>(b.chip);
-        let rx = b.net.node::<Host>(b.receiver).received();
+        let receiver = b.net.node::<Host>(b.receiver);
+        let rx = receiver.received();
         let latency = Spread::of(
             rx.iter()
                 .map(|r| r.received_at - r.sent_at - 2 * b.link_delay_cycles)
@@ -387,7 +392,8 @@ impl RunSummary {
                 .iter()
                 .map(|&h| b.net.node::<Host>(h).sent())
                 .sum(),
-            delivered: rx.len() as u64,
+            delivered: census.delivered,
+            foreign: receiver.foreign(),
             drops: chip
                 .counters()
                 .drops
@@ -407,6 +413,13 @@ impl RunSummary {
 
     pub fn dropped(&self) -> u64 {
         self.drops.iter().map(|(_, n)| n).sum()
+    }
+
+    /// Offered frames that are neither delivered, dropped, in the chip nor on a link: 0 when
+    /// the summary adds up (a frame the chip copies, e.g. a mirror, makes it negative).
+    pub fn unaccounted(&self) -> i128 {
+        self.offered as i128
+            - (self.delivered + self.dropped() + self.in_chip + self.on_links) as i128
     }
 }
 
@@ -441,6 +454,13 @@ impl fmt::Display for RunSummary {
             "delivered        {} packets (the receiver's line could carry {} in this time)",
             self.delivered, self.line_capacity
         )?;
+        if self.foreign > 0 {
+            writeln!(
+                f,
+                "  not readable   {} of them (not a sender's UDP frame, e.g. tagged by the program: no latency)",
+                self.foreign
+            )?;
+        }
         writeln!(f, "dropped          {} packets", self.dropped())?;
         for (cause, n) in &self.drops {
             writeln!(f, "  {cause:<22} {n}")?;
