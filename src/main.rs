@@ -93,14 +93,12 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     if args.json {
         let mut json = serde_json::to_value(&report).expect("a report always serializes");
         json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");
-        println!(
-            "{}",
+        emit(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&json).expect("a JSON value always prints")
-        );
+        ));
     } else {
-        print!("{report}");
-        println!();
-        print!("{headroom}");
+        emit(&format!("{report}\n{headroom}"));
     }
     Ok(report.fits)
 }
@@ -170,18 +168,24 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
     let results = scenario.run()?;
-    print!("{}", results.text(clock));
+    // The results are written before anything is printed, so that a reader that stops
+    // early (a closed pipe) cannot cost them.
+    let dir = out.or(scenario.out_dir.clone());
+    if let Some(dir) = &dir {
+        results.write(dir, clock)?;
+    }
+    let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
-        println!(
-            "waves            {n} signals of switch{switch} in {} (GTKWave: {})",
+        text += &format!(
+            "waves            {n} signals of switch{switch} in {} (GTKWave: {})\n",
             w.vcd.display(),
             w.gtkw().display()
         );
     }
-    if let Some(dir) = out.or(scenario.out_dir.clone()) {
-        results.write(&dir, clock)?;
-        println!("results          {}", dir.display());
+    if let Some(dir) = &dir {
+        text += &format!("results          {}\n", dir.display());
     }
+    emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -255,7 +259,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();
-    print!("{summary}");
+    emit(&summary.to_string());
     let secs = wall.as_secs_f64();
     eprintln!(
         "wall time        {:.3} s, {:.2} M simulated packets per wall second ({} offered)",
@@ -266,13 +270,34 @@ fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Exit status when standard output is a closed pipe (`t2sim params | head -1`): what a
+/// Unix tool killed by SIGPIPE reports (128 + 13), without a message.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Writes `text` to standard output. A closed pipe ends the program quietly, as it ends a
+/// Unix tool; any other write error is reported.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(BROKEN_PIPE_EXIT)
+        }
+        Err(e) => {
+            eprintln!("t2sim: error: standard output: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
         Some(Command::Params) => {
-            println!("{}", Tofino2Params::default().to_json());
+            emit(&format!("{}\n", Tofino2Params::default().to_json()));
             Ok(())
         }
         Some(Command::Report(args)) => match report(&args) {

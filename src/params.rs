@@ -11,6 +11,16 @@ use t2_clock::Clock;
 use t2_pipeline::PipelineParams;
 use t2_tm::TmParams;
 
+/// The slowest clock t2sim accepts, Hz (100 MHz): below it a 400G frame would take under a
+/// cycle per 4 bytes and the stage latencies in cycles would mean nothing.
+pub const MIN_CLOCK_HZ: u64 = 100_000_000;
+
+/// The fastest clock t2sim accepts, Hz (10 GHz).
+pub const MAX_CLOCK_HZ: u64 = 10_000_000_000;
+
+/// The fastest MAC t2sim accepts, b/s (1.6 Tb/s; Tofino2's is 400G).
+pub const MAX_MAC_BPS: u64 = 1_600_000_000_000;
+
 /// Chip-level parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,8 +99,14 @@ impl Tofino2Params {
                 problem,
             })
         };
-        if self.clock_hz == 0 {
-            return err("clock_hz", "must be above 0".into());
+        if !(MIN_CLOCK_HZ..=MAX_CLOCK_HZ).contains(&self.clock_hz) {
+            return err(
+                "clock_hz",
+                format!(
+                    "{} is outside {MIN_CLOCK_HZ}..={MAX_CLOCK_HZ} (100 MHz to 10 GHz; Tofino2: 1.5 GHz)",
+                    self.clock_hz
+                ),
+            );
         }
         if !(1..=4).contains(&self.pipes) {
             return err(
@@ -113,11 +129,14 @@ impl Tofino2Params {
                 format!("{} is outside 1..=8", self.channels_per_mac),
             );
         }
-        if self.mac_bps == 0 || !self.mac_bps.is_multiple_of(self.channels_per_mac as u64) {
+        if self.mac_bps == 0
+            || self.mac_bps > MAX_MAC_BPS
+            || !self.mac_bps.is_multiple_of(self.channels_per_mac as u64)
+        {
             return err(
                 "mac_bps",
                 format!(
-                    "{} must be above 0 and divide into {} channels",
+                    "{} must be in 1..={MAX_MAC_BPS} (1.6 Tb/s) and divide into {} channels",
                     self.mac_bps, self.channels_per_mac
                 ),
             );

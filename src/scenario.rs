@@ -174,20 +174,49 @@ pub fn sender_ip(i: u32) -> Ipv4Addr {
 pub const RECEIVER_IP: Ipv4Addr = Ipv4Addr::new(10, 1, 0, 1);
 
 impl IncastScenario {
-    /// Where the port of sender `i` sits, or `None` if the chip has no room.
-    fn sender_port(&self, i: u32, channels: u32) -> Option<PortSpec> {
+    /// Where the ports sit: the receiver's first (pipe 0, MAC 0, channel 0), then each
+    /// sender's, spread over the pipes round-robin (sender `i` on pipe `i % pipes`, after the
+    /// receiver on pipe 0). Senders that find their pipe full take the first free slot of
+    /// another pipe, so every slot of the chip can be used. `None` if the chip has no room.
+    fn ports(&self, channels: u32) -> Option<Vec<PortSpec>> {
         let p = &self.params;
-        let pipe = i % p.pipes;
-        // Pipe 0's first port is the receiver's.
-        let slot = i / p.pipes + u32::from(pipe == 0);
         let per_mac = p.channels_per_mac / channels;
-        let mac = slot / per_mac;
-        (mac < p.macs_per_pipe).then_some(PortSpec {
+        let per_pipe = per_mac * p.macs_per_pipe;
+        let room = (per_pipe as u64) * (p.pipes as u64);
+        if self.senders as u64 + 1 > room {
+            return None;
+        }
+        let spec = |pipe: u32, slot: u32| PortSpec {
             pipe,
-            mac,
+            mac: slot / per_mac,
             channel: (slot % per_mac) * channels,
             bps: self.port_bps,
-        })
+        };
+        let mut used = vec![vec![false; per_pipe as usize]; p.pipes as usize];
+        used[0][0] = true;
+        let mut ports = vec![spec(0, 0)];
+        for i in 0..self.senders {
+            let pipe = i % p.pipes;
+            // Pipe 0's first port is the receiver's.
+            let slot = i / p.pipes + u32::from(pipe == 0);
+            let (pipe, slot) = if slot < per_pipe && !used[pipe as usize][slot as usize] {
+                (pipe, slot)
+            } else {
+                let free = (0..p.pipes)
+                    .flat_map(|q| (0..per_pipe).map(move |s| (q, s)))
+                    .find(|&(q, s)| !used[q as usize][s as usize])?;
+                free
+            };
+            used[pipe as usize][slot as usize] = true;
+            ports.push(spec(pipe, slot));
+        }
+        Some(ports)
+    }
+
+    /// Ports of the chip at this speed.
+    fn room(&self, channels: u32) -> u64 {
+        let p = &self.params;
+        (p.channels_per_mac / channels) as u64 * p.macs_per_pipe as u64 * p.pipes as u64
     }
 
     /// Builds the chip, the hosts and the links.
@@ -202,8 +231,12 @@ impl IncastScenario {
         if self.duration_cycles == 0 {
             return err("duration: must be above 0".into());
         }
-        if self.link_delay_ns == 0 {
-            return err("link delay: must be above 0 ns".into());
+        let max_delay = crate::topology::MAX_LINK_DELAY_NS;
+        if !(1..=max_delay).contains(&self.link_delay_ns) {
+            return err(format!(
+                "link delay: {} ns is outside 1..={max_delay} (1 s)",
+                self.link_delay_ns
+            ));
         }
         self.params
             .validate()
@@ -215,28 +248,15 @@ impl IncastScenario {
             ));
         };
         let clock = self.params.clock();
-        let mut ports = vec![PortSpec {
-            pipe: 0,
-            mac: 0,
-            channel: 0,
-            bps: self.port_bps,
-        }];
-        for i in 0..self.senders {
-            match self.sender_port(i, channels) {
-                Some(p) => ports.push(p),
-                None => {
-                    return err(format!(
-                        "senders: {} ports of {} b/s do not fit on the chip (room for {})",
-                        self.senders + 1,
-                        self.port_bps,
-                        (0..)
-                            .take_while(|&k| self.sender_port(k, channels).is_some())
-                            .count()
-                            + 1
-                    ))
-                }
-            }
-        }
+        let Some(ports) = self.ports(channels) else {
+            return err(format!(
+                "senders: {} senders and the receiver need {} ports of {} b/s; the chip has room for {}",
+                self.senders,
+                self.senders as u64 + 1,
+                self.port_bps,
+                self.room(channels)
+            ));
+        };
         let mut routes = vec![(RECEIVER_IP, 0)];
         routes.extend((0..self.senders).map(|i| (sender_ip(i), i as usize + 1)));
         let config = ChipConfig {

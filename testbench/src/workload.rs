@@ -280,6 +280,7 @@ impl Workload {
             ));
         }
         let mut flows = Vec::new();
+        let too_many = || format!("the workload starts more than {MAX_FLOWS} flows");
         if let Some(bg) = &self.background {
             if !(bg.load > 0.0 && bg.load <= 1.0) {
                 return Err(format!("load {} is outside (0, 1]", bg.load));
@@ -305,6 +306,9 @@ impl Workload {
                     let start = (at_fixed >> GAP_FRACTION_BITS) as u64;
                     if start >= duration {
                         break;
+                    }
+                    if flows.len() >= MAX_FLOWS {
+                        return Err(too_many());
                     }
                     let mut dst = r.below(hosts.hosts as u64 - 1) as usize;
                     if dst >= src {
@@ -336,6 +340,9 @@ impl Workload {
                 let dst = r.below(hosts.hosts as u64) as usize;
                 // A partial Fisher-Yates shuffle of the other hosts picks the senders.
                 let mut others: Vec<usize> = (0..hosts.hosts).filter(|&h| h != dst).collect();
+                if flows.len() + inc.degree > MAX_FLOWS {
+                    return Err(too_many());
+                }
                 for k in 0..inc.degree {
                     let j = k + r.below((others.len() - k) as u64) as usize;
                     others.swap(k, j);
@@ -371,6 +378,10 @@ impl Workload {
         Ok(flows)
     }
 }
+
+/// The most flows a workload generates (each is kept with its outcome until the run ends);
+/// more is an error, not an allocation that grows without bound.
+pub const MAX_FLOWS: usize = 4_000_000;
 
 /// The load the flows offer: payload bits over `duration` divided by the hosts' capacity.
 pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 {
