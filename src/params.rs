@@ -158,6 +158,65 @@ impl Tofino2Params {
             origin: format!("parameter `{name}`"),
             problem,
         })?;
+        // Values that size the model's state (rings of pipeline slots, FIFOs, delay lines,
+        // the cell buffer): bounded so that a typo cannot ask for gigabytes. Each bound is
+        // far above Tofino2's value.
+        let l = &self.pipeline.stage_latency;
+        let t = &self.tm;
+        let bounds: [(&str, u64, u64); 15] = [
+            (
+                "pipeline.parser_cycles",
+                self.pipeline.parser_cycles as u64,
+                4_096,
+            ),
+            (
+                "pipeline.deparser_cycles",
+                self.pipeline.deparser_cycles as u64,
+                4_096,
+            ),
+            (
+                "pipeline.stage_latency.match_base",
+                l.match_base as u64,
+                1_024,
+            ),
+            ("pipeline.stage_latency.tcam", l.tcam as u64, 1_024),
+            ("pipeline.stage_latency.stateful", l.stateful as u64, 1_024),
+            ("pipeline.stage_latency.divide", l.divide as u64, 1_024),
+            ("pipeline.stage_latency.selector", l.selector as u64, 1_024),
+            (
+                "pipeline.stage_latency.action_dependent",
+                l.action_dependent as u64,
+                1_024,
+            ),
+            ("rx_fifo_frames", self.rx_fifo_frames as u64, 65_536),
+            ("tm.buffer_cells", t.buffer_cells as u64, 1 << 24),
+            ("tm.cell_bytes", t.cell_bytes as u64, 16_384),
+            (
+                "tm.queue_latency_cycles",
+                t.queue_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.afc_latency_cycles",
+                t.afc_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.ghost_latency_cycles",
+                t.ghost_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.ghost_updates_per_cycle",
+                t.ghost_updates_per_cycle as u64,
+                4_096,
+            ),
+        ];
+        for (name, value, max) in bounds {
+            if value > max {
+                return err(name, format!("{value} is above {max}"));
+            }
+        }
         Ok(())
     }
 

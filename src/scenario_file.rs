@@ -455,14 +455,20 @@ impl ScenarioFile {
         let shown = path.display().to_string();
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-        let raw: FileScenario = toml::from_str(&text).map_err(|e| {
+        let base = path.parent().unwrap_or(Path::new("."));
+        ScenarioFile::from_text(&text, &shown, base)
+    }
+
+    /// Reads and checks a scenario from its text; `shown` names it in errors and paths in it
+    /// are relative to `base`.
+    pub fn from_text(text: &str, shown: &str, base: &Path) -> Result<ScenarioFile, String> {
+        let raw: FileScenario = toml::from_str(text).map_err(|e| {
             format!(
                 "{shown}: {}",
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        ScenarioFile::check(raw, &shown, base)
+        ScenarioFile::check(raw, shown, base)
     }
 
     fn check(raw: FileScenario, shown: &str, base: &Path) -> Result<ScenarioFile, String> {

@@ -57,3 +57,37 @@ fn every_broken_scenario_is_refused_with_file_key_and_problem() {
         );
     }
 }
+
+#[test]
+fn every_broken_parameter_file_is_refused_with_file_key_and_problem() {
+    let files = corpus("params", "json");
+    assert!(files.len() >= 10, "{}", files.len());
+    for f in files {
+        let want = std::fs::read_to_string(f.with_extension("expect")).unwrap();
+        let want = want.trim_end();
+        for args in [
+            vec!["run", "--params", f.to_str().unwrap(), "--duration-us", "1"],
+            vec![
+                "report",
+                "--program",
+                "programs/flow_counter.json",
+                "--params",
+                f.to_str().unwrap(),
+            ],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.starts_with(&format!("t2sim: error: {}", f.display())),
+                "the error does not start with the file: {err}"
+            );
+            assert!(err.contains(want), "`{want}` not in: {err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
