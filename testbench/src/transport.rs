@@ -309,9 +309,11 @@ pub struct TransportHost {
     pending: Vec<FlowSpec>,
     /// Started flows in start order; finished ones stay for their outcome.
     flows: Vec<SendFlow>,
-    /// Index into `flows` of the first unfinished flow (flows before it are all done).
-    first_open: usize,
-    /// Where round-robin looks first.
+    /// Indices into `flows` of the started flows not finished yet, in start order: every
+    /// per-event scan looks at these only, so its cost follows the flows in progress, not
+    /// all the flows a long run has started.
+    open: Vec<usize>,
+    /// Round-robin: the flow index from which the next data frame's flow is looked for.
     rr: usize,
     acks: VecDeque<AckToSend>,
     receiving: BTreeMap<u32, RecvFlow>,
@@ -366,7 +368,7 @@ impl TransportHost {
             ecn: config.congestion == Congestion::Dctcp,
             pending: Vec::new(),
             flows: Vec::new(),
-            first_open: 0,
+            open: Vec::new(),
             rr: 0,
             acks: VecDeque::new(),
             receiving: BTreeMap::new(),
@@ -450,7 +452,8 @@ impl TransportHost {
 
     /// Whether every flow given to this host has completed.
     pub fn all_done(&self) -> bool {
-        self.pending.is_empty() && self.flows.iter().all(|f| f.finish.is_some())
+        // Flows not in `open` have finished.
+        self.pending.is_empty() && self.open.iter().all(|&i| self.flows[i].finish.is_some())
     }
 
     /// Data bytes delivered in order to this host (each byte once).
@@ -539,9 +542,13 @@ impl TransportHost {
             return;
         };
         let line = self.line.bits_per_second();
-        if let Some(f) = self.flows[self.first_open..]
-            .iter_mut()
-            .find(|f| f.spec.id == id && f.finish.is_none())
+        let flows = &mut self.flows;
+        if let Some(f) = self
+            .open
+            .iter()
+            .copied()
+            .find(|&i| flows[i].spec.id == id && flows[i].finish.is_none())
+            .map(|i| &mut flows[i])
         {
             f.rp.get_or_insert_with(|| ReactionPoint::new(line, params))
                 .on_cnm(now, cnm.qntz_fb);
@@ -641,9 +648,13 @@ impl TransportHost {
     }
 
     fn on_ack(&mut self, now: Cycle, flow_id: u32, ack: u64, ece: bool) {
-        let Some(f) = self.flows[self.first_open..]
-            .iter_mut()
-            .find(|f| f.spec.id == flow_id)
+        let flows = &mut self.flows;
+        let Some(f) = self
+            .open
+            .iter()
+            .copied()
+            .find(|&i| flows[i].spec.id == flow_id)
+            .map(|i| &mut flows[i])
         else {
             return; // an ACK of a finished flow
         };
@@ -672,6 +683,7 @@ impl TransportHost {
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
             let queue = self.take_queue(spec.id);
+            self.open.push(self.flows.len());
             self.flows.push(SendFlow {
                 spec,
                 to: self.peers[spec.dst],
@@ -691,7 +703,8 @@ impl TransportHost {
                 ready_ticks: 0,
             });
         }
-        for f in &mut self.flows[self.first_open..] {
+        for &i in &self.open {
+            let f = &mut self.flows[i];
             if let Some(rp) = f.rp.as_mut() {
                 rp.on_time(now);
             }
@@ -705,13 +718,8 @@ impl TransportHost {
                 }
             }
         }
-        while self
-            .flows
-            .get(self.first_open)
-            .is_some_and(|f| f.finish.is_some())
-        {
-            self.first_open += 1;
-        }
+        let flows = &self.flows;
+        self.open.retain(|&i| flows[i].finish.is_none());
     }
 
     /// Whether flow `i` may start a frame in cycle `now` (BFC pause and QCN pacing).
@@ -738,16 +746,18 @@ impl TransportHost {
             let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0);
             return Some((pkt, None));
         }
-        let open = self.flows.len() - self.first_open;
-        for k in 0..open {
-            let i = self.first_open + (self.rr + k) % open;
+        // Round-robin over the open flows, from the one after the flow served last.
+        let n = self.open.len();
+        let first = self.open.partition_point(|&i| i < self.rr);
+        for k in 0..n {
+            let i = self.open[(first + k) % n];
             if !self.may_send(i, now) {
                 continue;
             }
             let Some(len) = self.flows[i].next_segment(self.config.mss) else {
                 continue;
             };
-            self.rr = (self.rr + k + 1) % open.max(1);
+            self.rr = i + 1;
             let f = &mut self.flows[i];
             let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
             // The flow's queue index rides in the IPv4 identification field only with BFC,
@@ -945,15 +955,14 @@ impl Node for TransportHost {
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let frees = (!self.on_nic.is_empty() && frees > now).then_some(frees);
         let start = self.pending.last().map(|p| p.start);
-        let timers = self.flows[self.first_open..]
-            .iter()
-            .filter_map(|f| f.rto_at)
-            .min();
+        let timers = self.open.iter().filter_map(|&i| self.flows[i].rto_at).min();
         let pause_ends = (self.paused_until > now).then_some(self.paused_until);
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
-        let qcn = self.flows[self.first_open..]
+        let qcn = self
+            .open
             .iter()
+            .map(|&i| &self.flows[i])
             .filter_map(|f| {
                 let rp = f.limiter()?;
                 let paced = (f.ready_ticks >= next_ticks

@@ -381,7 +381,7 @@ impl Workload {
 
 /// The most flows a workload generates (each is kept with its outcome until the run ends);
 /// more is an error, not an allocation that grows without bound.
-pub const MAX_FLOWS: usize = 4_000_000;
+pub const MAX_FLOWS: usize = 1_000_000;
 
 /// The load the flows offer: payload bits over `duration` divided by the hosts' capacity.
 pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 {
