@@ -202,10 +202,9 @@ impl IncastScenario {
             let (pipe, slot) = if slot < per_pipe && !used[pipe as usize][slot as usize] {
                 (pipe, slot)
             } else {
-                let free = (0..p.pipes)
+                (0..p.pipes)
                     .flat_map(|q| (0..per_pipe).map(move |s| (q, s)))
-                    .find(|&(q, s)| !used[q as usize][s as usize])?;
-                free
+                    .find(|&(q, s)| !used[q as usize][s as usize])?
             };
             used[pipe as usize][slot as usize] = true;
             ports.push(spec(pipe, slot));
