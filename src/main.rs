@@ -110,12 +110,8 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
         }
     })?;
     match &args.out {
-        Some(dir) => {
-            for f in s.write(dir)? {
-                println!("wrote            {f}");
-            }
-        }
-        None => print!("{}", s.csv()),
+        Some(dir) => emit(&wrote(&s.write(dir)?)),
+        None => emit(&s.csv()),
     }
     Ok(())
 }
@@ -123,10 +119,16 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
 fn sweep_merge(args: &MergeArgs) -> Result<(), String> {
     let dirs: Vec<&std::path::Path> = args.shards.iter().map(|d| d.as_path()).collect();
     let s = t2sim::sweep::merge(&dirs)?;
-    for f in s.write(&args.out)? {
-        println!("wrote            {f}");
-    }
+    emit(&wrote(&s.write(&args.out)?));
     Ok(())
+}
+
+/// `wrote            FILE` lines.
+fn wrote(files: &[String]) -> String {
+    files
+        .iter()
+        .map(|f| format!("wrote            {f}\n"))
+        .collect()
 }
 
 #[derive(Args, Debug)]
@@ -174,12 +176,13 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
             eprintln!("t2sim: compare: running {name}");
         }
     })?;
-    print!("{}", c.text());
+    let mut text = c.text();
     if let Some(dir) = &args.out {
         for f in c.write(dir)? {
-            println!("wrote            {f}");
+            text += &format!("wrote            {f}\n");
         }
     }
+    emit(&text);
     eprintln!(
         "t2sim: compared {} schemes in {:.1} s wall",
         c.runs.len(),
@@ -258,14 +261,12 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
     if args.json {
         let mut json = serde_json::to_value(&report).expect("a report always serializes");
         json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");
-        println!(
-            "{}",
+        emit(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&json).expect("a JSON value always prints")
-        );
+        ));
     } else {
-        print!("{report}");
-        println!();
-        print!("{headroom}");
+        emit(&format!("{report}\n{headroom}"));
     }
     Ok(report.fits)
 }
@@ -359,21 +360,29 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
     let results = scenario.run()?;
-    print!("{}", results.text(clock));
+    // The results are written before anything is printed, so that a reader that stops
+    // early (a closed pipe) cannot cost them.
+    let dir = out.or(scenario.out_dir.clone());
+    let mut plots = Vec::new();
+    if let Some(dir) = &dir {
+        results.write(dir, clock)?;
+        plots = t2sim::plots::run(&results, dir)?;
+    }
+    let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
-        println!(
-            "waves            {n} signals of switch{switch} in {} (GTKWave: {})",
+        text += &format!(
+            "waves            {n} signals of switch{switch} in {} (GTKWave: {})\n",
             w.vcd.display(),
             w.gtkw().display()
         );
     }
-    if let Some(dir) = out.or(scenario.out_dir.clone()) {
-        results.write(&dir, clock)?;
-        println!("results          {}", dir.display());
-        for f in t2sim::plots::run(&results, &dir)? {
-            println!("plot             {f}");
-        }
+    if let Some(dir) = &dir {
+        text += &format!("results          {}\n", dir.display());
     }
+    for f in plots {
+        text += &format!("plot             {f}\n");
+    }
+    emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -447,7 +456,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();
-    print!("{summary}");
+    emit(&summary.to_string());
     let secs = wall.as_secs_f64();
     eprintln!(
         "wall time        {:.3} s, {:.2} M simulated packets per wall second ({} offered)",
@@ -469,13 +478,14 @@ fn default_comparison() -> Result<(), String> {
     let names: Vec<String> = schemes::names().iter().map(|s| s.to_string()).collect();
     let started = Instant::now();
     let c = t2sim::compare::compare(&source, &names, &Default::default(), |_| {})?;
-    println!("t2sim: every shipped scheme on one small network, judged side by side");
-    print!("{}", c.text());
-    println!("fit on Tofino2 (t2sim report --scheme NAME for the whole report)");
+    let mut text =
+        String::from("t2sim: every shipped scheme on one small network, judged side by side\n");
+    text += &c.text();
+    text += "fit on Tofino2 (t2sim report --scheme NAME for the whole report)\n";
     for r in &c.runs {
         let f = &r.fit;
-        println!(
-            "  {:<10} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}",
+        text += &format!(
+            "  {:<10} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}\n",
             r.scheme,
             f.verdict(),
             f.stages_used,
@@ -486,15 +496,36 @@ fn default_comparison() -> Result<(), String> {
             if f.mirrors { ", mirrors" } else { "" },
         );
     }
-    println!(
-        "more: t2sim compare --scenario FILE, t2sim run (one chip at line rate), t2sim --help"
-    );
+    text +=
+        "more: t2sim compare --scenario FILE, t2sim run (one chip at line rate), t2sim --help\n";
+    emit(&text);
     eprintln!(
         "t2sim: compared {} schemes in {:.1} s wall",
         c.runs.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Exit status when standard output is a closed pipe (`t2sim params | head -1`): what a
+/// Unix tool killed by SIGPIPE reports (128 + 13), without a message.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Writes `text` to standard output. A closed pipe ends the program quietly, as it ends a
+/// Unix tool; any other write error is reported.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(BROKEN_PIPE_EXIT)
+        }
+        Err(e) => {
+            eprintln!("t2sim: error: standard output: {e}");
+            std::process::exit(2)
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -505,13 +536,12 @@ fn main() -> ExitCode {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
         Some(Command::Params) => {
-            println!("{}", Tofino2Params::default().to_json());
+            emit(&format!("{}\n", Tofino2Params::default().to_json()));
             Ok(())
         }
         Some(Command::Schemes) => {
-            for scheme in schemes::SCHEMES {
-                print!("{}", scheme.describe());
-            }
+            let text: String = schemes::SCHEMES.iter().map(|s| s.describe()).collect();
+            emit(&text);
             Ok(())
         }
         Some(Command::Compare(args)) => compare(&args),

@@ -305,6 +305,12 @@ struct OutputToml {
     trace_switch: Option<usize>,
 }
 
+/// The largest transport window, bytes (1 GiB).
+pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
+
+/// The most flows a workload may generate (each keeps its outcome until the end).
+pub const MAX_FLOWS: u64 = workload::MAX_FLOWS as u64;
+
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
 
@@ -362,6 +368,8 @@ impl ScenarioText {
 
 /// A checked scenario, ready to run.
 pub struct ScenarioFile {
+    /// The file it was read from, as shown in errors.
+    pub source: String,
     pub name: String,
     pub seed: u64,
     pub duration: Cycle,
@@ -677,11 +685,30 @@ impl ScenarioFile {
                 format!("{} is too large", t.link_gbps),
             );
         };
-        if t.link_delay_ns == 0 {
-            return bad("topology.link_delay_ns", "must be above 0".into());
-        }
         let tr = &raw.transport;
-        let rto = clock.ns_to_cycles_ceil(tr.rto_us.saturating_mul(1000));
+        let max_mss = 9216 - t2_testbench::transport::SEGMENT_OVERHEAD;
+        if !(1..=max_mss).contains(&tr.mss) {
+            return bad(
+                "transport.mss",
+                format!("{} is outside 1..={max_mss} (a 9216 B frame)", tr.mss),
+            );
+        }
+        if !(tr.mss..=MAX_WINDOW_BYTES).contains(&tr.window_bytes) {
+            return bad(
+                "transport.window_bytes",
+                format!(
+                    "{} is outside {}..={MAX_WINDOW_BYTES} (at least one segment)",
+                    tr.window_bytes, tr.mss
+                ),
+            );
+        }
+        if !(1..=10_000_000).contains(&tr.rto_us) {
+            return bad(
+                "transport.rto_us",
+                format!("{} is outside 1..=10000000 (10 s)", tr.rto_us),
+            );
+        }
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us * 1000);
         let mut transport = TransportConfig {
             mss: tr.mss,
             window_bytes: tr.window_bytes,
@@ -908,24 +935,133 @@ impl ScenarioFile {
                 );
             }
         }
+        let topology = TopologySpec {
+            shape,
+            params,
+            link_bps,
+            link_delay_ns: t.link_delay_ns,
+            transport,
+            stepping: if raw.step_every_cycle {
+                Stepping::EveryCycle
+            } else {
+                Stepping::Jump
+            },
+            program,
+        };
+        // Every size against the chip and t2sim's bounds, before anything is built.
+        if let Err(e) = topology.check() {
+            let keys: Vec<String> = e
+                .keys
+                .split(", ")
+                .map(|k| match k {
+                    "params" => k.to_string(),
+                    _ => format!("topology.{k}"),
+                })
+                .collect();
+            return bad(&keys.join(", "), e.problem);
+        }
+        let size = topology.check().expect("checked above");
+        let hosts = size.hosts;
+        if let Some(i) = &w.incast {
+            if i.degree == 0 || i.degree >= hosts {
+                return bad(
+                    "workload.incast.degree",
+                    format!(
+                        "{} is outside 1..={} (senders into one of the {hosts} hosts)",
+                        i.degree,
+                        hosts - 1
+                    ),
+                );
+            }
+            if i.size_bytes == 0 {
+                return bad("workload.incast.size_bytes", "must be above 0".into());
+            }
+            if !(1..=10_000_000).contains(&i.period_us) {
+                return bad(
+                    "workload.incast.period_us",
+                    format!("{} is outside 1..=10000000", i.period_us),
+                );
+            }
+            let rounds = raw
+                .duration_us
+                .saturating_sub(i.first_us)
+                .div_ceil(i.period_us);
+            let flows = rounds.saturating_mul(i.degree as u64);
+            if flows > MAX_FLOWS {
+                return bad(
+                    "workload.incast",
+                    format!(
+                        "{rounds} rounds of {} flows are {flows} flows; at most {MAX_FLOWS}",
+                        i.degree
+                    ),
+                );
+            }
+        }
+        for (k, f) in w.flows.iter().enumerate() {
+            for (key, h) in [("src", f.src), ("dst", f.dst)] {
+                if h >= hosts {
+                    return bad(
+                        &format!("workload.flows[{k}].{key}"),
+                        format!(
+                            "host {h} is not one of the {hosts} hosts (0..={})",
+                            hosts - 1
+                        ),
+                    );
+                }
+            }
+            if f.src == f.dst {
+                return bad(
+                    &format!("workload.flows[{k}].dst"),
+                    format!("host {} sends to itself", f.src),
+                );
+            }
+            if f.size_bytes == 0 {
+                return bad(
+                    &format!("workload.flows[{k}].size_bytes"),
+                    "must be above 0".into(),
+                );
+            }
+        }
+        if w.flows.len() as u64 > MAX_FLOWS {
+            return bad(
+                "workload.flows",
+                format!("{} flows; at most {MAX_FLOWS}", w.flows.len()),
+            );
+        }
+        if let Some(bg) = &background {
+            // The expected flow count: hosts x duration / mean gap.
+            let mean_bytes = bg.cdf.mean(bg.sampling);
+            let seconds = raw.duration_us as f64 / 1e6;
+            let expected = hosts as f64 * seconds * bg.load * link_bps as f64 / (mean_bytes * 8.0);
+            if expected > MAX_FLOWS as f64 / 2.0 {
+                return bad(
+                    "workload.load",
+                    format!(
+                        "{} hosts at load {} for {} us start about {expected:.0} flows of {mean_bytes:.0} B on average; at most {} (shorten duration_us or lower the load)",
+                        hosts, bg.load, raw.duration_us, MAX_FLOWS / 2
+                    ),
+                );
+            }
+        }
+        if let Some((_, switch)) = &waves {
+            if *switch >= size.switches {
+                return bad(
+                    "output.trace_switch",
+                    format!(
+                        "{switch}, but the topology has {} switches (0..={})",
+                        size.switches,
+                        size.switches - 1
+                    ),
+                );
+            }
+        }
         Ok(ScenarioFile {
+            source: shown.to_string(),
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
             seed: raw.seed,
             duration: us(raw.duration_us),
             drain: us(raw.drain_us),
-            topology: TopologySpec {
-                shape,
-                params,
-                link_bps,
-                link_delay_ns: t.link_delay_ns,
-                transport,
-                stepping: if raw.step_every_cycle {
-                    Stepping::EveryCycle
-                } else {
-                    Stepping::Jump
-                },
-                program,
-            },
+            topology,
             workload: Workload {
                 background,
                 incast,
@@ -968,6 +1104,11 @@ impl ScenarioFile {
 
     /// Builds the network, runs it, and measures.
     pub fn run(&self) -> Result<RunResults, String> {
+        self.run_inner()
+            .map_err(|e| format!("{}: {e}", self.source))
+    }
+
+    fn run_inner(&self) -> Result<RunResults, String> {
         let mut topo = self.build()?;
         let clock = self.topology.params.clock();
         let hosts = HostSet {
