@@ -38,7 +38,10 @@ fn stamping_program() -> Program {
             .prim(Primitive::SetQid {
                 qid: Operand::Const(3),
             })
-            .prim(Primitive::set("ig_intr_tm_md.ingress_cos", Operand::Const(5))),
+            .prim(Primitive::set(
+                "ig_intr_tm_md.ingress_cos",
+                Operand::Const(5),
+            )),
     );
     p.actions.push(
         Action::new("stamp_out")
