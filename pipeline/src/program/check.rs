@@ -334,6 +334,36 @@ pub struct Checked {
     /// The parser graph (the built-in one when the program has none), which the gress
     /// parser and deparser and the interpreter run.
     pub parser: Arc<Graph>,
+    /// The traffic the program declares it adds per data packet.
+    pub overhead: Option<ir::Overhead>,
+}
+
+/// The smallest frame (FCS included) a declared overhead packet may be.
+pub const MIN_FRAME_BYTES: u32 = 64;
+/// The largest: `pkt_length` is 16 bits.
+pub const MAX_FRAME_BYTES: u32 = 65_535;
+
+fn check_overhead(o: &ir::Overhead) -> Result<(), IrError> {
+    if o.recirculated_bytes == 0 && o.mirrored_bytes == 0 {
+        return err(
+            "overhead",
+            "declares neither recirculated nor mirrored bytes",
+        );
+    }
+    for (what, b) in [
+        ("recirculated_bytes", o.recirculated_bytes),
+        ("mirrored_bytes", o.mirrored_bytes),
+    ] {
+        if b != 0 && !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&b) {
+            return err(
+                &format!("overhead.{what}"),
+                format!(
+                    "{b} B is not a frame size ({MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} B, FCS included; 0 for none)"
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 impl Checked {
@@ -815,6 +845,9 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     }
     check_register_sharing(&tables, &registers, &lowering.applied)?;
     crate::program::scope::check_scopes(p)?;
+    if let Some(o) = &p.overhead {
+        check_overhead(o)?;
+    }
     let gateways = lowering.gateways;
     let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
     for g in &gateways {
@@ -844,6 +877,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         phv_spill,
         metadata,
         parser,
+        overhead: p.overhead,
     })
 }
 

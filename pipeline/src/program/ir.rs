@@ -52,6 +52,22 @@ pub struct Program {
     /// The ghost control (runs in lockstep with ingress; placed and timed with it).
     #[serde(default)]
     pub ghost: Vec<Stmt>,
+    /// Traffic the program adds per data packet, for the report's recirculation and mirror
+    /// budget (the chip does not enforce it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
+}
+
+/// Packets a program adds per data packet it forwards: a packet it sends round the
+/// recirculation port and a mirror copy, each given by its frame bytes (FCS included; 0
+/// for none). The report finds the smallest data frame the ports can carry at line rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overhead {
+    #[serde(default)]
+    pub recirculated_bytes: u32,
+    #[serde(default)]
+    pub mirrored_bytes: u32,
 }
 
 /// A program-defined metadata field of 1 to 32 bits.
@@ -1121,6 +1137,14 @@ impl ProgramBuilder {
     }
     pub fn ghost(mut self, body: Vec<Stmt>) -> Self {
         self.program.ghost = body;
+        self
+    }
+    /// Declares the bytes the program recirculates and mirrors per data packet.
+    pub fn overhead(mut self, recirculated_bytes: u32, mirrored_bytes: u32) -> Self {
+        self.program.overhead = Some(Overhead {
+            recirculated_bytes,
+            mirrored_bytes,
+        });
         self
     }
     /// The program built so far.
