@@ -512,7 +512,34 @@ fn wide_fields_and_slices_are_refused_where_hardware_cannot_use_them() {
     refused(
         &one(a, t.clone(), false),
         "primitives[0]",
-        "action parameters are at most 32",
+        "`ethernet.dst_addr` is 48 bits but parameter `mac` is 32",
+    );
+    let a = Action::new("a").param("mac", 48).prim(alu(
+        AluOp::Add,
+        "meta.m",
+        Operand::param("mac"),
+        Operand::Const(1),
+    ));
+    refused(
+        &one(a, t.clone(), false),
+        "primitives[0]",
+        "parameter `mac` is 48 bits; an ALU sees 32",
+    );
+    // One parameter into fields cut differently (32+16 and 16+32).
+    let a = Action::new("a")
+        .param("mac", 48)
+        .prim(Primitive::set("ethernet.dst_addr", Operand::param("mac")))
+        .prim(Primitive::set("ethernet.src_addr", Operand::param("mac")));
+    refused(
+        &one(a, t.clone(), false),
+        "primitives[1]",
+        "parameter `mac` is already cut as [16, 32] bits",
+    );
+    let a = Action::new("a").param("mac", 65);
+    refused(
+        &one(a, t.clone(), false),
+        "actions[0] (a).params[0] (mac)",
+        "width 65 is outside 1..=64",
     );
     // A wide copy writes both pieces: a second write of one piece is a double write.
     let a = Action::new("a")
@@ -548,6 +575,63 @@ fn wide_fields_and_slices_are_refused_where_hardware_cannot_use_them() {
         &p,
         "registers[0] (r)",
         "a signed array needs cells of 8, 16, 32 or 64 bits",
+    );
+}
+
+#[test]
+fn a_48_bit_action_parameter_rewrites_macs_from_table_entries() {
+    // set_macs(dmac, smac): each parameter is cut where its destination's containers are.
+    let p = ProgramBuilder::new("rw")
+        .metadata("meta.k", 8)
+        .action(
+            Action::new("set_macs")
+                .param("dmac", 48)
+                .param("port", 9)
+                .param("smac", 48)
+                .prim(Primitive::set("ethernet.dst_addr", Operand::param("dmac")))
+                .prim(Primitive::set("ethernet.src_addr", Operand::param("smac")))
+                .prim(Primitive::SetEgressPort {
+                    port: Operand::param("port"),
+                }),
+        )
+        .table(
+            Table::new("rw", MatchKind::Exact, &["meta.k"], 4)
+                .action("set_macs")
+                .default_action("set_macs", &[0, 0, 0])
+                .entry(&[1], "set_macs", &[0x0200_0000_00aa, 5, 0xfeed_0000_beef]),
+        )
+        .ingress(vec![Stmt::apply("rw")])
+        .build()
+        .unwrap();
+    let (c, pl) = placed(&p);
+    let a = &c.actions[0];
+    // dmac: 16 low bits in its own slot 0, 32 high in slot 3; smac: 32 low in slot 2, 16
+    // high in slot 4.
+    assert_eq!(
+        a.arg_chunks,
+        vec![vec![(0, 16), (3, 32)], vec![(1, 9)], vec![(2, 32), (4, 16)]]
+    );
+    assert_eq!(a.param_bits, vec![16, 9, 32, 32, 16]);
+    let mut interp = Interpreter::new(Arc::clone(&c));
+    let mut prog = PlacedThread::new(Arc::clone(&c), &pl, Thread::Ingress);
+    let mut phv = phv_with(&c, 0x1111_2222_3333, 0x4444_5555_6666, 0, 0, 0);
+    phv.set(meta(&c, "meta.k"), 1);
+    let mut other = phv.clone();
+    interp.run(Thread::Ingress, &mut phv);
+    for s in 0..20 {
+        t2_pipeline::StageProgram::apply(&mut prog, s, &mut other);
+    }
+    assert_eq!(phv, other);
+    assert_eq!(get_dst(&phv), 0x0200_0000_00aa);
+    assert_eq!(get_src(&phv), 0xfeed_0000_beef);
+    assert_eq!(phv.get(layout::UCAST_EGRESS_PORT), 5);
+    // An argument must fit the parameter's 48 bits.
+    let mut bad = p.clone();
+    bad.tables[0].entries[0].action.args[0] = 1 << 48;
+    refused(
+        &bad,
+        "tables[0] (rw).entries[0]",
+        "argument 0 (281474976710656) does not fit in 48 bits",
     );
 }
 

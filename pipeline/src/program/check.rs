@@ -98,7 +98,12 @@ impl Op {
 #[derive(Clone, Debug)]
 pub struct CAction {
     pub name: String,
+    /// Bits of each action-data slot. A parameter of at most 32 bits is one slot (its own
+    /// index); a wider one is cut where the containers of the field it is copied into are
+    /// cut, its lowest chunk in its own index and the others in slots past the parameters.
     pub param_bits: Vec<u8>,
+    /// Per declared parameter: its slots, least significant chunk first, with their bits.
+    pub arg_chunks: Vec<Vec<(usize, u8)>>,
     pub ops: Vec<Op>,
     /// Fields read through the PHV operand path (ALU operands).
     pub operand_reads: Vec<Field>,
@@ -1028,13 +1033,19 @@ fn lower_action(
     let mut param_bits = Vec::new();
     for (k, prm) in a.params.iter().enumerate() {
         let pp = format!("{path}.params[{k}] ({})", prm.name);
-        if !(1..=32).contains(&prm.bits) {
-            return err(&pp, format!("width {} is outside 1..=32", prm.bits));
+        if !(1..=WIDE_MAX_BITS as u8).contains(&prm.bits) {
+            return err(
+                &pp,
+                format!(
+                    "width {} is outside 1..={WIDE_MAX_BITS} (over 32 only to `set` a wide field)",
+                    prm.bits
+                ),
+            );
         }
         if params.insert(prm.name.clone(), k).is_some() {
             return err(&pp, "the name is used twice");
         }
-        param_bits.push(prm.bits);
+        param_bits.push(prm.bits.min(32));
     }
     let value = |pp: &str, o: &ir::Operand| -> Result<Value, IrError> {
         Ok(match o {
@@ -1044,6 +1055,16 @@ fn lower_action(
                 Err(_) => return err(pp, format!("constant {c} exceeds 32 bits")),
             },
             ir::Operand::Param(n) => match params.get(n) {
+                Some(&k) if a.params[k].bits > 32 => {
+                    return err(
+                        pp,
+                        format!(
+                            "parameter `{n}` is {} bits; an ALU sees 32: only `set` of a field \
+                             of its width takes it",
+                            a.params[k].bits
+                        ),
+                    )
+                }
                 Some(&k) => Value::Param(k),
                 None => return err(pp, format!("action has no parameter `{n}`")),
             },
@@ -1051,6 +1072,12 @@ fn lower_action(
     };
     let mut out = CAction {
         name: a.name.clone(),
+        arg_chunks: a
+            .params
+            .iter()
+            .enumerate()
+            .map(|(k, prm)| vec![(k, prm.bits.min(32))])
+            .collect(),
         param_bits,
         ops: Vec::new(),
         operand_reads: Vec::new(),
@@ -1063,7 +1090,7 @@ fn lower_action(
         let pp = format!("{path}.primitives[{k}]");
         if let Primitive::Set { dst, src } = prim {
             if r.pieces.contains_key(dst.as_str()) {
-                wide_set(&pp, r, dst, src, &mut out)?;
+                wide_set(&pp, r, dst, src, a, &mut out)?;
                 continue;
             }
         }
@@ -1205,6 +1232,13 @@ fn lower_action(
         out.writes.extend(writes);
         out.ops.push(op);
     }
+    // A wide parameter no `set` cut: its low 32 bits, then the rest.
+    for (k, prm) in a.params.iter().enumerate() {
+        if prm.bits > 32 && out.arg_chunks[k].len() == 1 {
+            out.arg_chunks[k].push((out.param_bits.len(), prm.bits - 32));
+            out.param_bits.push(prm.bits - 32);
+        }
+    }
     Ok(out)
 }
 
@@ -1216,6 +1250,7 @@ fn wide_set(
     r: &Resolver,
     dst: &str,
     src: &ir::Operand,
+    a: &ir::Action,
     out: &mut CAction,
 ) -> Result<(), IrError> {
     let (dst_pieces, access) = r.pieces[dst].clone();
@@ -1275,14 +1310,43 @@ fn wide_set(
                 }
             }
         }
-        ir::Operand::Param(_) => {
-            return err(
-                pp,
-                format!(
-                    "`{dst}` is {bits} bits; action parameters are at most 32: set it from a \
-                     field of its width or a constant, or set its slices"
-                ),
-            )
+        ir::Operand::Param(n) => {
+            let Some(k) = a.params.iter().position(|p| &p.name == n) else {
+                return err(pp, format!("action has no parameter `{n}`"));
+            };
+            if a.params[k].bits as u32 != bits {
+                return err(
+                    pp,
+                    format!(
+                        "`{dst}` is {bits} bits but parameter `{n}` is {}; `set` copies equal widths",
+                        a.params[k].bits
+                    ),
+                );
+            }
+            // The parameter's chunks follow the destination's containers (least
+            // significant first): its lowest chunk keeps slot k, the others get new slots.
+            let cut: Vec<u8> = dst_pieces.iter().rev().map(|f| f.bits).collect();
+            let have: Vec<u8> = out.arg_chunks[k].iter().map(|c| c.1).collect();
+            if have.len() == 1 && bits > 32 {
+                let mut chunks = vec![(k, cut[0])];
+                out.param_bits[k] = cut[0];
+                for &b in &cut[1..] {
+                    chunks.push((out.param_bits.len(), b));
+                    out.param_bits.push(b);
+                }
+                out.arg_chunks[k] = chunks;
+            } else if have != cut {
+                return err(
+                    pp,
+                    format!(
+                        "parameter `{n}` is already cut as {have:?} bits (least significant \
+                         first) for another field; `{dst}` needs {cut:?}"
+                    ),
+                );
+            }
+            for (f, &(slot, _)) in dst_pieces.iter().rev().zip(&out.arg_chunks[k]) {
+                moves.push((*f, Value::Param(slot)));
+            }
         }
     }
     for rd in &reads {
@@ -1333,27 +1397,32 @@ fn lower_call(
             format!("action `{}` is not one of the table's actions", c.action),
         );
     }
-    let bits = &actions[action].param_bits;
-    if c.args.len() != bits.len() {
+    let chunks = &actions[action].arg_chunks;
+    if c.args.len() != chunks.len() {
         return err(
             path,
             format!(
                 "action `{}` takes {} arguments, {} given",
                 c.action,
-                bits.len(),
+                chunks.len(),
                 c.args.len()
             ),
         );
     }
-    for (k, (&v, &b)) in c.args.iter().zip(bits).enumerate() {
-        if !fits(v, b as u32) {
+    let mut args = vec![0u32; actions[action].param_bits.len()];
+    for (k, (&v, chunk)) in c.args.iter().zip(chunks).enumerate() {
+        let b: u32 = chunk.iter().map(|c| c.1 as u32).sum();
+        if !fits(v, b) {
             return err(path, format!("argument {k} ({v}) does not fit in {b} bits"));
         }
+        // A wide argument is cut into its slots, least significant chunk first.
+        let mut below = 0u32;
+        for &(slot, bits) in chunk {
+            args[slot] = ((v >> below) & ((1u64 << bits) - 1)) as u32;
+            below += bits as u32;
+        }
     }
-    Ok(Call {
-        action,
-        args: c.args.iter().map(|&v| v as u32).collect(),
-    })
+    Ok(Call { action, args })
 }
 
 fn lower_table(
