@@ -706,6 +706,22 @@ fn stage_pins_and_after_place_tables_or_say_why_not() {
     verify(&c, &pl, &Budget::tofino2()).unwrap();
     let stages: Vec<usize> = (0..10).map(|i| pl.stage_of[0][i].unwrap()).collect();
     assert_eq!(stages, [0, 0, 0, 5, 6, 0, 0, 0, 0, 0]);
+    // verify() holds placement to the pins: t3 moved to stage 4 breaks its pin, t4 moved to
+    // stage 5 its `after`.
+    let moved = |name: &str, to: usize| {
+        let mut bad = pl.clone();
+        for u in &mut bad.units {
+            if u.allocation.name == name {
+                u.allocation.stage = to;
+            }
+        }
+        verify(&c, &bad, &Budget::tofino2()).unwrap_err()
+    };
+    assert_eq!(moved("t3", 4), "`t3` is pinned to stage 5 but placed in 4");
+    assert_eq!(
+        moved("t4", 5),
+        "`t4` must follow `t3` (Some(5)) but is in stage 5"
+    );
     // A pin a dependency cannot meet: t4 after t3 (stage 5) pinned to stage 2.
     let c = check(&chain(&[(3, 5), (4, 2)], &[(4, 3)])).unwrap();
     let f = place(&c, &Budget::tofino2()).failure.unwrap();

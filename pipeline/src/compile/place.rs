@@ -1089,6 +1089,33 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
             return Err(format!("stage {s} exceeds {}", r.name()));
         }
     }
+    // `@stage` pins hold; `after` puts a table past the other's last stage.
+    for u in &placed.units {
+        let Unit::Table(t) = u.unit else { continue };
+        let table = &p.tables[t];
+        if let Some(pin) = table.stage {
+            if u.allocation.stage != pin {
+                return Err(format!(
+                    "`{}` is pinned to stage {pin} but placed in {}",
+                    table.name, u.allocation.stage
+                ));
+            }
+        }
+        if let Some(a) = table.after {
+            let last = placed
+                .units
+                .iter()
+                .filter(|o| o.thread == u.thread && o.unit == Unit::Table(a))
+                .map(|o| o.allocation.stage)
+                .max();
+            if !last.is_some_and(|l| u.allocation.stage > l) {
+                return Err(format!(
+                    "`{}` must follow `{}` ({last:?}) but is in stage {}",
+                    table.name, p.tables[a].name, u.allocation.stage
+                ));
+            }
+        }
+    }
     // A register array shared by ingress and ghost lives in one stage with both tables.
     for u in placed.units.iter().filter(|u| u.thread == Thread::Ghost) {
         if let Some((r, s)) = shared_stage(p, placed, u.unit) {
