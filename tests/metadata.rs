@@ -7,6 +7,7 @@
 mod common;
 
 use common::udp_frame;
+use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
@@ -96,6 +97,15 @@ fn stamps(b: &[u8]) -> Stamps {
 /// cycle `arrive`, both for port 0; returns the chip's ingress and egress latencies and
 /// what the receiver got, in order, with the cycle each arrived.
 fn run(stepping: Stepping, arrive: Cycle) -> (Cycle, Cycle, Vec<(Cycle, Vec<u8>)>) {
+    run_script(stepping, &[(arrive, 0, 1434), (arrive, 1, 1434)])
+}
+
+/// Frames `(last-bit arrival cycle, sender 0 or 1, UDP payload bytes)` into ports 1 and 2,
+/// all for port 0 (each sender's in cycle order, far enough apart to serialize).
+fn run_script(
+    stepping: Stepping,
+    frames: &[(Cycle, usize, usize)],
+) -> (Cycle, Cycle, Vec<(Cycle, Vec<u8>)>) {
     let port = |mac| PortSpec {
         pipe: 0,
         mac,
@@ -115,12 +125,17 @@ fn run(stepping: Stepping, arrive: Cycle) -> (Cycle, Cycle, Vec<(Cycle, Vec<u8>)
         .into_iter()
         .enumerate()
     {
-        let frame = udp_frame(src, RECEIVER, 64, 1434);
-        let tx = net.add(Probe::new(G100, vec![(arrive - DELAY, frame)]));
+        let script = frames
+            .iter()
+            .filter(|f| f.1 == k)
+            .map(|&(at, _, payload)| (at - DELAY, udp_frame(src, RECEIVER, 64, payload)))
+            .collect();
+        let tx = net.add(Probe::new(G100, script));
         net.link(tx, 0, chip, 1 + k, DELAY).unwrap();
     }
     net.link(chip, 0, rx, 0, DELAY).unwrap();
-    net.run_until(arrive + 20_000);
+    let last = frames.iter().map(|f| f.0).max().unwrap_or(0);
+    net.run_until(last + 20_000);
     let c = net.node::<Chip>(chip);
     let (i, e) = (c.ingress_latency(), c.egress_latency());
     (i, e, net.node::<Probe>(rx).received().to_vec())
@@ -189,4 +204,39 @@ fn stamps_are_the_same_jumping_and_stepping() {
     assert_eq!(jump, step);
     // The exact figures at 1000 cycles: the MAC stamp is ns(1000) = 666 ns.
     assert_eq!(stamps(&jump.2[0].1).mac, 666);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Random frames on two ports: jumping and stepping give the same stamps, and every
+    /// frame's stamps are ordered as its path is (MAC <= ingress parser < enqueue < egress
+    /// parser), with deq_timedelta at least the TM's 300 cycles (200 ns).
+    #[test]
+    fn stamps_jump_equals_step_and_follow_the_path(
+        gaps in prop::collection::vec((0u64..400, 0usize..2, 46usize..1400), 1..8),
+    ) {
+        // Each sender's frames at least one serialization apart (1500 B: 180 cycles).
+        let mut at = [1_000u64; 2];
+        let frames: Vec<(Cycle, usize, usize)> = gaps
+            .iter()
+            .map(|&(gap, k, payload)| {
+                at[k] += 180 + gap;
+                (at[k], k, payload)
+            })
+            .collect();
+        let jump = run_script(Stepping::Jump, &frames);
+        let step = run_script(Stepping::EveryCycle, &frames);
+        prop_assert_eq!(&jump, &step);
+        prop_assert_eq!(jump.2.len(), frames.len());
+        for (_, b) in &jump.2 {
+            let s = stamps(b);
+            prop_assert!(s.mac <= s.ig_global);
+            prop_assert!(s.ig_global < s.enq as u64);
+            prop_assert!((s.enq as u64) < s.eg_global);
+            prop_assert!(s.deq_delta_low16 as u64 >= ns(300));
+            prop_assert_eq!((s.egress_qid, s.egress_cos), (3, 5));
+            prop_assert_eq!(s.pkt_length as usize, b.len() + 4);
+        }
+    }
 }
