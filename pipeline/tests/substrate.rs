@@ -864,3 +864,27 @@ proptest! {
         prop_assert_eq!(&interp.state, &prog.state);
     }
 }
+
+#[test]
+fn the_new_ir_elements_round_trip_through_json() {
+    let mut p = l2_qcn();
+    p.tables[2] = p.tables[2].clone().stage(4);
+    p.tables[3] = p.tables[3].clone().after("qold");
+    p.overhead = Some(t2_pipeline::ir::Overhead {
+        recirculated_bytes: 64,
+        mirrored_bytes: 0,
+    });
+    let text = p.to_json();
+    for key in [
+        "\"signed\": true",
+        "\"stage\": 4",
+        "\"after\": \"qold\"",
+        "\"op\": \"sar\"",
+        "\"recirculated_bytes\": 64",
+    ] {
+        assert!(text.contains(key), "`{key}` missing from\n{text}");
+    }
+    assert_eq!(Program::from_json(&text).unwrap(), p);
+    let (_, pl) = placed(&p);
+    assert_eq!((pl.stage_of[0][2], pl.stage_of[0][3]), (Some(4), Some(5)));
+}
