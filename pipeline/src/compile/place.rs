@@ -1108,7 +1108,7 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
                 .filter(|o| o.thread == u.thread && o.unit == Unit::Table(a))
                 .map(|o| o.allocation.stage)
                 .max();
-            if !last.is_some_and(|l| u.allocation.stage > l) {
+            if last.is_none_or(|l| u.allocation.stage <= l) {
                 return Err(format!(
                     "`{}` must follow `{}` ({last:?}) but is in stage {}",
                     table.name, p.tables[a].name, u.allocation.stage
