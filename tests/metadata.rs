@@ -240,3 +240,35 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn egress_qid_is_the_queue_among_its_macs_128() {
+    // Two 100G ports on MAC 0 (channels 0 and 4) and a sender on MAC 1; the receiver is on
+    // the second port, whose queues are 64..=95 of the MAC's 128 (channel 4 of 8). qid 3
+    // leaves as egress_qid 67, the number AFC and the ghost thread use for that queue.
+    let port = |mac, channel| PortSpec {
+        pipe: 0,
+        mac,
+        channel,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0, 0), port(0, 4), port(1, 0)],
+        routes: vec![(RECEIVER, 1)],
+        program: Some(stamping_program()),
+    };
+    let mut net = Network::new(Stepping::Jump);
+    let chip = net.add(Chip::new("chip", &config).unwrap());
+    let frame = udp_frame(Ipv4Addr::new(10, 0, 1, 1), RECEIVER, 64, 100);
+    let tx = net.add(Probe::new(G100, vec![(1_000, frame)]));
+    let rx = net.add(Probe::new(G100, Vec::new()));
+    net.link(tx, 0, chip, 2, DELAY).unwrap();
+    net.link(chip, 1, rx, 0, DELAY).unwrap();
+    net.run_until(20_000);
+    let got = net.node::<Probe>(rx).received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(stamps(&got[0].1).egress_qid, 67);
+    let c = net.node::<Chip>(chip);
+    assert_eq!(c.afc_address(1, 3), Some((0, 1, 67)));
+}

@@ -43,6 +43,12 @@ impl Chip {
                     // 48 bits for the global time, the low 32 for `enq_tstamp`.
                     let global =
                         fields::split48(&fields::EG_GLOBAL_TSTAMP, clock.cycles_to_ns_floor(now));
+                    // `egress_qid`: the queue's index among its MAC's 128, as AFC and the
+                    // ghost thread number it.
+                    let egress_qid = self
+                        .tm
+                        .group_queue(desc.egress_port as usize, dq.queue as usize)
+                        .map_or(dq.queue as u32, |(_, q)| q);
                     let metadata = [
                         global[0],
                         global[1],
@@ -50,7 +56,7 @@ impl Chip {
                             fields::EG_ENQ_TSTAMP,
                             clock.cycles_to_ns_floor(dq.enq_tstamp) as u32,
                         ),
-                        (fields::EG_EGRESS_QID, dq.queue as u32),
+                        (fields::EG_EGRESS_QID, egress_qid),
                         (fields::EG_EGRESS_COS, desc.ingress_cos as u32),
                         (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
                         (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
