@@ -115,8 +115,8 @@ pub const EG_GLOBAL_TSTAMP: [Field; 2] = [
 /// `eg_intr_md.enq_tstamp` (32 b, ns): when the TM admitted the packet (low 32 bits of the
 /// time in ns). Egress; in the ghost metadata container (the ghost thread has its own PHV).
 pub const EG_ENQ_TSTAMP: Field = Field::whole(GHOST);
-/// `eg_intr_md.egress_qid` (7 b): the queue the packet left, within its port. Egress; the
-/// bits of `ig_intr_tm_md.qid`.
+/// `eg_intr_md.egress_qid` (7 b): the queue the packet left, as its index among its MAC's
+/// 128 queues (the chip fills it). Egress; the bits of `ig_intr_tm_md.qid`.
 pub const EG_EGRESS_QID: Field = layout::QID;
 /// `eg_intr_md.egress_cos` (3 b): the packet's class of service in egress (the
 /// `ingress_cos` it was admitted in). Egress; the bits of `ig_intr_tm_md.ingress_cos`.
