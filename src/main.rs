@@ -256,7 +256,8 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         &budget,
         &params.pipeline,
         params.clock_hz,
-    );
+    )
+    .with_pipes(params.pipes);
     let headroom = Headroom::new(&checked, &params);
     if args.json {
         let mut json = serde_json::to_value(&report).expect("a report always serializes");

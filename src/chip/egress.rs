@@ -39,7 +39,25 @@ impl Chip {
                     // The TM's view of the queue, as Tofino2 hands it to egress: depths in
                     // cells, the time in the TM in nanoseconds.
                     let clock = self.params.clock();
+                    // Time stamps: nanoseconds rounded down (ns = cycles x 1e9 / clock),
+                    // 48 bits for the global time, the low 32 for `enq_tstamp`.
+                    let global =
+                        fields::split48(&fields::EG_GLOBAL_TSTAMP, clock.cycles_to_ns_floor(now));
+                    // `egress_qid`: the queue's index among its MAC's 128, as AFC and the
+                    // ghost thread number it.
+                    let egress_qid = self
+                        .tm
+                        .group_queue(desc.egress_port as usize, dq.queue as usize)
+                        .map_or(dq.queue as u32, |(_, q)| q);
                     let metadata = [
+                        global[0],
+                        global[1],
+                        (
+                            fields::EG_ENQ_TSTAMP,
+                            clock.cycles_to_ns_floor(dq.enq_tstamp) as u32,
+                        ),
+                        (fields::EG_EGRESS_QID, egress_qid),
+                        (fields::EG_EGRESS_COS, desc.ingress_cos as u32),
                         (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
                         (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
                         (

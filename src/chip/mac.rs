@@ -30,6 +30,7 @@ impl Chip {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.
                     port.rx_frames += 1;
                     port.rx_fifo.push_back(pkt);
+                    port.rx_arrival.push_back((pkt.index(), now));
                     self.counters.recirculated += 1;
                 } else {
                     self.drop(DropCause::RxFifoFull, pkt, pool);

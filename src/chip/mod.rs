@@ -215,6 +215,9 @@ struct Port {
     recirculation: bool,
     dev_port: u16,
     rx_fifo: VecDeque<PacketHandle>,
+    /// (packet index, cycle its last bit reached the port) of the frames in `rx_fifo`, in
+    /// the same order: the ingress MAC time stamp.
+    rx_arrival: VecDeque<(u32, Cycle)>,
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
@@ -490,6 +493,7 @@ impl Chip {
                 recirculation: i >= front,
                 dev_port,
                 rx_fifo: VecDeque::new(),
+                rx_arrival: VecDeque::new(),
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
@@ -885,6 +889,7 @@ impl Node for Chip {
             self.drop(DropCause::RxFifoFull, pkt, pool);
         } else {
             p.rx_fifo.push_back(pkt);
+            p.rx_arrival.push_back((pkt.index(), now));
         }
     }
 
