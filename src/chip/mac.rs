@@ -30,8 +30,14 @@ impl Chip {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.
                     port.rx_frames += 1;
                     port.rx_fifo.push_back(pkt);
-                    self.counters.recirculated += 1;
+                    if self.pktgen_in_mac.remove(&pkt.index()) {
+                        // A generated packet, through the pktgen port's share of the group.
+                        self.counters.pktgen_arrived += 1;
+                    } else {
+                        self.counters.recirculated += 1;
+                    }
                 } else {
+                    self.pktgen_in_mac.remove(&pkt.index());
                     self.drop(DropCause::RxFifoFull, pkt, pool);
                 }
             }

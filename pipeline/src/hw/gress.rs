@@ -50,6 +50,20 @@ pub trait StageProgram {
     fn registers(&self) -> Option<&[Vec<u64>]> {
         None
     }
+    /// The register arrays' names, in the order of [`StageProgram::registers`].
+    fn register_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Array `r`'s cell width in bits (both halves of a pair) and its number of cells.
+    fn register_shape(&self, _r: usize) -> (u32, u32) {
+        (0, 0)
+    }
+    /// The control plane writes `value` into cell `index` of array `r` (both checked).
+    fn write_register(&mut self, _r: usize, _index: u32, _value: u64) {}
+    /// The program as `Any`, for the control plane to reach its own type (table entries).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// A gress with no tables: packets pass through unchanged.
