@@ -124,7 +124,7 @@ impl Chip {
                 index,
                 value,
             } => {
-                self.register_cell(*pipe, *gress, register, *index, Some(*value))
+                self.register_cell(*pipe, *gress, register, *index, Some(*value), false)
                     .map_err(bad)?;
             }
             ControlOp::AddEntry { pipe, table, .. }
@@ -169,7 +169,7 @@ impl Chip {
                     index,
                     value,
                 } => self
-                    .register_cell(pipe, gress, &register, index, Some(value))
+                    .register_cell(pipe, gress, &register, index, Some(value), true)
                     .map(|_| ())
                     .map_err(|problem| ConfigError {
                         what: format!("chip {}: {name}", self.name),
@@ -197,8 +197,8 @@ impl Chip {
     }
 
     /// Cell `index` of register array `register` of pipe `pipe`'s `gress`: its value, after
-    /// writing `write` into it when given. The problem, if the pipe, array or cell does not
-    /// exist or the value does not fit the cell.
+    /// writing `write` into it when given and `apply` (without `apply`, only checked). The
+    /// problem, if the pipe, array or cell does not exist or the value does not fit the cell.
     fn register_cell(
         &mut self,
         pipe: usize,
@@ -206,6 +206,7 @@ impl Chip {
         register: &str,
         index: u32,
         write: Option<u64>,
+        apply: bool,
     ) -> Result<u64, String> {
         let pipes = self.pipes.len();
         let p = self
@@ -233,7 +234,9 @@ impl Chip {
                     "value {v} does not fit register `{register}`'s {bits}-bit cells"
                 ));
             }
-            program.write_register(r, index, v);
+            if apply {
+                program.write_register(r, index, v);
+            }
         }
         Ok(program.registers().expect("a program with register arrays")[r][index as usize])
     }
@@ -247,7 +250,7 @@ impl Chip {
         register: &str,
         index: u32,
     ) -> Result<u64, ConfigError> {
-        self.register_cell(pipe, gress, register, index, None)
+        self.register_cell(pipe, gress, register, index, None, false)
             .map_err(|problem| ConfigError {
                 what: format!("chip {}: read_register", self.name),
                 problem,
@@ -281,7 +284,7 @@ impl Chip {
         index: u32,
         value: u64,
     ) -> Result<(), ConfigError> {
-        self.register_cell(pipe, gress, register, index, Some(value))
+        self.register_cell(pipe, gress, register, index, Some(value), true)
             .map(|_| ())
             .map_err(|problem| ConfigError {
                 what: format!("chip {}: write_register", self.name),
