@@ -69,9 +69,9 @@ impl Chip {
                 exit.mirror_incoming.unwrap_or(exit.pkt),
             ),
         ];
-        for (session, source) in sessions {
+        for (k, (session, source)) in sessions.into_iter().enumerate() {
             if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
-                self.mirror_copy(
+                let copy = self.mirror_copy(
                     now,
                     source,
                     session,
@@ -79,6 +79,10 @@ impl Chip {
                     exit.ingress_cos,
                     pool,
                 );
+                // The program's copy carries its mirror header's type into the egress.
+                if k == 1 && exit.mirror_type != 0 {
+                    self.mirror_types.insert(copy.index(), exit.mirror_type);
+                }
             }
         }
         if let Some(copy) = exit.mirror_incoming {

@@ -332,6 +332,8 @@ pub struct Chip {
     pktgen: Vec<pktgen::PipePktgen>,
     /// Generated packets still being serialized on a pktgen port's MAC.
     pktgen_in_mac: BTreeSet<u32>,
+    /// Mirror types of the copies made with a mirror header, until they enter an egress.
+    mirror_types: BTreeMap<u32, u8>,
     /// The cycle the chip has reached (the last one it ran).
     now: Cycle,
     /// Control-plane operations to apply: (cycle, order scheduled) -> operation.
@@ -548,6 +550,7 @@ impl Chip {
             ghost_words: Vec::new(),
             pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
             pktgen_in_mac: BTreeSet::new(),
+            mirror_types: BTreeMap::new(),
             now: 0,
             control_ops: BTreeMap::new(),
             control_seq: 0,
@@ -868,6 +871,7 @@ impl Chip {
 
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
+        self.mirror_types.remove(&pkt.index());
         if self.mirror_copies.remove(&pkt.index()) {
             *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
         }

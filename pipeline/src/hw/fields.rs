@@ -61,6 +61,18 @@ pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
 /// `mirror_io_select` of either deparser: 1 mirrors the packet as it entered the gress (before
 /// the program changed it), 0 (the default) as it leaves. Bit 29, above the egress depth too.
 pub const MIRROR_IO_SELECT: Field = Field::at(ENQ_QDEPTH, 29, 1);
+/// The mirror type of a copy made with a mirror header (`mirror_with_header`): the header's
+/// index in the parser graph plus 1 (0: none), 4 bits as Tofino2's `MirrorType_t`. The
+/// ingress (or egress) program sets it with the mirror; the chip sets it in a copy's egress
+/// PHV before parsing, standing in for TNA's lookahead on the mirror header's type field.
+/// Bits 3-6 of the container whose low 3 bits are `ingress_cos` (ingress only).
+pub const MIRROR_TYPE: Field = Field::at(COS, 3, 4);
+/// Intrinsic fields set before the parser runs, which a parser `select` may key on:
+/// `ig_intr_md.ingress_port` (0 in egress) and `eg_intr_md.mirror_type` (0 in ingress).
+pub const PARSER_INTRINSICS: [(&str, Field); 2] = [
+    ("ig_intr_md.ingress_port", layout::INGRESS_PORT),
+    ("eg_intr_md.mirror_type", MIRROR_TYPE),
+];
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 
@@ -129,6 +141,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
     ro("ghost_md.ping_pong", Field::at(GHOST, 31, 1)),
+    ro("eg_intr_md.mirror_type", MIRROR_TYPE),
 ];
 
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

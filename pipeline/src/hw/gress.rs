@@ -103,6 +103,9 @@ pub struct Exit {
     pub mirror_incoming: Option<PacketHandle>,
     /// Ingress only: the program sent the packet to the recirculation port.
     pub recirculate: bool,
+    /// The mirror type of the copy (`mirror_with_header`), 0 for none. With a type, the
+    /// copy's source is `mirror_incoming`: the mirror header followed by the packet.
+    pub mirror_type: u8,
 }
 
 struct Slot {
@@ -223,6 +226,20 @@ impl GressPipeline {
         pool: &PacketPool,
         metadata: &[(Field, u32)],
     ) {
+        self.enter_parsed_with(now, pkt, port, pool, &[], metadata);
+    }
+
+    /// Like [`GressPipeline::enter_with`], and also sets `before_parse` (intrinsic fields a
+    /// parser `select` may key on, such as a mirror copy's `mirror_type`) before parsing.
+    pub fn enter_parsed_with(
+        &mut self,
+        now: Cycle,
+        pkt: PacketHandle,
+        port: u16,
+        pool: &PacketPool,
+        before_parse: &[(Field, u32)],
+        metadata: &[(Field, u32)],
+    ) {
         assert!(
             self.can_enter(now),
             "two packets entered one gress in cycle {now}"
@@ -243,6 +260,9 @@ impl GressPipeline {
         slot.phv.set(port_field, port as u32);
         slot.phv
             .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
+        for &(field, value) in before_parse {
+            slot.phv.set(field, value);
+        }
         match self.parser.parse_extent(bytes, &mut slot.phv) {
             Ok(extent) => slot.extent = extent,
             Err(reason) => slot.phv.set(layout::DROP_REASON, reason as u32),
@@ -296,12 +316,27 @@ impl GressPipeline {
         let mirror_session =
             (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);
         // A mirror of the packet as it came in is copied before the deparser changes it.
-        let mirror_incoming =
+        let mut mirror_incoming =
             (drop.is_none() && mirror_session.is_some() && phv.get(fields::MIRROR_IO_SELECT) == 1)
                 .then(|| pool.copy_packet(slot.pkt, None));
         if drop.is_none() {
             self.parser
                 .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
+        }
+        // A mirror header goes in front of the copy's source (the incoming or the outgoing
+        // packet), as TNA's `mirror.emit<H>` does.
+        let mirror_type = match (drop, mirror_session) {
+            (None, Some(_)) => phv.get(fields::MIRROR_TYPE) as u8,
+            _ => 0,
+        };
+        if mirror_type != 0 {
+            let mut bytes = self.parser.header_bytes(mirror_type as usize - 1, phv);
+            let source = mirror_incoming.unwrap_or(slot.pkt);
+            bytes.extend_from_slice(pool.bytes(source));
+            if let Some(incoming) = mirror_incoming {
+                pool.free(incoming);
+            }
+            mirror_incoming = Some(pool.alloc_from(&bytes));
         }
         let exit = Exit {
             pkt: slot.pkt,
@@ -315,6 +350,7 @@ impl GressPipeline {
             mirror_session,
             mirror_incoming,
             recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
+            mirror_type,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

@@ -369,6 +369,8 @@ fn unique<'a>(
 
 struct Resolver {
     fields: BTreeMap<String, (Field, Access)>,
+    /// The parser graph's headers, in its order (a mirror header's type is its place + 1).
+    graph_headers: Vec<String>,
     /// Header fields wider than 32 bits, which exist but cannot be named.
     wide: Vec<(String, u16)>,
 }
@@ -472,6 +474,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     }
     let r = Resolver {
         fields,
+        graph_headers: parser.headers.iter().map(|h| h.name.clone()).collect(),
         wide: lowered.wide,
     };
 
@@ -890,6 +893,8 @@ fn lower_action(
         let mut reads = Vec::new();
         let mut xbar = Vec::new();
         let mut writes = Vec::new();
+        // A primitive that lowers to two operations (`mirror_with_header`).
+        let mut extra = None;
         let op = if let Some((alu, bin)) = prim.binary() {
             let dst = r.writable(&pp, &bin.dst)?;
             let (va, vb) = (value(&pp, &bin.a)?, value(&pp, &bin.b)?);
@@ -980,6 +985,45 @@ fn lower_action(
                     writes.push(fields::RECIRCULATE);
                     Op::Recirculate
                 }
+                Primitive::MirrorWithHeader { session, header } => {
+                    let v = value(&pp, session)?;
+                    if let Value::Const(c) = v {
+                        if c > 255 {
+                            return err(&pp, format!("mirror session {c} is outside 0..=255"));
+                        }
+                    }
+                    let Some(h) = r.graph_headers.iter().position(|n| n == header) else {
+                        return err(
+                            &pp,
+                            format!(
+                                "the parser graph never extracts header `{header}`, so the \
+                                 egress could not parse it in front of the copy"
+                            ),
+                        );
+                    };
+                    if h + 1 > 15 {
+                        return err(
+                            &pp,
+                            format!(
+                                "header `{header}` is header {} of the parser graph; a mirror \
+                                 header must be among its first 15 (the 4-bit mirror type is \
+                                 its place + 1)",
+                                h + 1
+                            ),
+                        );
+                    }
+                    reads.extend(field_of(&v));
+                    writes.extend([
+                        fields::MIRROR_SESSION,
+                        fields::MIRROR_VALID,
+                        fields::MIRROR_TYPE,
+                    ]);
+                    extra = Some(Op::Set {
+                        dst: fields::MIRROR_TYPE,
+                        src: Value::Const(h as u32 + 1),
+                    });
+                    Op::Mirror(v)
+                }
                 Primitive::Random { dst } => {
                     let dst = r.writable(&pp, dst)?;
                     writes.push(dst);
@@ -1024,6 +1068,7 @@ fn lower_action(
         out.xbar_reads.extend(xbar);
         out.writes.extend(writes);
         out.ops.push(op);
+        out.ops.extend(extra);
     }
     Ok(out)
 }

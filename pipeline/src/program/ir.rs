@@ -365,6 +365,16 @@ pub enum Primitive {
     SetInvalid {
         header: String,
     },
+    /// TNA's `mirror.emit<H>(session, hdr)`: as `mirror`, and the copy starts with header
+    /// `header` (one the parser graph extracts; its fields as the PHV holds them when the
+    /// packet leaves the deparser, whether or not it is valid), followed by the packet. The
+    /// copy then carries `eg_intr_md.mirror_type` (the header's place in the parser graph,
+    /// from 1) into the egress, where the parser may select on it to parse the header and the
+    /// program may rewrite the copy (into a control frame, say).
+    MirrorWithHeader {
+        session: Operand,
+        header: String,
+    },
 }
 
 impl Primitive {
