@@ -23,6 +23,18 @@ impl Chip {
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.
     fn ingress_exit(&mut self, now: Cycle, p: usize, exit: Exit, pool: &mut PacketPool) {
         self.deparser_afc(now, exit.adv_flow_ctl);
+        if exit.resubmit {
+            // One more ingress pass, no TM visit: from the next cycle, ahead of the ports.
+            if let Some(t) = self.trace.as_mut() {
+                t.exited(p, 0, now, "resubmit");
+            }
+            self.counters.resubmitted += 1;
+            self.resubmit_fifo[p].push_back((now + 1, exit.pkt, exit.port));
+            return;
+        }
+        if exit.resubmit_refused {
+            self.counters.resubmit_refused += 1;
+        }
         let egress = exit
             .ucast_egress_port
             .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());

@@ -291,6 +291,10 @@ pub struct ChipCounters {
     /// reached their pipe's pktgen port FIFO (the rest are on the way through its MAC).
     pub pktgen_generated: u64,
     pub pktgen_arrived: u64,
+    /// Packets the ingress program resubmitted (each makes one more ingress pass), and
+    /// resubmits asked on a second pass, not done.
+    pub resubmitted: u64,
+    pub resubmit_refused: u64,
 }
 
 impl ChipCounters {
@@ -332,6 +336,9 @@ pub struct Chip {
     pktgen: Vec<pktgen::PipePktgen>,
     /// Generated packets still being serialized on a pktgen port's MAC.
     pktgen_in_mac: BTreeSet<u32>,
+    /// Per pipe, resubmitted packets waiting for their second ingress pass: (cycle they
+    /// may enter, packet, ingress device port).
+    resubmit_fifo: Vec<VecDeque<(Cycle, PacketHandle, u16)>>,
     /// Mirror types of the copies made with a mirror header, until they enter an egress.
     mirror_types: BTreeMap<u32, u8>,
     /// The cycle the chip has reached (the last one it ran).
@@ -551,6 +558,7 @@ impl Chip {
             pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
             pktgen_in_mac: BTreeSet::new(),
             mirror_types: BTreeMap::new(),
+            resubmit_fifo: vec![VecDeque::new(); params.pipes as usize],
             now: 0,
             control_ops: BTreeMap::new(),
             control_seq: 0,
@@ -866,7 +874,13 @@ impl Chip {
             .iter()
             .map(|p| p.ingress.occupancy() + p.egress.occupancy() + p.to_egress.len())
             .sum();
-        (ports + pipes + self.to_tm.len() + self.tm.queued_packets() + self.to_mac.len()) as u64
+        let resubmits: usize = self.resubmit_fifo.iter().map(VecDeque::len).sum();
+        (ports
+            + pipes
+            + resubmits
+            + self.to_tm.len()
+            + self.tm.queued_packets()
+            + self.to_mac.len()) as u64
     }
 
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
@@ -1004,6 +1018,9 @@ impl Chip {
             consider(g.next_event());
         }
         consider(self.control_next_event());
+        for f in &self.resubmit_fifo {
+            consider(f.front().map(|e| e.0));
+        }
         for p in &self.ports {
             consider(p.mac.next_event());
         }

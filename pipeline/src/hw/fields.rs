@@ -67,10 +67,20 @@ pub const MIRROR_IO_SELECT: Field = Field::at(ENQ_QDEPTH, 29, 1);
 /// PHV before parsing, standing in for TNA's lookahead on the mirror header's type field.
 /// Bits 3-6 of the container whose low 3 bits are `ingress_cos` (ingress only).
 pub const MIRROR_TYPE: Field = Field::at(COS, 3, 4);
+/// `resubmit` (ingress only): bit 30 of the `enq_qdepth` container asks for a resubmit, and
+/// its low 8 bits (no queue depth in ingress) hold the resubmit header's place in the parser
+/// graph plus 1 (0: no header).
+pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
+pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
+/// `ig_intr_md.resubmit_flag`: 1 on a resubmitted packet's second pass, set before parsing
+/// (bit 7 of the `ingress_cos` container).
+pub const RESUBMIT_FLAG: Field = Field::at(COS, 7, 1);
 /// Intrinsic fields set before the parser runs, which a parser `select` may key on:
-/// `ig_intr_md.ingress_port` (0 in egress) and `eg_intr_md.mirror_type` (0 in ingress).
-pub const PARSER_INTRINSICS: [(&str, Field); 2] = [
+/// `ig_intr_md.ingress_port` (0 in egress), `ig_intr_md.resubmit_flag` (0 in egress) and
+/// `eg_intr_md.mirror_type` (0 in ingress).
+pub const PARSER_INTRINSICS: [(&str, Field); 3] = [
     ("ig_intr_md.ingress_port", layout::INGRESS_PORT),
+    ("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
     ("eg_intr_md.mirror_type", MIRROR_TYPE),
 ];
 /// The ghost metadata header is one 32-bit container on Tofino2.
@@ -142,6 +152,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
     ro("ghost_md.ping_pong", Field::at(GHOST, 31, 1)),
     ro("eg_intr_md.mirror_type", MIRROR_TYPE),
+    ro("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
 ];
 
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

@@ -106,6 +106,11 @@ pub struct Exit {
     /// The mirror type of the copy (`mirror_with_header`), 0 for none. With a type, the
     /// copy's source is `mirror_incoming`: the mirror header followed by the packet.
     pub mirror_type: u8,
+    /// Ingress only: the program resubmitted the packet; `pkt` is now the packet as it
+    /// entered the ingress with the resubmit header in front, for a second pass.
+    pub resubmit: bool,
+    /// Ingress only: a second pass asked to be resubmitted again, which is not done.
+    pub resubmit_refused: bool,
 }
 
 struct Slot {
@@ -316,17 +321,29 @@ impl GressPipeline {
         let mirror_session =
             (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);
         // A mirror of the packet as it came in is copied before the deparser changes it.
-        let mut mirror_incoming =
-            (drop.is_none() && mirror_session.is_some() && phv.get(fields::MIRROR_IO_SELECT) == 1)
-                .then(|| pool.copy_packet(slot.pkt, None));
-        if drop.is_none() {
+        let asked = ingress && drop.is_none() && phv.get(fields::RESUBMIT) == 1;
+        let second_pass = phv.get(fields::RESUBMIT_FLAG) == 1;
+        let resubmit = asked && !second_pass;
+        let mut mirror_incoming = (!resubmit
+            && drop.is_none()
+            && mirror_session.is_some()
+            && phv.get(fields::MIRROR_IO_SELECT) == 1)
+            .then(|| pool.copy_packet(slot.pkt, None));
+        if resubmit {
+            // The packet as it entered (not deparsed), behind its resubmit header.
+            let h = phv.get(fields::RESUBMIT_HEADER) as usize;
+            if h != 0 {
+                let header = self.parser.header_bytes(h - 1, phv);
+                pool.bytes_mut(slot.pkt).splice(0..0, header);
+            }
+        } else if drop.is_none() {
             self.parser
                 .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
         }
         // A mirror header goes in front of the copy's source (the incoming or the outgoing
         // packet), as TNA's `mirror.emit<H>` does.
-        let mirror_type = match (drop, mirror_session) {
-            (None, Some(_)) => phv.get(fields::MIRROR_TYPE) as u8,
+        let mirror_type = match (drop, mirror_session, resubmit) {
+            (None, Some(_), false) => phv.get(fields::MIRROR_TYPE) as u8,
             _ => 0,
         };
         if mirror_type != 0 {
@@ -351,6 +368,8 @@ impl GressPipeline {
             mirror_incoming,
             recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
             mirror_type,
+            resubmit,
+            resubmit_refused: asked && second_pass,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

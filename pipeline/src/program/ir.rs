@@ -375,6 +375,16 @@ pub enum Primitive {
         session: Operand,
         header: String,
     },
+    /// Ingress only, TNA's `resubmit.emit<H>(hdr)`: the packet as it entered the ingress
+    /// (the program's changes discarded) goes through the ingress once more instead of to
+    /// the TM, with header `header` (at most 16 bytes, one the parser graph extracts; its
+    /// fields as the PHV holds them) in front of it when given. On that second pass
+    /// `ig_intr_md.resubmit_flag` is 1 (a parser `select` may key on it); a second pass is
+    /// not resubmitted again.
+    Resubmit {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        header: Option<String>,
+    },
 }
 
 impl Primitive {

@@ -232,6 +232,10 @@ impl State {
                     write.set(fields::MIRROR_VALID, 1);
                 }
                 Op::Recirculate => write.set(fields::RECIRCULATE, 1),
+                Op::Resubmit(header) => {
+                    write.set(fields::RESUBMIT, 1);
+                    write.set(fields::RESUBMIT_HEADER, header);
+                }
                 Op::Random { dst } => {
                     let v = splitmix64(&mut self.random[t]) >> 32;
                     write.set(dst, v as u32);
