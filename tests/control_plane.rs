@@ -359,3 +359,122 @@ fn operations_that_cannot_land_are_refused_then_or_when_scheduled() {
         "chip b: delete_entry at cycle 0: the built-in forwarding has no program tables (give the chip a program)"
     );
 }
+
+#[test]
+fn sessions_and_queues_change_at_their_cycle() {
+    let c = chip();
+    let i = c.ingress_latency();
+    let q = c.params().tm.queue_latency_cycles as Cycle;
+    // Port 2 is mirrored to session 3; the session (to port 1) is set at 1000 and cleared at
+    // 2000: a copy is made of every packet leaving the ingress deparser in 1000..2000, so
+    // of those entering in 1000 - I .. 2000 - I.
+    let session = t2sim::MirrorSession {
+        port: 1,
+        qid: 0,
+        truncate_bytes: None,
+    };
+    let ops = vec![
+        (
+            0,
+            ControlOp::AddEntry {
+                pipe: None,
+                table: "fwd".into(),
+                entry: entry(DST, 8),
+            },
+        ),
+        (
+            1000,
+            ControlOp::MirrorSession {
+                id: 3,
+                session: Some(session),
+            },
+        ),
+        (
+            2000,
+            ControlOp::MirrorSession {
+                id: 3,
+                session: None,
+            },
+        ),
+        // Port 1 is empty at 10: it gets 32 queues. Port 0 holds the packet that entered at
+        // 3000 from 3000 + I + 1 to its dequeue Q later: refused at 3000 + I + 11.
+        (
+            10,
+            ControlOp::PortQueues {
+                port: 1,
+                queues: vec![t2_tm::QueueConfig::default(); 32],
+            },
+        ),
+        (
+            3000 + i + 11,
+            ControlOp::PortQueues {
+                port: 0,
+                queues: vec![t2_tm::QueueConfig::default(); 16],
+            },
+        ),
+    ];
+    let frames = [
+        (999 - i, 2, DST),
+        (1000 - i, 2, DST),
+        (1999 - i, 2, DST),
+        (2000 - i, 2, DST),
+        (3000, 2, DST),
+    ];
+    let build = |stepping| {
+        let mut c = chip();
+        c.mirror_ingress_port(2, Some(3)).unwrap();
+        let mut net = Network::new(stepping);
+        for (at, op) in &ops {
+            c.schedule(*at, op.clone()).unwrap();
+        }
+        let chip = net.add(c);
+        let s = net.add(Probe::new(
+            G100,
+            frames
+                .iter()
+                .map(|&(e, _, dst)| (e - 1, udp_frame(Ipv4Addr::new(10, 9, 9, 9), dst, 64, 18)))
+                .collect(),
+        ));
+        net.link(s, 0, chip, 2, 1).unwrap();
+        let rx: Vec<_> = (0..2)
+            .map(|k| {
+                let r = net.add(Probe::new(G100, Vec::new()));
+                net.link(chip, k, r, 0, 1).unwrap();
+                r
+            })
+            .collect();
+        while net.next_event().is_some() {
+            net.step();
+        }
+        let c = net.node::<Chip>(chip);
+        let errors: Vec<(Cycle, String)> = c
+            .control_errors()
+            .iter()
+            .map(|(at, e)| (*at, e.to_string()))
+            .collect();
+        (
+            [0, 1].map(|k| net.node::<Probe>(rx[k]).received().len()),
+            net.node::<Probe>(rx[1]).arrivals(),
+            c.tm().queue_count(1),
+            c.counters().mirrored,
+            errors,
+        )
+    };
+    let stepped = build(Stepping::EveryCycle);
+    let copy_latency = chip().unloaded_latency(68, 1);
+    assert_eq!(stepped.0, [5, 2]);
+    // The copies follow their originals onto the TM wire and out of port 1.
+    assert_eq!(
+        stepped.1,
+        [1000 - i + copy_latency + 1, 1999 - i + copy_latency + 1]
+    );
+    assert_eq!((stepped.2, stepped.3), (32, 2));
+    assert_eq!(stepped.4.len(), 1);
+    assert_eq!(stepped.4[0].0, 3000 + i + 11);
+    assert!(3000 + i + 11 < 3000 + i + 1 + q);
+    assert_eq!(
+        stepped.4[0].1,
+        "chip chip: port 0: cannot change its queues while packets or AFC requests are pending"
+    );
+    assert_eq!(build(Stepping::Jump), stepped);
+}
