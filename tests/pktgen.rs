@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::ir::{
-    Action, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive, Program,
-    ProgramBuilder, Stmt, Table,
+    Action, Cmp, Condition, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive,
+    Program, ProgramBuilder, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::{pktgen_header, ChipCounters, ControlOp, PktgenApp, PktgenTrigger};
@@ -19,8 +19,10 @@ const APP: usize = 3;
 const PERIOD: Cycle = 1500; // 1 us at 1.5 GHz: BFC's pause-bitmap refresh
 const START: Cycle = 1000;
 
-/// Parses the pktgen header and forwards packets of application 3 to port 0 (device port
-/// 8), those of application 5 to port 1 (device port 10); drops the rest.
+/// Parses the pktgen header of packets from the pktgen port (local port 6) and forwards
+/// packets of application 3 to port 0 (device port 8), those of application 5 to port 1
+/// (device port 10); drops the rest. A front-panel frame sets the deparser's pktgen trigger
+/// and is dropped.
 fn program() -> Program {
     ProgramBuilder::new("pktgen_sink")
         .header(
@@ -34,7 +36,25 @@ fn program() -> Program {
                 ("packet_id", 16),
             ],
         )
-        .parser(vec![ParserState::new("start").extract("pktgen")])
+        .parser(vec![
+            ParserState::new("start")
+                .select(&["ig_intr_md.ingress_port"], "parse_eth")
+                .case(&[6], "parse_pktgen"),
+            ParserState::new("parse_pktgen").extract("pktgen"),
+            ParserState::new("parse_eth").extract("ethernet"),
+        ])
+        .action(
+            Action::new("trigger")
+                .prim(Primitive::set("ig_intr_dprsr_md.pktgen", Operand::Const(1)))
+                .prim(Primitive::Drop {
+                    reason: IrDrop::NotIpv4,
+                }),
+        )
+        .table(
+            Table::new("trigger_t", MatchKind::Exact, &[], 0)
+                .action("trigger")
+                .default_action("trigger", &[]),
+        )
         .action(
             Action::new("to_port")
                 .param("port", 9)
@@ -53,7 +73,11 @@ fn program() -> Program {
                 .entry(&[APP as u64], "to_port", &[8])
                 .entry(&[5], "to_port", &[10]),
         )
-        .ingress(vec![Stmt::apply("by_app")])
+        .ingress(vec![Stmt::if_(
+            Condition::new("pktgen.$valid", Cmp::Eq, Operand::Const(1)),
+            vec![Stmt::apply("by_app")],
+            vec![Stmt::apply("trigger_t")],
+        )])
         .build()
         .unwrap()
 }
@@ -316,6 +340,56 @@ fn bad_applications_are_refused_naming_the_application_and_the_problem() {
         e.problem,
         "the pipe has no port group 0 MAC for generated packets (recirculation_cap_percent is 0)"
     );
+}
+
+#[test]
+fn a_deparser_trigger_fires_its_application_the_next_cycle() {
+    let app = PktgenApp::new(PktgenTrigger::Deparser, payload());
+    let run = |stepping| {
+        let mut c = chip();
+        c.set_pktgen_app(0, 0, APP, Some(app.clone())).unwrap();
+        let i = c.ingress_latency();
+        let latency = c.unloaded_latency(68, 0);
+        let mut net = Network::new(stepping);
+        let chip = net.add(c);
+        let rx = net.add(Probe::new(G100, Vec::new()));
+        // Port 1's neighbour sends one frame; its last bit arrives at 101.
+        let tx = net.add(Probe::new(G100, vec![(100, vec![0x02; 64])]));
+        net.link(chip, 0, rx, 0, 1).unwrap();
+        net.link(chip, 1, tx, 0, 1).unwrap();
+        let mut entries = Vec::new();
+        let mut entered = 0;
+        while net.now() < 3000 {
+            net.step();
+            let e = net.node::<Chip>(chip).pipe_entered(0).0;
+            if e != entered {
+                entries.push(net.now());
+                entered = e;
+            }
+        }
+        let k = net.node::<Chip>(chip).counters().clone();
+        (
+            i,
+            latency,
+            entries,
+            net.node::<Probe>(rx).received().to_vec(),
+            k,
+        )
+    };
+    let (i, latency, entries, rx, k) = run(Stepping::EveryCycle);
+    // The frame leaves the deparser at 101 + I; the application fires and makes its packet
+    // at 101 + I + 1, which is through the pktgen port's MAC 1 + 3 cycles later and enters
+    // the ingress the cycle after.
+    let made = 101 + i + 1;
+    assert_eq!(entries, [101, made + 5]);
+    let mut bytes = pktgen_header(0, APP as u8, 0, 0).to_vec();
+    bytes.extend(payload());
+    assert_eq!(rx, [(made + 5 + latency + 1, bytes)]);
+    assert_eq!(
+        (k.received, k.pktgen_generated, k.transmitted, k.dropped()),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(run(Stepping::Jump).3, rx);
 }
 
 proptest! {

@@ -23,6 +23,9 @@ impl Chip {
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.
     fn ingress_exit(&mut self, now: Cycle, p: usize, exit: Exit, pool: &mut PacketPool) {
         self.deparser_afc(now, exit.adv_flow_ctl);
+        if exit.pktgen {
+            self.fire_deparser(now, p);
+        }
         if exit.resubmit {
             // One more ingress pass, no TM visit: from the next cycle, ahead of the ports.
             if let Some(t) = self.trace.as_mut() {

@@ -26,8 +26,13 @@ pub enum PktgenTrigger {
     OneShot { at: Cycle },
     /// In cycles `start + k x period`, k = 0, 1, 2, ...
     Periodic { start: Cycle, period: Cycle },
-    /// When port `port` (a front-panel port index) goes down ([`Chip::port_down`]).
+    /// When port `port` (a front-panel port index) goes down ([`ControlOp::PortDown`]).
     PortDown { port: usize },
+    /// When a packet leaves the pipe's ingress deparser with `ig_intr_dprsr_md.pktgen` set
+    /// (Tofino2's MAU packet trigger): the firing is in the next cycle. The packet's bytes
+    /// are not copied into the pktgen buffer (`pktgen_address`, `pktgen_length` are not
+    /// modelled): the application sends its own payload.
+    Deparser,
 }
 
 /// A pktgen application: its trigger and the packets one firing makes.
@@ -203,7 +208,7 @@ impl Chip {
                     PktgenTrigger::OneShot { at } | PktgenTrigger::Periodic { start: at, .. } => {
                         Some(at)
                     }
-                    PktgenTrigger::PortDown { .. } => None,
+                    PktgenTrigger::PortDown { .. } | PktgenTrigger::Deparser => None,
                 }
             }
         })
@@ -223,6 +228,23 @@ impl Chip {
                 if hit {
                     g.fire(app, at, Some(dev));
                 }
+            }
+        }
+    }
+
+    /// A packet left pipe `pipe`'s ingress deparser in cycle `now` with the pktgen trigger:
+    /// its deparser-triggered applications fire in `now + 1`.
+    pub(super) fn fire_deparser(&mut self, now: Cycle, pipe: usize) {
+        let g = &mut self.pktgen[pipe];
+        for app in 0..PKTGEN_APPLICATIONS {
+            if matches!(
+                g.apps[app],
+                Some(PktgenApp {
+                    trigger: PktgenTrigger::Deparser,
+                    ..
+                })
+            ) {
+                g.fire(app, now + 1, None);
             }
         }
     }

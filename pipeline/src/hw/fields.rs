@@ -71,6 +71,9 @@ pub const MIRROR_TYPE: Field = Field::at(COS, 3, 4);
 /// its low 8 bits (no queue depth in ingress) hold the resubmit header's place in the parser
 /// graph plus 1 (0: no header).
 pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
+/// `ig_intr_dprsr_md.pktgen` (ingress only): 1 fires the pipe's deparser-triggered pktgen
+/// applications as the packet leaves the deparser. Bit 31 of the same container.
+pub const PKTGEN_TRIGGER: Field = Field::at(ENQ_QDEPTH, 31, 1);
 pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
 /// `ig_intr_md.resubmit_flag`: 1 on a resubmitted packet's second pass, set before parsing
 /// (bit 7 of the `ingress_cos` container).
@@ -153,6 +156,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("ghost_md.ping_pong", Field::at(GHOST, 31, 1)),
     ro("eg_intr_md.mirror_type", MIRROR_TYPE),
     ro("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
+    rw("ig_intr_dprsr_md.pktgen", PKTGEN_TRIGGER),
 ];
 
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

@@ -111,6 +111,9 @@ pub struct Exit {
     pub resubmit: bool,
     /// Ingress only: a second pass asked to be resubmitted again, which is not done.
     pub resubmit_refused: bool,
+    /// Ingress only: `ig_intr_dprsr_md.pktgen` was set (the pipe's deparser-triggered pktgen
+    /// applications fire, whatever becomes of the packet).
+    pub pktgen: bool,
 }
 
 struct Slot {
@@ -370,6 +373,7 @@ impl GressPipeline {
             mirror_type,
             resubmit,
             resubmit_refused: asked && second_pass,
+            pktgen: ingress && phv.get(fields::PKTGEN_TRIGGER) == 1,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));
