@@ -334,6 +334,8 @@ pub struct Chip {
     ghost_words: Vec<GhostWord>,
     /// Each pipe's packet generator.
     pktgen: Vec<pktgen::PipePktgen>,
+    /// Some pipe has a pktgen application set (otherwise the generators cost nothing).
+    pktgen_on: bool,
     /// Generated packets still being serialized on a pktgen port's MAC.
     pktgen_in_mac: BTreeSet<u32>,
     /// Per pipe, resubmitted packets waiting for their second ingress pass: (cycle they
@@ -556,6 +558,7 @@ impl Chip {
             ghost_updates: Vec::new(),
             ghost_words: Vec::new(),
             pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
+            pktgen_on: false,
             pktgen_in_mac: BTreeSet::new(),
             mirror_types: BTreeMap::new(),
             resubmit_fifo: vec![VecDeque::new(); params.pipes as usize],
@@ -981,7 +984,9 @@ impl Chip {
         if self.ghost_events {
             self.ghost_deliver(now);
         }
-        self.pktgen(now, pool);
+        if self.pktgen_on {
+            self.pktgen(now, pool);
+        }
         self.ingress_arbiters(now, pool);
         self.ingress_pipes(now, pool);
         self.tm_admission(now, pool);
@@ -1014,8 +1019,10 @@ impl Chip {
         consider(self.to_tm.front().map(|e| e.0));
         consider(self.to_mac.front().map(|e| e.0));
         consider(self.tm.next_event(now));
-        for g in &self.pktgen {
-            consider(g.next_event());
+        if self.pktgen_on {
+            for g in &self.pktgen {
+                consider(g.next_event());
+            }
         }
         consider(self.control_next_event());
         for f in &self.resubmit_fifo {

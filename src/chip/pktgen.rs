@@ -141,6 +141,10 @@ impl Chip {
         g.due.retain(|_, what| what.0 as usize != app);
         g.apps[app] = config;
         g.next_fire[app] = first;
+        self.pktgen_on = self
+            .pktgen
+            .iter()
+            .any(|g| g.apps.iter().any(Option::is_some));
         Ok(())
     }
 
