@@ -5,6 +5,7 @@
 //! command-line front end.
 
 pub mod chip;
+pub mod control_toml;
 pub mod headroom;
 pub mod params;
 pub mod program;

@@ -59,6 +59,11 @@ struct FileScenario {
     queues: Option<QueuesToml>,
     #[serde(default)]
     output: OutputToml,
+    /// `[[mirror_session]]` and `[[pktgen]]`: every switch's (`crate::control_toml`).
+    #[serde(default)]
+    mirror_session: Vec<crate::control_toml::MirrorSessionToml>,
+    #[serde(default)]
+    pktgen: Vec<crate::control_toml::PktgenToml>,
 }
 
 /// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
@@ -314,6 +319,8 @@ pub struct ScenarioFile {
     pub waves: Option<(WaveRequest, usize)>,
     /// The scheme the file names, with its parameters.
     pub scheme: Option<(String, SchemeParams)>,
+    /// Mirror sessions and pktgen applications every switch gets.
+    pub control: crate::control_toml::ControlSetup,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -795,6 +802,11 @@ impl ScenarioFile {
             port_queues,
             waves,
             scheme,
+            control: crate::control_toml::ControlSetup::new(
+                &raw.mirror_session,
+                &raw.pktgen,
+                params.clock(),
+            )?,
         })
     }
 
@@ -809,6 +821,9 @@ impl ScenarioFile {
                         .map_err(|e| format!("queues: {e}"))?;
                 }
             }
+        }
+        for &c in &topo.chips {
+            self.control.apply(topo.net.node_mut::<Chip>(c))?;
         }
         if let Some((w, switch)) = &self.waves {
             let chips = topo.chips.len();

@@ -138,6 +138,11 @@ impl Chip {
         Ok(())
     }
 
+    /// Mirror session `id` as it is now.
+    pub fn mirror_session(&self, id: u8) -> Option<MirrorSession> {
+        self.mirror_sessions[id as usize]
+    }
+
     /// Operations refused when they landed: (cycle, error).
     pub fn control_errors(&self) -> &[(Cycle, ConfigError)] {
         &self.control_errors
