@@ -183,7 +183,11 @@ fn frame() -> Vec<u8> {
     udp_frame(Ipv4Addr::new(10, 0, 1, 1), RECEIVER, 64, 1000)
 }
 
-fn run(stepping: Stepping) -> (Vec<(Cycle, Vec<u8>)>, Vec<(Cycle, Vec<u8>)>) {
+/// Frames a probe received: (cycle, bytes).
+type Frames = Vec<(Cycle, Vec<u8>)>;
+
+/// What the receiver and the monitor got.
+fn run(stepping: Stepping) -> (Frames, Frames) {
     let mut net = Network::new(stepping);
     let chip = net.add(chip());
     let sender = net.add(Probe::new(G100, vec![(100, frame())]));
