@@ -478,3 +478,121 @@ fn sessions_and_queues_change_at_their_cycle() {
     );
     assert_eq!(build(Stepping::Jump), stepped);
 }
+
+/// [`program`] with an egress table `tag` (exact on the destination) setting the TOS byte.
+fn program_with_tag() -> Program {
+    let mut p = program();
+    p.actions.push(
+        Action::new("retos")
+            .param("tos", 8)
+            .prim(Primitive::set("ipv4.diffserv", Operand::param("tos"))),
+    );
+    p.actions.push(Action::new("keep"));
+    p.tables.push(
+        Table::new("tag", MatchKind::Exact, &["ipv4.dst_addr"], 16)
+            .action("retos")
+            .action("keep")
+            .default_action("keep", &[]),
+    );
+    p.egress = vec![Stmt::apply("tag")];
+    p
+}
+
+#[test]
+fn an_egress_entry_is_seen_from_packets_entering_the_egress_at_c_minus_the_parser() {
+    let checked = t2_pipeline::check::check(&program_with_tag()).unwrap();
+    let placed = t2_pipeline::place::place(&checked, &t2_pipeline::place::Budget::tofino2());
+    assert_eq!(placed.stage_of[1], [Some(0)], "tag is in egress stage 0");
+    let port = |mac, channel| PortSpec {
+        pipe: 0,
+        mac,
+        channel,
+        bps: G100,
+    };
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0, 0), port(0, 2), port(1, 0), port(1, 2)],
+        routes: Vec::new(),
+        program: Some(program_with_tag()),
+    };
+    let c = Chip::new("chip", &config).unwrap();
+    let (i, q) = (
+        c.ingress_latency(),
+        c.params().tm.queue_latency_cycles as Cycle,
+    );
+    // A packet entering the ingress at e enters the egress at g = e + I + 1 + Q + 1 and
+    // looks `tag` up at g + 64. The entries land at 3000: the packet to DST (port 0) enters
+    // the egress at 3000 - 65, the one to OTHER (port 1) at 3000 - 64.
+    let e = 3000 - 64 - (i + 1 + q + 1);
+    let retos = |dst: Ipv4Addr| ControlOp::AddEntry {
+        pipe: None,
+        table: "tag".into(),
+        entry: Entry {
+            key: entry(dst, 0).key,
+            action: ActionCall::new("retos", &[0x20]),
+            members: Vec::new(),
+        },
+    };
+    let ops = [
+        (
+            0,
+            ControlOp::AddEntry {
+                pipe: None,
+                table: "fwd".into(),
+                entry: entry(DST, 8),
+            },
+        ),
+        (
+            0,
+            ControlOp::AddEntry {
+                pipe: None,
+                table: "fwd".into(),
+                entry: entry(OTHER, 10),
+            },
+        ),
+        (3000, retos(DST)),
+        (3000, retos(OTHER)),
+    ];
+    let go = |stepping| {
+        let mut c = Chip::new("chip", &config).unwrap();
+        for (at, op) in &ops {
+            c.schedule(*at, op.clone()).unwrap();
+        }
+        let mut net = Network::new(stepping);
+        let chip = net.add(c);
+        for (k, (at, dst)) in [(e - 1, DST), (e, OTHER)].into_iter().enumerate() {
+            let s = net.add(Probe::new(
+                G100,
+                vec![(at - 1, udp_frame(Ipv4Addr::new(10, 9, 9, 9), dst, 64, 18))],
+            ));
+            net.link(s, 0, chip, 2 + k, 1).unwrap();
+        }
+        let rx: Vec<_> = (0..2)
+            .map(|k| {
+                let r = net.add(Probe::new(G100, Vec::new()));
+                net.link(chip, k, r, 0, 1).unwrap();
+                r
+            })
+            .collect();
+        while net.next_event().is_some() {
+            net.step();
+        }
+        [0, 1].map(|k| {
+            net.node::<Probe>(rx[k])
+                .received()
+                .iter()
+                .map(|(t, f)| (*t, f[15]))
+                .collect::<Vec<_>>()
+        })
+    };
+    let latency = c.unloaded_latency(68, 0);
+    let stepped = go(Stepping::EveryCycle);
+    assert_eq!(
+        stepped,
+        [
+            vec![(e - 1 + latency + 1, 0)],
+            vec![(e + latency + 1, 0x20)]
+        ]
+    );
+    assert_eq!(go(Stepping::Jump), stepped);
+}
