@@ -1,9 +1,131 @@
-//! Scenario-file keys for the control plane: `[[mirror_session]]` and `[[pktgen]]` tables,
-//! given to every switch when the network is built (docs/testbench.md). Errors name the key.
+//! Scenario-file keys for the control plane: `[[mirror_session]]`, `[[pktgen]]` and
+//! `[[control]]` (operations at a chosen time) tables, given to every switch when the network
+//! is built (docs/testbench.md). Errors name the key.
 
-use crate::chip::{Chip, MirrorSession, PktgenApp, PktgenTrigger};
+use crate::chip::{Chip, ControlOp, MirrorSession, PktgenApp, PktgenTrigger};
 use serde::Deserialize;
-use t2_clock::Clock;
+use t2_clock::{Clock, Cycle};
+use t2_pipeline::ir::{ActionCall, Entry, KeyValue};
+use t2_pipeline::Gress;
+
+/// `[[control]]`: one operation every switch's control plane makes at `at_ns`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ControlToml {
+    at_ns: u64,
+    /// `add_entry`, `modify_entry`, `delete_entry`, `write_register` or `port_down`.
+    op: String,
+    /// Entries: one pipe (default: every pipe); registers: the pipe (default 0).
+    pipe: Option<usize>,
+    table: Option<String>,
+    /// Key values, and for ternary or lpm tables their masks (one per value).
+    #[serde(default)]
+    key: Vec<u64>,
+    masks: Option<Vec<u64>>,
+    action: Option<String>,
+    #[serde(default)]
+    args: Vec<u64>,
+    /// `ingress` (default) or `egress`.
+    gress: Option<String>,
+    register: Option<String>,
+    index: Option<u32>,
+    value: Option<u64>,
+    port: Option<usize>,
+}
+
+impl ControlToml {
+    /// The operation and its cycle, or the problem.
+    fn op(&self, clock: Clock) -> Result<(Cycle, ControlOp), String> {
+        let need = |v: Option<&dyn std::fmt::Debug>, name: &str| match v {
+            Some(_) => Ok(()),
+            None => Err(format!("op `{}` needs `{name}`", self.op)),
+        };
+        let key = || -> Result<Vec<KeyValue>, String> {
+            match &self.masks {
+                None => Ok(self
+                    .key
+                    .iter()
+                    .map(|&value| KeyValue { value, mask: None })
+                    .collect()),
+                Some(m) if m.len() == self.key.len() => Ok(self
+                    .key
+                    .iter()
+                    .zip(m)
+                    .map(|(&value, &mask)| KeyValue {
+                        value,
+                        mask: Some(mask),
+                    })
+                    .collect()),
+                Some(m) => Err(format!(
+                    "{} masks for {} key values",
+                    m.len(),
+                    self.key.len()
+                )),
+            }
+        };
+        let entry = || -> Result<Entry, String> {
+            let action = self
+                .action
+                .as_ref()
+                .ok_or_else(|| format!("op `{}` needs `action`", self.op))?;
+            Ok(Entry {
+                key: key()?,
+                action: ActionCall::new(action, &self.args),
+                members: Vec::new(),
+            })
+        };
+        let table = || -> Result<String, String> {
+            need(self.table.as_ref().map(|t| t as _), "table")?;
+            Ok(self.table.clone().unwrap_or_default())
+        };
+        let op = match self.op.as_str() {
+            "add_entry" => ControlOp::AddEntry {
+                pipe: self.pipe,
+                table: table()?,
+                entry: entry()?,
+            },
+            "modify_entry" => ControlOp::ModifyEntry {
+                pipe: self.pipe,
+                table: table()?,
+                entry: entry()?,
+            },
+            "delete_entry" => ControlOp::DeleteEntry {
+                pipe: self.pipe,
+                table: table()?,
+                key: key()?,
+            },
+            "write_register" => {
+                need(self.register.as_ref().map(|r| r as _), "register")?;
+                need(self.index.as_ref().map(|i| i as _), "index")?;
+                need(self.value.as_ref().map(|v| v as _), "value")?;
+                let gress = match self.gress.as_deref() {
+                    None | Some("ingress") => Gress::Ingress,
+                    Some("egress") => Gress::Egress,
+                    Some(g) => return Err(format!("gress `{g}` is not `ingress` or `egress`")),
+                };
+                ControlOp::WriteRegister {
+                    pipe: self.pipe.unwrap_or(0),
+                    gress,
+                    register: self.register.clone().unwrap_or_default(),
+                    index: self.index.unwrap_or(0),
+                    value: self.value.unwrap_or(0),
+                }
+            }
+            "port_down" => {
+                need(self.port.as_ref().map(|p| p as _), "port")?;
+                ControlOp::PortDown {
+                    port: self.port.unwrap_or(0),
+                }
+            }
+            other => {
+                return Err(format!(
+                    "op `{other}` is not add_entry, modify_entry, delete_entry, write_register or port_down"
+                ))
+            }
+        };
+        Ok((clock.ns_to_cycles_ceil(self.at_ns), op))
+    }
+}
 
 /// `[[mirror_session]]`: a mirror session every switch has.
 #[derive(Deserialize, Debug, Clone)]
@@ -18,8 +140,8 @@ pub(crate) struct MirrorSessionToml {
 }
 
 /// `[[pktgen]]`: a packet-generator application every switch runs: a one-shot timer
-/// (`at_ns`) or a periodic one (`period_ns`, from `start_ns`), `payload_hex` after the pktgen
-/// header.
+/// (`at_ns`), a periodic one (`period_ns`, from `start_ns`) or a port going down
+/// (`port_down`, a port index), `payload_hex` after the pktgen header.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PktgenToml {
@@ -27,6 +149,7 @@ pub(crate) struct PktgenToml {
     app: usize,
     at_ns: Option<u64>,
     period_ns: Option<u64>,
+    port_down: Option<usize>,
     #[serde(default)]
     start_ns: u64,
     #[serde(default = "one")]
@@ -50,6 +173,8 @@ pub struct ControlSetup {
     pub mirror_sessions: Vec<(u8, MirrorSession)>,
     /// (pipe, application, configuration).
     pub pktgen: Vec<(usize, usize, PktgenApp)>,
+    /// Operations at a cycle.
+    pub ops: Vec<(Cycle, ControlOp)>,
 }
 
 impl ControlSetup {
@@ -57,8 +182,14 @@ impl ControlSetup {
     pub(crate) fn new(
         sessions: &[MirrorSessionToml],
         apps: &[PktgenToml],
+        control: &[ControlToml],
         clock: Clock,
     ) -> Result<ControlSetup, String> {
+        let ops = control
+            .iter()
+            .enumerate()
+            .map(|(k, c)| c.op(clock).map_err(|e| format!("control[{k}]: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
         let mirror_sessions = sessions
             .iter()
             .map(|s| {
@@ -76,13 +207,18 @@ impl ControlSetup {
         for (k, a) in apps.iter().enumerate() {
             let bad = |problem: String| Err(format!("pktgen[{k}]: {problem}"));
             let cycles = |ns| clock.ns_to_cycles_ceil(ns);
-            let trigger = match (a.at_ns, a.period_ns) {
-                (Some(at), None) => PktgenTrigger::OneShot { at: cycles(at) },
-                (None, Some(period)) => PktgenTrigger::Periodic {
+            let trigger = match (a.at_ns, a.period_ns, a.port_down) {
+                (Some(at), None, None) => PktgenTrigger::OneShot { at: cycles(at) },
+                (None, Some(period), None) => PktgenTrigger::Periodic {
                     start: cycles(a.start_ns),
                     period: cycles(period),
                 },
-                _ => return bad("give exactly one of at_ns (one-shot) and period_ns".into()),
+                (None, None, Some(port)) => PktgenTrigger::PortDown { port },
+                _ => {
+                    return bad(
+                        "give exactly one of at_ns (one-shot), period_ns and port_down".into(),
+                    )
+                }
             };
             let hex = a.payload_hex.trim();
             if hex.len() % 2 != 0 {
@@ -112,6 +248,7 @@ impl ControlSetup {
         Ok(ControlSetup {
             mirror_sessions,
             pktgen,
+            ops,
         })
     }
 
@@ -124,6 +261,10 @@ impl ControlSetup {
         for (k, (pipe, app, a)) in self.pktgen.iter().enumerate() {
             chip.set_pktgen_app(0, *pipe, *app, Some(a.clone()))
                 .map_err(|e| format!("pktgen[{k}]: {e}"))?;
+        }
+        for (k, (at, op)) in self.ops.iter().enumerate() {
+            chip.schedule(*at, op.clone())
+                .map_err(|e| format!("control[{k}]: {e}"))?;
         }
         Ok(())
     }

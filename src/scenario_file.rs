@@ -64,6 +64,9 @@ struct FileScenario {
     mirror_session: Vec<crate::control_toml::MirrorSessionToml>,
     #[serde(default)]
     pktgen: Vec<crate::control_toml::PktgenToml>,
+    /// `[[control]]`: operations at a chosen time.
+    #[serde(default)]
+    control: Vec<crate::control_toml::ControlToml>,
 }
 
 /// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
@@ -805,6 +808,7 @@ impl ScenarioFile {
             control: crate::control_toml::ControlSetup::new(
                 &raw.mirror_session,
                 &raw.pktgen,
+                &raw.control,
                 params.clock(),
             )?,
         })
