@@ -6,6 +6,7 @@
 
 pub mod chip;
 pub mod compare;
+pub mod control_toml;
 pub mod headroom;
 pub mod params;
 pub mod plots;

@@ -61,6 +61,14 @@ struct FileScenario {
     queues: Option<QueuesToml>,
     #[serde(default)]
     output: OutputToml,
+    /// `[[mirror_session]]` and `[[pktgen]]`: every switch's (`crate::control_toml`).
+    #[serde(default)]
+    mirror_session: Vec<crate::control_toml::MirrorSessionToml>,
+    #[serde(default)]
+    pktgen: Vec<crate::control_toml::PktgenToml>,
+    /// `[[control]]`: operations at a chosen time.
+    #[serde(default)]
+    control: Vec<crate::control_toml::ControlToml>,
 }
 
 /// `[compare]`: the schemes a comparison of this file runs, and their parameters.
@@ -388,6 +396,8 @@ pub struct ScenarioFile {
     pub scheme: Option<(String, SchemeParams)>,
     /// `[compare]`: the schemes to compare (checked names) and their parameters.
     pub compare: Option<(Vec<String>, SchemeSettings)>,
+    /// Mirror sessions and pktgen applications every switch gets.
+    pub control: crate::control_toml::ControlSetup,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -1074,6 +1084,12 @@ impl ScenarioFile {
             waves,
             scheme,
             compare,
+            control: crate::control_toml::ControlSetup::new(
+                &raw.mirror_session,
+                &raw.pktgen,
+                &raw.control,
+                params.clock(),
+            )?,
         })
     }
 
@@ -1088,6 +1104,9 @@ impl ScenarioFile {
                         .map_err(|e| format!("queues: {e}"))?;
                 }
             }
+        }
+        for &c in &topo.chips {
+            self.control.apply(topo.net.node_mut::<Chip>(c))?;
         }
         if let Some((w, switch)) = &self.waves {
             let chips = topo.chips.len();

@@ -31,8 +31,14 @@ impl Chip {
                     port.rx_frames += 1;
                     port.rx_fifo.push_back(pkt);
                     port.rx_arrival.push_back((pkt.index(), now));
-                    self.counters.recirculated += 1;
+                    if self.pktgen_in_mac.remove(&pkt.index()) {
+                        // A generated packet, through the pktgen port's share of the group.
+                        self.counters.pktgen_arrived += 1;
+                    } else {
+                        self.counters.recirculated += 1;
+                    }
                 } else {
+                    self.pktgen_in_mac.remove(&pkt.index());
                     self.drop(DropCause::RxFifoFull, pkt, pool);
                 }
             }
