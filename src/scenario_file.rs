@@ -294,8 +294,8 @@ struct OutputToml {
 /// The largest transport window, bytes (1 GiB).
 pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
 
-/// The most flows a workload may generate (each keeps its outcome until the end).
-pub const MAX_FLOWS: u64 = workload::MAX_FLOWS as u64;
+/// The most flows a scenario may run (each keeps about 0.9 KB of state until the end).
+pub const MAX_FLOWS: u64 = 1_000_000;
 
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
@@ -939,6 +939,12 @@ impl ScenarioFile {
             .workload
             .generate(hosts, self.duration, &Rng::new(self.seed))
             .map_err(|e| format!("workload: {e}"))?;
+        if flows.len() as u64 > MAX_FLOWS {
+            return Err(format!(
+                "workload: {} flows; a scenario runs at most {MAX_FLOWS}",
+                flows.len()
+            ));
+        }
         topo.add_flows(&flows)?;
         let end = self.duration + self.drain;
         // Run in slices so that a run whose flows are all done stops early. Queue samples
