@@ -797,6 +797,15 @@ impl ScenarioFile {
             if i.size_bytes == 0 {
                 return bad("workload.incast.size_bytes", "must be above 0".into());
             }
+            if i.first_us >= raw.duration_us {
+                return bad(
+                    "workload.incast.first_us",
+                    format!(
+                        "{} is not within the run's duration_us ({}): no incast would start",
+                        i.first_us, raw.duration_us
+                    ),
+                );
+            }
             if !(1..=10_000_000).contains(&i.period_us) {
                 return bad(
                     "workload.incast.period_us",
@@ -840,6 +849,16 @@ impl ScenarioFile {
                 return bad(
                     &format!("workload.flows[{k}].size_bytes"),
                     "must be above 0".into(),
+                );
+            }
+            if f.start_ns >= raw.duration_us * 1000 {
+                return bad(
+                    &format!("workload.flows[{k}].start_ns"),
+                    format!(
+                        "{} is not within the run's duration_us ({} ns): the flow would never start",
+                        f.start_ns,
+                        raw.duration_us * 1000
+                    ),
                 );
             }
         }
