@@ -316,8 +316,8 @@ struct OutputToml {
 /// The largest transport window, bytes (1 GiB).
 pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
 
-/// The most flows a workload may generate (each keeps its outcome until the end).
-pub const MAX_FLOWS: u64 = workload::MAX_FLOWS as u64;
+/// The most flows a scenario may run (each keeps about 0.9 KB of state until the end).
+pub const MAX_FLOWS: u64 = 1_000_000;
 
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
@@ -986,6 +986,15 @@ impl ScenarioFile {
             if i.size_bytes == 0 {
                 return bad("workload.incast.size_bytes", "must be above 0".into());
             }
+            if i.first_us >= raw.duration_us {
+                return bad(
+                    "workload.incast.first_us",
+                    format!(
+                        "{} is not within the run's duration_us ({}): no incast would start",
+                        i.first_us, raw.duration_us
+                    ),
+                );
+            }
             if !(1..=10_000_000).contains(&i.period_us) {
                 return bad(
                     "workload.incast.period_us",
@@ -1029,6 +1038,16 @@ impl ScenarioFile {
                 return bad(
                     &format!("workload.flows[{k}].size_bytes"),
                     "must be above 0".into(),
+                );
+            }
+            if f.start_ns >= raw.duration_us * 1000 {
+                return bad(
+                    &format!("workload.flows[{k}].start_ns"),
+                    format!(
+                        "{} is not within the run's duration_us ({} ns): the flow would never start",
+                        f.start_ns,
+                        raw.duration_us * 1000
+                    ),
                 );
             }
         }
@@ -1139,6 +1158,12 @@ impl ScenarioFile {
             .workload
             .generate(hosts, self.duration, &Rng::new(self.seed))
             .map_err(|e| format!("workload: {e}"))?;
+        if flows.len() as u64 > MAX_FLOWS {
+            return Err(format!(
+                "workload: {} flows; a scenario runs at most {MAX_FLOWS}",
+                flows.len()
+            ));
+        }
         topo.add_flows(&flows)?;
         let end = self.duration + self.drain;
         // Run in slices so that a run whose flows are all done stops early. Queue samples
