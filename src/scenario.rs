@@ -48,7 +48,7 @@ impl WaveRequest {
         let write = || -> std::io::Result<()> {
             let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
             let end_ps = t2_waves::cycle_to_ps(end, clock_hz);
-            t2_waves::gtkw::write_save_file(&mut f, &self.vcd, "chip", &signals, end_ps)?;
+            crate::trace::write_save_file(&mut f, &self.vcd, &signals, end_ps)?;
             std::io::Write::flush(&mut f)
         };
         write().map_err(|e| format!("{}: {e}", gtkw.display()))?;
