@@ -7,6 +7,7 @@
 pub mod chip;
 pub mod headroom;
 pub mod params;
+pub mod pcap;
 pub mod program;
 pub mod progress;
 pub mod scenario;

@@ -11,6 +11,7 @@ use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::headroom::Headroom;
+use t2sim::pcap::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario_file::ScenarioFile;
 use t2sim::trace::DEFAULT_TRACE;
@@ -37,6 +38,8 @@ struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the `run` variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run an incast through one chip: N senders into one receiver port.
@@ -115,7 +118,8 @@ struct RunArgs {
         value_name = "FILE",
         conflicts_with_all = [
             "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
-            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program"
+            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program",
+            "pcap", "replay"
         ]
     )]
     scenario: Option<PathBuf>,
@@ -162,6 +166,23 @@ struct RunArgs {
     /// 'chip.tm.**,chip.pipe0.ingress.stage0*' (default: ports, TM and per-gress summaries).
     #[arg(long, value_name = "GLOBS", requires = "vcd")]
     trace: Option<String>,
+    /// Capture ports or links to pcapng files in DIR (one file per point, nanosecond time
+    /// stamps from the simulated clock): comma-separated NODE[:PORT] (what the port sends
+    /// and receives) or link:NODE[:PORT] (both ends of the link), e.g. 'chip:0,link:sender0'.
+    #[arg(long, num_args = 2, value_names = ["PORTSPEC", "DIR"])]
+    pcap: Vec<String>,
+    /// Replay the frames of a pcap or pcapng file (Ethernet) into a node's port (see
+    /// --replay-into), at their recorded times unless --replay-gbps paces them.
+    #[arg(long, value_name = "FILE", requires = "replay_into")]
+    replay: Option<PathBuf>,
+    /// Where --replay's frames arrive: NODE[:PORT], e.g. 'chip:1' (as if sent over the
+    /// port's link) or 'receiver' (a host's NIC).
+    #[arg(long, value_name = "NODE[:PORT]", requires = "replay")]
+    replay_into: Option<String>,
+    /// Send --replay's frames back to back at this rate (Gb/s, at most the port's speed)
+    /// instead of at their recorded times.
+    #[arg(long, value_name = "GBPS", requires = "replay")]
+    replay_gbps: Option<u64>,
 }
 
 /// Runs a scenario file: the summary to standard output, results to the output folder.
@@ -226,6 +247,8 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     let scenario = IncastScenario {
         waves: None,
+        pcap: None,
+        replay: None,
         program,
         senders: args.senders,
         port_bps: bps,
@@ -251,7 +274,45 @@ fn run(args: RunArgs) -> Result<(), String> {
             })
         }
     };
-    let scenario = IncastScenario { waves, ..scenario };
+    let pcap = match args.pcap.as_slice() {
+        [] => None,
+        [specs, dir] => Some(PcapRequest {
+            specs: CaptureSpec::parse_list(specs).map_err(|e| format!("--pcap: {e}"))?,
+            dir: PathBuf::from(dir),
+        }),
+        _ => return Err("--pcap: needs PORTSPEC and DIR".into()),
+    };
+    let replay = match (&args.replay, &args.replay_into) {
+        (Some(file), Some(into)) => {
+            let point = CaptureSpec::parse(into).map_err(|e| format!("--replay-into: {e}"))?;
+            if point.link {
+                return Err(format!(
+                    "--replay-into: `{into}`: frames are replayed into a port, not a link"
+                ));
+            }
+            let timing = match args.replay_gbps {
+                None => ReplayTiming::Recorded,
+                Some(g) => ReplayTiming::Paced(
+                    g.checked_mul(1_000_000_000)
+                        .ok_or_else(|| format!("--replay-gbps: {g} is too large"))?,
+                ),
+            };
+            Some(ReplayRequest {
+                file: file.clone(),
+                node: point.node,
+                port: point.port,
+                timing,
+                start: 0,
+            })
+        }
+        _ => None,
+    };
+    let scenario = IncastScenario {
+        waves,
+        pcap,
+        replay,
+        ..scenario
+    };
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();
