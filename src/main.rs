@@ -199,6 +199,13 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
             w.gtkw().display()
         );
     }
+    for p in &results.pcap_files {
+        println!(
+            "pcap             {} frames in {}",
+            p.frames,
+            p.path.display()
+        );
+    }
     if let Some(dir) = out.or(scenario.out_dir.clone()) {
         results.write(&dir, clock)?;
         println!("results          {}", dir.display());

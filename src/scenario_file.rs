@@ -289,6 +289,10 @@ struct OutputToml {
     trace: Option<String>,
     /// The switch to trace (default 0).
     trace_switch: Option<usize>,
+    /// Capture points (as `t2sim run --pcap`), written as pcapng files (docs/pcap.md).
+    pcap: Option<String>,
+    /// Where the captures go (relative to this file; default: `output.dir`).
+    pcap_dir: Option<PathBuf>,
 }
 
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
@@ -310,6 +314,8 @@ pub struct ScenarioFile {
     pub port_queues: Option<Vec<QueueConfig>>,
     /// Waves of one switch (`output.vcd`), and which switch.
     pub waves: Option<(WaveRequest, usize)>,
+    /// Packet captures (`output.pcap`).
+    pub pcap: Option<crate::pcap::PcapRequest>,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -409,6 +415,9 @@ pub struct RunResults {
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
+    /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
+    #[serde(skip)]
+    pub pcap_files: Vec<crate::pcap::CaptureFile>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
     #[serde(skip)]
@@ -708,6 +717,21 @@ impl ScenarioFile {
                 Some((request, o.trace_switch.unwrap_or(0)))
             }
         };
+        let pcap = match (&o.pcap, &o.pcap_dir) {
+            (None, None) => None,
+            (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
+            (Some(points), dir) => {
+                let specs = crate::pcap::CaptureSpec::parse_list(points)
+                    .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
+                let dir = dir.as_ref().or(o.dir.as_ref()).ok_or_else(|| {
+                    format!("{shown}: output.pcap: needs output.pcap_dir or output.dir")
+                })?;
+                Some(crate::pcap::PcapRequest {
+                    specs,
+                    dir: base.join(dir),
+                })
+            }
+        };
         if let Some(ns) = raw.output.queue_sample_ns {
             if ns == 0 {
                 return bad("output.queue_sample_ns", "must be above 0".into());
@@ -751,6 +775,7 @@ impl ScenarioFile {
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             waves,
+            pcap,
         })
     }
 
@@ -793,6 +818,10 @@ impl ScenarioFile {
             .generate(hosts, self.duration, &Rng::new(self.seed))
             .map_err(|e| format!("workload: {e}"))?;
         topo.add_flows(&flows)?;
+        let capturing = match &self.pcap {
+            Some(p) => Some(p.start(&mut topo.net, clock)?),
+            None => None,
+        };
         let end = self.duration + self.drain;
         // Run in slices so that a run whose flows are all done stops early. Queue samples
         // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
@@ -824,6 +853,9 @@ impl ScenarioFile {
         if let Some((w, switch)) = &self.waves {
             let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
             results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
+        }
+        if let Some(c) = capturing {
+            results.pcap_files = c.finish(&mut topo.net)?;
         }
         Ok(results)
     }
@@ -969,6 +1001,7 @@ impl ScenarioFile {
             frames,
             pause_frames,
             traced_signals: None,
+            pcap_files: Vec::new(),
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {

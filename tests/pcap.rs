@@ -20,8 +20,11 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Each packet of a pcapng file: (interface, time stamp in ns, epb_flags, bytes).
-fn packets(path: &Path) -> Vec<(u32, u64, Option<u32>, Vec<u8>)> {
+/// A packet of a pcapng file: (interface, time stamp in ns, epb_flags, bytes).
+type Packet = (u32, u64, Option<u32>, Vec<u8>);
+
+/// Each packet of a pcapng file.
+fn packets(path: &Path) -> Vec<Packet> {
     let file = std::fs::File::open(path).unwrap();
     let mut r = PcapNgReader::new(file).unwrap();
     let mut out = Vec::new();
@@ -409,5 +412,72 @@ fn bad_captures_and_capture_points_get_clear_errors() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(err.starts_with(&msg), "{args:?}: {err}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_scenario_file_captures_with_output_pcap() {
+    let dir = temp_dir("scenario");
+    let scenario = "seed = 1\nduration_us = 10\n[topology]\nkind = \"single_chip\"\nhosts = 2\n\
+        [workload]\n[[workload.flows]]\nsrc = 0\ndst = 1\nsize_bytes = 3000\n[output]\n";
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        format!("{scenario}pcap = \"host0,link:switch0:1\"\npcap_dir = \"caps\"\n"),
+    )
+    .unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_t2sim"))
+            .args(["run", "--scenario", file.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let caps = dir.join("caps");
+    // host0 sends the data (3 segments) and receives the acknowledgements; the link to
+    // host1 carries the data one way and the acknowledgements the other.
+    let host0 = packets(&caps.join("host0-0.pcapng"));
+    let link = packets(&caps.join("link-switch0-1.pcapng"));
+    let count = |p: &[Packet], pick: &dyn Fn(&Packet) -> bool| p.iter().filter(|x| pick(x)).count();
+    assert!(count(&host0, &|p| p.2 == Some(2)) >= 3, "{host0:?}");
+    assert!(count(&host0, &|p| p.2 == Some(1)) >= 1);
+    assert!(count(&link, &|p| p.0 == 0) >= 3 && count(&link, &|p| p.0 == 1) >= 1);
+    for (name, n) in [
+        ("host0-0.pcapng", host0.len()),
+        ("link-switch0-1.pcapng", link.len()),
+    ] {
+        let line = format!(
+            "pcap             {n} frames in {}\n",
+            caps.join(name).display()
+        );
+        assert!(stdout.contains(&line), "{stdout}");
+    }
+    // The same file writes the same captures.
+    let first = std::fs::read(caps.join("host0-0.pcapng")).unwrap();
+    assert!(run().status.success());
+    assert_eq!(std::fs::read(caps.join("host0-0.pcapng")).unwrap(), first);
+    // Errors name the key.
+    let err_of = |output: &str| {
+        std::fs::write(&file, format!("{scenario}{output}")).unwrap();
+        let out = run();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let shown = file.display();
+    assert_eq!(
+        err_of("pcap = \"host0\"\n"),
+        format!("t2sim: error: {shown}: output.pcap: needs output.pcap_dir or output.dir\n")
+    );
+    assert!(err_of("pcap_dir = \"x\"\n").contains("output.pcap_dir: needs output.pcap"));
+    assert_eq!(
+        err_of("pcap = \"host9\"\ndir = \"r\"\n"),
+        "t2sim: error: capture point `host9:0`: no node `host9` (the network has switch0, host0, host1)\n"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
