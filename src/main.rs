@@ -123,10 +123,13 @@ struct RunArgs {
         ]
     )]
     scenario: Option<PathBuf>,
-    /// With --scenario: the folder for summary.json, flows.csv and links.csv (overrides the
-    /// file's output.dir).
+    /// With --scenario: the folder for summary.json, flows.csv and links.csv, and for the
+    /// file's VCD dump and captures unless they name their own (overrides output.dir).
     #[arg(long, value_name = "DIR", requires = "scenario")]
     out: Option<PathBuf>,
+    /// With --scenario: the seed of every random choice (overrides the file's `seed`).
+    #[arg(long, requires = "scenario")]
+    seed: Option<u64>,
     /// Number of sending hosts.
     #[arg(long, default_value_t = 4)]
     senders: u32,
@@ -186,8 +189,18 @@ struct RunArgs {
 }
 
 /// Runs a scenario file: the summary to standard output, results to the output folder.
-fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(), String> {
-    let scenario = ScenarioFile::load(path)?;
+fn run_scenario_file(
+    path: &std::path::Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+) -> Result<(), String> {
+    let mut scenario = ScenarioFile::load(path)?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    if let Some(dir) = out {
+        scenario.set_out_dir(dir);
+    }
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
     let results = scenario.run()?;
@@ -206,9 +219,15 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
             p.path.display()
         );
     }
-    if let Some(dir) = out.or(scenario.out_dir.clone()) {
-        results.write(&dir, clock)?;
-        println!("results          {}", dir.display());
+    match &scenario.out_dir {
+        Some(dir) => {
+            for p in results.write(dir, clock)? {
+                println!("wrote            {}", p.display());
+            }
+        }
+        None => println!(
+            "results          not written (no output.dir in the file; --out DIR writes them)"
+        ),
     }
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
@@ -216,7 +235,7 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
 
 fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.scenario {
-        return run_scenario_file(path, args.out.clone());
+        return run_scenario_file(path, args.out.clone(), args.seed);
     }
     let mut params = match &args.params {
         Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,

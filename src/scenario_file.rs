@@ -316,6 +316,10 @@ pub struct ScenarioFile {
     pub waves: Option<(WaveRequest, usize)>,
     /// Packet captures (`output.pcap`).
     pub pcap: Option<crate::pcap::PcapRequest>,
+    /// `output.vcd` as written, and whether `output.pcap_dir` was given (for
+    /// [`ScenarioFile::set_out_dir`]).
+    vcd_as_written: Option<PathBuf>,
+    pcap_dir_given: bool,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -710,8 +714,10 @@ impl ScenarioFile {
             Some(vcd) => {
                 let filter = TraceFilter::parse(o.trace.as_deref().unwrap_or(DEFAULT_TRACE))
                     .map_err(|e| format!("{shown}: output.trace: {e}"))?;
+                // With an output folder, a relative dump goes into it.
+                let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
                 let request = WaveRequest {
-                    vcd: base.join(vcd),
+                    vcd: folder.join(vcd),
                     filter,
                 };
                 Some((request, o.trace_switch.unwrap_or(0)))
@@ -776,7 +782,21 @@ impl ScenarioFile {
             port_queues,
             waves,
             pcap,
+            vcd_as_written: raw.output.vcd.clone(),
+            pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
+    }
+
+    /// Puts the results into `dir` instead of `output.dir` (`--out`), with the VCD dump when
+    /// `output.vcd` is relative and the captures when `output.pcap_dir` is not given.
+    pub fn set_out_dir(&mut self, dir: PathBuf) {
+        if let (Some((w, _)), Some(vcd)) = (self.waves.as_mut(), &self.vcd_as_written) {
+            w.vcd = dir.join(vcd);
+        }
+        if let Some(p) = self.pcap.as_mut().filter(|_| !self.pcap_dir_given) {
+            p.dir = dir.clone();
+        }
+        self.out_dir = Some(dir);
     }
 
     /// Builds the network: the topology, with `[queues]` given to every switch port.
@@ -799,6 +819,11 @@ impl ScenarioFile {
                     chips - 1
                 )
             })?;
+            // A dump inside the output folder: the folder is created first, as for results.
+            if let Some(dir) = self.out_dir.as_ref().filter(|d| w.vcd.starts_with(d)) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("{}: cannot create the folder: {e}", dir.display()))?;
+            }
             w.start(topo.net.node_mut::<Chip>(chip))?;
         }
         Ok(topo)
@@ -1114,25 +1139,58 @@ impl RunResults {
                 opt(b.p99_slowdown)
             );
         }
+        let mut fcts: Vec<Cycle> = self.records.iter().filter_map(|r| r.fct()).collect();
+        fcts.sort_unstable();
+        if !fcts.is_empty() {
+            // Nearest rank: the p-th percentile of n values is the ceil(p x n / 100)-th.
+            let rank = |p: usize| fcts[(p * fcts.len()).div_ceil(100).max(1) - 1];
+            let (p50, p99, max) = (rank(50), rank(99), fcts[fcts.len() - 1]);
+            let _ = writeln!(
+                s,
+                "fct              p50 / p99 / max {p50} / {p99} / {max} cycles = {} / {} / {} ns",
+                clock.format_ns(p50),
+                clock.format_ns(p99),
+                clock.format_ns(max)
+            );
+        }
+        let ports: Vec<&LinkRow> = self
+            .links
+            .iter()
+            .filter(|l| l.node.starts_with("switch") && l.frames > 0)
+            .collect();
+        if !ports.is_empty() {
+            let _ = writeln!(s, "throughput       switch ports, sent over the run");
+            for l in ports {
+                let _ = writeln!(
+                    s,
+                    "  {:<16} {:>9.3} Gb/s  {:>8} frames",
+                    format!("{}:{}", l.node, l.port),
+                    l.gbps,
+                    l.frames
+                );
+            }
+        }
         s
     }
 
     /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` when
     /// queue depths were sampled.
-    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<(), String> {
+    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<Vec<PathBuf>, String> {
+        let mut written = Vec::new();
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         let json = serde_json::to_string_pretty(self).expect("results serialize");
         let p = dir.join("summary.json");
         std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
+        written.push(p);
         let mut csv = String::from(
-            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy\n",
+            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy,start_ns,finish_ns,fct_ns,ideal_ns\n",
         );
         for r in &self.records {
             let cell = |v: Option<String>| v.unwrap_or_default();
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.id,
                 r.src,
                 r.dst,
@@ -1144,10 +1202,16 @@ impl RunResults {
                 cell(r.slowdown().map(|x| format!("{x:.4}"))),
                 cell(r.throughput_bps(clock).map(|x| format!("{:.4}", x / 1e9))),
                 cell(self.reorder_entropy.get(&r.id).map(|x| format!("{x:.6}"))),
+                // ns = cycles x 1e9 / clock_hz, to the picosecond (rounded to nearest).
+                clock.format_ns(r.start),
+                cell(r.finish.map(|f| clock.format_ns(f))),
+                cell(r.fct().map(|f| clock.format_ns(f))),
+                clock.format_ns(r.ideal),
             );
         }
         let p = dir.join("flows.csv");
         std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
         let mut csv = String::from("node,port,frames,bytes,gbps\n");
         for l in &self.links {
             let _ = writeln!(
@@ -1158,6 +1222,7 @@ impl RunResults {
         }
         let p = dir.join("links.csv");
         std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
         if self.queue_sample_ns.is_some() {
             // Rows at multiples of the period; a queue without a row was empty then.
             let mut csv = String::from("time_ns,node,port,queue,depth_cells\n");
@@ -1170,7 +1235,8 @@ impl RunResults {
             }
             let p = dir.join("queues.csv");
             std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+            written.push(p);
         }
-        Ok(())
+        Ok(written)
     }
 }

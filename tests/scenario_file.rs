@@ -48,11 +48,11 @@ fn incast_example_runs_from_the_cli_identically_twice() {
         "{}",
         String::from_utf8_lossy(&ra.stderr)
     );
-    // Identical but for the last line, which names the output folder.
+    // Identical but for the last lines, which name the files written in the output folder.
     let summary = |o: &std::process::Output| {
         let t = String::from_utf8(o.stdout.clone()).unwrap();
         t.lines()
-            .filter(|l| !l.starts_with("results"))
+            .filter(|l| !l.starts_with("wrote"))
             .collect::<Vec<_>>()
             .join("\n")
     };
