@@ -171,7 +171,8 @@ struct RunArgs {
     trace: Option<String>,
     /// Capture ports or links to pcapng files in DIR (one file per point, nanosecond time
     /// stamps from the simulated clock): comma-separated NODE[:PORT] (what the port sends
-    /// and receives) or link:NODE[:PORT] (both ends of the link), e.g. 'chip:0,link:sender0'.
+    /// and receives) or link:NODE[:PORT] (both ends of the link), e.g. 'chip:0,link:sender0';
+    /// a chip's PORT may be a device port, 'chip:d8' (docs/pcap.md).
     #[arg(long, num_args = 2, value_names = ["PORTSPEC", "DIR"])]
     pcap: Vec<String>,
     /// Replay the frames of a pcap or pcapng file (Ethernet) into a node's port (see

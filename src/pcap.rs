@@ -46,17 +46,67 @@ pub fn cycle_to_ns_round(cycle: Cycle, clock_hz: u64) -> u64 {
     ((cycle as u128 * 1_000_000_000 + clock_hz as u128 / 2) / clock_hz as u128) as u64
 }
 
+/// A port of a node: by index (a chip's ports in the order of its configuration, a host's
+/// NIC 0), or for a chip by device port (`d8`, as the waveforms name ports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortRef {
+    Index(usize),
+    Device(u16),
+}
+
+impl fmt::Display for PortRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PortRef::Index(i) => write!(f, "{i}"),
+            PortRef::Device(d) => write!(f, "d{d}"),
+        }
+    }
+}
+
+impl PortRef {
+    /// The port's index on node `node`; errors say what is wrong with `what`.
+    pub fn resolve(self, net: &Network, node: NodeId, what: &str) -> Result<usize, String> {
+        let n = net.node_dyn(node);
+        let ports = n.port_count();
+        match self {
+            PortRef::Index(i) if i < ports => Ok(i),
+            PortRef::Index(_) => Err(format!(
+                "{what}: {} has ports 0..{}",
+                n.name(),
+                ports.saturating_sub(1)
+            )),
+            PortRef::Device(d) => {
+                let any: &dyn std::any::Any = n;
+                let chip = any.downcast_ref::<crate::Chip>().ok_or_else(|| {
+                    format!("{what}: {} is not a chip: it has no device ports", n.name())
+                })?;
+                (0..ports).find(|&i| chip.dev_port(i) == d).ok_or_else(|| {
+                    let all: Vec<String> = (0..ports)
+                        .map(|i| format!("d{}", chip.dev_port(i)))
+                        .collect();
+                    format!(
+                        "{what}: {} has no device port {d} (it has {})",
+                        n.name(),
+                        all.join(", ")
+                    )
+                })
+            }
+        }
+    }
+}
+
 /// Where to capture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaptureSpec {
     pub node: String,
-    pub port: usize,
+    pub port: PortRef,
     /// The whole link at the port (both senders) rather than the port itself.
     pub link: bool,
 }
 
 impl CaptureSpec {
-    /// Parses `NODE`, `NODE:PORT`, `link:NODE` or `link:NODE:PORT`.
+    /// Parses `NODE`, `NODE:PORT`, `link:NODE` or `link:NODE:PORT`; `PORT` is an index or, for
+    /// a chip, `d` and a device port.
     pub fn parse(s: &str) -> Result<CaptureSpec, String> {
         let (link, rest) = match s.strip_prefix("link:") {
             Some(r) => (true, r),
@@ -64,12 +114,18 @@ impl CaptureSpec {
         };
         let (node, port) = match rest.split_once(':') {
             Some((n, p)) => {
-                let port = p
-                    .parse::<usize>()
-                    .map_err(|_| format!("capture point `{s}`: port `{p}` is not a port number"))?;
+                let port = match p.strip_prefix('d') {
+                    Some(d) => d.parse::<u16>().ok().map(PortRef::Device),
+                    None => p.parse::<usize>().ok().map(PortRef::Index),
+                }
+                .ok_or_else(|| {
+                    format!(
+                        "capture point `{s}`: port `{p}` is not a port number (3) or device port (d8)"
+                    )
+                })?;
                 (n, port)
             }
-            None => (rest, 0),
+            None => (rest, PortRef::Index(0)),
         };
         let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
         if node.is_empty() || !node.chars().all(valid) {
@@ -209,18 +265,13 @@ impl PcapRequest {
                     names.join(", ")
                 )
             })?;
-            let ports = net.node_dyn(node).port_count();
-            if spec.port >= ports {
-                return Err(format!(
-                    "capture point `{spec}`: {} has ports 0..{}",
-                    spec.node,
-                    ports.saturating_sub(1)
-                ));
-            }
-            let mut ends = vec![(node, spec.port)];
+            let port = spec
+                .port
+                .resolve(net, node, &format!("capture point `{spec}`"))?;
+            let mut ends = vec![(node, port)];
             if spec.link {
                 let peer = net
-                    .peer(node, spec.port)
+                    .peer(node, port)
                     .ok_or_else(|| format!("capture point `{spec}`: the port has no link"))?;
                 ends.push(peer);
             }
@@ -239,11 +290,17 @@ impl PcapRequest {
                 PcapNgWriter::with_section_header(BufWriter::new(file), section).map_err(io_err)?;
             for &(n, p) in &ends {
                 let name = net.node_dyn(n).name();
+                let any: &dyn std::any::Any = net.node_dyn(n);
+                let description = match any.downcast_ref::<crate::Chip>() {
+                    Some(chip) => format!("{name} port {p}, device port {}", chip.dev_port(p)),
+                    None => format!("{name} port {p}"),
+                };
                 let idb = InterfaceDescriptionBlock {
                     linktype: DataLink::ETHERNET,
                     snaplen: 0,
                     options: vec![
                         InterfaceDescriptionOption::IfName(Cow::Owned(format!("{name}:{p}"))),
+                        InterfaceDescriptionOption::IfDescription(Cow::Owned(description)),
                         InterfaceDescriptionOption::IfSpeed(net.node_dyn(n).port_bps(p)),
                         InterfaceDescriptionOption::IfTsResol(9),
                     ],
@@ -554,7 +611,7 @@ pub fn replay_schedule(
 pub struct ReplayRequest {
     pub file: PathBuf,
     pub node: String,
-    pub port: usize,
+    pub port: PortRef,
     pub timing: ReplayTiming,
     /// The cycle the first frame may arrive, at the earliest.
     pub start: Cycle,
@@ -569,24 +626,12 @@ impl ReplayRequest {
             .map(NodeId)
             .find(|&id| net.node_dyn(id).name() == self.node)
             .ok_or_else(|| format!("replay: no node `{}`", self.node))?;
+        let port = self.port.resolve(net, node, "replay")?;
         let n = net.node_dyn(node);
-        if self.port >= n.port_count() {
-            return Err(format!(
-                "replay: {} has ports 0..{}",
-                self.node,
-                n.port_count().saturating_sub(1)
-            ));
-        }
-        let at = replay_schedule(
-            &frames,
-            clock,
-            n.port_bps(self.port),
-            self.timing,
-            self.start,
-        )
-        .map_err(|e| format!("{}: {e}", self.file.display()))?;
+        let at = replay_schedule(&frames, clock, n.port_bps(port), self.timing, self.start)
+            .map_err(|e| format!("{}: {e}", self.file.display()))?;
         for (f, &c) in frames.iter().zip(&at) {
-            net.inject(node, self.port, &f.bytes, c)?;
+            net.inject(node, port, &f.bytes, c)?;
         }
         Ok(frames.len())
     }
@@ -602,17 +647,23 @@ mod tests {
             CaptureSpec::parse("chip:3").unwrap(),
             CaptureSpec {
                 node: "chip".into(),
-                port: 3,
+                port: PortRef::Index(3),
                 link: false
             }
         );
-        assert_eq!(CaptureSpec::parse("receiver").unwrap().port, 0);
+        assert_eq!(
+            CaptureSpec::parse("receiver").unwrap().port,
+            PortRef::Index(0)
+        );
+        let d = CaptureSpec::parse("chip:d136").unwrap();
+        assert_eq!(d.port, PortRef::Device(136));
+        assert_eq!(d.file_name(), "chip-d136.pcapng");
         let l = CaptureSpec::parse("link:switch0:2").unwrap();
         assert!(l.link);
         assert_eq!(l.file_name(), "link-switch0-2.pcapng");
         assert_eq!(
             CaptureSpec::parse("chip:x").unwrap_err(),
-            "capture point `chip:x`: port `x` is not a port number"
+            "capture point `chip:x`: port `x` is not a port number (3) or device port (d8)"
         );
         assert!(CaptureSpec::parse("")
             .unwrap_err()

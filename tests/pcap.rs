@@ -9,7 +9,7 @@ use t2_clock::{Clock, Cycle};
 use t2_pipeline::headers::MacAddr;
 use t2_testbench::{Host, Network, Stepping, UdpFlow};
 use t2sim::pcap::{
-    cycle_to_ns_round, read_capture, CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming,
+    cycle_to_ns_round, read_capture, CaptureSpec, PcapRequest, PortRef, ReplayRequest, ReplayTiming,
 };
 use t2sim::scenario::IncastScenario;
 
@@ -64,7 +64,10 @@ fn one_packet(dir: &Path, specs: &str) -> IncastScenario {
 #[test]
 fn captures_have_exact_times_directions_and_bytes() {
     let dir = temp_dir("exact");
-    let s = one_packet(dir.as_path(), "sender0,chip:1,chip:0,receiver,link:chip:1");
+    let s = one_packet(
+        dir.as_path(),
+        "sender0,chip:1,chip:0,receiver,link:chip:1,chip:d8",
+    );
     let summary = s.run().unwrap();
     let mut b = s.build().unwrap();
     b.net.run_until(s.duration_cycles);
@@ -123,7 +126,13 @@ fn captures_have_exact_times_directions_and_bytes() {
             ("chip-0.pcapng".into(), 1),
             ("receiver-0.pcapng".into(), 1),
             ("link-chip-1.pcapng".into(), 1),
+            ("chip-d8.pcapng".into(), 1),
         ]
+    );
+    // Device port 8 is the chip's port 0 (the receiver's), as the waveforms name it.
+    assert_eq!(
+        std::fs::read(file("chip-d8.pcapng")).unwrap(),
+        std::fs::read(file("chip-0.pcapng")).unwrap()
     );
     assert!(summary.to_string().contains(&format!(
         "pcap             1 frames in {}",
@@ -306,7 +315,7 @@ fn a_capture_replays_into_a_port_at_its_recorded_times_or_paced() {
         let r = ReplayRequest {
             file: files[0].path.clone(),
             node: "b".into(),
-            port: 0,
+            port: PortRef::Index(0),
             timing,
             start: 1000,
         };
@@ -399,8 +408,16 @@ fn bad_captures_and_capture_points_get_clear_errors() {
             "t2sim: error: capture point `receiver:3`: receiver has ports 0..0".into(),
         ),
         (
+            vec!["run", "--duration-us", "1", "--pcap", "chip:d9", d],
+            "t2sim: error: capture point `chip:d9`: chip has no device port 9 (it has d8, d10, d136, d264, d392)".into(),
+        ),
+        (
+            vec!["run", "--duration-us", "1", "--pcap", "receiver:d8", d],
+            "t2sim: error: capture point `receiver:d8`: receiver is not a chip: it has no device ports".into(),
+        ),
+        (
             vec!["run", "--duration-us", "1", "--pcap", "chip:x", d],
-            "t2sim: error: --pcap: capture point `chip:x`: port `x` is not a port number".into(),
+            "t2sim: error: --pcap: capture point `chip:x`: port `x` is not a port number (3) or device port (d8)".into(),
         ),
         (
             vec!["run", "--duration-us", "1", "--replay", &shown, "--replay-into", "chip:1"],
