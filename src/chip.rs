@@ -816,6 +816,9 @@ impl Chip {
 
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
+        if let Some(t) = self.trace.as_mut() {
+            t.forget(pkt.index());
+        }
         if self.mirror_copies.remove(&pkt.index()) {
             *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
         }
@@ -1150,6 +1153,9 @@ impl Chip {
                     self.counters.transmitted += 1;
                     if self.mirror_copies.remove(&pkt.index()) {
                         self.counters.mirror_delivered += 1;
+                    }
+                    if let Some(t) = self.trace.as_mut() {
+                        t.forget(pkt.index());
                     }
                     out.push(Sent { port: i, pkt });
                 } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {

@@ -248,6 +248,14 @@ impl ChipTrace {
         }
     }
 
+    /// Forgets the number of a packet that left the chip or was dropped, so that a frame the
+    /// chip makes later in the same pool slot (a PFC frame, a mirror copy) never shows it.
+    pub(crate) fn forget(&mut self, handle: u32) {
+        if let Some(n) = self.serial.get_mut(handle as usize) {
+            *n = 0;
+        }
+    }
+
     pub(crate) fn serial_of(&self, handle: u32) -> u32 {
         serial_in(&self.serial, handle)
     }

@@ -597,3 +597,39 @@ fn gtkwave_shows_every_trace_of_the_save_file() {
     assert_eq!(blanks, analog * (t2_waves::gtkw::ANALOG_ROWS - 1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn frames_the_chip_makes_never_show_an_old_packet_number() {
+    // Lossless class 0 with a low XOFF threshold: the chip sends PFC frames out of the
+    // senders' ports, in pool slots that packets which left or were dropped had used. Those
+    // frames are not packets the chip numbered: their ports show tx_busy with tx_pkt 0.
+    let mut s = IncastScenario {
+        senders: 4,
+        frame_bytes: 1500,
+        duration_cycles: 12_000,
+        ..IncastScenario::default()
+    };
+    s.params.tm.pfc_lossless_classes = 1;
+    s.params.tm.pfc_xoff_cells = 200;
+    s.params.tm.pfc_xon_cells = 100;
+    s.params.tm.pfc_headroom_cells = 50;
+    s.params.tm.queue_limit_cells = Some(100);
+    let (bytes, _, _) = traced_run_of(&s, TraceFilter::parse("chip.port*.**").unwrap());
+    let dump = parse_dump(&bytes);
+    let mut pfc_frames = 0;
+    for port in [
+        "chip.port10",
+        "chip.port136",
+        "chip.port264",
+        "chip.port392",
+    ] {
+        let busy = &dump[&format!("{port}.tx_busy")];
+        pfc_frames += busy.iter().filter(|(_, v)| v == "1").count();
+        let shown: Vec<&(Cycle, String)> = dump[&format!("{port}.tx_pkt")]
+            .iter()
+            .filter(|(_, v)| v != "0")
+            .collect();
+        assert!(shown.is_empty(), "{port}: {shown:?}");
+    }
+    assert!(pfc_frames >= 4, "{pfc_frames}");
+}
