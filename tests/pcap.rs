@@ -155,6 +155,25 @@ fn captures_are_byte_identical_across_runs() {
         .unwrap()
     };
     let (ra, _) = (run(&a), run(&b));
+    // Stepping through every cycle captures the same frames at the same times.
+    let c = temp_dir("det-c");
+    IncastScenario {
+        senders: 3,
+        load_percent: 100,
+        duration_cycles: 20_000,
+        stepping: t2_testbench::Stepping::EveryCycle,
+        ..one_packet(&c, "chip:0,link:sender1")
+    }
+    .run()
+    .unwrap();
+    for f in ["chip-0.pcapng", "link-sender1-0.pcapng"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(c.join(f)).unwrap(),
+            "stepped {f}"
+        );
+    }
+    std::fs::remove_dir_all(&c).unwrap();
     assert!(ra.pcap_files[0].frames > 10, "{:?}", ra.pcap_files);
     for f in ["chip-0.pcapng", "link-sender1-0.pcapng"] {
         assert_eq!(
