@@ -9,6 +9,7 @@ pub mod compare;
 pub mod control_toml;
 pub mod headroom;
 pub mod params;
+pub mod pcap;
 pub mod plots;
 pub mod program;
 pub mod progress;

@@ -311,6 +311,10 @@ struct OutputToml {
     trace: Option<String>,
     /// The switch to trace (default 0).
     trace_switch: Option<usize>,
+    /// Capture points (as `t2sim run --pcap`), written as pcapng files (docs/pcap.md).
+    pcap: Option<String>,
+    /// Where the captures go (relative to this file; default: `output.dir`).
+    pcap_dir: Option<PathBuf>,
 }
 
 /// The largest transport window, bytes (1 GiB).
@@ -398,6 +402,12 @@ pub struct ScenarioFile {
     pub compare: Option<(Vec<String>, SchemeSettings)>,
     /// Mirror sessions and pktgen applications every switch gets.
     pub control: crate::control_toml::ControlSetup,
+    /// Packet captures (`output.pcap`).
+    pub pcap: Option<crate::pcap::PcapRequest>,
+    /// `output.vcd` as written, and whether `output.pcap_dir` was given (for
+    /// [`ScenarioFile::set_out_dir`]).
+    vcd_as_written: Option<PathBuf>,
+    pcap_dir_given: bool,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -499,6 +509,9 @@ pub struct RunResults {
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
+    /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
+    #[serde(skip)]
+    pub pcap_files: Vec<crate::pcap::CaptureFile>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
     #[serde(skip)]
@@ -923,11 +936,28 @@ impl ScenarioFile {
             Some(vcd) => {
                 let filter = TraceFilter::parse(o.trace.as_deref().unwrap_or(DEFAULT_TRACE))
                     .map_err(|e| format!("{shown}: output.trace: {e}"))?;
+                // With an output folder, a relative dump goes into it.
+                let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
                 let request = WaveRequest {
-                    vcd: base.join(vcd),
+                    vcd: folder.join(vcd),
                     filter,
                 };
                 Some((request, o.trace_switch.unwrap_or(0)))
+            }
+        };
+        let pcap = match (&o.pcap, &o.pcap_dir) {
+            (None, None) => None,
+            (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
+            (Some(points), dir) => {
+                let specs = crate::pcap::CaptureSpec::parse_list(points)
+                    .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
+                let dir = dir.as_ref().or(o.dir.as_ref()).ok_or_else(|| {
+                    format!("{shown}: output.pcap: needs output.pcap_dir or output.dir")
+                })?;
+                Some(crate::pcap::PcapRequest {
+                    specs,
+                    dir: base.join(dir),
+                })
             }
         };
         if let Some(ns) = raw.output.queue_sample_ns {
@@ -1109,7 +1139,22 @@ impl ScenarioFile {
                 &raw.control,
                 params.clock(),
             )?,
+            pcap,
+            vcd_as_written: raw.output.vcd.clone(),
+            pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
+    }
+
+    /// Puts the results into `dir` instead of `output.dir` (`--out`), with the VCD dump when
+    /// `output.vcd` is relative and the captures when `output.pcap_dir` is not given.
+    pub fn set_out_dir(&mut self, dir: PathBuf) {
+        if let (Some((w, _)), Some(vcd)) = (self.waves.as_mut(), &self.vcd_as_written) {
+            w.vcd = dir.join(vcd);
+        }
+        if let Some(p) = self.pcap.as_mut().filter(|_| !self.pcap_dir_given) {
+            p.dir = dir.clone();
+        }
+        self.out_dir = Some(dir);
     }
 
     /// Builds the network: the topology, with `[queues]` given to every switch port.
@@ -1135,6 +1180,11 @@ impl ScenarioFile {
                     chips - 1
                 )
             })?;
+            // A dump inside the output folder: the folder is created first, as for results.
+            if let Some(dir) = self.out_dir.as_ref().filter(|d| w.vcd.starts_with(d)) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("{}: cannot create the folder: {e}", dir.display()))?;
+            }
             w.start(topo.net.node_mut::<Chip>(chip))?;
         }
         Ok(topo)
@@ -1165,6 +1215,10 @@ impl ScenarioFile {
             ));
         }
         topo.add_flows(&flows)?;
+        let capturing = match &self.pcap {
+            Some(p) => Some(p.start(&mut topo.net, clock)?),
+            None => None,
+        };
         let end = self.duration + self.drain;
         // Run in slices so that a run whose flows are all done stops early. Queue samples
         // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
@@ -1196,6 +1250,9 @@ impl ScenarioFile {
         if let Some((w, switch)) = &self.waves {
             let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
             results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
+        }
+        if let Some(c) = capturing {
+            results.pcap_files = c.finish(&mut topo.net)?;
         }
         Ok(results)
     }
@@ -1347,6 +1404,7 @@ impl ScenarioFile {
             pause_frames,
             recirculated,
             traced_signals: None,
+            pcap_files: Vec::new(),
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {
@@ -1459,25 +1517,58 @@ impl RunResults {
                 opt(b.p99_slowdown)
             );
         }
+        let mut fcts: Vec<Cycle> = self.records.iter().filter_map(|r| r.fct()).collect();
+        fcts.sort_unstable();
+        if !fcts.is_empty() {
+            // Nearest rank: the p-th percentile of n values is the ceil(p x n / 100)-th.
+            let rank = |p: usize| fcts[(p * fcts.len()).div_ceil(100).max(1) - 1];
+            let (p50, p99, max) = (rank(50), rank(99), fcts[fcts.len() - 1]);
+            let _ = writeln!(
+                s,
+                "fct              p50 / p99 / max {p50} / {p99} / {max} cycles = {} / {} / {} ns",
+                clock.format_ns(p50),
+                clock.format_ns(p99),
+                clock.format_ns(max)
+            );
+        }
+        let ports: Vec<&LinkRow> = self
+            .links
+            .iter()
+            .filter(|l| l.node.starts_with("switch") && l.frames > 0)
+            .collect();
+        if !ports.is_empty() {
+            let _ = writeln!(s, "throughput       switch ports, sent over the run");
+            for l in ports {
+                let _ = writeln!(
+                    s,
+                    "  {:<16} {:>9.3} Gb/s  {:>8} frames",
+                    format!("{}:{}", l.node, l.port),
+                    l.gbps,
+                    l.frames
+                );
+            }
+        }
         s
     }
 
     /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` when
     /// queue depths were sampled.
-    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<(), String> {
+    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<Vec<PathBuf>, String> {
+        let mut written = Vec::new();
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         let json = serde_json::to_string_pretty(self).expect("results serialize");
         let p = dir.join("summary.json");
         std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
+        written.push(p);
         let mut csv = String::from(
-            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy\n",
+            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy,start_ns,finish_ns,fct_ns,ideal_ns\n",
         );
         for r in &self.records {
             let cell = |v: Option<String>| v.unwrap_or_default();
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 r.id,
                 r.src,
                 r.dst,
@@ -1489,10 +1580,16 @@ impl RunResults {
                 cell(r.slowdown().map(|x| format!("{x:.4}"))),
                 cell(r.throughput_bps(clock).map(|x| format!("{:.4}", x / 1e9))),
                 cell(self.reorder_entropy.get(&r.id).map(|x| format!("{x:.6}"))),
+                // ns = cycles x 1e9 / clock_hz, to the picosecond (rounded to nearest).
+                clock.format_ns(r.start),
+                cell(r.finish.map(|f| clock.format_ns(f))),
+                cell(r.fct().map(|f| clock.format_ns(f))),
+                clock.format_ns(r.ideal),
             );
         }
         let p = dir.join("flows.csv");
         std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
         let mut csv = String::from("node,port,frames,bytes,gbps\n");
         for l in &self.links {
             let _ = writeln!(
@@ -1503,6 +1600,7 @@ impl RunResults {
         }
         let p = dir.join("links.csv");
         std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
         if self.queue_sample_ns.is_some() {
             // Rows at multiples of the period; a queue without a row was empty then.
             let mut csv = String::from("time_ns,node,port,queue,depth_cells\n");
@@ -1515,7 +1613,8 @@ impl RunResults {
             }
             let p = dir.join("queues.csv");
             std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+            written.push(p);
         }
-        Ok(())
+        Ok(written)
     }
 }

@@ -25,6 +25,9 @@ impl Chip {
                     if self.mirror_copies.remove(&pkt.index()) {
                         self.counters.mirror_delivered += 1;
                     }
+                    if let Some(t) = self.trace.as_mut() {
+                        t.forget(pkt.index());
+                    }
                     out.push(Sent { port: i, pkt });
                 } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.

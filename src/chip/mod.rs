@@ -43,7 +43,7 @@ pub use pktgen::{
 use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
 use crate::program::build_pipes;
-use crate::trace::{ChipTrace, TraceLayout};
+use crate::trace::{serial_in, ChipTrace, TraceLayout};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::io;
@@ -594,6 +594,7 @@ impl Chip {
                         (p.dev_port >> 7) as usize,
                         p.recirculation,
                         self.tm.queue_count(i),
+                        p.dev_port,
                     )
                 })
                 .collect(),
@@ -662,6 +663,10 @@ impl Chip {
         for (i, (port, sig)) in self.ports.iter().zip(&t.ports).enumerate() {
             if let Some(id) = sig.tx_busy {
                 tr.set(now, id, Value::Bits(port.mac.busy(now) as u64));
+            }
+            if let Some(id) = sig.tx_pkt {
+                let on_wire = port.mac.on_wire(now).map_or(0, |h| serial_in(&t.serial, h));
+                tr.set(now, id, Value::Bits(on_wire as u64));
             }
             if let Some(id) = sig.rx_fifo {
                 tr.set(now, id, Value::Bits(port.rx_fifo.len() as u64));
@@ -893,6 +898,9 @@ impl Chip {
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
         self.mirror_types.remove(&pkt.index());
+        if let Some(t) = self.trace.as_mut() {
+            t.forget(pkt.index());
+        }
         if self.mirror_copies.remove(&pkt.index()) {
             *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
         }
@@ -951,7 +959,7 @@ impl Node for Chip {
         }
         self.counters.received += 1;
         if let Some(t) = self.trace.as_mut() {
-            t.number(pkt.index());
+            t.arrived(now, port, pkt.index());
         }
         let p = &mut self.ports[port];
         p.rx_frames += 1;
