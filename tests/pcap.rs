@@ -513,7 +513,7 @@ fn a_scenario_file_captures_with_output_pcap() {
     assert!(err_of("pcap_dir = \"x\"\n").contains("output.pcap_dir: needs output.pcap"));
     assert_eq!(
         err_of("pcap = \"host9\"\ndir = \"r\"\n"),
-        "t2sim: error: capture point `host9:0`: no node `host9` (the network has switch0, host0, host1)\n"
+        format!("t2sim: error: {shown}: capture point `host9:0`: no node `host9` (the network has switch0, host0, host1)\n")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
