@@ -68,6 +68,10 @@ pub struct RunResults {
     pub pcap_files: Vec<crate::pcap::CaptureFile>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
+    /// Pause frames sent so far (as `pause_frames` counts them, summed) at each queue
+    /// sampling instant: `(time_ns, frames)`.
+    #[serde(skip)]
+    pub pause_samples: Vec<(u64, u64)>,
     #[serde(skip)]
     pub records: Vec<FlowRecord>,
     #[serde(skip)]
@@ -198,7 +202,8 @@ impl RunResults {
         s
     }
 
-    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` when
+    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` and
+    /// `pauses.csv` (pause frames so far at each sampling instant) when
     /// queue depths were sampled.
     pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<Vec<PathBuf>, String> {
         let mut written = Vec::new();
@@ -259,6 +264,13 @@ impl RunResults {
                 );
             }
             let p = dir.join("queues.csv");
+            std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+            written.push(p);
+            let mut csv = String::from("time_ns,pause_frames_so_far\n");
+            for (time, frames) in &self.pause_samples {
+                let _ = writeln!(csv, "{time},{frames}");
+            }
+            let p = dir.join("pauses.csv");
             std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
             written.push(p);
         }

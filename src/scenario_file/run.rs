@@ -96,6 +96,7 @@ impl ScenarioFile {
         let mut progress = crate::progress::Progress::new(clock, end);
         let mut now = 0;
         let mut samples = Vec::new();
+        let mut pauses = Vec::new();
         let mut k = 0u64;
         while now < end {
             let stop = (now + slice).min(end);
@@ -103,6 +104,7 @@ impl ScenarioFile {
                 while clock.ns_to_cycles_ceil(k * ns) <= stop {
                     topo.net.run_until(clock.ns_to_cycles_ceil(k * ns));
                     sample_queues(&topo, k * ns, &mut samples);
+                    pauses.push((k * ns, pause_frames_so_far(&topo)));
                     k += 1;
                 }
             }
@@ -116,6 +118,7 @@ impl ScenarioFile {
         progress.finish();
         let mut results = self.measure(&topo, &flows, now);
         results.queue_samples = samples;
+        results.pause_samples = pauses;
         if let Some((w, switch)) = &self.waves {
             let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
             results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
@@ -276,6 +279,7 @@ impl ScenarioFile {
             pcap_files: Vec::new(),
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
+            pause_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {
                 0.0
             } else {
@@ -286,6 +290,25 @@ impl ScenarioFile {
             links,
         }
     }
+}
+
+/// Pause frames so far: PFC frames the switches sent and BFC pause frames the hosts
+/// received (the `pause_frames` of the results, summed).
+fn pause_frames_so_far(t: &Topology) -> u64 {
+    let chips: u64 = t
+        .chips
+        .iter()
+        .map(|&c| {
+            let k = t.net.node::<Chip>(c).counters();
+            k.pfc_xoff_sent + k.pfc_xon_sent
+        })
+        .sum();
+    let hosts: u64 = t
+        .hosts
+        .iter()
+        .map(|&h| t.net.node::<TransportHost>(h).bfc_frames())
+        .sum();
+    chips + hosts
 }
 
 /// Appends the depth of every non-empty egress queue of every chip's front-panel ports.
