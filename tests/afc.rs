@@ -4,6 +4,7 @@
 
 mod common;
 
+use arbitrary_int::{u15, u2, u4, u7};
 use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
@@ -49,10 +50,10 @@ fn afc_messages_decode_as_tofino2_lays_them_out() {
     assert_eq!(
         m,
         AfcMessage {
-            pipe: 1,
-            mac: 1,
-            mac_qid: 16,
-            credit: 1
+            pipe: u2::new(1),
+            mac: u4::new(1),
+            mac_qid: u7::new(16),
+            credit: u15::new(1)
         }
     );
     assert_eq!(m.encode(), word);
@@ -78,18 +79,18 @@ fn an_egress_program_pauses_and_resumes_a_queue_with_adv_flow_ctl() {
     // The receiver's port is pipe 0, MAC 0, channels 2-3 (device port 10): AFC MAC 1, its
     // queue 0 is queue 32 of the MAC's 128 (ConWeave: (dev_port % 8) x 16 + qid).
     let target = AfcMessage {
-        pipe: 0,
-        mac: 1,
-        mac_qid: 32,
-        credit: 1,
+        pipe: u2::new(0),
+        mac: u4::new(1),
+        mac_qid: u7::new(32),
+        credit: u15::new(1),
     };
     let resume = AfcMessage {
-        credit: 0,
+        credit: u15::new(0),
         ..target
     };
     // Queue 100 of that MAC belongs to no port: counted, ignored.
     let bogus = AfcMessage {
-        mac_qid: 100,
+        mac_qid: u7::new(100),
         ..target
     };
     let program = afc_program(&[
@@ -222,10 +223,10 @@ fn an_ingress_program_pauses_the_recirculation_port_queue() {
     let src = Ipv4Addr::new(10, 0, 1, 1);
     let dst = Ipv4Addr::new(10, 0, 0, 100);
     let word = AfcMessage {
-        pipe: 0,
-        mac: 0,
-        mac_qid: 0,
-        credit: 1,
+        pipe: u2::new(0),
+        mac: u4::new(0),
+        mac_qid: u7::new(0),
+        credit: u15::new(1),
     }
     .encode();
     let mut program = afc_program(&[]);

@@ -2,6 +2,7 @@
 //! a port becomes an AFC pause (bit set) or resume (bit clear) of that port's queue, from the
 //! documented cycle (deparser exit + `afc_latency_cycles`), stepping and jumping alike.
 
+use arbitrary_int::{u15, u2, u4, u7};
 use t2_clock::Cycle;
 use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::{
@@ -118,10 +119,10 @@ fn chip() -> Chip {
     let (pipe, mac, mac_qid) = plain.afc_address(0, QUEUE).unwrap();
     assert_eq!((pipe, mac, mac_qid), (0, 1, 5));
     let base = AfcMessage {
-        pipe,
-        mac,
-        mac_qid,
-        credit: 0,
+        pipe: u2::new(pipe),
+        mac: u4::new(mac),
+        mac_qid: u7::new(mac_qid),
+        credit: u15::new(0),
     }
     .encode();
     Chip::new("chip", &config(Some(program(plain.dev_port(0), base)))).unwrap()

@@ -39,7 +39,7 @@ impl Chip {
         match self.afc_target(afc) {
             Some((port, queue)) => {
                 self.tm
-                    .afc(now, port, queue, afc.credit != 0)
+                    .afc(now, port, queue, afc.credit.value() != 0)
                     .expect("afc_target names a TM port");
                 self.counters.afc_requests += 1;
             }
@@ -51,7 +51,7 @@ impl Chip {
     /// recirculation port's group, MAC `m + 1` the pipe's front-panel MAC `m` (device ports
     /// `8 (m + 1)..`); the queue is found in that group's carving.
     pub fn afc_target(&self, afc: AfcMessage) -> Option<(usize, u8)> {
-        let (pipe, mac) = (afc.pipe as u32, afc.mac as u32);
+        let (pipe, mac) = (afc.pipe.value() as u32, afc.mac.value() as u32);
         if pipe >= self.params.pipes {
             return None;
         }
@@ -63,7 +63,8 @@ impl Chip {
         } else {
             return None;
         };
-        self.tm.afc_queue(group as usize, afc.mac_qid as u32)
+        self.tm
+            .afc_queue(group as usize, afc.mac_qid.value() as u32)
     }
 
     /// The AFC address of queue `queue` of port `port`, for building `adv_flow_ctl` words.

@@ -44,6 +44,7 @@ use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
 use crate::program::build_pipes;
 use crate::trace::{serial_in, ChipTrace, TraceLayout};
+use arbitrary_int::{u15, u2, u4, u7};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::io;
@@ -84,30 +85,30 @@ pub const MIRROR_SESSIONS: usize = 256;
 /// MAC's 128), `credit` [14:0]. In XOFF mode a nonzero credit pauses, 0 resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AfcMessage {
-    pub pipe: u8,
-    pub mac: u8,
-    pub mac_qid: u8,
-    pub credit: u16,
+    pub pipe: u2,
+    pub mac: u4,
+    pub mac_qid: u7,
+    pub credit: u15,
 }
 
 impl AfcMessage {
     /// The message in `word`, or `None` if its `qfc` bit is clear (no AFC).
     pub fn decode(word: u32) -> Option<AfcMessage> {
-        (word >> 31 == 1).then_some(AfcMessage {
-            pipe: ((word >> 29) & 0x3) as u8,
-            mac: ((word >> 25) & 0xf) as u8,
-            mac_qid: ((word >> 15) & 0x7f) as u8,
-            credit: (word & 0x7fff) as u16,
+        (word >> 31 == 1).then(|| AfcMessage {
+            pipe: u2::new(((word >> 29) & 0x3) as u8),
+            mac: u4::new(((word >> 25) & 0xf) as u8),
+            mac_qid: u7::new(((word >> 15) & 0x7f) as u8),
+            credit: u15::new((word & 0x7fff) as u16),
         })
     }
 
     /// The 32-bit word (pad bits 0).
     pub fn encode(&self) -> u32 {
         1 << 31
-            | ((self.pipe as u32 & 0x3) << 29)
-            | ((self.mac as u32 & 0xf) << 25)
-            | ((self.mac_qid as u32 & 0x7f) << 15)
-            | (self.credit as u32 & 0x7fff)
+            | (self.pipe.value() as u32) << 29
+            | (self.mac.value() as u32) << 25
+            | (self.mac_qid.value() as u32) << 15
+            | self.credit.value() as u32
     }
 }
 

@@ -19,6 +19,7 @@
 //! (frame bytes 18..20, PHV container b16(8)); see `t2_testbench::transport`.
 
 use crate::wire::pfc::PFC_DESTINATION;
+use bitvec::prelude::{BitArray, Msb0};
 use std::fmt;
 
 /// EtherType of BFC pause frames: IEEE 802 local experimental EtherType 1.
@@ -66,11 +67,12 @@ impl fmt::Display for BfcFrameError {
 
 impl std::error::Error for BfcFrameError {}
 
-/// The paused-queue bitmap a BFC pause frame carries.
+/// The paused-queue bitmap a BFC pause frame carries, held in the frame's own bit order: bit
+/// `q` is byte `q / 8`, most significant bit first (`Msb0`), so the bitmap is written and
+/// read as the frame's 128 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BfcPause {
-    /// Bit `q` is word `q / 64`, bit `q % 64`.
-    words: [u64; BFC_QUEUES / 64],
+    bits: BitArray<[u8; BFC_QUEUES / 8], Msb0>,
 }
 
 impl BfcPause {
@@ -90,24 +92,17 @@ impl BfcPause {
 
     /// Pauses (or resumes) queue `q mod 1024`.
     pub fn set(&mut self, q: usize, paused: bool) {
-        let q = q % BFC_QUEUES;
-        let mask = 1u64 << (q % 64);
-        if paused {
-            self.words[q / 64] |= mask;
-        } else {
-            self.words[q / 64] &= !mask;
-        }
+        self.bits.set(q % BFC_QUEUES, paused);
     }
 
     /// Whether queue `q mod 1024` is paused.
     pub fn is_paused(&self, q: usize) -> bool {
-        let q = q % BFC_QUEUES;
-        self.words[q / 64] >> (q % 64) & 1 == 1
+        self.bits[q % BFC_QUEUES]
     }
 
     /// How many queues are paused.
     pub fn paused_count(&self) -> u32 {
-        self.words.iter().map(|w| w.count_ones()).sum()
+        self.bits.count_ones() as u32
     }
 
     /// Writes the frame (without FCS) from source address `source`.
@@ -117,15 +112,7 @@ impl BfcPause {
         out.extend_from_slice(&source);
         out.extend_from_slice(&BFC_ETHERTYPE.to_be_bytes());
         out.extend_from_slice(&BFC_PAUSE_SUBTYPE.to_be_bytes());
-        for byte in 0..BFC_QUEUES / 8 {
-            let mut v = 0u8;
-            for bit in 0..8 {
-                if self.is_paused(byte * 8 + bit) {
-                    v |= 0x80 >> bit;
-                }
-            }
-            out.push(v);
-        }
+        out.extend_from_slice(self.bits.as_raw_slice());
     }
 
     /// Whether `bytes` carry the BFC EtherType (well-formed or not).
@@ -150,15 +137,10 @@ impl BfcPause {
         if subtype != BFC_PAUSE_SUBTYPE {
             return Err(BfcFrameError::BadSubtype(subtype));
         }
-        let mut b = BfcPause::none();
-        for (byte, &v) in bytes[16..BFC_FRAME_BYTES].iter().enumerate() {
-            for bit in 0..8 {
-                if v & (0x80 >> bit) != 0 {
-                    b.set(byte * 8 + bit, true);
-                }
-            }
-        }
-        Ok(b)
+        let mut bits = BitArray::ZERO;
+        bits.as_raw_mut_slice()
+            .copy_from_slice(&bytes[16..BFC_FRAME_BYTES]);
+        Ok(BfcPause { bits })
     }
 }
 
