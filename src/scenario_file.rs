@@ -442,6 +442,9 @@ pub struct RunResults {
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
+    /// PABO's bounces, when any frame was bounced (left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounces: Option<BounceCounts>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
     #[serde(skip)]
@@ -450,6 +453,30 @@ pub struct RunResults {
     pub reorder_entropy: BTreeMap<u32, f64>,
     #[serde(skip)]
     pub links: Vec<LinkRow>,
+}
+
+/// PABO's bounces as the hosts saw them: data frames that reached their receiver carrying
+/// the shim (bounced at least once on the way) and frames bounced all the way back to their
+/// source and sent again.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BounceCounts {
+    /// Data frames the receivers got (duplicates included).
+    pub data_frames_received: u64,
+    /// Of those, the ones that had been bounced, with their shims' figures.
+    pub bounced: t2_testbench::transport::PaboArrivals,
+    /// Frames that came back to their source and were sent again.
+    pub resent_by_sources: u64,
+}
+
+impl BounceCounts {
+    /// Share of the data frames received that had been bounced at least once.
+    pub fn share(&self) -> f64 {
+        if self.data_frames_received == 0 {
+            0.0
+        } else {
+            self.bounced.frames as f64 / self.data_frames_received as f64
+        }
+    }
 }
 
 /// Where every frame the hosts sent is: received by a host, dropped (counted with a reason),
@@ -965,9 +992,11 @@ impl ScenarioFile {
         records.sort_by_key(|r| r.id);
         let mut reorder_entropy = BTreeMap::new();
         let mut reordered = 0;
+        let mut bounces = BounceCounts::default();
         for r in &records {
             let receiver = topo.net.node::<TransportHost>(topo.hosts[r.dst]);
             if let Some(a) = receiver.arrivals(r.id) {
+                bounces.data_frames_received += a.len() as u64;
                 let ro = Reordering::of(a);
                 reordered += ro.displaced();
                 reorder_entropy.insert(r.id, ro.entropy);
@@ -1018,6 +1047,11 @@ impl ScenarioFile {
             "network.unlinked_port".into(),
             topo.net.unlinked_drops(),
         );
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            bounces.bounced.merge(host.pabo_arrivals());
+            bounces.resent_by_sources += host.resent_bounced();
+        }
         let hosts = HostSet {
             hosts: topo.hosts.len(),
             host_bps: self.topology.link_bps,
@@ -1082,6 +1116,7 @@ impl ScenarioFile {
             frames,
             pause_frames,
             traced_signals: None,
+            bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),
             mean_reorder_entropy: if entropies.is_empty() {
@@ -1159,6 +1194,18 @@ impl RunResults {
             "reordering       {} segments displaced, mean entropy {:.4}",
             self.reordered_segments, self.mean_reorder_entropy
         );
+        if let Some(b) = &self.bounces {
+            let _ = writeln!(
+                s,
+                "bounces          {} of {} data frames arrived bounced ({:.2}%), n_p {} in all, max {}; {} resent by their sources",
+                b.bounced.frames,
+                b.data_frames_received,
+                100.0 * b.share(),
+                b.bounced.bounces,
+                b.bounced.max_n_p,
+                b.resent_by_sources
+            );
+        }
         let f = &self.frames;
         let _ = writeln!(
             s,
