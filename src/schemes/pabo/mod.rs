@@ -31,8 +31,8 @@
 //!   when unset), set on both the data and the bounce queue; the guard N is in frames of
 //!   1518 bytes (9 cells each).
 //! - `exp` has no hardware: table `u_level` (exact on the depth, clamped to C_q) gives the
-//!   utilisation's level (0 at or below theta; 1..=levels over (theta, 1]; levels + 1 inside
-//!   the guard) and table `bounce_p` (exact on level and min(n_p, np_cap)) a 16-bit threshold
+//!   utilisation's level (0 at or below theta; 1..=levels over (theta, 1 - guard/C], equal
+//!   slices of u; levels + 1 inside the guard) and table `bounce_p` (exact on level and min(n_p, np_cap)) a 16-bit threshold
 //!   t, generated here from theta and lambda; the packet bounces iff the `random` primitive's
 //!   16-bit value r <= t (probability (t + 1) / 65536). [`Lut::max_error`] is the largest
 //!   gap to the formula.
@@ -207,6 +207,8 @@ impl Lut {
     pub fn new(config: Config) -> Lut {
         let c = config.capacity_cells;
         let guard_level = config.levels + 1;
+        // The levels cut the utilisations above theta and below the guard, (theta, top].
+        let top = c.saturating_sub(config.guard_cells) as f64 / c as f64;
         let level: Vec<u32> = (0..=c)
             .map(|d| {
                 let u = d as f64 / c as f64;
@@ -215,7 +217,7 @@ impl Lut {
                 } else if u <= config.theta {
                     0
                 } else {
-                    let x = (u - config.theta) / (1.0 - config.theta) * config.levels as f64;
+                    let x = (u - config.theta) / (top - config.theta) * config.levels as f64;
                     (x.ceil() as u32).clamp(1, config.levels)
                 }
             })
