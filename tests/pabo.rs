@@ -333,13 +333,11 @@ fn a_packet_bounced_at_its_first_switch_returns_to_its_source_and_is_resent_unti
     // it as it is (TTL included), so it shuttles host <-> edge switch, n_p and the TTL
     // counting the passes, until the switch drops it for its TTL (64 at the host: the 63rd
     // pass would leave it at 1). A 200-byte segment is one cell, so it always fits.
-    let text = format!(
-        "seed = 1\nduration_us = 1\ndrain_us = 200\nscheme = \"pabo\"\n[scheme_params]\nguard_n = 1\n\
+    let text = "seed = 1\nduration_us = 1\ndrain_us = 200\nscheme = \"pabo\"\n[scheme_params]\nguard_n = 1\n\
          [topology]\nkind = \"pabo_tree\"\nhosts_per_edge = 1\nlink_delay_ns = 500\nqueue_limit_cells = 8\n\
          [transport]\nmss = 200\nwindow_bytes = 200\nrto_us = 1000\n\
-         [[workload.flows]]\nsrc = 1\ndst = 0\nsize_bytes = 200\nstart_ns = 0\n"
-    );
-    let s = scenario("shuttle", &text);
+         [[workload.flows]]\nsrc = 1\ndst = 0\nsize_bytes = 200\nstart_ns = 0\n";
+    let s = scenario("shuttle", text);
     let mut topo = s.build().unwrap();
     topo.add_flows(&[t2_testbench::workload::FlowSpec {
         start: 0,
