@@ -272,6 +272,11 @@ fn ingress_reads_the_ghost_queue_number_of_its_egress_queue() {
     // pipe << 11 | mac << 7 | mac queue, which the program computes as d << 4 | q.
     let s = scenario("ghost", &tree(1, 900, 1, 10_000, "", Stepping::Jump));
     let topo = s.build().unwrap();
+    // The decision's lag (docs/schemes/pabo.md): the program's ingress takes 298 cycles from
+    // entry to the TM, and the ghost thread writes depths in stage 3 with ingress's reads.
+    let root = topo.net.node::<Chip>(topo.chips[0]);
+    assert_eq!(root.ingress_latency(), 298);
+    assert_eq!(root.ghost_stage_points(), [(0, 0), (23, 1), (27, 3)]);
     for &c in &topo.chips {
         let chip = topo.net.node::<Chip>(c);
         for port in 0..t2_testbench::Node::port_count(chip) {
@@ -403,9 +408,10 @@ proptest! {
     /// dropped + in chips + on links, bounced frames included), every segment reaches its
     /// receiver exactly once, and nothing is dropped: the guard makes P = 1 before a data
     /// queue fills, and the bounce queues (as large) never fill with these bursts. The
-    /// guard here is 6 frames, not the authors' 3: a decision is made on a depth up to ~330
-    /// cycles old by the time its packet is queued (ghost feed 100 cycles, ingress ~230),
-    /// in which the root's three 100G inputs bring up to 6 frames of 182 cycles each
+    /// guard here is 6 frames, not the authors' 3: a decision is made on a depth ~334
+    /// cycles old by the time its packet is queued (the ghost feed's 36 cycles before the
+    /// packet's entry, then 298 cycles of ingress), in which the root's three 100G inputs
+    /// bring up to 6 frames of 185 cycles each
     /// (`the_authors_guard_of_three_frames_is_short_at_100g` shows N = 3 losing frames).
     #[test]
     fn bursts_on_the_tree_lose_nothing_and_every_frame_is_counted_once(
