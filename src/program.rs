@@ -8,7 +8,10 @@
 //! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program
 //! whose `ipv4_host` has an action selector gets each group as one entry of members (one
 //! `forward` per port, the selector hashing each flow onto one), and a program without one
-//! cannot take ECMP routes (a configuration error).
+//! cannot take ECMP routes (a configuration error). A program that also has table
+//! `ipv4_source` (exact on `ipv4.src_addr`, action `toward_source(port)`) gets the same
+//! routes keyed on the source: the port back toward a packet's sender (PABO's bounce;
+//! single-path routes only).
 //! Every pipe runs its own copy of the program (its own register contents). The ghost
 //! control is placed and timed with ingress and runs in every pipe's ingress stages on the
 //! TM's queue-depth updates (`t2_pipeline::ghost`), with the ingress thread's registers.
