@@ -89,8 +89,8 @@ impl Figures {
             max_queue_cells,
             p99_queue_cells,
             hottest_port,
-            bounced_share: r.bounces.map(|b| b.share()),
-            max_bounces: r.bounces.map(|b| b.bounced.max_n_p),
+            bounced_share: r.bounces.as_ref().map(|b| b.share()),
+            max_bounces: r.bounces.as_ref().map(|b| b.bounced.max_n_p),
         }
     }
 }

@@ -458,7 +458,7 @@ pub struct RunResults {
 /// PABO's bounces as the hosts saw them: data frames that reached their receiver carrying
 /// the shim (bounced at least once on the way) and frames bounced all the way back to their
 /// source and sent again.
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
 pub struct BounceCounts {
     /// Data frames the receivers got (duplicates included).
     pub data_frames_received: u64,
@@ -466,6 +466,9 @@ pub struct BounceCounts {
     pub bounced: t2_testbench::transport::PaboArrivals,
     /// Frames that came back to their source and were sent again.
     pub resent_by_sources: u64,
+    /// Bounces decided by each switch (`switch{i}`), from the program's register array
+    /// `bounce_count` summed over pipes (PABO's); empty when the program has none.
+    pub by_switch: BTreeMap<String, u64>,
 }
 
 impl BounceCounts {
@@ -1051,6 +1054,21 @@ impl ScenarioFile {
             let host = topo.net.node::<TransportHost>(h);
             bounces.bounced.merge(host.pabo_arrivals());
             bounces.resent_by_sources += host.resent_bounced();
+        }
+        let counter = self.topology.program.as_ref().and_then(|p| {
+            p.registers
+                .iter()
+                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
+        });
+        if let Some(reg) = counter {
+            for (i, &c) in topo.chips.iter().enumerate() {
+                let chip = topo.net.node::<Chip>(c);
+                let n: u64 = (0..self.topology.params.pipes as usize)
+                    .filter_map(|pipe| chip.ingress_registers(pipe))
+                    .map(|regs| regs[reg].iter().sum::<u64>())
+                    .sum();
+                bounces.by_switch.insert(format!("switch{i}"), n);
+            }
         }
         let hosts = HostSet {
             hosts: topo.hosts.len(),

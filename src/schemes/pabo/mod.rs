@@ -114,6 +114,10 @@ pub const DEFAULT_CAPACITY_CELLS: u32 = 900;
 /// The frame the guard counts in, bytes (a full 1500-byte MTU frame with its FCS).
 pub const GUARD_FRAME_BYTES: u64 = 1518;
 
+/// The register array (one 32-bit cell per pipe) counting the pipe's bounces: the authors'
+/// per-switch "passback frame frequency"; run results sum it over pipes per switch.
+pub const BOUNCE_COUNTER: &str = "bounce_count";
+
 /// The data queue and the bounce queue of every port.
 pub const DATA_QUEUE: u8 = 0;
 pub const BOUNCE_QUEUE: u8 = 1;
@@ -415,6 +419,10 @@ pub fn program(lut: &Lut) -> Program {
         .metadata("meta.random", 16)
         .metadata("meta.bounce", 1)
         .register("queue_depth", 32, 8192)
+        .register(BOUNCE_COUNTER, 32, 1)
+        .register_action(RegisterAction::new("count_bounce", BOUNCE_COUNTER).update(
+            SaluUpdate::new(SaluOp::Add, SaluOperand::Cell, SaluOperand::Const(1)),
+        ))
         .register_action(
             RegisterAction::new("write_depth", "queue_depth").update(SaluUpdate::new(
                 SaluOp::Set,
@@ -504,7 +512,14 @@ pub fn program(lut: &Lut) -> Program {
         .action(Action::new("draw").prim(Primitive::Random {
             dst: "meta.random".into(),
         }))
-        .action(Action::new("decide").prim(Primitive::set("meta.bounce", Operand::Const(1))))
+        .action(
+            Action::new("decide")
+                .prim(Primitive::set("meta.bounce", Operand::Const(1)))
+                .prim(Primitive::Execute {
+                    register_action: "count_bounce".into(),
+                    index: Operand::Const(0),
+                }),
+        )
         .action(
             to_source("bounce_first")
                 .prim(Primitive::SetValid {
