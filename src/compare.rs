@@ -9,6 +9,8 @@
 //! - mean throughput of completed flows (size over FCT);
 //! - drops by reason, pause frames (PFC frames switches sent plus BFC pause frames hosts
 //!   received), reordered segments and mean reorder entropy;
+//! - PABO's bounces (CSV/JSON): share of the data frames received that had been bounced,
+//!   and the most bounces of one;
 //! - switch queues: the depth (cells, all queues of a port together) of every switch egress
 //!   port at every sampling instant, empty ports counting as 0: its maximum and 99th
 //!   percentile;
@@ -56,6 +58,10 @@ pub struct Figures {
     pub p99_queue_cells: Option<f64>,
     /// The switch port whose queue got deepest (`switch{i}.port{p}`).
     pub hottest_port: Option<String>,
+    /// PABO: share of the data frames received that had been bounced, and the most times
+    /// one was; `None` when no frame was bounced.
+    pub bounced_share: Option<f64>,
+    pub max_bounces: Option<u8>,
 }
 
 impl Figures {
@@ -86,6 +92,8 @@ impl Figures {
             max_queue_cells,
             p99_queue_cells,
             hottest_port,
+            bounced_share: r.bounces.as_ref().map(|b| b.share()),
+            max_bounces: r.bounces.as_ref().map(|b| b.bounced.max_n_p),
         }
     }
 }
@@ -379,7 +387,7 @@ impl Comparison {
 /// The CSV columns of a run's fit and figures, with p50/p99/mean slowdown per bucket.
 pub fn csv_header(buckets: &[BucketStats]) -> String {
     let mut s = String::from(
-        "fits,stages_used,sram_percent,stateful_percent,mau_cycles,flows,completed,drops,pause_frames,recirculated,max_queue_cells,p99_queue_cells,reordered_segments,mean_reorder_entropy,mean_flow_gbps",
+        "fits,stages_used,sram_percent,stateful_percent,mau_cycles,flows,completed,drops,pause_frames,recirculated,max_queue_cells,p99_queue_cells,reordered_segments,mean_reorder_entropy,mean_flow_gbps,bounced_share,max_bounces",
     );
     for b in buckets {
         let l = bucket_label(b).replace(' ', "");
@@ -400,7 +408,7 @@ pub fn csv_cells(fit: Option<&Fit>, f: &Figures) -> String {
     };
     let _ = write!(
         s,
-        ",{},{},{},{},{},{},{},{},{:.6},{}",
+        ",{},{},{},{},{},{},{},{},{:.6},{},{},{}",
         f.flows,
         f.completed,
         f.drops,
@@ -411,6 +419,8 @@ pub fn csv_cells(fit: Option<&Fit>, f: &Figures) -> String {
         f.reordered_segments,
         f.mean_reorder_entropy,
         cell(f.mean_flow_gbps),
+        cell(f.bounced_share),
+        f.max_bounces.map_or(String::new(), |x| x.to_string()),
     );
     for b in &f.buckets {
         let _ = write!(

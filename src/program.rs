@@ -8,7 +8,10 @@
 //! the built-in forwarding hashes each flow onto one of them (`t2_pipeline::l3`); a program
 //! whose `ipv4_host` has an action selector gets each group as one entry of members (one
 //! `forward` per port, the selector hashing each flow onto one), and a program without one
-//! cannot take ECMP routes (a configuration error).
+//! cannot take ECMP routes (a configuration error). A program that also has table
+//! `ipv4_source` (exact on `ipv4.src_addr`, action `toward_source(port)`) gets the same
+//! routes keyed on the source: the port back toward a packet's sender (PABO's bounce;
+//! single-path routes only).
 //! Every pipe runs its own copy of the program (its own register contents). The ghost
 //! control is placed and timed with ingress and runs in every pipe's ingress stages on the
 //! TM's queue-depth updates (`t2_pipeline::ghost`), with the ingress thread's registers.
@@ -28,6 +31,13 @@ use t2_pipeline::{
 /// The table host routes go into, and the action they call.
 pub const ROUTE_TABLE: &str = "ipv4_host";
 pub const ROUTE_ACTION: &str = "forward";
+
+/// The optional reverse-path table: a program that has it (exact on `ipv4.src_addr` alone,
+/// offering `toward_source(port)`) gets the same host routes keyed on the packet's *source*,
+/// so it can find the port back toward where a packet came from (PABO's bounce). Only
+/// single-path routes go in; a destination with equal-cost routes is an error.
+pub const SOURCE_TABLE: &str = "ipv4_source";
+pub const SOURCE_ACTION: &str = "toward_source";
 
 /// One gress of one pipe: its pipeline and the program its stages run.
 pub(crate) struct GressSetup {
@@ -171,6 +181,40 @@ pub(crate) fn with_routes(
             ),
         ));
     }
+    if let Some(source) = p.tables.iter_mut().find(|t| t.name == SOURCE_TABLE) {
+        if source.keys != ["ipv4.src_addr"] || !source.actions.iter().any(|a| a == SOURCE_ACTION) {
+            return Err(err(
+                what(),
+                format!(
+                    "table `{SOURCE_TABLE}` must be keyed on `ipv4.src_addr` alone and offer action `{SOURCE_ACTION}(port)` for reverse routes"
+                ),
+            ));
+        }
+        for (addr, ports) in &groups {
+            if ports.len() > 1 {
+                return Err(err(
+                    what(),
+                    format!(
+                        "table `{SOURCE_TABLE}` holds one port per source, but {addr} has {} equal-cost routes (device ports {ports:?})",
+                        ports.len()
+                    ),
+                ));
+            }
+            source.entries.push(Entry {
+                key: vec![KeyValue {
+                    value: u32::from(*addr) as u64,
+                    mask: None,
+                }],
+                action: ActionCall::new(SOURCE_ACTION, &[ports[0] as u64]),
+                members: Vec::new(),
+            });
+        }
+    }
+    let table = p
+        .tables
+        .iter_mut()
+        .find(|t| t.name == ROUTE_TABLE)
+        .expect("found above");
     for (dst, ports) in groups {
         let key = vec![KeyValue {
             value: u32::from(dst) as u64,

@@ -31,7 +31,7 @@ pub use compile::{place, report};
 pub use hw::{fields, ghost, gress, layout, params, parser, phv, stage};
 pub use program::{check, examples, ir, parser_check};
 pub use run::{exec, l3};
-pub use wire::{bfc, headers, packet, pfc, qcn};
+pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
 
 pub use ghost::{GhostPipeline, GhostWord};
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};

@@ -15,7 +15,7 @@ mod format;
 mod results;
 mod run;
 
-pub use results::{FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
+pub use results::{BounceCounts, FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
 
 use crate::scenario::WaveRequest;
 use crate::schemes::{SchemeParams, SchemeSettings};

@@ -63,6 +63,9 @@ pub struct RunResults {
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
+    /// PABO's bounces, when any frame was bounced (left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounces: Option<BounceCounts>,
     /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
     #[serde(skip)]
     pub pcap_files: Vec<crate::pcap::CaptureFile>,
@@ -78,6 +81,33 @@ pub struct RunResults {
     pub reorder_entropy: BTreeMap<u32, f64>,
     #[serde(skip)]
     pub links: Vec<LinkRow>,
+}
+
+/// PABO's bounces as the hosts saw them: data frames that reached their receiver carrying
+/// the shim (bounced at least once on the way) and frames bounced all the way back to their
+/// source and sent again.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct BounceCounts {
+    /// Data frames the receivers got (duplicates included).
+    pub data_frames_received: u64,
+    /// Of those, the ones that had been bounced, with their shims' figures.
+    pub bounced: t2_testbench::transport::PaboArrivals,
+    /// Frames that came back to their source and were sent again.
+    pub resent_by_sources: u64,
+    /// Bounces decided by each switch (`switch{i}`), from the program's register array
+    /// `bounce_count` summed over pipes (PABO's); empty when the program has none.
+    pub by_switch: BTreeMap<String, u64>,
+}
+
+impl BounceCounts {
+    /// Share of the data frames received that had been bounced at least once.
+    pub fn share(&self) -> f64 {
+        if self.data_frames_received == 0 {
+            0.0
+        } else {
+            self.bounced.frames as f64 / self.data_frames_received as f64
+        }
+    }
 }
 
 /// Where every frame the hosts sent is: received by a host, dropped (counted with a reason),
@@ -133,6 +163,18 @@ impl RunResults {
             "reordering       {} segments displaced, mean entropy {:.4}",
             self.reordered_segments, self.mean_reorder_entropy
         );
+        if let Some(b) = &self.bounces {
+            let _ = writeln!(
+                s,
+                "bounces          {} of {} data frames arrived bounced ({:.2}%), n_p {} in all, max {}; {} resent by their sources",
+                b.bounced.frames,
+                b.data_frames_received,
+                100.0 * b.share(),
+                b.bounced.bounces,
+                b.bounced.max_n_p,
+                b.resent_by_sources
+            );
+        }
         let f = &self.frames;
         let _ = writeln!(
             s,

@@ -153,9 +153,11 @@ impl ScenarioFile {
         records.sort_by_key(|r| r.id);
         let mut reorder_entropy = BTreeMap::new();
         let mut reordered = 0;
+        let mut bounces = BounceCounts::default();
         for r in &records {
             let receiver = topo.net.node::<TransportHost>(topo.hosts[r.dst]);
             if let Some(a) = receiver.arrivals(r.id) {
+                bounces.data_frames_received += a.len() as u64;
                 let ro = Reordering::of(a);
                 reordered += ro.displaced();
                 reorder_entropy.insert(r.id, ro.entropy);
@@ -206,6 +208,26 @@ impl ScenarioFile {
             "network.unlinked_port".into(),
             topo.net.unlinked_drops(),
         );
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            bounces.bounced.merge(host.pabo_arrivals());
+            bounces.resent_by_sources += host.resent_bounced();
+        }
+        let counter = self.topology.program.as_ref().and_then(|p| {
+            p.registers
+                .iter()
+                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
+        });
+        if let Some(reg) = counter {
+            for (i, &c) in topo.chips.iter().enumerate() {
+                let chip = topo.net.node::<Chip>(c);
+                let n: u64 = (0..self.topology.params.pipes as usize)
+                    .filter_map(|pipe| chip.ingress_registers(pipe))
+                    .map(|regs| regs[reg].iter().sum::<u64>())
+                    .sum();
+                bounces.by_switch.insert(format!("switch{i}"), n);
+            }
+        }
         let hosts = HostSet {
             hosts: topo.hosts.len(),
             host_bps: self.topology.link_bps,
@@ -276,6 +298,7 @@ impl ScenarioFile {
             pause_frames,
             recirculated,
             traced_signals: None,
+            bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),

@@ -18,9 +18,10 @@ use crate::params::Tofino2Params;
 
 pub mod dctcp;
 pub mod droptail;
+pub mod pabo;
 
 /// Every scheme, by name.
-pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME];
+pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME, &pabo::SCHEME];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
 #[derive(Debug)]

@@ -37,6 +37,7 @@ use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
 use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
+use t2_pipeline::pabo::Shim;
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{PacketHandle, PacketPool};
@@ -77,8 +78,9 @@ pub struct TransportConfig {
     /// host's traffic travels in) is paused, for the frame's quanta of 512 bit times.
     pub honour_pfc: bool,
     /// PABO's host side: a data frame of this host's that comes back (a switch bounced it:
-    /// source is this host, destination is not) is sent again as it is. Without this such a
-    /// frame is counted as foreign and freed.
+    /// source is this host, destination is not) is sent again as it is, PABO shim
+    /// (`t2_pipeline::pabo`) included. Without this such a frame is counted as foreign and
+    /// freed. Frames carrying the shim are read past it either way.
     pub resend_bounced: bool,
     /// Whether the NIC honours BFC pause frames: each flow has its own queue index (carried
     /// in the IPv4 identification field), and a flow whose index is paused starts no frame.
@@ -337,6 +339,8 @@ pub struct TransportHost {
     /// Bounced frames waiting to be sent again, and how many were.
     bounced: VecDeque<PacketHandle>,
     resent_bounced: u64,
+    /// PABO: what the shims of the data frames received said.
+    pabo: PaboArrivals,
     /// BFC: the last pause bitmap received (bit = NIC queue index mod 1024).
     bfc_paused: BfcPause,
     bfc_frames: u64,
@@ -386,6 +390,7 @@ impl TransportHost {
             pfc_frames: 0,
             bounced: VecDeque::new(),
             resent_bounced: 0,
+            pabo: PaboArrivals::default(),
             bfc_paused: BfcPause::none(),
             bfc_frames: 0,
             queue_used: vec![0; NIC_FLOW_QUEUES as usize],
@@ -506,6 +511,11 @@ impl TransportHost {
     /// Bounced frames sent again (with `resend_bounced`).
     pub fn resent_bounced(&self) -> u64 {
         self.resent_bounced
+    }
+
+    /// PABO: the data frames received that carried a shim (had been bounced), and what it said.
+    pub fn pabo_arrivals(&self) -> PaboArrivals {
+        self.pabo
     }
 
     /// Frames held to be sent again (with `resend_bounced`); they are in the packet pool.
@@ -875,6 +885,12 @@ impl Node for TransportHost {
             pool.free(pkt);
             return;
         }
+        // PABO: a bounced frame carries a shim between Ethernet and IPv4; read past it.
+        let unshimmed = Shim::strip(bytes);
+        let (shim, bytes) = match &unshimmed {
+            Some((shim, b)) => (Some(*shim), b.as_slice()),
+            None => (None, bytes),
+        };
         let bounced = headers::parse_frame(bytes)
             .ok()
             .and_then(|p| p.ipv4)
@@ -905,6 +921,9 @@ impl Node for TransportHost {
         pool.free(pkt);
         match parsed {
             Some((flow_id, from, tcp, len, ce)) if len > 0 => {
+                if let Some(shim) = shim {
+                    self.pabo.add(shim);
+                }
                 self.on_data(flow_id, from, tcp.seq as u64, len, ce)
             }
             Some((flow_id, _, tcp, _, _)) if tcp.flags & Tcp::ACK != 0 => {
@@ -978,6 +997,36 @@ impl Node for TransportHost {
             .flatten()
             .map(|t| t.max(now + 1))
             .min()
+    }
+}
+
+/// PABO: what the shims of the data frames a host received said (frames without a shim,
+/// never bounced, are not counted here).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PaboArrivals {
+    /// Data frames that arrived with a shim.
+    pub frames: u64,
+    /// The sum of their bounce counts `n_p`.
+    pub bounces: u64,
+    /// The largest `n_p` and `max_hop` among them.
+    pub max_n_p: u8,
+    pub max_hop: u8,
+}
+
+impl PaboArrivals {
+    fn add(&mut self, shim: Shim) {
+        self.frames += 1;
+        self.bounces += shim.n_p as u64;
+        self.max_n_p = self.max_n_p.max(shim.n_p);
+        self.max_hop = self.max_hop.max(shim.max_hop);
+    }
+
+    /// Adds another host's counts.
+    pub fn merge(&mut self, o: PaboArrivals) {
+        self.frames += o.frames;
+        self.bounces += o.bounces;
+        self.max_n_p = self.max_n_p.max(o.max_n_p);
+        self.max_hop = self.max_hop.max(o.max_hop);
     }
 }
 

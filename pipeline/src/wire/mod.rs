@@ -3,6 +3,7 @@
 
 pub mod bfc;
 pub mod headers;
+pub mod pabo;
 pub mod packet;
 pub mod pfc;
 pub mod qcn;
