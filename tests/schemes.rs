@@ -65,8 +65,14 @@ fn the_dctcp_threshold_reaches_its_program() {
     };
     let overrides = schemes::parse_settings(&["k_cells=65".to_string()]).unwrap();
     let setup = (dctcp.build)(&dctcp.resolve(&overrides).unwrap(), &target);
-    assert_eq!(setup.program, schemes::dctcp::program(65));
-    assert_ne!(setup.program, schemes::dctcp::program(66));
+    assert_eq!(
+        setup.program,
+        schemes::with_ecmp(schemes::dctcp::program(65))
+    );
+    assert_ne!(
+        setup.program,
+        schemes::with_ecmp(schemes::dctcp::program(66))
+    );
     assert_eq!(
         setup.hosts.congestion,
         t2_testbench::transport::Congestion::Dctcp

@@ -4,8 +4,8 @@
 //! `programs/dctcp_switch.json` and `programs/ecmp_switch.json` are built here.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host, FIVE_TUPLE};
-use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Selector, Stmt, Table};
+use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
 use t2_testbench::transport::Congestion;
 
 pub static SCHEME: Scheme = Scheme {
@@ -30,7 +30,7 @@ pub const DEFAULT_K_CELLS: u64 = 400;
 
 fn build(p: &SchemeParams, _: &Target) -> Setup {
     Setup {
-        program: program(p.int("k_cells")),
+        program: super::with_ecmp(program(p.int("k_cells"))),
         port_queues: None,
         hosts: Hosts {
             congestion: Congestion::Dctcp,
@@ -62,17 +62,7 @@ pub fn program(threshold_cells: u64) -> Program {
 /// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
 /// equal-cost routes as one group and each flow keeps one path.
 pub fn ecmp_program(threshold_cells: u64) -> Program {
-    let mut p = program(threshold_cells);
+    let mut p = super::with_ecmp(program(threshold_cells));
     p.name = "ecmp_switch".into();
-    let host = p
-        .tables
-        .iter_mut()
-        .find(|t| t.name == "ipv4_host")
-        .expect("the DCTCP program has ipv4_host");
-    host.selector = Some(Selector {
-        inputs: FIVE_TUPLE.iter().map(|f| f.to_string()).collect(),
-        groups: 1024,
-        max_members: 16,
-    });
     p
 }

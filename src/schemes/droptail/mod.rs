@@ -28,7 +28,7 @@ pub fn program() -> Program {
 
 fn build(_: &SchemeParams, _: &Target) -> Setup {
     Setup {
-        program: program(),
+        program: super::with_ecmp(program()),
         port_queues: None,
         hosts: Hosts::PLAIN,
     }
