@@ -19,9 +19,10 @@ use crate::params::Tofino2Params;
 
 pub mod dctcp;
 pub mod droptail;
+pub mod slytherin;
 
 /// Every scheme, by name.
-pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME];
+pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME, &slytherin::SCHEME];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
 pub struct Scheme {
@@ -246,7 +247,7 @@ mod tests {
             assert_eq!(find(name).unwrap().name, name);
         }
         assert_eq!(
-            find("nope").unwrap_err(),
+            find("nope").err().unwrap(),
             format!("no scheme `nope` (schemes: {})", super::names().join(", "))
         );
     }
