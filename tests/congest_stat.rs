@@ -5,7 +5,6 @@ mod common;
 
 use common::udp_frame;
 use std::net::Ipv4Addr;
-use t2_pipeline::examples;
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Stmt, Table};
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};

@@ -6,7 +6,6 @@ mod common;
 use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
-use t2_pipeline::examples;
 use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};

@@ -9,7 +9,6 @@ use common::udp_frame;
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::examples;
 use t2_pipeline::ir::{
     Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
 };
