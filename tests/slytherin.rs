@@ -20,6 +20,8 @@ use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 const G100: u64 = 100_000_000_000;
 /// Propagation delay of every link, cycles.
 const LINK: Cycle = 10;
+/// What a probe sends: (cycle the last bit leaves, frame without FCS), in cycle order.
+type Script = Vec<(Cycle, Vec<u8>)>;
 const ECT0: u8 = 0b10;
 const CE: u8 = 0b11;
 
@@ -67,7 +69,7 @@ struct Run {
 fn run(
     program: Program,
     queues: Option<Vec<t2_tm::QueueConfig>>,
-    scripts: [Vec<(Cycle, Vec<u8>)>; 3],
+    scripts: [Script; 3],
     stepping: Stepping,
     until: Cycle,
 ) -> Run {
@@ -114,8 +116,8 @@ fn slytherin_queues() -> Option<Vec<t2_tm::QueueConfig>> {
 /// eight each, both every 140 cycles from cycle 100: two frames arrive per 140 cycles for a
 /// line that sends one per 129.84, so a backlog builds. Port 2 sends a CE-marked data frame
 /// at 870 and an ACK at 900, between the sixth (800) and seventh (940) data frames.
-fn overtaking_scripts() -> [Vec<(Cycle, Vec<u8>)>; 3] {
-    let data = |base: u16| -> Vec<(Cycle, Vec<u8>)> {
+fn overtaking_scripts() -> [Script; 3] {
+    let data = |base: u16| -> Script {
         (0..8u16)
             .map(|k| (100 + 140 * k as Cycle, segment(base + k, 1000, ECT0)))
             .collect()
@@ -235,7 +237,7 @@ fn ce_marked_packets_and_acks_overtake_queued_data() {
 /// with preamble and gap) from port 1, back to back from cycle 100, through a switch that
 /// marks at `k` cells.
 fn marks_with_threshold(k: u64) -> Vec<u8> {
-    let script: Vec<(Cycle, Vec<u8>)> = (0..10u16)
+    let script: Script = (0..10u16)
         .map(|i| (100 + 24 * i as Cycle, segment(i, 172 - 54 - 4, ECT0)))
         .collect();
     assert!(script.iter().all(|(_, f)| f.len() + 4 == 176));
@@ -262,7 +264,7 @@ fn marking_is_exactly_at_k_cells() {
         assert_eq!(marks_with_threshold(k), want, "k = {k}");
     }
     // Not-ECT packets are never marked, whatever they find.
-    let script: Vec<(Cycle, Vec<u8>)> = (0..10u16)
+    let script: Script = (0..10u16)
         .map(|i| (100 + 24 * i as Cycle, segment(i, 114, 0)))
         .collect();
     let r = run(
@@ -344,8 +346,11 @@ fn the_transports_acks_take_the_high_queue_and_its_data_the_normal_one() {
 /// not-ECT), data bytes, cycles of idle line before it.
 type Gen = (usize, u8, usize, u64);
 
-fn scripts(gen: &[Gen]) -> ([Vec<(Cycle, Vec<u8>)>; 3], Vec<(u16, Cycle, bool)>) {
-    let mut scripts: [Vec<(Cycle, Vec<u8>)>; 3] = Default::default();
+/// What was sent: (ident, cycle the last bit reaches the chip, high priority).
+type Sent = Vec<(u16, Cycle, bool)>;
+
+fn scripts(gen: &[Gen]) -> ([Script; 3], Sent) {
+    let mut scripts: [Script; 3] = Default::default();
     let mut free = [50u64; 3];
     // (ident, cycle the last bit reaches the chip, high priority)
     let mut sent = Vec::new();
