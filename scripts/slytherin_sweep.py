@@ -14,7 +14,8 @@ the run's own outputs:
 - p99 queue: the 99th percentile, in 176-byte cells, of the depth of every switch
   front-panel port (all its queues) over the samples (every 1 us) while flows arrive
   (0 .. duration_us), empty ports included; max: the deepest sample;
-- drops: frames dropped, summed over the seeds; done: flows completed / flows.
+- drops, timeouts, reordered: frames dropped, retransmission timeouts and segments that
+  arrived out of order, summed over the seeds; done: flows completed / flows.
 
 Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
@@ -31,7 +32,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.path.join(ROOT, "scenarios", "slytherin_websearch.toml")
-BIN = os.path.join(ROOT, "target", "release", "t2sim")
+# The t2sim binary: T2SIM_BIN, else this checkout's release build.
+BIN = os.environ.get("T2SIM_BIN") or os.path.join(ROOT, "target", "release", "t2sim")
 CLOCK_HZ = 1_500_000_000
 SHORT = 100_000
 LONG = 1_000_000
@@ -74,12 +76,14 @@ def run(out, scheme, load, seed, k):
 
 def measure(dirs):
     short, long_fct, long_gbps, depths = [], [], [], []
-    drops = flows = done = 0
+    drops = flows = done = timeouts = reordered = 0
     offered = []
     for d in dirs:
         summary = json.load(open(os.path.join(d, "summary.json")))
         drops += sum(summary["drops"].values()) if isinstance(summary["drops"], dict) else summary["drops"]
         flows += summary["flows"]
+        timeouts += summary["timeouts"]
+        reordered += summary["reordered_segments"]
         done += summary["completed"]
         offered.append(summary["offered_load"])
         for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
@@ -118,6 +122,8 @@ def measure(dirs):
         "q_p99": nearest_rank(depths, 99),
         "q_max": max(depths) if depths else None,
         "drops": drops,
+        "timeouts": timeouts,
+        "reordered": reordered,
         "done": f"{done}/{flows}",
         "offered": mean(offered),
     }
@@ -133,8 +139,9 @@ def main():
     args = a.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     print("| scheme | K cells | load | offered | flows done | short flows | p99 short slowdown "
-          "| long flows | mean long FCT (us) | mean long Gb/s | p99 queue (cells) | max queue | drops |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| long flows | mean long FCT (us) | mean long Gb/s | p99 queue (cells) | max queue | drops "
+          "| timeouts | reordered |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for load in args.loads.split(","):
         for scheme in args.schemes.split(","):
             ks = [int(k) for k in args.k.split(",")] if scheme != "droptail" else [None]
@@ -145,7 +152,7 @@ def main():
                     f"| {scheme} | {k if k is not None else '-'} | {load} | {m['offered']:.3f} "
                     f"| {m['done']} | {m['short_n']} | {m['short_p99']:.2f} | {m['long_n']} "
                     f"| {m['long_fct_us']:.0f} | {m['long_gbps']:.1f} | {m['q_p99']} "
-                    f"| {m['q_max']} | {m['drops']} |",
+                    f"| {m['q_max']} | {m['drops']} | {m['timeouts']} | {m['reordered']} |",
                     flush=True,
                 )
 
