@@ -342,6 +342,20 @@ fn the_transports_acks_take_the_high_queue_and_its_data_the_normal_one() {
     assert_eq!(rx.arrivals(1).map(<[_]>::len), Some(20));
 }
 
+#[test]
+fn the_shipped_scenario_runs_slytherin_on_every_switch() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join("slytherin_websearch.toml");
+    let f = t2sim::scenario_file::ScenarioFile::load(&path).unwrap();
+    let (name, values) = f.scheme.unwrap();
+    assert_eq!(name, "slytherin");
+    assert_eq!(values.int("k_cells"), 768);
+    assert_eq!(f.port_queues, slytherin_queues());
+    assert_eq!(f.topology.program, Some(slytherin::program(768)));
+    assert_eq!(f.topology.transport.congestion, Congestion::Dctcp);
+}
+
 /// A generated frame: which input port (1-3), kind (0 data ECT(0), 1 data CE, 2 ACK, 3 data
 /// not-ECT), data bytes, cycles of idle line before it.
 type Gen = (usize, u8, usize, u64);
