@@ -65,6 +65,105 @@ pub struct Headroom {
     pub mirroring_tables: Vec<String>,
     pub qid: Option<QidUse>,
     pub ports: Vec<PortQueues>,
+    /// The program's declared overhead against the recirculation cap and the slots.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<OverheadBudget>,
+}
+
+/// One limit on the data frame size `D` a declared overhead sets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BudgetRow {
+    /// `recirculation cap`, `ingress slots` or `egress slots`.
+    pub limit: &'static str,
+    /// Smallest wire bytes (`D + 20`) of a data frame that keeps every port at line rate.
+    pub min_wire_bytes: u64,
+    /// The same as a frame size, FCS included (`min_wire_bytes - 20`, at least 0).
+    pub min_frame_bytes: u64,
+    /// The inequality with its numbers.
+    pub arithmetic: String,
+}
+
+/// The recirculation and mirror budget of a program that declares, per data packet, a
+/// recirculated packet of `recirculated_bytes` and a mirror copy of `mirrored_bytes`.
+///
+/// At line rate a pipe's ports bring `F / ((D + 20) x 8)` data packets per second (F: the
+/// pipe's front-panel b/s). The recirculated packets must fit the cap R:
+/// `(D + 20) >= F x (r + 20) / R`. Every data packet and every recirculated one takes an
+/// ingress slot (one per cycle, C per second): `(D + 20) x 8 >= n_i x F / C`; in egress the
+/// mirror copy takes one more: `(D + 20) x 8 >= n_e x F / C`. The largest bound binds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverheadBudget {
+    pub recirculated_bytes: u32,
+    pub mirrored_bytes: u32,
+    pub rows: Vec<BudgetRow>,
+    /// The limit that binds (the largest `min_frame_bytes`).
+    pub binding: &'static str,
+    pub min_frame_bytes: u64,
+}
+
+impl OverheadBudget {
+    fn new(o: t2_pipeline::ir::Overhead, params: &Tofino2Params) -> OverheadBudget {
+        let front = params.front_panel_bps_per_pipe() as u128;
+        let recirc = params.recirculation_bps_per_pipe() as u128;
+        let clock = params.clock_hz as u128;
+        let gap = PREAMBLE_AND_IFG_BYTES as u128;
+        let gbps = |b: u128| format!("{} Gb/s", b as f64 / 1e9);
+        let row = |limit, wire: u128, arithmetic: String| BudgetRow {
+            limit,
+            min_wire_bytes: wire as u64,
+            min_frame_bytes: wire.saturating_sub(gap) as u64,
+            arithmetic,
+        };
+        let r = o.recirculated_bytes as u128;
+        let mut rows = Vec::new();
+        if r > 0 {
+            let wire = if recirc == 0 {
+                u64::MAX as u128
+            } else {
+                (front * (r + gap)).div_ceil(recirc)
+            };
+            rows.push(row(
+                "recirculation cap",
+                wire,
+                format!(
+                    "D + 20 >= {} x ({r} + 20) / {} = {wire}",
+                    gbps(front),
+                    gbps(recirc)
+                ),
+            ));
+        }
+        let slots = |limit, n: u128| {
+            let wire = (n * front).div_ceil(8 * clock);
+            row(
+                limit,
+                wire,
+                format!(
+                    "(D + 20) x 8 >= {n} packets x {} / {} Mpkt/s = {} bits, so D + 20 >= {wire}",
+                    gbps(front),
+                    clock / 1_000_000,
+                    (n * front).div_ceil(clock)
+                ),
+            )
+        };
+        let ingress = 1 + (r > 0) as u128;
+        let egress = ingress + (o.mirrored_bytes > 0) as u128;
+        rows.push(slots("ingress slots", ingress));
+        rows.push(slots("egress slots", egress));
+        let worst = rows.iter().fold(&rows[0], |w, x| {
+            if x.min_wire_bytes > w.min_wire_bytes {
+                x
+            } else {
+                w
+            }
+        });
+        OverheadBudget {
+            recirculated_bytes: o.recirculated_bytes,
+            mirrored_bytes: o.mirrored_bytes,
+            binding: worst.limit,
+            min_frame_bytes: worst.min_frame_bytes,
+            rows,
+        }
+    }
 }
 
 fn round1(x: f64) -> f64 {
@@ -195,6 +294,7 @@ impl Headroom {
             mirroring_tables: tables_with(p, |op| matches!(op, Op::Mirror(_))),
             qid,
             ports,
+            overhead: p.overhead.map(|o| OverheadBudget::new(o, params)),
         }
     }
 }
@@ -242,6 +342,20 @@ impl fmt::Display for Headroom {
             "mirroring        tables that mirror: {}",
             list(&self.mirroring_tables)
         );
+        if let Some(b) = &self.overhead {
+            let _ = writeln!(
+                s,
+                "overhead         per data packet of D bytes: recirculates {} B, mirrors {} B; line rate on every port needs D >= {} B ({} binds)",
+                b.recirculated_bytes, b.mirrored_bytes, b.min_frame_bytes, b.binding
+            );
+            for r in &b.rows {
+                let _ = writeln!(
+                    s,
+                    "  {:<18} {} -> D >= {} B",
+                    r.limit, r.arithmetic, r.min_frame_bytes
+                );
+            }
+        }
         match &self.qid {
             None => {
                 let _ = writeln!(s, "queues           the program sets no queue id (queue 0)");

@@ -5,13 +5,16 @@
 //! command-line front end.
 
 pub mod chip;
+pub mod compare;
 pub mod headroom;
 pub mod params;
+pub mod plots;
 pub mod program;
 pub mod progress;
 pub mod scenario;
 pub mod scenario_file;
 pub mod schemes;
+pub mod sweep;
 pub mod topology;
 pub mod trace;
 

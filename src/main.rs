@@ -12,16 +12,19 @@ use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::headroom::Headroom;
 use t2sim::scenario::{IncastScenario, WaveRequest};
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario_file::{ScenarioFile, ScenarioText};
 use t2sim::schemes;
 use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
 /// t2sim: a cycle-accurate model of the Tofino2 switch ASIC.
 ///
-/// With no command, runs the default scenario: 4 hosts sending at 100 Gb/s line rate into
-/// one 100 Gb/s port for 100 us, and prints what happened. The simulated results go to
-/// standard output and are identical on every run; wall-clock figures go to standard error.
+/// With no arguments, the main job: every shipped congestion scheme on a small default
+/// network (scenarios/default.toml, built in), judged side by side, with each scheme's fit
+/// on the chip. With run options but no command, `run`: the default scenario of one chip, 4
+/// hosts sending at 100 Gb/s line rate into one 100 Gb/s port for 100 us. The simulated
+/// results go to standard output and are identical on every run; wall-clock figures go to
+/// standard error.
 #[derive(Parser, Debug)]
 #[command(
     name = "t2sim",
@@ -50,6 +53,142 @@ enum Command {
     Report(ReportArgs),
     /// List the congestion schemes with their parameters, defaults and ranges.
     Schemes,
+    /// Run one scenario file under several schemes (the same topology, workload and seed)
+    /// and print their figures side by side with each scheme's fit on the chip; with --out,
+    /// also compare.csv, compare.json, SVG plots and each scheme's own results.
+    Compare(CompareArgs),
+    /// Run a scenario file at every point of a grid over its keys (one row of figures per
+    /// point); --shard I/N runs a share of the points, `sweep-merge` joins the shares.
+    Sweep(SweepArgs),
+    /// Join the folders of a sharded sweep into the files an unsharded run writes.
+    SweepMerge(MergeArgs),
+}
+
+#[derive(Args, Debug)]
+struct SweepArgs {
+    /// The scenario file (TOML).
+    #[arg(long, value_name = "FILE")]
+    scenario: PathBuf,
+    /// A key of the file and its values, KEY=V1,V2,... (repeatable; the first varies
+    /// slowest), e.g. workload.load=0.3,0.5 or scheme=droptail,dctcp.
+    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
+    grid: Vec<String>,
+    /// Run only the points whose number is I-1 modulo N.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Folder for sweep.csv and sweep.json (default: the CSV to standard output).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct MergeArgs {
+    /// Folder for the merged sweep.csv and sweep.json.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// The shards' folders.
+    #[arg(required = true)]
+    shards: Vec<PathBuf>,
+}
+
+fn sweep(args: &SweepArgs) -> Result<(), String> {
+    let grid = args
+        .grid
+        .iter()
+        .map(|g| t2sim::sweep::Axis::parse(g))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(t2sim::sweep::parse_shard)
+        .transpose()?;
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let source = ScenarioText::read(&args.scenario)?;
+    let s = t2sim::sweep::sweep(&source, &grid, shard, |n, total, point| {
+        if terminal {
+            eprintln!("t2sim: sweep: point {}/{total}: {point}", n + 1);
+        }
+    })?;
+    match &args.out {
+        Some(dir) => emit(&wrote(&s.write(dir)?)),
+        None => emit(&s.csv()),
+    }
+    Ok(())
+}
+
+fn sweep_merge(args: &MergeArgs) -> Result<(), String> {
+    let dirs: Vec<&std::path::Path> = args.shards.iter().map(|d| d.as_path()).collect();
+    let s = t2sim::sweep::merge(&dirs)?;
+    emit(&wrote(&s.write(&args.out)?));
+    Ok(())
+}
+
+/// `wrote            FILE` lines.
+fn wrote(files: &[String]) -> String {
+    files
+        .iter()
+        .map(|f| format!("wrote            {f}\n"))
+        .collect()
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// The scenario file (TOML; it must not set `program`, `[queues]` or the transport's
+    /// congestion and pause keys, which each scheme brings).
+    #[arg(long, value_name = "FILE")]
+    scenario: PathBuf,
+    /// Schemes to compare, comma-separated (default: the file's `[compare] schemes`, else
+    /// every scheme in `t2sim schemes` order).
+    #[arg(long, value_delimiter = ',')]
+    schemes: Vec<String>,
+    /// A scheme parameter, SCHEME.PARAM=VALUE (repeatable).
+    #[arg(long = "set", value_name = "SCHEME.PARAM=VALUE")]
+    settings: Vec<String>,
+    /// Folder for compare.csv, compare.json, the plots and per-scheme results.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// Runs a comparison: tables to standard output, files to --out.
+fn compare(args: &CompareArgs) -> Result<(), String> {
+    // The command's schemes, else the file's [compare], else every scheme; --set over
+    // [compare.params].
+    let file = ScenarioFile::load(&args.scenario)?
+        .compare
+        .unwrap_or_default();
+    let names = if !args.schemes.is_empty() {
+        args.schemes.clone()
+    } else if !file.0.is_empty() {
+        file.0
+    } else {
+        schemes::names().iter().map(|s| s.to_string()).collect()
+    };
+    // The file's parameters of schemes the command leaves out do not apply.
+    let mut settings = file.1;
+    settings.retain(|scheme, _| names.contains(scheme));
+    for (scheme, values) in t2sim::compare::scheme_settings(&args.settings)? {
+        settings.entry(scheme).or_default().extend(values);
+    }
+    let started = Instant::now();
+    let source = ScenarioText::read(&args.scenario)?;
+    let c = t2sim::compare::compare(&source, &names, &settings, |name| {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("t2sim: compare: running {name}");
+        }
+    })?;
+    let mut text = c.text();
+    if let Some(dir) = &args.out {
+        for f in c.write(dir)? {
+            text += &format!("wrote            {f}\n");
+        }
+    }
+    emit(&text);
+    eprintln!(
+        "t2sim: compared {} schemes in {:.1} s wall",
+        c.runs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -68,6 +207,9 @@ struct ReportArgs {
     /// Port speed the scheme's program is built for, Gb/s.
     #[arg(long, default_value_t = 100, requires = "scheme")]
     gbps: u64,
+    /// Build the scheme's program for a network with equal-cost paths (ECMP selector).
+    #[arg(long, requires = "scheme")]
+    multipath: bool,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -114,19 +256,18 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         &budget,
         &params.pipeline,
         params.clock_hz,
-    );
+    )
+    .with_pipes(params.pipes);
     let headroom = Headroom::new(&checked, &params);
     if args.json {
         let mut json = serde_json::to_value(&report).expect("a report always serializes");
         json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");
-        println!(
-            "{}",
+        emit(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&json).expect("a JSON value always prints")
-        );
+        ));
     } else {
-        print!("{report}");
-        println!();
-        print!("{headroom}");
+        emit(&format!("{report}\n{headroom}"));
     }
     Ok(report.fits)
 }
@@ -147,7 +288,11 @@ fn scheme_program(
         .checked_mul(1_000_000_000)
         .filter(|_| args.gbps > 0)
         .ok_or_else(|| format!("--gbps {}: must be a port speed in Gb/s above 0", args.gbps))?;
-    let target = schemes::Target { params, link_bps };
+    let target = schemes::Target {
+        params,
+        link_bps,
+        multipath: args.multipath,
+    };
     Ok((scheme.build)(&values, &target).program)
 }
 
@@ -216,18 +361,29 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
     let results = scenario.run()?;
-    print!("{}", results.text(clock));
+    // The results are written before anything is printed, so that a reader that stops
+    // early (a closed pipe) cannot cost them.
+    let dir = out.or(scenario.out_dir.clone());
+    let mut plots = Vec::new();
+    if let Some(dir) = &dir {
+        results.write(dir, clock)?;
+        plots = t2sim::plots::run(&results, dir)?;
+    }
+    let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
-        println!(
-            "waves            {n} signals of switch{switch} in {} (GTKWave: {})",
+        text += &format!(
+            "waves            {n} signals of switch{switch} in {} (GTKWave: {})\n",
             w.vcd.display(),
             w.gtkw().display()
         );
     }
-    if let Some(dir) = out.or(scenario.out_dir.clone()) {
-        results.write(&dir, clock)?;
-        println!("results          {}", dir.display());
+    if let Some(dir) = &dir {
+        text += &format!("results          {}\n", dir.display());
     }
+    for f in plots {
+        text += &format!("plot             {f}\n");
+    }
+    emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -301,7 +457,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();
-    print!("{summary}");
+    emit(&summary.to_string());
     let secs = wall.as_secs_f64();
     eprintln!(
         "wall time        {:.3} s, {:.2} M simulated packets per wall second ({} offered)",
@@ -312,21 +468,86 @@ fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The main job, `t2sim` with no arguments: every shipped scheme on the built-in default
+/// network (`scenarios/default.toml`), with each scheme's fit on the chip.
+fn default_comparison() -> Result<(), String> {
+    let source = ScenarioText {
+        text: include_str!("../scenarios/default.toml").to_string(),
+        shown: "scenarios/default.toml (built in)".to_string(),
+        base: PathBuf::from("."),
+    };
+    let names: Vec<String> = schemes::names().iter().map(|s| s.to_string()).collect();
+    let started = Instant::now();
+    let c = t2sim::compare::compare(&source, &names, &Default::default(), |_| {})?;
+    let mut text =
+        String::from("t2sim: every shipped scheme on one small network, judged side by side\n");
+    text += &c.text();
+    text += "fit on Tofino2 (t2sim report --scheme NAME for the whole report)\n";
+    for r in &c.runs {
+        let f = &r.fit;
+        text += &format!(
+            "  {:<10} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}\n",
+            r.scheme,
+            f.verdict(),
+            f.stages_used,
+            f.sram_percent,
+            f.stateful_percent,
+            f.mau_cycles,
+            if f.recirculates { ", recirculates" } else { "" },
+            if f.mirrors { ", mirrors" } else { "" },
+        );
+    }
+    text +=
+        "more: t2sim compare --scenario FILE, t2sim run (one chip at line rate), t2sim --help\n";
+    emit(&text);
+    eprintln!(
+        "t2sim: compared {} schemes in {:.1} s wall",
+        c.runs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Exit status when standard output is a closed pipe (`t2sim params | head -1`): what a
+/// Unix tool killed by SIGPIPE reports (128 + 13), without a message.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Writes `text` to standard output. A closed pipe ends the program quietly, as it ends a
+/// Unix tool; any other write error is reported.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::exit(BROKEN_PIPE_EXIT)
+        }
+        Err(e) => {
+            eprintln!("t2sim: error: standard output: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let bare = std::env::args_os().len() == 1;
     let cli = Cli::parse();
     let result = match cli.command {
+        None if bare => default_comparison(),
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
         Some(Command::Params) => {
-            println!("{}", Tofino2Params::default().to_json());
+            emit(&format!("{}\n", Tofino2Params::default().to_json()));
             Ok(())
         }
         Some(Command::Schemes) => {
-            for scheme in schemes::SCHEMES {
-                print!("{}", scheme.describe());
-            }
+            let text: String = schemes::SCHEMES.iter().map(|s| s.describe()).collect();
+            emit(&text);
             Ok(())
         }
+        Some(Command::Compare(args)) => compare(&args),
+        Some(Command::Sweep(args)) => sweep(&args),
+        Some(Command::SweepMerge(args)) => sweep_merge(&args),
         Some(Command::Report(args)) => match report(&args) {
             Ok(false) if args.require_fit => return ExitCode::from(1),
             Ok(_) => Ok(()),

@@ -11,6 +11,16 @@ use t2_clock::Clock;
 use t2_pipeline::PipelineParams;
 use t2_tm::TmParams;
 
+/// The slowest clock t2sim accepts, Hz (100 MHz): below it a 400G frame would take under a
+/// cycle per 4 bytes and the stage latencies in cycles would mean nothing.
+pub const MIN_CLOCK_HZ: u64 = 100_000_000;
+
+/// The fastest clock t2sim accepts, Hz (10 GHz).
+pub const MAX_CLOCK_HZ: u64 = 10_000_000_000;
+
+/// The fastest MAC t2sim accepts, b/s (1.6 Tb/s; Tofino2's is 400G).
+pub const MAX_MAC_BPS: u64 = 1_600_000_000_000;
+
 /// Chip-level parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,8 +99,14 @@ impl Tofino2Params {
                 problem,
             })
         };
-        if self.clock_hz == 0 {
-            return err("clock_hz", "must be above 0".into());
+        if !(MIN_CLOCK_HZ..=MAX_CLOCK_HZ).contains(&self.clock_hz) {
+            return err(
+                "clock_hz",
+                format!(
+                    "{} is outside {MIN_CLOCK_HZ}..={MAX_CLOCK_HZ} (100 MHz to 10 GHz; Tofino2: 1.5 GHz)",
+                    self.clock_hz
+                ),
+            );
         }
         if !(1..=4).contains(&self.pipes) {
             return err(
@@ -113,11 +129,14 @@ impl Tofino2Params {
                 format!("{} is outside 1..=8", self.channels_per_mac),
             );
         }
-        if self.mac_bps == 0 || !self.mac_bps.is_multiple_of(self.channels_per_mac as u64) {
+        if self.mac_bps == 0
+            || self.mac_bps > MAX_MAC_BPS
+            || !self.mac_bps.is_multiple_of(self.channels_per_mac as u64)
+        {
             return err(
                 "mac_bps",
                 format!(
-                    "{} must be above 0 and divide into {} channels",
+                    "{} must be in 1..={MAX_MAC_BPS} (1.6 Tb/s) and divide into {} channels",
                     self.mac_bps, self.channels_per_mac
                 ),
             );
@@ -139,6 +158,65 @@ impl Tofino2Params {
             origin: format!("parameter `{name}`"),
             problem,
         })?;
+        // Values that size the model's state (rings of pipeline slots, FIFOs, delay lines,
+        // the cell buffer): bounded so that a typo cannot ask for gigabytes. Each bound is
+        // far above Tofino2's value.
+        let l = &self.pipeline.stage_latency;
+        let t = &self.tm;
+        let bounds: [(&str, u64, u64); 15] = [
+            (
+                "pipeline.parser_cycles",
+                self.pipeline.parser_cycles as u64,
+                4_096,
+            ),
+            (
+                "pipeline.deparser_cycles",
+                self.pipeline.deparser_cycles as u64,
+                4_096,
+            ),
+            (
+                "pipeline.stage_latency.match_base",
+                l.match_base as u64,
+                1_024,
+            ),
+            ("pipeline.stage_latency.tcam", l.tcam as u64, 1_024),
+            ("pipeline.stage_latency.stateful", l.stateful as u64, 1_024),
+            ("pipeline.stage_latency.divide", l.divide as u64, 1_024),
+            ("pipeline.stage_latency.selector", l.selector as u64, 1_024),
+            (
+                "pipeline.stage_latency.action_dependent",
+                l.action_dependent as u64,
+                1_024,
+            ),
+            ("rx_fifo_frames", self.rx_fifo_frames as u64, 65_536),
+            ("tm.buffer_cells", t.buffer_cells as u64, 1 << 24),
+            ("tm.cell_bytes", t.cell_bytes as u64, 16_384),
+            (
+                "tm.queue_latency_cycles",
+                t.queue_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.afc_latency_cycles",
+                t.afc_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.ghost_latency_cycles",
+                t.ghost_latency_cycles as u64,
+                1_000_000,
+            ),
+            (
+                "tm.ghost_updates_per_cycle",
+                t.ghost_updates_per_cycle as u64,
+                4_096,
+            ),
+        ];
+        for (name, value, max) in bounds {
+            if value > max {
+                return err(name, format!("{value} is above {max}"));
+            }
+        }
         Ok(())
     }
 

@@ -118,7 +118,7 @@ fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program,
             err(
                 what(),
                 format!(
-                    "has no table `{ROUTE_TABLE}` to install the chip's {} host routes in",
+                    "has no table `{ROUTE_TABLE}` to install the chip's {} host routes in: it does not forward packets, so it cannot carry a scenario's traffic (it is an example for `t2sim report`); to run it, add an exact table `{ROUTE_TABLE}` keyed on `ipv4.dst_addr` with action `{ROUTE_ACTION}(port)` applied in ingress, as programs/dctcp_switch.json has",
                     routes.len()
                 ),
             )
@@ -141,6 +141,20 @@ fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program,
             return Err(err(
                 what(),
                 format!("a route to {dst} via device port {} already exists", p.1),
+            ));
+        }
+    }
+    for (dst, ports) in &groups {
+        let own = table.entries.iter().position(|e| {
+            e.key.len() == 1 && e.key[0].mask.is_none() && e.key[0].value == u32::from(*dst) as u64
+        });
+        if let Some(i) = own {
+            return Err(err(
+                what(),
+                format!(
+                    "table `{ROUTE_TABLE}` already holds an entry for {dst} (entries[{i}]), which is the address of a host here (route to device port {}); the chip installs a route for every host, so remove the program's own `{ROUTE_TABLE}` entries (they are examples for `t2sim report`) to run it",
+                    ports[0]
+                ),
             ));
         }
     }

@@ -8,7 +8,7 @@
 use crate::chip::Chip;
 use crate::params::Tofino2Params;
 use crate::scenario::WaveRequest;
-use crate::schemes::{self, SchemeParams};
+use crate::schemes::{self, SchemeParams, SchemeSettings};
 use crate::topology::{Shape, Topology, TopologySpec};
 use crate::trace::DEFAULT_TRACE;
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,8 @@ struct FileScenario {
     /// The scheme's parameters (`[scheme_params]`; TOML cannot make `scheme` both a name
     /// and a table). Unset ones keep the scheme's defaults.
     scheme_params: Option<BTreeMap<String, f64>>,
+    /// What `t2sim compare` runs this file under when the command names no schemes.
+    compare: Option<CompareToml>,
     topology: TopologyToml,
     #[serde(default)]
     transport: TransportToml,
@@ -59,6 +61,16 @@ struct FileScenario {
     queues: Option<QueuesToml>,
     #[serde(default)]
     output: OutputToml,
+}
+
+/// `[compare]`: the schemes a comparison of this file runs, and their parameters.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct CompareToml {
+    schemes: Vec<String>,
+    /// `[compare.params.SCHEME]`: parameters of a compared scheme.
+    #[serde(default)]
+    params: SchemeSettings,
 }
 
 /// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
@@ -293,11 +305,71 @@ struct OutputToml {
     trace_switch: Option<usize>,
 }
 
+/// The largest transport window, bytes (1 GiB).
+pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
+
+/// The most flows a workload may generate (each keeps its outcome until the end).
+pub const MAX_FLOWS: u64 = workload::MAX_FLOWS as u64;
+
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
 
+/// Sets dotted `key` in `table` to `value`, making tables on the way; a key that runs
+/// through a value that is not a table is an error.
+fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err("not a dotted key".into());
+    }
+    let mut at = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = at
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        at = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{}` is not a table", parts[..=i].join(".")))?;
+    }
+    at.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// `key = value, ...` for an error message.
+fn override_list(overrides: &[(String, toml::Value)]) -> String {
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A scenario's text, the name errors call it by, and the folder its relative paths start
+/// from.
+#[derive(Clone, Debug)]
+pub struct ScenarioText {
+    pub text: String,
+    pub shown: String,
+    pub base: PathBuf,
+}
+
+impl ScenarioText {
+    /// The text of the file at `path`.
+    pub fn read(path: &Path) -> Result<ScenarioText, String> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+        Ok(ScenarioText {
+            text,
+            shown,
+            base: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        })
+    }
+}
+
 /// A checked scenario, ready to run.
 pub struct ScenarioFile {
+    /// The file it was read from, as shown in errors.
+    pub source: String,
     pub name: String,
     pub seed: u64,
     pub duration: Cycle,
@@ -314,6 +386,8 @@ pub struct ScenarioFile {
     pub waves: Option<(WaveRequest, usize)>,
     /// The scheme the file names, with its parameters.
     pub scheme: Option<(String, SchemeParams)>,
+    /// `[compare]`: the schemes to compare (checked names) and their parameters.
+    pub compare: Option<(Vec<String>, SchemeSettings)>,
 }
 
 /// The queues `[queues]` describes, checked; errors name the key.
@@ -410,6 +484,8 @@ pub struct RunResults {
     pub queue_sample_ns: Option<u64>,
     /// Pause frames by node (`switch{i}`, `host{i}`), nodes with none left out.
     pub pause_frames: BTreeMap<String, PauseCounts>,
+    /// Packets the switches' recirculation ports fed back into their ingress.
+    pub recirculated: u64,
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
@@ -448,17 +524,49 @@ pub struct LinkRow {
 impl ScenarioFile {
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioFile, String> {
-        let shown = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-        let raw: FileScenario = toml::from_str(&text).map_err(|e| {
+        ScenarioFile::from_text(&ScenarioText::read(path)?, &[])
+    }
+
+    /// Reads a scenario file with some of its keys set anew (see [`ScenarioFile::from_text`]).
+    pub fn load_with(
+        path: &Path,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        ScenarioFile::from_text(&ScenarioText::read(path)?, overrides)
+    }
+
+    /// Checks a scenario's text with some of its keys set anew: each override is a dotted key
+    /// (`workload.load`, `scheme`, `scheme_params.k_cells`) and a TOML value, set in the
+    /// file's table before it is checked, so an override is checked like the file's own
+    /// keys. Sweeps and comparisons run files this way.
+    pub fn from_text(
+        source: &ScenarioText,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        let shown = &source.shown;
+        let syntax = |e: toml::de::Error| {
             format!(
                 "{shown}: {}",
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
-        })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        ScenarioFile::check(raw, &shown, base)
+        };
+        let raw: FileScenario = if overrides.is_empty() {
+            toml::from_str(&source.text).map_err(syntax)?
+        } else {
+            let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;
+            for (key, value) in overrides {
+                set_key(&mut table, key, value.clone())
+                    .map_err(|e| format!("{shown}: {key}: {e}"))?;
+            }
+            table.try_into().map_err(|e: toml::de::Error| {
+                format!(
+                    "{shown} (with {}): {}",
+                    override_list(overrides),
+                    e.message()
+                )
+            })?
+        };
+        ScenarioFile::check(raw, shown, &source.base)
     }
 
     fn check(raw: FileScenario, shown: &str, base: &Path) -> Result<ScenarioFile, String> {
@@ -468,6 +576,12 @@ impl ScenarioFile {
                 .map_err(|e| format!("{shown}: params: {e}"))?,
             None => Tofino2Params::default(),
         };
+        if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
+            return bad(
+                "program",
+                format!("scheme {name} sets it; remove one of the two"),
+            );
+        }
         let program = match &raw.program {
             None => None,
             Some(p) => {
@@ -571,11 +685,30 @@ impl ScenarioFile {
                 format!("{} is too large", t.link_gbps),
             );
         };
-        if t.link_delay_ns == 0 {
-            return bad("topology.link_delay_ns", "must be above 0".into());
-        }
         let tr = &raw.transport;
-        let rto = clock.ns_to_cycles_ceil(tr.rto_us.saturating_mul(1000));
+        let max_mss = 9216 - t2_testbench::transport::SEGMENT_OVERHEAD;
+        if !(1..=max_mss).contains(&tr.mss) {
+            return bad(
+                "transport.mss",
+                format!("{} is outside 1..={max_mss} (a 9216 B frame)", tr.mss),
+            );
+        }
+        if !(tr.mss..=MAX_WINDOW_BYTES).contains(&tr.window_bytes) {
+            return bad(
+                "transport.window_bytes",
+                format!(
+                    "{} is outside {}..={MAX_WINDOW_BYTES} (at least one segment)",
+                    tr.window_bytes, tr.mss
+                ),
+            );
+        }
+        if !(1..=10_000_000).contains(&tr.rto_us) {
+            return bad(
+                "transport.rto_us",
+                format!("{} is outside 1..=10000000 (10 s)", tr.rto_us),
+            );
+        }
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us * 1000);
         let mut transport = TransportConfig {
             mss: tr.mss,
             window_bytes: tr.window_bytes,
@@ -625,6 +758,11 @@ impl ScenarioFile {
                     &schemes::Target {
                         params: &params,
                         link_bps,
+                        multipath: match shape {
+                            Shape::LeafSpine { spines, .. } => spines > 1,
+                            Shape::FatTree { .. } => true,
+                            _ => false,
+                        },
                     },
                 );
                 setup.hosts.apply(&mut transport);
@@ -638,6 +776,37 @@ impl ScenarioFile {
         transport
             .validate("transport")
             .map_err(|e| format!("{shown}: {e}"))?;
+        let compare = match &raw.compare {
+            None => None,
+            Some(c) => {
+                if c.schemes.is_empty() {
+                    return bad("compare.schemes", "names no scheme".into());
+                }
+                for (i, name) in c.schemes.iter().enumerate() {
+                    schemes::find(name)
+                        .map_err(|e| format!("{shown}: compare.schemes[{i}]: {e}"))?;
+                    if c.schemes[..i].contains(name) {
+                        return bad(
+                            &format!("compare.schemes[{i}]"),
+                            format!("{name} is named twice"),
+                        );
+                    }
+                }
+                for (name, values) in &c.params {
+                    if !c.schemes.contains(name) {
+                        return bad(
+                            &format!("compare.params.{name}"),
+                            "not a compared scheme".into(),
+                        );
+                    }
+                    schemes::find(name)
+                        .expect("checked above")
+                        .resolve(values)
+                        .map_err(|e| format!("{shown}: compare.params.{name}.{e}"))?;
+                }
+                Some((c.schemes.clone(), c.params.clone()))
+            }
+        };
         let w = &raw.workload;
         let background = match &w.cdf {
             None => {
@@ -766,24 +935,133 @@ impl ScenarioFile {
                 );
             }
         }
+        let topology = TopologySpec {
+            shape,
+            params,
+            link_bps,
+            link_delay_ns: t.link_delay_ns,
+            transport,
+            stepping: if raw.step_every_cycle {
+                Stepping::EveryCycle
+            } else {
+                Stepping::Jump
+            },
+            program,
+        };
+        // Every size against the chip and t2sim's bounds, before anything is built.
+        if let Err(e) = topology.check() {
+            let keys: Vec<String> = e
+                .keys
+                .split(", ")
+                .map(|k| match k {
+                    "params" => k.to_string(),
+                    _ => format!("topology.{k}"),
+                })
+                .collect();
+            return bad(&keys.join(", "), e.problem);
+        }
+        let size = topology.check().expect("checked above");
+        let hosts = size.hosts;
+        if let Some(i) = &w.incast {
+            if i.degree == 0 || i.degree >= hosts {
+                return bad(
+                    "workload.incast.degree",
+                    format!(
+                        "{} is outside 1..={} (senders into one of the {hosts} hosts)",
+                        i.degree,
+                        hosts - 1
+                    ),
+                );
+            }
+            if i.size_bytes == 0 {
+                return bad("workload.incast.size_bytes", "must be above 0".into());
+            }
+            if !(1..=10_000_000).contains(&i.period_us) {
+                return bad(
+                    "workload.incast.period_us",
+                    format!("{} is outside 1..=10000000", i.period_us),
+                );
+            }
+            let rounds = raw
+                .duration_us
+                .saturating_sub(i.first_us)
+                .div_ceil(i.period_us);
+            let flows = rounds.saturating_mul(i.degree as u64);
+            if flows > MAX_FLOWS {
+                return bad(
+                    "workload.incast",
+                    format!(
+                        "{rounds} rounds of {} flows are {flows} flows; at most {MAX_FLOWS}",
+                        i.degree
+                    ),
+                );
+            }
+        }
+        for (k, f) in w.flows.iter().enumerate() {
+            for (key, h) in [("src", f.src), ("dst", f.dst)] {
+                if h >= hosts {
+                    return bad(
+                        &format!("workload.flows[{k}].{key}"),
+                        format!(
+                            "host {h} is not one of the {hosts} hosts (0..={})",
+                            hosts - 1
+                        ),
+                    );
+                }
+            }
+            if f.src == f.dst {
+                return bad(
+                    &format!("workload.flows[{k}].dst"),
+                    format!("host {} sends to itself", f.src),
+                );
+            }
+            if f.size_bytes == 0 {
+                return bad(
+                    &format!("workload.flows[{k}].size_bytes"),
+                    "must be above 0".into(),
+                );
+            }
+        }
+        if w.flows.len() as u64 > MAX_FLOWS {
+            return bad(
+                "workload.flows",
+                format!("{} flows; at most {MAX_FLOWS}", w.flows.len()),
+            );
+        }
+        if let Some(bg) = &background {
+            // The expected flow count: hosts x duration / mean gap.
+            let mean_bytes = bg.cdf.mean(bg.sampling);
+            let seconds = raw.duration_us as f64 / 1e6;
+            let expected = hosts as f64 * seconds * bg.load * link_bps as f64 / (mean_bytes * 8.0);
+            if expected > MAX_FLOWS as f64 / 2.0 {
+                return bad(
+                    "workload.load",
+                    format!(
+                        "{} hosts at load {} for {} us start about {expected:.0} flows of {mean_bytes:.0} B on average; at most {} (shorten duration_us or lower the load)",
+                        hosts, bg.load, raw.duration_us, MAX_FLOWS / 2
+                    ),
+                );
+            }
+        }
+        if let Some((_, switch)) = &waves {
+            if *switch >= size.switches {
+                return bad(
+                    "output.trace_switch",
+                    format!(
+                        "{switch}, but the topology has {} switches (0..={})",
+                        size.switches,
+                        size.switches - 1
+                    ),
+                );
+            }
+        }
         Ok(ScenarioFile {
+            source: shown.to_string(),
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
             seed: raw.seed,
             duration: us(raw.duration_us),
             drain: us(raw.drain_us),
-            topology: TopologySpec {
-                shape,
-                params,
-                link_bps,
-                link_delay_ns: t.link_delay_ns,
-                transport,
-                stepping: if raw.step_every_cycle {
-                    Stepping::EveryCycle
-                } else {
-                    Stepping::Jump
-                },
-                program,
-            },
+            topology,
             workload: Workload {
                 background,
                 incast,
@@ -795,6 +1073,7 @@ impl ScenarioFile {
             port_queues,
             waves,
             scheme,
+            compare,
         })
     }
 
@@ -825,6 +1104,11 @@ impl ScenarioFile {
 
     /// Builds the network, runs it, and measures.
     pub fn run(&self) -> Result<RunResults, String> {
+        self.run_inner()
+            .map_err(|e| format!("{}: {e}", self.source))
+    }
+
+    fn run_inner(&self) -> Result<RunResults, String> {
         let mut topo = self.build()?;
         let clock = self.topology.params.clock();
         let hosts = HostSet {
@@ -970,6 +1254,11 @@ impl ScenarioFile {
         }
         frames.unaccounted = frames.sent as i64
             - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+        let recirculated = topo
+            .chips
+            .iter()
+            .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
+            .sum();
         let mut pause_frames = BTreeMap::new();
         for (i, &c) in topo.chips.iter().enumerate() {
             let k = topo.net.node::<Chip>(c).counters();
@@ -1012,6 +1301,7 @@ impl ScenarioFile {
             reordered_segments: reordered,
             frames,
             pause_frames,
+            recirculated,
             traced_signals: None,
             queue_sample_ns: self.queue_sample_ns,
             queue_samples: Vec::new(),

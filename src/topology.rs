@@ -93,6 +93,174 @@ pub fn host_peer(i: usize) -> Peer {
     }
 }
 
+/// The most switches a topology may have (a chip is a few MB of model state; this keeps a
+/// build within a few GB and a run within reach).
+pub const MAX_SWITCHES: usize = 1024;
+
+/// The most hosts a topology may have.
+pub const MAX_HOSTS: usize = 16_384;
+
+/// The longest link propagation delay, ns (1 s; 200,000 km of fibre).
+pub const MAX_LINK_DELAY_NS: u64 = 1_000_000_000;
+
+/// A topology the chip or t2sim cannot have: the keys at fault (as a scenario file names
+/// them, under `topology.`) and the problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub keys: &'static str,
+    pub problem: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.problem)
+    }
+}
+
+/// What a shape needs, computed before anything is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeSize {
+    pub switches: usize,
+    pub hosts: usize,
+    /// The most ports any one switch has, and the keys that set it.
+    pub max_ports: usize,
+    pub ports_keys: &'static str,
+}
+
+impl Shape {
+    /// The shape's switches, hosts and ports per switch, with checked arithmetic; errors for
+    /// shapes that cannot exist, name the keys.
+    pub fn size(&self) -> Result<ShapeSize, SpecError> {
+        let fail = |keys: &'static str, problem: String| Err(SpecError { keys, problem });
+        let too_big = |keys: &'static str| SpecError {
+            keys,
+            problem: "is too large".into(),
+        };
+        match *self {
+            Shape::SingleChip { hosts } => {
+                if hosts < 2 {
+                    return fail("hosts", "single_chip needs at least 2 hosts".into());
+                }
+                Ok(ShapeSize {
+                    switches: 1,
+                    hosts,
+                    max_ports: hosts,
+                    ports_keys: "hosts",
+                })
+            }
+            Shape::Dumbbell { hosts_per_side: n } => {
+                if n < 1 {
+                    return fail(
+                        "hosts_per_side",
+                        "dumbbell needs at least 1 host per side".into(),
+                    );
+                }
+                Ok(ShapeSize {
+                    switches: 2,
+                    hosts: n.checked_mul(2).ok_or(too_big("hosts_per_side"))?,
+                    max_ports: n.checked_add(1).ok_or(too_big("hosts_per_side"))?,
+                    ports_keys: "hosts_per_side",
+                })
+            }
+            Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+            } => {
+                if leaves < 1 {
+                    return fail("leaves", "leaf_spine needs leaves and spines".into());
+                }
+                if spines < 1 {
+                    return fail("spines", "leaf_spine needs leaves and spines".into());
+                }
+                if hosts_per_leaf < 1 {
+                    return fail(
+                        "hosts_per_leaf",
+                        "leaf_spine needs hosts on each leaf".into(),
+                    );
+                }
+                let hosts = leaves
+                    .checked_mul(hosts_per_leaf)
+                    .ok_or(too_big("leaves, hosts_per_leaf"))?;
+                if hosts < 2 {
+                    return fail(
+                        "leaves, hosts_per_leaf",
+                        "leaf_spine needs at least 2 hosts".into(),
+                    );
+                }
+                let leaf_ports = hosts_per_leaf
+                    .checked_add(spines)
+                    .ok_or(too_big("hosts_per_leaf, spines"))?;
+                let (max_ports, ports_keys) = if leaf_ports >= leaves {
+                    (leaf_ports, "hosts_per_leaf, spines")
+                } else {
+                    (leaves, "leaves")
+                };
+                Ok(ShapeSize {
+                    switches: leaves
+                        .checked_add(spines)
+                        .ok_or(too_big("leaves, spines"))?,
+                    hosts,
+                    max_ports,
+                    ports_keys,
+                })
+            }
+            Shape::FatTree { k } => {
+                if k < 2 || k % 2 != 0 {
+                    return fail("k", "fat_tree needs an even k of at least 2".into());
+                }
+                let half = k / 2;
+                let switches = half
+                    .checked_mul(half)
+                    .and_then(|h2| h2.checked_mul(5))
+                    .ok_or(too_big("k"))?;
+                let hosts = half
+                    .checked_mul(half)
+                    .and_then(|h2| h2.checked_mul(k))
+                    .ok_or(too_big("k"))?;
+                Ok(ShapeSize {
+                    switches,
+                    hosts,
+                    max_ports: k,
+                    ports_keys: "k",
+                })
+            }
+            Shape::PaboTree { hosts_per_edge } => {
+                if hosts_per_edge < 1 {
+                    return fail(
+                        "hosts_per_edge",
+                        "pabo_tree needs hosts on each edge switch".into(),
+                    );
+                }
+                Ok(ShapeSize {
+                    switches: 7,
+                    hosts: hosts_per_edge
+                        .checked_mul(3)
+                        .and_then(|h| h.checked_add(1))
+                        .ok_or(too_big("hosts_per_edge"))?,
+                    max_ports: hosts_per_edge
+                        .checked_add(1)
+                        .ok_or(too_big("hosts_per_edge"))?
+                        .max(4),
+                    ports_keys: "hosts_per_edge",
+                })
+            }
+        }
+    }
+}
+
+/// Ports of `bps` one chip has room for, or an error if `bps` is not a port speed.
+pub fn chip_room(params: &Tofino2Params, bps: u64) -> Result<usize, String> {
+    let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == bps) else {
+        return Err(format!(
+            "{bps} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)"
+        ));
+    };
+    Ok((params.channels_per_mac / channels) as usize
+        * params.macs_per_pipe as usize
+        * params.pipes as usize)
+}
+
 /// The graph before it becomes nodes: switches with their neighbours.
 struct Plan {
     switches: usize,
@@ -225,13 +393,62 @@ fn place_ports(params: &Tofino2Params, bps: u64, n: usize) -> Result<Vec<PortSpe
 }
 
 impl TopologySpec {
+    /// Checks every size against the chip and t2sim's bounds before anything is built:
+    /// the link speed and delay, the shape, the ports of each switch against a chip's room,
+    /// and the switches and hosts against `MAX_SWITCHES` and `MAX_HOSTS`.
+    pub fn check(&self) -> Result<ShapeSize, SpecError> {
+        let fail = |keys: &'static str, problem: String| Err(SpecError { keys, problem });
+        self.params.validate().map_err(|e| SpecError {
+            keys: "params",
+            problem: e.to_string(),
+        })?;
+        let room = match chip_room(&self.params, self.link_bps) {
+            Ok(r) => r,
+            Err(e) => return fail("link_gbps", e),
+        };
+        if !(1..=MAX_LINK_DELAY_NS).contains(&self.link_delay_ns) {
+            return fail(
+                "link_delay_ns",
+                format!(
+                    "{} is outside 1..={MAX_LINK_DELAY_NS} (1 s)",
+                    self.link_delay_ns
+                ),
+            );
+        }
+        let size = self.shape.size()?;
+        if size.max_ports > room {
+            return fail(
+                size.ports_keys,
+                format!(
+                    "a switch needs {} ports of {} but a chip has room for {room}",
+                    size.max_ports,
+                    LineRate::new(self.params.clock(), self.link_bps)
+                ),
+            );
+        }
+        if size.switches > MAX_SWITCHES {
+            return fail(
+                size.ports_keys,
+                format!(
+                    "{} switches; t2sim builds at most {MAX_SWITCHES}",
+                    size.switches
+                ),
+            );
+        }
+        if size.hosts > MAX_HOSTS {
+            return fail(
+                size.ports_keys,
+                format!("{} hosts; t2sim builds at most {MAX_HOSTS}", size.hosts),
+            );
+        }
+        Ok(size)
+    }
+
     /// Builds the chips, hosts, links and routes.
     pub fn build(&self) -> Result<Topology, String> {
+        self.check().map_err(|e| e.problem)?;
         let plan = self.shape.plan()?;
         let clock = self.params.clock();
-        if self.link_delay_ns == 0 {
-            return Err("link delay must be above 0 ns".into());
-        }
         let delay = clock.propagation_cycles(self.link_delay_ns).max(1);
         let hosts = plan.host_switch.len();
         // Each switch's ports: its hosts first, then its fabric links in plan order.
@@ -379,6 +596,26 @@ impl Topology {
     /// Switches on the path from host `a` to host `b`.
     pub fn switch_hops(&self, a: usize, b: usize) -> u32 {
         self.switch_hops[a][b]
+    }
+
+    /// Propagation delay of every link, cycles.
+    pub fn link_delay(&self) -> Cycle {
+        self.link_delay
+    }
+
+    /// A chip's unloaded latency without the egress serialization of the frame, cycles.
+    pub fn chip_latency_base(&self) -> Cycle {
+        self.chip_latency_base
+    }
+
+    /// The line rate of every port, NIC and link.
+    pub fn line(&self) -> LineRate {
+        self.line
+    }
+
+    /// The MSS of the hosts' transport.
+    pub fn mss(&self) -> u64 {
+        self.mss
     }
 
     /// The ideal FCT of a flow (docs/testbench.md): its frames serialized once at line

@@ -9,10 +9,40 @@ fn t2sim(args: &[&str]) -> std::process::Output {
         .expect("t2sim runs")
 }
 
+/// The block under "What `t2sim` shows" in README.md.
+fn readme_block() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("## What `t2sim` shows")
+        .expect("README has the section");
+    let block = &readme[start..];
+    let open = block.find("```\n").expect("an output block") + 4;
+    let close = open + block[open..].find("```\n").expect("the block ends");
+    block[open..close].to_string()
+}
+
 #[test]
-fn default_run_prints_the_summary_identically_twice() {
+fn no_arguments_prints_exactly_what_readme_shows_identically_twice() {
     let a = t2sim(&[]);
     let b = t2sim(&[]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
+    let text = String::from_utf8(a.stdout).unwrap();
+    assert_eq!(text, readme_block(), "README's output block is stale");
+    for scheme in t2sim::schemes::names() {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("  {scheme:<10} fits"))),
+            "{scheme} has no fit line:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn run_prints_the_summary_identically_twice() {
+    let a = t2sim(&["run"]);
+    let b = t2sim(&["run"]);
     assert!(a.status.success());
     assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
     let text = String::from_utf8(a.stdout).unwrap();
@@ -31,7 +61,7 @@ fn default_run_prints_the_summary_identically_twice() {
 
 #[test]
 fn run_subcommand_and_flags_agree_with_the_default() {
-    let plain = t2sim(&[]);
+    let plain = t2sim(&["run"]);
     let run = t2sim(&["run", "--senders", "4", "--duration-us", "100"]);
     assert_eq!(plain.stdout, run.stdout);
 }
@@ -44,6 +74,7 @@ fn help_explains_the_commands() {
     assert!(text.contains("run"), "{text}");
     assert!(text.contains("params"), "{text}");
     assert!(text.contains("default scenario"), "{text}");
+    assert!(text.contains("compare"), "{text}");
 }
 
 #[test]
@@ -56,7 +87,7 @@ fn params_prints_json_that_run_accepts() {
     std::fs::write(&file, &p.stdout).unwrap();
     let with = t2sim(&["run", "--params", file.to_str().unwrap()]);
     assert!(with.status.success());
-    assert_eq!(with.stdout, t2sim(&[]).stdout);
+    assert_eq!(with.stdout, t2sim(&["run"]).stdout);
     let text = String::from_utf8(p.stdout)
         .unwrap()
         .replace("\"cell_bytes\": 176", "\"cell_bytes\": 0");
@@ -83,7 +114,7 @@ fn bad_flags_are_clear_errors() {
             "not a Tofino2 port speed",
         ),
         (vec!["run", "--senders", "0"], "senders: need at least 1"),
-        (vec!["run", "--senders", "200"], "do not fit on the chip"),
+        (vec!["run", "--senders", "200"], "the chip has room for 128"),
         (
             vec!["run", "--load-percent", "101"],
             "load: 101% is outside 1..=100",
@@ -196,4 +227,105 @@ fn run_with_a_program() {
     assert!(String::from_utf8(missing.stderr)
         .unwrap()
         .contains("programs/nope.json"));
+}
+
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    // `t2sim params | head -1`, deterministically: standard output is a pipe whose reading
+    // end is already closed, so the first write fails with EPIPE.
+    for args in [
+        vec!["params"],
+        vec!["run", "--duration-us", "2"],
+        vec!["report", "--program", "programs/flow_counter.json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("error"), "{args:?}: {err}");
+        // 128 + SIGPIPE, as a Unix tool killed by the signal reports.
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn run_places_every_port_of_the_chip() {
+    // 32 x 400G and 128 x 100G: the receiver and 31 or 127 senders.
+    for (gbps, senders) in [("400", "31"), ("100", "127")] {
+        let out = t2sim(&[
+            "run",
+            "--speed-gbps",
+            gbps,
+            "--senders",
+            senders,
+            "--duration-us",
+            "2",
+        ]);
+        assert!(
+            out.status.success(),
+            "{gbps}G x {senders}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.starts_with(&format!(
+                "t2sim: incast, {senders} senders at 100% of {gbps}G"
+            )),
+            "{text}"
+        );
+    }
+    let over = t2sim(&["run", "--speed-gbps", "400", "--senders", "32"]);
+    assert_eq!(over.status.code(), Some(2));
+    let err = String::from_utf8(over.stderr).unwrap();
+    assert!(
+        err.contains("32 senders and the receiver need 33 ports of 400000000000 b/s; the chip has room for 32"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_of_range_numbers_are_errors_not_overflows() {
+    let dir = std::env::temp_dir().join(format!("t2sim-cli-range-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let defaults = String::from_utf8(t2sim(&["params"]).stdout).unwrap();
+    let mut cases = vec![
+        (
+            vec!["run".to_string(), "--senders".into(), "4294967295".into()],
+            "4294967295 senders and the receiver need 4294967296 ports of 100000000000 b/s; the chip has room for 128".to_string(),
+        ),
+        (
+            vec!["run".to_string(), "--link-ns".into(), u64::MAX.to_string()],
+            format!("link delay: {} ns is outside 1..=1000000000 (1 s)", u64::MAX),
+        ),
+        (
+            vec!["run".to_string(), "--link-ns".into(), "0".into()],
+            "link delay: 0 ns is outside 1..=1000000000".to_string(),
+        ),
+    ];
+    for (hz, name) in [("1", "slow"), ("1000000000000000000", "fast")] {
+        let p = dir.join(format!("{name}.json"));
+        let text = defaults.replace("\"clock_hz\": 1500000000", &format!("\"clock_hz\": {hz}"));
+        assert_ne!(text, defaults);
+        std::fs::write(&p, text).unwrap();
+        cases.push((
+            vec!["run".into(), "--params".into(), p.to_str().unwrap().into()],
+            format!(
+                "{}: parameter `clock_hz`: {hz} is outside 100000000..=10000000000",
+                p.display()
+            ),
+        ));
+    }
+    for (args, needle) in cases {
+        let out = t2sim(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&needle), "{args:?}: `{needle}` not in {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }

@@ -16,6 +16,7 @@ fn every_scheme_builds_a_program_that_fits_at_its_defaults() {
             let target = Target {
                 params: &params,
                 link_bps: gbps * 1_000_000_000,
+                multipath: gbps == 400,
             };
             let setup = scheme.default_setup(&target);
             let checked =
@@ -62,17 +63,12 @@ fn the_dctcp_threshold_reaches_its_program() {
     let target = Target {
         params: &params,
         link_bps: 100_000_000_000,
+        multipath: false,
     };
     let overrides = schemes::parse_settings(&["k_cells=65".to_string()]).unwrap();
     let setup = (dctcp.build)(&dctcp.resolve(&overrides).unwrap(), &target);
-    assert_eq!(
-        setup.program,
-        schemes::with_ecmp(schemes::dctcp::program(65))
-    );
-    assert_ne!(
-        setup.program,
-        schemes::with_ecmp(schemes::dctcp::program(66))
-    );
+    assert_eq!(setup.program, schemes::dctcp::program(65));
+    assert_ne!(setup.program, schemes::dctcp::program(66));
     assert_eq!(
         setup.hosts.congestion,
         t2_testbench::transport::Congestion::Dctcp

@@ -140,9 +140,9 @@ fn ce_marked_packets_and_acks_overtake_queued_data() {
         Stepping::Jump,
         20_000,
     );
-    // The same forwarding (with the ECMP selector) and marking, one FIFO: DCTCP's switch.
+    // The same forwarding and marking, one FIFO: DCTCP's switch.
     let fifo = run(
-        schemes::with_ecmp(schemes::dctcp::program(k)),
+        schemes::dctcp::program(k),
         None,
         overtaking_scripts(),
         Stepping::Jump,
@@ -211,8 +211,7 @@ fn ce_marked_packets_and_acks_overtake_queued_data() {
             },
         )
         .unwrap();
-        // The ECMP selector on `ipv4_host` puts the ingress at 197 cycles (189 without it).
-        assert_eq!(chip.ingress_latency(), 197);
+        assert_eq!(chip.ingress_latency(), 189);
         let first = 100 + LINK + chip.unloaded_latency(1062, 0) + LINK;
         assert_eq!(r.received[0].0, first);
         let first_start_ticks = (first - LINK - line.serialization_cycles_ceil(1062)) * tpc;
@@ -285,6 +284,7 @@ fn the_scheme_builds_its_program_queues_and_hosts_from_its_parameters() {
     let target = Target {
         params: &params,
         link_bps: G100,
+        multipath: false,
     };
     let overrides = schemes::parse_settings(&["k_cells=384".to_string()]).unwrap();
     let setup = (s.build)(&s.resolve(&overrides).unwrap(), &target);
@@ -297,6 +297,15 @@ fn the_scheme_builds_its_program_queues_and_hosts_from_its_parameters() {
     );
     let default = s.default_setup(&target);
     assert_eq!(default.program, slytherin::program(768));
+    // Networks with equal-cost paths get the selector on ipv4_host.
+    let multipath = Target {
+        multipath: true,
+        ..target
+    };
+    assert_eq!(
+        s.default_setup(&multipath).program,
+        schemes::with_ecmp(slytherin::program(768))
+    );
 }
 
 #[test]
@@ -352,7 +361,11 @@ fn the_shipped_scenario_runs_slytherin_on_every_switch() {
     assert_eq!(name, "slytherin");
     assert_eq!(values.int("k_cells"), 768);
     assert_eq!(f.port_queues, slytherin_queues());
-    assert_eq!(f.topology.program, Some(slytherin::program(768)));
+    // Leaf-spine with two spines has equal-cost paths: the program has the ECMP selector.
+    assert_eq!(
+        f.topology.program,
+        Some(schemes::with_ecmp(slytherin::program(768)))
+    );
     assert_eq!(f.topology.transport.congestion, Congestion::Dctcp);
 }
 

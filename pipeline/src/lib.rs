@@ -11,7 +11,7 @@
 //! ```text
 //!   run/      exec (interpreter + placed stage programs), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
-//!   program/  ir, error, builtin (parser graph as IR), parser_check, check, examples
+//!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, examples
 //!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
 //!   wire/     packet, headers, pfc, bfc, qcn (bytes and frame formats)
 //! ```

@@ -101,13 +101,13 @@ fn header_bytes_map_to_containers_by_byte_aligned_groups() {
         .map(|e| (e.offset, e.container, e.len))
         .collect();
     // flags: 8-bit; vni: 3 bytes, right-aligned in a 32-bit container; rsvd, next: 8-bit.
-    // The first free normal containers are 8-bit #8, 16-bit #17, 32-bit #11; the valid bit
+    // The first free normal containers are 8-bit #8, 16-bit #17, 32-bit #12; the valid bit
     // takes the next 8-bit one.
     assert_eq!(
         x,
         [
             (0, Container::b8(8), 1),
-            (1, Container::b32(11), 3),
+            (1, Container::b32(12), 3),
             (4, Container::b8(9), 1),
             (5, Container::b8(10), 1),
         ]
@@ -115,7 +115,7 @@ fn header_bytes_map_to_containers_by_byte_aligned_groups() {
     assert_eq!(tag.valid, Field::at(Container::b8(11), 0, 1));
     // 1 + 2 + 1 + 1 extractors + 1 for the valid bit.
     assert_eq!(c.parser.state_extractors(3), 6);
-    assert_eq!(c.phv_normal_used, [12, 17, 12]);
+    assert_eq!(c.phv_normal_used, [12, 17, 13]);
     // Wide fields go into 32-bit containers then 16 and 8 bits; a field group that ends on
     // a byte boundary shares one container.
     let p = program(
@@ -131,25 +131,44 @@ fn header_bytes_map_to_containers_by_byte_aligned_groups() {
     assert_eq!(
         x,
         [
-            (0, Container::b32(11), 4),
+            (0, Container::b32(12), 4),
             (4, Container::b16(17), 2),
             (6, Container::b8(8), 1),
             (7, Container::b16(18), 2),
         ]
     );
-    // Tables name the 16-bit group's fields; the 56-bit address is carried only.
+    // Tables name the 16-bit group's fields; the 56-bit address is matched as its pieces,
+    // one per container, most significant first; ALUs see one piece (a slice).
     let t = |key: &str| {
         let mut p = p.clone();
         p.actions.push(t2_pipeline::ir::Action::new("a"));
         p.tables
             .push(Table::new("t", MatchKind::Exact, &[key], 16).action("a"));
         p.ingress.push(Stmt::apply("t"));
-        check(&p).map(|c| c.tables[0].keys[0])
+        check(&p).map(|c| c.tables[0].keys.clone())
     };
-    assert_eq!(t("wide.vid").unwrap(), Field::at(Container::b16(18), 0, 13));
-    assert_eq!(t("wide.pcp").unwrap(), Field::at(Container::b16(18), 13, 3));
-    let e = t("wide.addr").unwrap_err();
-    assert!(e.problem.contains("`wide.addr` is 56 bits"), "{e}");
+    assert_eq!(
+        t("wide.vid").unwrap(),
+        [Field::at(Container::b16(18), 0, 13)]
+    );
+    assert_eq!(
+        t("wide.pcp").unwrap(),
+        [Field::at(Container::b16(18), 13, 3)]
+    );
+    assert_eq!(
+        t("wide.addr").unwrap(),
+        [
+            Field::whole(Container::b32(12)),
+            Field::whole(Container::b16(17)),
+            Field::whole(Container::b8(8)),
+        ]
+    );
+    assert_eq!(
+        t("wide.addr[23:8]").unwrap(),
+        [Field::whole(Container::b16(17))]
+    );
+    let e = t("wide.addr[31:0]").unwrap_err();
+    assert!(e.problem.contains("span two PHV containers"), "{e}");
 }
 
 #[test]
@@ -160,7 +179,7 @@ fn a_custom_tag_after_udp_parses_and_deparses_exact_bytes() {
     let mut bytes = udp_bytes(4789, &[&tag[..], &[9; 20]].concat());
     let mut phv = Phv::new(&PipelineParams::default().phv);
     interp.parse(&bytes, &mut phv).unwrap();
-    let vni = Field::low(Container::b32(11), 24);
+    let vni = Field::low(Container::b32(12), 24);
     assert_eq!(phv.get(vni), 0x12_3456);
     assert_eq!(phv.get(Field::at(Container::b8(11), 0, 1)), 1, "tag.$valid");
     phv.set(vni, 0xab_cdef);

@@ -9,8 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use t2_pipeline::examples::FIVE_TUPLE;
-use t2_pipeline::ir::{Program, Selector};
+use t2_pipeline::ir::Program;
 use t2_testbench::transport::Congestion;
 use t2_testbench::TransportConfig;
 use t2_tm::QueueConfig;
@@ -25,6 +24,7 @@ pub mod slytherin;
 pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME, &slytherin::SCHEME];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
+#[derive(Debug)]
 pub struct Scheme {
     pub name: &'static str,
     /// One line: what the switches and hosts do.
@@ -39,7 +39,11 @@ pub struct Scheme {
     pub shipped: fn() -> Vec<(&'static str, Program)>,
 }
 
+/// Parameter overrides by scheme name (`SCHEME -> PARAM -> value`).
+pub type SchemeSettings = BTreeMap<String, BTreeMap<String, f64>>;
+
 /// A tunable of a scheme: its default, its range and what it means.
+#[derive(Debug)]
 pub struct Param {
     pub name: &'static str,
     pub default: f64,
@@ -56,6 +60,45 @@ pub struct Target<'a> {
     pub params: &'a Tofino2Params,
     /// Speed of every port, NIC and link, b/s.
     pub link_bps: u64,
+    /// Whether destinations have equal-cost paths (leaf-spine with several spines,
+    /// fat-tree): the host-route table then needs an action selector ([`with_ecmp`]).
+    pub multipath: bool,
+}
+
+/// `program` with an action selector on its `ipv4_host` table over the 5-tuple (1024
+/// groups of up to 16 members), so that the chip installs a destination's equal-cost routes
+/// as one group and each flow keeps one path; the program is renamed `<name>` with
+/// `_switch` replaced by `_ecmp` (or `_ecmp` added).
+pub fn with_ecmp(mut program: Program) -> Program {
+    program.name = match program.name.strip_suffix("_switch") {
+        Some(stem) => format!("{stem}_ecmp"),
+        None => format!("{}_ecmp", program.name),
+    };
+    let host = program
+        .tables
+        .iter_mut()
+        .find(|t| t.name == "ipv4_host")
+        .expect("a scheme's program has ipv4_host");
+    host.selector = Some(t2_pipeline::ir::Selector {
+        inputs: t2_pipeline::examples::FIVE_TUPLE
+            .iter()
+            .map(|f| f.to_string())
+            .collect(),
+        groups: 1024,
+        max_members: 16,
+    });
+    program
+}
+
+impl Target<'_> {
+    /// `program` as it must be for this target: with ECMP when paths are many.
+    pub fn routed(&self, program: Program) -> Program {
+        if self.multipath {
+            with_ecmp(program)
+        } else {
+            program
+        }
+    }
 }
 
 /// The parameters of one scheme, every one set (defaults filled in, ranges checked).
@@ -119,6 +162,76 @@ impl Hosts {
         transport.honour_pfc = self.honour_pfc;
         transport.honour_bfc_pause = self.honour_bfc_pause;
         transport.resend_bounced = self.resend_bounced;
+    }
+}
+
+/// How a scheme's program sits on the chip: the verdict and the few figures a comparison
+/// shows beside its results (the whole report is `t2sim report --scheme NAME`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Fit {
+    pub fits: bool,
+    /// Why not, when it does not fit.
+    pub reason: Option<String>,
+    /// Stages holding at least one unit.
+    pub stages_used: usize,
+    /// SRAM used over all stages, percent of the pipe's.
+    pub sram_percent: f64,
+    /// Register arrays' RAMs, percent of the pipe's SRAM.
+    pub stateful_percent: f64,
+    /// Ingress + egress MAU cycles.
+    pub mau_cycles: u32,
+    /// Whether any table recirculates or mirrors packets.
+    pub recirculates: bool,
+    pub mirrors: bool,
+}
+
+impl Fit {
+    /// Places `program` under Tofino2's budgets with `params`.
+    pub fn of(program: &Program, params: &Tofino2Params) -> Result<Fit, String> {
+        use t2_pipeline::check::check_with;
+        use t2_pipeline::place::{place, Budget};
+        use t2_pipeline::report::Report;
+        let checked = check_with(program, &params.pipeline.phv)
+            .map_err(|e| format!("{}: {e}", program.name))?;
+        let budget = Budget {
+            stages: params.pipeline.stages as usize,
+            ..Budget::tofino2()
+        };
+        let placed = place(&checked, &budget);
+        let report = Report::new(
+            &checked,
+            &placed,
+            &budget,
+            &params.pipeline,
+            params.clock_hz,
+        );
+        let headroom = crate::headroom::Headroom::new(&checked, params);
+        let total = |name: &str| {
+            report
+                .totals
+                .iter()
+                .find(|a| a.resource == name)
+                .map_or(0.0, |a| a.percent)
+        };
+        Ok(Fit {
+            fits: report.fits,
+            reason: report.failure.as_ref().map(|f| f.to_string()),
+            stages_used: report.stages.iter().filter(|s| !s.units.is_empty()).count(),
+            sram_percent: total("sram"),
+            stateful_percent: report.stateful.rams.percent,
+            mau_cycles: report.latency.iter().map(|l| l.mau_cycles).sum(),
+            recirculates: !headroom.recirculating_tables.is_empty(),
+            mirrors: !headroom.mirroring_tables.is_empty(),
+        })
+    }
+
+    /// `fits` or `does not fit (reason)`.
+    pub fn verdict(&self) -> String {
+        match &self.reason {
+            None if self.fits => "fits".to_string(),
+            None => "does not fit".to_string(),
+            Some(r) => format!("does not fit ({r})"),
+        }
     }
 }
 
@@ -193,26 +306,6 @@ impl Scheme {
     }
 }
 
-/// `p` with an action selector on its route table `ipv4_host`, over the 5-tuple (1024 groups
-/// of up to 16 members): the chip installs a destination's equal-cost routes as one group, so
-/// each flow keeps one path, and a destination with one route as a plain entry. Schemes build
-/// their programs with it so that they run on every topology (leaf-spine and fat-tree have
-/// equal-cost paths). The selector adds 8 cycles to the ingress latency on the Tofino2
-/// defaults (197 instead of 189), the same for every scheme built with it.
-pub fn with_ecmp(mut p: Program) -> Program {
-    let host = p
-        .tables
-        .iter_mut()
-        .find(|t| t.name == "ipv4_host")
-        .unwrap_or_else(|| panic!("program {} has no table ipv4_host", p.name));
-    host.selector = Some(Selector {
-        inputs: FIVE_TUPLE.iter().map(|f| f.to_string()).collect(),
-        groups: 1024,
-        max_members: 16,
-    });
-    p
-}
-
 /// Parses `name=value` settings (as `--set` gives them) into overrides; errors name the
 /// setting.
 pub fn parse_settings(settings: &[String]) -> Result<BTreeMap<String, f64>, String> {
@@ -247,7 +340,7 @@ mod tests {
             assert_eq!(find(name).unwrap().name, name);
         }
         assert_eq!(
-            find("nope").err().unwrap(),
+            find("nope").unwrap_err(),
             format!("no scheme `nope` (schemes: {})", super::names().join(", "))
         );
     }

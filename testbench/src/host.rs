@@ -5,6 +5,7 @@
 //! (u32), sequence number (u32) and the cycle its last bit left the host (u64), big-endian.
 //! The sink reads the stamp back, so latency is measured from real packet bytes.
 
+use crate::metrics::CycleHistogram;
 use crate::node::{Node, Sent};
 use std::fmt;
 use std::net::Ipv4Addr;
@@ -108,7 +109,12 @@ pub struct Host {
     line: LineRate,
     sender: Option<Sender>,
     sent: u64,
+    /// Every reception, while `keep_receptions` (the default); a long run turns it off and
+    /// keeps only `latencies`, whose memory is bounded.
     received: Vec<Reception>,
+    keep_receptions: bool,
+    /// Reception cycle minus the stamped send cycle of every stamped frame.
+    latencies: CycleHistogram,
     /// Frames that were not testbench UDP frames (counted, then freed).
     foreign: u64,
     payload: Vec<u8>,
@@ -124,6 +130,8 @@ impl Host {
             sender: None,
             sent: 0,
             received: Vec::new(),
+            keep_receptions: true,
+            latencies: CycleHistogram::default(),
             foreign: 0,
             payload: Vec::new(),
         }
@@ -186,8 +194,23 @@ impl Host {
         self.sent
     }
 
+    /// Every reception so far (empty once `keep_receptions(false)`).
     pub fn received(&self) -> &[Reception] {
         &self.received
+    }
+
+    /// Whether to keep a record of every reception (default true). Off, the host keeps only
+    /// counts and the latency histogram: its memory stays flat however long the run.
+    pub fn keep_receptions(&mut self, keep: bool) {
+        self.keep_receptions = keep;
+        if !keep {
+            self.received = Vec::new();
+        }
+    }
+
+    /// Stamped frames received and their latencies (reception cycle minus send cycle).
+    pub fn latencies(&self) -> &CycleHistogram {
+        &self.latencies
     }
 
     pub fn foreign(&self) -> u64 {
@@ -215,13 +238,19 @@ impl Node for Host {
             bytes.get(p.payload_offset..p.payload_offset + STAMP_LEN)
         });
         match stamp {
-            Some(s) => self.received.push(Reception {
-                flow_id: u32::from_be_bytes(s[0..4].try_into().expect("4 bytes")),
-                seq: u32::from_be_bytes(s[4..8].try_into().expect("4 bytes")),
-                sent_at: u64::from_be_bytes(s[8..16].try_into().expect("8 bytes")),
-                received_at: now,
-                frame_bytes: (bytes.len() as u64 + FCS_BYTES) as u32,
-            }),
+            Some(s) => {
+                let r = Reception {
+                    flow_id: u32::from_be_bytes(s[0..4].try_into().expect("4 bytes")),
+                    seq: u32::from_be_bytes(s[4..8].try_into().expect("4 bytes")),
+                    sent_at: u64::from_be_bytes(s[8..16].try_into().expect("8 bytes")),
+                    received_at: now,
+                    frame_bytes: (bytes.len() as u64 + FCS_BYTES) as u32,
+                };
+                self.latencies.add(now.saturating_sub(r.sent_at));
+                if self.keep_receptions {
+                    self.received.push(r);
+                }
+            }
             None => self.foreign += 1,
         }
         pool.free(pkt);

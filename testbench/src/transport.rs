@@ -309,15 +309,19 @@ pub struct TransportHost {
     pending: Vec<FlowSpec>,
     /// Started flows in start order; finished ones stay for their outcome.
     flows: Vec<SendFlow>,
-    /// Index into `flows` of the first unfinished flow (flows before it are all done).
-    first_open: usize,
-    /// Where round-robin looks first.
+    /// Indices into `flows` of the started flows not finished yet, in start order: every
+    /// per-event scan looks at these only, so its cost follows the flows in progress, not
+    /// all the flows a long run has started.
+    open: Vec<usize>,
+    /// Round-robin: the flow index from which the next data frame's flow is looked for.
     rr: usize,
     acks: VecDeque<AckToSend>,
     receiving: BTreeMap<u32, RecvFlow>,
-    /// The frame being serialized and the cycle its last bit leaves.
-    on_nic: Option<(Cycle, PacketHandle)>,
-    /// When the NIC is free, in line-rate ticks.
+    /// Frames being serialized with the cycle each one's last bit leaves (at most two: the
+    /// NIC takes the next frame in the cycle its line frees, before the previous frame's
+    /// last cycle is over).
+    on_nic: VecDeque<(Cycle, PacketHandle)>,
+    /// When the NIC is free, in line-rate ticks: the exact end of the last frame's last bit.
     nic_free_ticks: u64,
     frames_sent: u64,
     frames_received: u64,
@@ -364,11 +368,11 @@ impl TransportHost {
             ecn: config.congestion == Congestion::Dctcp,
             pending: Vec::new(),
             flows: Vec::new(),
-            first_open: 0,
+            open: Vec::new(),
             rr: 0,
             acks: VecDeque::new(),
             receiving: BTreeMap::new(),
-            on_nic: None,
+            on_nic: VecDeque::with_capacity(2),
             nic_free_ticks: 0,
             frames_sent: 0,
             frames_received: 0,
@@ -448,7 +452,8 @@ impl TransportHost {
 
     /// Whether every flow given to this host has completed.
     pub fn all_done(&self) -> bool {
-        self.pending.is_empty() && self.flows.iter().all(|f| f.finish.is_some())
+        // Flows not in `open` have finished.
+        self.pending.is_empty() && self.open.iter().all(|&i| self.flows[i].finish.is_some())
     }
 
     /// Data bytes delivered in order to this host (each byte once).
@@ -471,9 +476,9 @@ impl TransportHost {
         self.frames_sent
     }
 
-    /// Whether a frame is being serialized (counted in `frames_sent`, not yet on the link).
+    /// Frames being serialized (counted in `frames_sent`, not yet on the link).
     pub fn frames_on_nic(&self) -> u64 {
-        u64::from(self.on_nic.is_some())
+        self.on_nic.len() as u64
     }
 
     /// Frames that reached this host (every one is freed here).
@@ -537,9 +542,13 @@ impl TransportHost {
             return;
         };
         let line = self.line.bits_per_second();
-        if let Some(f) = self.flows[self.first_open..]
-            .iter_mut()
-            .find(|f| f.spec.id == id && f.finish.is_none())
+        let flows = &mut self.flows;
+        if let Some(f) = self
+            .open
+            .iter()
+            .copied()
+            .find(|&i| flows[i].spec.id == id && flows[i].finish.is_none())
+            .map(|i| &mut flows[i])
         {
             f.rp.get_or_insert_with(|| ReactionPoint::new(line, params))
                 .on_cnm(now, cnm.qntz_fb);
@@ -564,14 +573,11 @@ impl TransportHost {
         q
     }
 
-    /// QCN: flow `i` starts a frame of `bytes` (FCS included) at line tick `start`. Its next
-    /// frame may start once this one's wire bits have passed at the limiter's rate. The
-    /// NIC looks at whole cycles, so a frame can start up to one cycle after it was allowed;
-    /// counting the next gap from the allowed time, not the start, keeps that lateness from
-    /// adding up, so the rate holds over any run of frames. A frame later than that (the
-    /// flow had nothing to send, or the NIC was busy) counts from its start: no credit.
+    /// QCN: flow `i` starts a frame of `bytes` (FCS included) at line tick `start` (never
+    /// before the tick its limiter allowed). Its next frame may start once this one's wire
+    /// bits have passed at the limiter's rate, at that exact tick, so the rate holds exactly
+    /// over any run of frames.
     fn pace(&mut self, i: usize, start: u64, bytes: u64) {
-        let tpc = self.line.ticks_per_cycle();
         let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
         let f = &mut self.flows[i];
         let Some(rp) = f.rp.as_mut().filter(|rp| rp.limiting()) else {
@@ -579,12 +585,7 @@ impl TransportHost {
         };
         let bits = LineRate::wire_bits(bytes) as u128;
         let gap = (bits * per_second).div_ceil(rp.rate_bps() as u128) as u64;
-        let base = if start < f.ready_ticks + tpc {
-            f.ready_ticks
-        } else {
-            start
-        };
-        f.ready_ticks = base + gap;
+        f.ready_ticks = start + gap;
         rp.on_sent(bytes);
     }
 
@@ -647,9 +648,13 @@ impl TransportHost {
     }
 
     fn on_ack(&mut self, now: Cycle, flow_id: u32, ack: u64, ece: bool) {
-        let Some(f) = self.flows[self.first_open..]
-            .iter_mut()
-            .find(|f| f.spec.id == flow_id)
+        let flows = &mut self.flows;
+        let Some(f) = self
+            .open
+            .iter()
+            .copied()
+            .find(|&i| flows[i].spec.id == flow_id)
+            .map(|i| &mut flows[i])
         else {
             return; // an ACK of a finished flow
         };
@@ -678,6 +683,7 @@ impl TransportHost {
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
             let queue = self.take_queue(spec.id);
+            self.open.push(self.flows.len());
             self.flows.push(SendFlow {
                 spec,
                 to: self.peers[spec.dst],
@@ -697,7 +703,8 @@ impl TransportHost {
                 ready_ticks: 0,
             });
         }
-        for f in &mut self.flows[self.first_open..] {
+        for &i in &self.open {
+            let f = &mut self.flows[i];
             if let Some(rp) = f.rp.as_mut() {
                 rp.on_time(now);
             }
@@ -711,13 +718,8 @@ impl TransportHost {
                 }
             }
         }
-        while self
-            .flows
-            .get(self.first_open)
-            .is_some_and(|f| f.finish.is_some())
-        {
-            self.first_open += 1;
-        }
+        let flows = &self.flows;
+        self.open.retain(|&i| flows[i].finish.is_none());
     }
 
     /// Whether flow `i` may start a frame in cycle `now` (BFC pause and QCN pacing).
@@ -726,7 +728,7 @@ impl TransportHost {
         if self.config.honour_bfc_pause && self.bfc_paused.is_paused(f.queue as usize) {
             return false;
         }
-        f.limiter().is_none() || f.ready_ticks <= self.line.cycle_to_ticks(now)
+        f.limiter().is_none() || f.ready_ticks < self.line.cycle_to_ticks(now + 1)
     }
 
     /// Builds the next frame to send, if any, with the index of the flow whose data it is.
@@ -744,16 +746,18 @@ impl TransportHost {
             let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0);
             return Some((pkt, None));
         }
-        let open = self.flows.len() - self.first_open;
-        for k in 0..open {
-            let i = self.first_open + (self.rr + k) % open;
+        // Round-robin over the open flows, from the one after the flow served last.
+        let n = self.open.len();
+        let first = self.open.partition_point(|&i| i < self.rr);
+        for k in 0..n {
+            let i = self.open[(first + k) % n];
             if !self.may_send(i, now) {
                 continue;
             }
             let Some(len) = self.flows[i].next_segment(self.config.mss) else {
                 continue;
             };
-            self.rr = (self.rr + k + 1) % open.max(1);
+            self.rr = i + 1;
             let f = &mut self.flows[i];
             let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
             // The flow's queue index rides in the IPv4 identification field only with BFC,
@@ -909,51 +913,65 @@ impl Node for TransportHost {
     }
 
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        if let Some((at, pkt)) = self.on_nic {
+        while let Some(&(at, pkt)) = self.on_nic.front() {
             if at > now {
-                return self.housekeeping(now);
+                break;
             }
             out.push(Sent { port: 0, pkt });
-            self.on_nic = None;
+            self.on_nic.pop_front();
         }
         self.housekeeping(now);
         if now < self.paused_until {
             return; // PFC: frames already on the wire finish, no new one starts
         }
+        // The NIC is exact to the line tick, as the chip's MACs are: it takes the next frame
+        // in the cycle its line frees and starts it at the tick the previous frame's last bit
+        // left (or at the start of this cycle if the line was idle before), so back-to-back
+        // frames lose no fraction of a cycle between them.
+        if self.nic_free_ticks >= self.line.cycle_to_ticks(now + 1) {
+            return;
+        }
         if let Some((pkt, flow)) = self.next_frame(now, pool) {
-            let start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
+            let mut start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
             let bytes = pool.frame_bytes(pkt);
             if let Some(i) = flow {
+                if self.flows[i].limiter().is_some() {
+                    start = start.max(self.flows[i].ready_ticks);
+                }
                 self.pace(i, start, bytes);
             }
             let end = start + self.line.serialization_ticks(bytes);
             self.nic_free_ticks = end;
-            self.on_nic = Some((self.line.ticks_to_cycle_ceil(end), pkt));
+            self.on_nic
+                .push_back((self.line.ticks_to_cycle_ceil(end), pkt));
             self.frames_sent += 1;
         }
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        let nic = self.on_nic.map(|(t, _)| t);
+        // The frame finishing first, and the cycle the line frees (when the NIC may start the
+        // next frame).
+        let frees = self.nic_free_ticks / self.line.ticks_per_cycle();
+        let nic = self.on_nic.front().map(|&(t, _)| t);
+        let frees = (!self.on_nic.is_empty() && frees > now).then_some(frees);
         let start = self.pending.last().map(|p| p.start);
-        let timers = self.flows[self.first_open..]
-            .iter()
-            .filter_map(|f| f.rto_at)
-            .min();
+        let timers = self.open.iter().filter_map(|&i| self.flows[i].rto_at).min();
         let pause_ends = (self.paused_until > now).then_some(self.paused_until);
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
-        let now_ticks = self.line.cycle_to_ticks(now);
-        let qcn = self.flows[self.first_open..]
+        let next_ticks = self.line.cycle_to_ticks(now + 1);
+        let qcn = self
+            .open
             .iter()
+            .map(|&i| &self.flows[i])
             .filter_map(|f| {
                 let rp = f.limiter()?;
-                let paced = (f.ready_ticks > now_ticks
+                let paced = (f.ready_ticks >= next_ticks
                     && f.next_segment(self.config.mss).is_some())
-                .then(|| self.line.ticks_to_cycle_ceil(f.ready_ticks));
+                .then(|| f.ready_ticks / self.line.ticks_per_cycle());
                 rp.timer_at().into_iter().chain(paced).min()
             })
             .min();
-        [nic, start, timers, pause_ends, qcn]
+        [nic, frees, start, timers, pause_ends, qcn]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))
@@ -1182,15 +1200,26 @@ mod tests {
         };
         let (f0, f1) = (of(0), of(1));
         assert_eq!((f0.len(), f1.len()), (30, 30));
-        // 1,062-byte frames take 129.84 cycles and the NIC starts each at a cycle edge, so one
-        // leaves every 130 cycles, the two flows alternating, each 150 cycles on the wire.
-        // Flow 0's fifth frame (the NIC's ninth, 1040..1170) was on the wire when the pause
-        // arrived at 1150: it finishes (at the probe 1320) and no other frame of flow 0 starts
-        // until the resume; flow 1 has the NIC alone. The resume arrives at 3150 during flow
-        // 1's frame 3120..3250; flow 0's next frame follows it (3250..3380, at the probe 3530).
-        assert_eq!(f0[4], 1320);
-        assert_eq!(f0[5], 3530);
-        let in_pause = seen.iter().filter(|s| s.0 > 1320 && s.0 < 3530);
+        // 1,062-byte frames take 8,656 wire bits = 129.84 cycles and the NIC sends them back
+        // to back, exact to the line tick: frame k (from 0) ends at (k + 1) x 129.84 and reaches
+        // the probe in the cycle after that, plus 150. The two flows alternate. Flow 0's fifth
+        // frame (the NIC's ninth, 1,038.72..1,168.56) was on the wire when the pause arrived at
+        // 1150: it finishes (at the probe ceil(1,168.56) + 150 = 1,319) and no other frame of
+        // flow 0 starts until the resume; flow 1 has the NIC alone. The resume arrives at 3150
+        // during the NIC's 25th frame (3,116.16..3,246.00); flow 0's next frame follows it
+        // (3,246.00..3,375.84, at the probe 3,376 + 150 = 3,526).
+        assert_eq!(f0[4], 1319);
+        assert_eq!(f0[5], 3526);
+        // The NIC never idles: all 60 frames go back to back, 25,968 line ticks (200 a cycle)
+        // each, with no fraction of a cycle lost between them.
+        for (k, s) in seen.iter().enumerate() {
+            assert_eq!(
+                s.0,
+                ((k as u64 + 1) * 25_968).div_ceil(200) + 150,
+                "frame {k}"
+            );
+        }
+        let in_pause = seen.iter().filter(|s| s.0 > 1319 && s.0 < 3526);
         assert!(in_pause.clone().all(|s| s.1 == 1));
         assert_eq!(in_pause.count(), 16);
         assert_eq!(
@@ -1266,16 +1295,18 @@ mod tests {
         assert_eq!(arrivals.len(), 400);
         // A CNM about another flow is read but changes nothing; a truncated one is foreign.
         assert_eq!((host.cnm_frames(), host.foreign()), (2, 1));
-        // Line rate before: one 1,062-byte frame every 130 cycles.
-        assert_eq!(&arrivals[38..41], &[5_220, 5_350, 5_480]);
+        // Line rate before: 1,062-byte frames back to back, 129.84 cycles each, exact to the
+        // line tick; frame k reaches the probe at ceil((k + 1) x 129.84) + 150.
+        assert_eq!(&arrivals[38..41], &[5_214, 5_344, 5_474]);
         // After: 100 G x (1 - 63/128) = 50,781,250,000 b/s, so a frame's 8,656 wire bits
-        // take 51,137.23 line ticks (255.69 cycles). Frame 40 starts when 39 ends (5,200);
-        // 41 is allowed 51,138 ticks (rounded up) later, at cycle 5,455.69, so it starts at
-        // 5,456 and arrives 130 + 150 later.
-        assert_eq!(arrivals[41], 5_736);
+        // take 51,136.98 line ticks (255.68 cycles), rounded up to 51,137. Frame 40 starts
+        // when 39 ends (5,193.60, tick 1,038,720); 41 is allowed at tick 1,089,857 (cycle
+        // 5,449.285), starts there and reaches the probe at ceil(5,579.125) + 150.
+        assert_eq!(arrivals[41], 5_730);
         // 100 frames later the wire has carried 100 frames at exactly the limiter's rate:
-        // 100 x 51,138 ticks = 25,569 cycles, to within the one-cycle start granularity.
-        assert_eq!(arrivals[141] - arrivals[41], 25_569);
+        // frame 141 starts at tick 1,089,857 + 100 x 51,137 = 6,203,557 (cycle 31,017.785)
+        // and arrives at ceil(31,017.785 + 129.84) + 150 = 31,298.
+        assert_eq!(arrivals[141], 31_298);
         // As a rate: bits on the wire over that span against the limiter's rate, within a frame.
         let span_ns = (arrivals[141] - arrivals[41]) as f64 / 1.5;
         let seen_bps = 100.0 * 8656.0 / span_ns * 1e9;
@@ -1295,22 +1326,39 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_flow_takes_its_ideal_time() {
-        let config = TransportConfig::fixed(1_000_000, 100_000);
-        let (mut net, a, _, b) = net(Stepping::Jump, config, clean_tap(), &[flow(0, 10, 10_500)]);
-        net.run_until(100_000);
-        let out = net.node::<TransportHost>(a).outcomes();
-        let fct = out[0].finish.unwrap() - 10;
-        let line = LineRate::new(Clock::tofino2(), G100);
-        // Base RTT: 300 cycles of propagation each way and one 64 B ACK (10.08 cycles).
-        let framing = Framing {
-            mss: 1000,
-            overhead: SEGMENT_OVERHEAD,
-        };
-        let ideal = framing.ideal_fct(10_500, line, 600 + 11);
-        assert!(fct.abs_diff(ideal) <= 1, "fct {fct} ideal {ideal}");
-        assert_eq!(net.node::<TransportHost>(b).data_bytes_received(), 10_500);
-        assert_eq!(net.pool().live(), 0);
+    fn a_lone_flow_takes_exactly_its_ideal_time() {
+        // (MSS, flow bytes, exact FCT). Base RTT: 300 cycles of propagation each way and one
+        // 64 B ACK (84 wire bytes = 10.08 cycles, 11 whole). Data frames are MSS + 62 bytes.
+        for (mss, size, expect) in [
+            // 10 frames of 1,062 B + one of 562 B: (10 x 1,082 + 582) x 8 bits = 91,216 bits
+            // = 1,368.24 cycles, 1,369 whole.
+            (1000, 10_500, 1_369 + 611),
+            // 1,000 frames of 1,062 B, 8,656 wire bits each: 1,000 x 129.84 = 129,840 cycles.
+            (1000, 1_000_000, 129_840 + 611),
+            // 1,000 frames of 1,508 B, 12,224 wire bits each: 1,000 x 183.36 = 183,360 cycles
+            // (a NIC that started each frame at a cycle edge took 184 and was 640 late).
+            (1446, 1_446_000, 183_360 + 611),
+        ] {
+            let config = TransportConfig {
+                mss,
+                ..TransportConfig::fixed(4_000_000, 1_000_000)
+            };
+            for stepping in [Stepping::Jump, Stepping::EveryCycle] {
+                let (mut net, a, _, b) = net(stepping, config, clean_tap(), &[flow(0, 10, size)]);
+                net.run_until(400_000);
+                let out = net.node::<TransportHost>(a).outcomes();
+                let fct = out[0].finish.unwrap() - 10;
+                let line = LineRate::new(Clock::tofino2(), G100);
+                let framing = Framing {
+                    mss,
+                    overhead: SEGMENT_OVERHEAD,
+                };
+                assert_eq!(fct, expect, "{size} B");
+                assert_eq!(fct, framing.ideal_fct(size, line, 600 + 11), "{size} B");
+                assert_eq!(net.node::<TransportHost>(b).data_bytes_received(), size);
+                assert_eq!(net.pool().live(), 0);
+            }
+        }
     }
 
     fn lossy_tap() -> Tap {

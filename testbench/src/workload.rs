@@ -1,7 +1,7 @@
 //! Workloads: flow sizes from data-center CDF files, arrival processes, incast and fixed
 //! flows, turned into a deterministic list of flows.
 //!
-//! CDF files come in the formats of `shared/data/workloads/README.md`: `size cdf` pairs, one a
+//! CDF files come in the formats of `data/workloads/README.md`: `size cdf` pairs, one a
 //! line, separated by blanks or a comma, with the CDF in percent (the last point is 100) or
 //! as a fraction (the last point is 1); an optional first line with a single number (Homa's
 //! mean size, kept for reference); sizes in bytes or in packets ([`SizeUnit`]). Two sampling
@@ -280,6 +280,7 @@ impl Workload {
             ));
         }
         let mut flows = Vec::new();
+        let too_many = || format!("the workload starts more than {MAX_FLOWS} flows");
         if let Some(bg) = &self.background {
             if !(bg.load > 0.0 && bg.load <= 1.0) {
                 return Err(format!("load {} is outside (0, 1]", bg.load));
@@ -305,6 +306,9 @@ impl Workload {
                     let start = (at_fixed >> GAP_FRACTION_BITS) as u64;
                     if start >= duration {
                         break;
+                    }
+                    if flows.len() >= MAX_FLOWS {
+                        return Err(too_many());
                     }
                     let mut dst = r.below(hosts.hosts as u64 - 1) as usize;
                     if dst >= src {
@@ -336,6 +340,9 @@ impl Workload {
                 let dst = r.below(hosts.hosts as u64) as usize;
                 // A partial Fisher-Yates shuffle of the other hosts picks the senders.
                 let mut others: Vec<usize> = (0..hosts.hosts).filter(|&h| h != dst).collect();
+                if flows.len() + inc.degree > MAX_FLOWS {
+                    return Err(too_many());
+                }
                 for k in 0..inc.degree {
                     let j = k + r.below((others.len() - k) as u64) as usize;
                     others.swap(k, j);
@@ -372,6 +379,10 @@ impl Workload {
     }
 }
 
+/// The most flows a workload generates (each is kept with its outcome until the run ends);
+/// more is an error, not an allocation that grows without bound.
+pub const MAX_FLOWS: usize = 1_000_000;
+
 /// The load the flows offer: payload bits over `duration` divided by the hosts' capacity.
 pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 {
     let bits: f64 = flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
@@ -379,15 +390,14 @@ pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 
     bits / (seconds * hosts.host_bps as f64 * hosts.hosts as f64)
 }
 
-/// The shared workload folder beside the repository (`../shared/data/workloads`), found
-/// from a crate's manifest directory; the repository root is its first ancestor holding
-/// `Cargo.lock`.
-pub fn shared_workloads_dir(manifest_dir: &Path) -> Option<PathBuf> {
+/// The workload CDF files kept in the repository (`data/workloads/`, copies of the public
+/// files listed in its README), found from a crate's manifest directory: the repository root
+/// is its first ancestor holding `Cargo.lock`.
+pub fn workloads_dir(manifest_dir: &Path) -> Option<PathBuf> {
     manifest_dir
         .ancestors()
         .find(|d| d.join("Cargo.lock").exists())
-        .and_then(|root| root.parent())
-        .map(|p| p.join("shared/data/workloads"))
+        .map(|root| root.join("data/workloads"))
         .filter(|d| d.is_dir())
 }
 
@@ -396,8 +406,8 @@ mod tests {
     use super::*;
 
     fn dir() -> PathBuf {
-        shared_workloads_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-            .expect("shared/data/workloads beside the repository")
+        workloads_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .expect("data/workloads in the repository")
     }
 
     /// (file, unit, linear mean, step mean) from the README's table; DCTCP from its header.
@@ -565,7 +575,7 @@ mod tests {
                 "AliStorage2019.txt",
                 Arrivals::LogNormal { sigma: 2.0 },
                 0.3,
-                1000,
+                500,
             ),
             ("FbHdp_distribution.txt", Arrivals::Poisson, 0.7, 100),
         ] {

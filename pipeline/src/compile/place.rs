@@ -733,8 +733,61 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                 })
                 .max()
                 .unwrap_or(0);
+            // `after`: a stage past the other table's last one.
+            let after = match fu.unit {
+                Unit::Table(t) => p.tables[t].after.and_then(|a| {
+                    let j = p.flat[k].iter().position(|u| u.unit == Unit::Table(a))?;
+                    let last = match placed.split_of(thread, j) {
+                        Some(split) => split.parts.last().map(|part| part.0),
+                        None => placed.stage_of[k][j],
+                    };
+                    last.map(|s| s + 1)
+                }),
+                Unit::Gateway(_) => None,
+            };
+            let earliest = earliest.max(after.unwrap_or(0));
+            // `@stage`: the table goes in that stage or the program does not fit.
+            let pinned = match fu.unit {
+                Unit::Table(t) => p.tables[t].stage,
+                Unit::Gateway(_) => None,
+            };
+            if let Some(s) = pinned {
+                if s < earliest || s >= n {
+                    placed.failure = Some(NoFit {
+                        resource: "stages".into(),
+                        stage: Some(s),
+                        unit: alloc.name.clone(),
+                        needed: earliest as u32 + 1,
+                        available: (s as u32 + 1).min(n as u32),
+                        detail: if s >= n {
+                            format!("@stage({s}) names a stage past the pipe's {n}")
+                        } else {
+                            format!(
+                                "@stage({s}) pins it, but its dependencies need stage \
+                                 {earliest} or later"
+                            )
+                        },
+                    });
+                    break 'threads;
+                }
+            }
             // A ghost table sharing an array with ingress goes into that array's stage.
             let forced = match (thread, shared_stage(p, &placed, fu.unit)) {
+                (Thread::Ghost, Some((r, Some(s)))) if pinned.is_some_and(|pin| pin != s) => {
+                    placed.failure = Some(NoFit {
+                        resource: "stages".into(),
+                        stage: pinned,
+                        unit: alloc.name.clone(),
+                        needed: s as u32 + 1,
+                        available: pinned.unwrap_or(0) as u32 + 1,
+                        detail: format!(
+                            "@stage pins it away from stage {s}, where ingress accesses the \
+                             register array `{}` it shares",
+                            p.registers[r].name
+                        ),
+                    });
+                    break 'threads;
+                }
                 (Thread::Ghost, Some((_, Some(s)))) if s >= earliest => Some(s),
                 (Thread::Ghost, Some((r, s))) => {
                     placed.failure = Some(NoFit {
@@ -754,7 +807,7 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
                     });
                     break 'threads;
                 }
-                _ => None,
+                _ => pinned,
             };
             if earliest >= n {
                 placed.failure = Some(NoFit {
@@ -779,7 +832,7 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
             }) else {
                 let alone = alloc.usage.first_excess(&budget.per_stage);
                 if let (Some(r), Unit::Table(t)) = (alone, fu.unit) {
-                    if splittable(p, t, r) {
+                    if splittable(p, t, r) && forced.is_none() {
                         if let Err(e) = split(p, &mut placed, thread, i, earliest, budget, r) {
                             placed.failure = Some(e);
                             break 'threads;
@@ -1034,6 +1087,33 @@ pub fn verify(p: &Checked, placed: &Placed, budget: &Budget) -> Result<(), Strin
     for (s, u) in usage.iter().enumerate() {
         if let Some(r) = u.first_excess(&budget.per_stage) {
             return Err(format!("stage {s} exceeds {}", r.name()));
+        }
+    }
+    // `@stage` pins hold; `after` puts a table past the other's last stage.
+    for u in &placed.units {
+        let Unit::Table(t) = u.unit else { continue };
+        let table = &p.tables[t];
+        if let Some(pin) = table.stage {
+            if u.allocation.stage != pin {
+                return Err(format!(
+                    "`{}` is pinned to stage {pin} but placed in {}",
+                    table.name, u.allocation.stage
+                ));
+            }
+        }
+        if let Some(a) = table.after {
+            let last = placed
+                .units
+                .iter()
+                .filter(|o| o.thread == u.thread && o.unit == Unit::Table(a))
+                .map(|o| o.allocation.stage)
+                .max();
+            if last.is_none_or(|l| u.allocation.stage <= l) {
+                return Err(format!(
+                    "`{}` must follow `{}` ({last:?}) but is in stage {}",
+                    table.name, p.tables[a].name, u.allocation.stage
+                ));
+            }
         }
     }
     // A register array shared by ingress and ghost lives in one stage with both tables.

@@ -3,7 +3,9 @@
 //! TCAM rows, extractors, headers and their containers), PHV use and the verdict.
 //! Text for people ([`Report`]'s `Display`), JSON for tools (serde).
 
-use crate::compile::place::{Allocation, Budget, NoFit, Placed, Resource, RESOURCES};
+use crate::compile::place::{
+    Allocation, Budget, NoFit, Placed, Resource, RESOURCES, SRAM_BITS, SRAM_WORDS,
+};
 use crate::hw::fields;
 use crate::hw::params::PipelineParams;
 use crate::hw::parser::{self, Graph};
@@ -207,8 +209,22 @@ impl ParserUse {
 pub struct StatefulUse {
     pub register_arrays: usize,
     pub register_bits: u64,
-    /// Data RAMs of register arrays / all SRAMs of the pipe's stages.
+    /// Data RAMs of register arrays / all SRAMs of the pipe's stages. Counted from the
+    /// arrays the program's tables use, so a program that does not fit still shows them.
     pub rams: Amount,
+    /// Map RAMs the arrays need (one per data RAM and one per array's spare RAM) / all map
+    /// RAMs of the pipe's stages.
+    pub map_rams: Amount,
+}
+
+/// The chip: every pipe runs the program, so each figure is the pipe's times the pipes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChipUse {
+    pub pipes: u32,
+    pub sram: Amount,
+    pub map_ram: Amount,
+    /// Register data RAMs against the SRAM of the whole chip.
+    pub stateful_rams: Amount,
 }
 
 /// The whole report.
@@ -225,6 +241,9 @@ pub struct Report {
     pub parser: ParserUse,
     pub phv: PhvUse,
     pub stateful: StatefulUse,
+    /// Chip-wide totals, once [`Report::with_pipes`] says how many pipes run the program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip: Option<ChipUse>,
 }
 
 /// A unit's name, with `[part/parts]` for a part of a table split over stages.
@@ -372,11 +391,21 @@ impl Report {
                 })
                 .collect(),
         };
-        let register_rams: u32 = placed
-            .units
+        // The arrays some table uses, each once (a ghost table shares ingress's), sized as
+        // placement sizes them: whether or not placement got to them.
+        let used: Vec<usize> = (0..p.registers.len())
+            .filter(|&r| p.tables.iter().any(|t| t.registers.contains(&r)))
+            .collect();
+        let data_rams = |r: usize| {
+            let bits = p.registers[r].total_bits();
+            u32::try_from(bits.div_ceil((SRAM_WORDS * SRAM_BITS) as u64)).unwrap_or(u32::MAX)
+        };
+        let register_rams = used
             .iter()
-            .map(|u| u.allocation.register_rams)
-            .sum();
+            .fold(0u32, |acc, &r| acc.saturating_add(data_rams(r)));
+        let map_rams = used.iter().fold(0u32, |acc, &r| {
+            acc.saturating_add(data_rams(r).saturating_add(1))
+        });
         let stateful = StatefulUse {
             register_arrays: p.registers.len(),
             register_bits: p.registers.iter().map(|r| r.total_bits()).sum(),
@@ -384,6 +413,11 @@ impl Report {
                 "register_rams",
                 register_rams,
                 budget.per_stage.get(Resource::Sram) * budget.stages as u32,
+            ),
+            map_rams: amount(
+                "register_map_rams",
+                map_rams,
+                budget.per_stage.get(Resource::MapRam) * budget.stages as u32,
             ),
         };
         Report {
@@ -412,7 +446,31 @@ impl Report {
             parser: ParserUse::new(&p.parser),
             phv,
             stateful,
+            chip: None,
         }
+    }
+
+    /// The report with chip-wide totals for `pipes` pipes, each running the program: SRAM
+    /// and map RAM as placed (over all stages of every pipe), and the register arrays' data
+    /// RAMs against the chip's SRAM.
+    pub fn with_pipes(mut self, pipes: u32) -> Report {
+        let total = |r: &str| {
+            self.totals
+                .iter()
+                .find(|a| a.resource == r)
+                .map_or((0, 0), |a| (a.used, a.available))
+        };
+        let times = |(u, a): (u32, u32), name| {
+            amount(name, u.saturating_mul(pipes), a.saturating_mul(pipes))
+        };
+        let st = &self.stateful.rams;
+        self.chip = Some(ChipUse {
+            pipes,
+            sram: times(total("sram"), "sram"),
+            map_ram: times(total("map_ram"), "map_ram"),
+            stateful_rams: times((st.used, st.available), "register_rams"),
+        });
+        self
     }
 
     pub fn to_json(&self) -> String {
@@ -602,6 +660,27 @@ impl fmt::Display for Report {
             "stateful         {} register arrays, {} bits in {} data RAMs = {:.1}% of the pipe's SRAM",
             r.register_arrays, r.register_bits, r.rams.used, r.rams.percent
         );
+        let _ = writeln!(
+            s,
+            "                 map RAMs {}/{} = {:.1}% of the pipe's (one per data RAM, one per array's spare)",
+            r.map_rams.used, r.map_rams.available, r.map_rams.percent
+        );
+        if let Some(c) = &self.chip {
+            let _ = writeln!(
+                s,
+                "chip             {} pipes: SRAM {}/{} = {:.1}%, map RAM {}/{} = {:.1}%, register data RAMs {}/{} = {:.1}% of the chip's SRAM",
+                c.pipes,
+                c.sram.used,
+                c.sram.available,
+                c.sram.percent,
+                c.map_ram.used,
+                c.map_ram.available,
+                c.map_ram.percent,
+                c.stateful_rams.used,
+                c.stateful_rams.available,
+                c.stateful_rams.percent
+            );
+        }
         f.write_str(&s)
     }
 }

@@ -83,8 +83,105 @@ pub const EG_DEQ_TIMEDELTA: Field = Field::whole(DEQ_TIMEDELTA);
 /// PHVs, so both names share one container.
 pub const DPRSR_ADV_FLOW_CTL: Field = Field::whole(ADV_FLOW_CTL);
 
+/// The 32-bit container that holds the low word of `eg_prsr_md.global_tstamp`: the one
+/// container the time metadata adds (every other piece reuses a container the other gress
+/// leaves free, see below).
+const EG_GLOBAL_TSTAMP_LO: Container = Container::b32(11);
+
+// Time and queue metadata (t2na.p4 widths; docs/tofino2.md). A gress has its own PHV, so a
+// field that exists in one gress only may sit in a container only the other gress uses;
+// `only_in` and the checker keep each field to its gress, so the two never meet. Fields
+// wider than 32 bits are pieces, most significant first; an ALU sees one piece at a time
+// (name a slice such as `ig_prsr_md.global_tstamp[31:0]`).
+
+/// `ig_intr_md.ingress_mac_tstamp` (48 b, ns): when the MAC received the frame. Ingress;
+/// the high 16 bits in the low bits of the `enq_qdepth` container, the low 32 in the
+/// `deq_qdepth` container (both egress metadata).
+pub const IG_MAC_TSTAMP: [Field; 2] = [Field::low(ENQ_QDEPTH, 16), Field::whole(DEQ_QDEPTH)];
+/// `ig_prsr_md.global_tstamp` (48 b, ns): when the packet entered the ingress parser.
+/// Ingress; the high 16 bits in the container of `eg_intr_md.egress_port`, the low 32 in that
+/// of `deq_timedelta`.
+pub const IG_GLOBAL_TSTAMP: [Field; 2] = [
+    Field::whole(layout::EGRESS_PORT.container),
+    Field::whole(DEQ_TIMEDELTA),
+];
+/// `eg_prsr_md.global_tstamp` (48 b, ns): when the packet entered the egress parser.
+/// Egress; the high 16 bits in the container of `ig_intr_md.ingress_port`, the low 32 in a
+/// container of its own.
+pub const EG_GLOBAL_TSTAMP: [Field; 2] = [
+    Field::whole(layout::INGRESS_PORT.container),
+    Field::whole(EG_GLOBAL_TSTAMP_LO),
+];
+/// `eg_intr_md.enq_tstamp` (32 b, ns): when the TM admitted the packet (low 32 bits of the
+/// time in ns). Egress; in the ghost metadata container (the ghost thread has its own PHV).
+pub const EG_ENQ_TSTAMP: Field = Field::whole(GHOST);
+/// `eg_intr_md.egress_qid` (7 b): the queue the packet left, as its index among its MAC's
+/// 128 queues (the chip fills it). Egress; the bits of `ig_intr_tm_md.qid`.
+pub const EG_EGRESS_QID: Field = layout::QID;
+/// `eg_intr_md.egress_cos` (3 b): the packet's class of service in egress (the
+/// `ingress_cos` it was admitted in). Egress; the bits of `ig_intr_tm_md.ingress_cos`.
+pub const EG_EGRESS_COS: Field = INGRESS_COS;
+
+/// A named built-in field wider than 32 bits: its pieces, most significant first.
+#[derive(Clone, Copy, Debug)]
+pub struct WideBuiltin {
+    pub name: &'static str,
+    pub pieces: &'static [Field],
+    pub access: Access,
+}
+
+/// The built-in fields wider than 32 bits (the 48-bit timestamps).
+pub const WIDE_BUILTINS: &[WideBuiltin] = &[
+    WideBuiltin {
+        name: "ig_intr_md.ingress_mac_tstamp",
+        pieces: &IG_MAC_TSTAMP,
+        access: Access::ReadOnly,
+    },
+    WideBuiltin {
+        name: "ig_prsr_md.global_tstamp",
+        pieces: &IG_GLOBAL_TSTAMP,
+        access: Access::ReadOnly,
+    },
+    WideBuiltin {
+        name: "eg_prsr_md.global_tstamp",
+        pieces: &EG_GLOBAL_TSTAMP,
+        access: Access::ReadOnly,
+    },
+];
+
+pub fn wide_builtin(name: &str) -> Option<&'static WideBuiltin> {
+    WIDE_BUILTINS.iter().find(|b| b.name == name)
+}
+
+/// A 48-bit value as the values of two pieces (16 high bits, 32 low bits).
+pub fn split48(pieces: &[Field; 2], value: u64) -> [(Field, u32); 2] {
+    [
+        (pieces[0], ((value >> 32) & 0xffff) as u32),
+        (pieces[1], value as u32),
+    ]
+}
+
+/// The thread a built-in field exists in, by its Tofino2 name: `ig_*` metadata in ingress,
+/// `eg_*` in egress, `ghost_md.*` in the ghost thread; `None` for fields every thread has
+/// (headers, program metadata).
+pub fn only_in(name: &str) -> Option<&'static str> {
+    let name = name.split('[').next().unwrap_or(name);
+    if builtin(name).is_none() && wide_builtin(name).is_none() {
+        return None;
+    }
+    if name.starts_with("ig_") {
+        Some("ingress")
+    } else if name.starts_with("eg_") {
+        Some("egress")
+    } else if name.starts_with("ghost_md.") {
+        Some("ghost")
+    } else {
+        None
+    }
+}
+
 /// First free container index per width (8, 16, 32) after the built-ins.
-pub const FIRST_FREE: [u16; 3] = [8, 17, 11];
+pub const FIRST_FREE: [u16; 3] = [8, 17, 12];
 
 /// Every built-in field, in a fixed order.
 pub const BUILTINS: &[Builtin] = &[
@@ -123,6 +220,9 @@ pub const BUILTINS: &[Builtin] = &[
     ro("eg_intr_md.enq_congest_stat", EG_ENQ_CONGEST_STAT),
     ro("eg_intr_md.deq_congest_stat", EG_DEQ_CONGEST_STAT),
     ro("eg_intr_md.app_pool_congest_stat", EG_APP_POOL_CONGEST_STAT),
+    ro("eg_intr_md.enq_tstamp", EG_ENQ_TSTAMP),
+    ro("eg_intr_md.egress_qid", EG_EGRESS_QID),
+    ro("eg_intr_md.egress_cos", EG_EGRESS_COS),
     rw("eg_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
     rw("eg_intr_dprsr_md.mirror_io_select", MIRROR_IO_SELECT),
     ro("ghost_md.qlength", Field::low(GHOST, 18)),
@@ -288,6 +388,51 @@ mod tests {
         assert_eq!(w("ig_intr_dprsr_md.adv_flow_ctl"), 32);
         assert_eq!(w("eg_intr_dprsr_md.adv_flow_ctl"), 32);
         assert_eq!(w("ig_intr_dprsr_md.drop_ctl"), 3);
+        assert_eq!(w("eg_intr_md.enq_tstamp"), 32);
+        assert_eq!(w("eg_intr_md.egress_qid"), 7);
+        assert_eq!(w("eg_intr_md.egress_cos"), 3);
+        for b in WIDE_BUILTINS {
+            let bits: u32 = b.pieces.iter().map(|f| f.bits as u32).sum();
+            assert_eq!(bits, 48, "{}", b.name);
+        }
+    }
+
+    /// Within one gress, no two fields of that gress (or of both) share a bit.
+    #[test]
+    fn each_gress_metadata_is_disjoint() {
+        for gress in ["ingress", "egress"] {
+            let mut fs: Vec<(&str, Field)> = BUILTINS
+                .iter()
+                .filter(|b| b.name.contains("intr") || b.name.contains("prsr"))
+                .filter(|b| only_in(b.name).is_none_or(|g| g == gress))
+                // Both gresses name these; one shared field.
+                .filter(|b| !b.name.ends_with("pkt_length") || b.name.starts_with("ig_"))
+                .filter(|b| !b.name.ends_with("adv_flow_ctl") || b.name.starts_with("ig_"))
+                .filter(|b| !b.name.ends_with("mirror_io_select") || b.name.starts_with("ig_"))
+                .map(|b| (b.name, b.field))
+                .collect();
+            for b in WIDE_BUILTINS
+                .iter()
+                .filter(|b| only_in(b.name) == Some(gress))
+            {
+                fs.extend(b.pieces.iter().map(|&f| (b.name, f)));
+            }
+            fs.extend([
+                ("mirror_session", MIRROR_SESSION),
+                ("mirror_valid", MIRROR_VALID),
+                ("recirculate", RECIRCULATE),
+            ]);
+            for (i, a) in fs.iter().enumerate() {
+                for b in &fs[i + 1..] {
+                    assert!(!overlaps(a.1, b.1), "{gress}: {} and {}", a.0, b.0);
+                }
+            }
+        }
+        assert_eq!(only_in("eg_intr_md.deq_qdepth"), Some("egress"));
+        assert_eq!(only_in("ig_prsr_md.global_tstamp[31:0]"), Some("ingress"));
+        assert_eq!(only_in("ghost_md.qid"), Some("ghost"));
+        assert_eq!(only_in("ipv4.ttl"), None);
+        assert_eq!(only_in("ig_my_metadata"), None);
     }
 
     #[test]
@@ -300,12 +445,12 @@ mod tests {
     #[test]
     fn allocator_widens_then_spills() {
         let phv = PhvParams {
-            normal: [9, 17, 12],
+            normal: [9, 17, 13],
             ..PhvParams::default()
         };
         let mut a = MetadataAllocator::new(&phv);
         assert_eq!(a.alloc(3).unwrap().container, Container::b8(8));
-        assert_eq!(a.alloc(3).unwrap().container, Container::b32(11));
+        assert_eq!(a.alloc(3).unwrap().container, Container::b32(12));
         // Spilled past the normal containers, up to the dark 8-bit ones.
         assert_eq!(a.alloc(3).unwrap().container, Container::b8(9));
         for _ in 10..64 {
@@ -320,16 +465,16 @@ mod tests {
     #[test]
     fn header_containers_are_normal_only_and_widen() {
         let phv = PhvParams {
-            normal: [9, 18, 12],
+            normal: [9, 18, 13],
             ..PhvParams::default()
         };
         let mut a = MetadataAllocator::new(&phv);
         assert_eq!(a.alloc_normal(1), Some(Container::b8(8)));
         assert_eq!(a.alloc_normal(1), Some(Container::b16(17)));
-        assert_eq!(a.alloc_normal(2), Some(Container::b32(11)));
+        assert_eq!(a.alloc_normal(2), Some(Container::b32(12)));
         // 3 bytes need 32 bits; no normal container is left, and headers never spill.
         assert_eq!(a.alloc_normal(3), None);
-        assert_eq!(a.used(), [9, 18, 12]);
+        assert_eq!(a.used(), [9, 18, 13]);
     }
 
     #[test]

@@ -98,7 +98,12 @@ impl Op {
 #[derive(Clone, Debug)]
 pub struct CAction {
     pub name: String,
+    /// Bits of each action-data slot. A parameter of at most 32 bits is one slot (its own
+    /// index); a wider one is cut where the containers of the field it is copied into are
+    /// cut, its lowest chunk in its own index and the others in slots past the parameters.
     pub param_bits: Vec<u8>,
+    /// Per declared parameter: its slots, least significant chunk first, with their bits.
+    pub arg_chunks: Vec<Vec<(usize, u8)>>,
     pub ops: Vec<Op>,
     /// Fields read through the PHV operand path (ALU operands).
     pub operand_reads: Vec<Field>,
@@ -133,7 +138,14 @@ pub struct CTable {
     /// Register arrays the table's actions touch (the table and arrays share a stage).
     pub registers: Vec<usize>,
     pub selector: Option<CSelector>,
+    /// The MAU stage the table is pinned to (`@stage`).
+    pub stage: Option<usize>,
+    /// A table (index) whose stage this one must follow.
+    pub after: Option<usize>,
 }
+
+/// MAU stages of a Tofino2 pipe: what a `@stage` pin may name.
+pub const MAU_STAGES: u32 = 20;
 
 impl CTable {
     pub fn key_bits(&self) -> u32 {
@@ -192,6 +204,8 @@ pub struct CRegister {
     pub cell_bits: u8,
     pub size: u32,
     pub pair: bool,
+    /// Two's-complement cells (`Register<int<N>>`).
+    pub signed: bool,
 }
 
 impl CRegister {
@@ -325,6 +339,36 @@ pub struct Checked {
     /// The parser graph (the built-in one when the program has none), which the gress
     /// parser and deparser and the interpreter run.
     pub parser: Arc<Graph>,
+    /// The traffic the program declares it adds per data packet.
+    pub overhead: Option<ir::Overhead>,
+}
+
+/// The smallest frame (FCS included) a declared overhead packet may be.
+pub const MIN_FRAME_BYTES: u32 = 64;
+/// The largest: `pkt_length` is 16 bits.
+pub const MAX_FRAME_BYTES: u32 = 65_535;
+
+fn check_overhead(o: &ir::Overhead) -> Result<(), IrError> {
+    if o.recirculated_bytes == 0 && o.mirrored_bytes == 0 {
+        return err(
+            "overhead",
+            "declares neither recirculated nor mirrored bytes",
+        );
+    }
+    for (what, b) in [
+        ("recirculated_bytes", o.recirculated_bytes),
+        ("mirrored_bytes", o.mirrored_bytes),
+    ] {
+        if b != 0 && !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&b) {
+            return err(
+                &format!("overhead.{what}"),
+                format!(
+                    "{b} B is not a frame size ({MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} B, FCS included; 0 for none)"
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 impl Checked {
@@ -371,32 +415,100 @@ struct Resolver {
     fields: BTreeMap<String, (Field, Access)>,
     /// Header fields wider than 32 bits, which exist but cannot be named.
     wide: Vec<(String, u16)>,
+    /// Fields wider than 32 bits (at most 64) in pieces, most significant first: what table
+    /// keys, hash inputs and `set` may name whole, and slices may name part of.
+    pieces: BTreeMap<String, (Vec<Field>, Access)>,
 }
+
+/// Most bits a wide field may have to be named (key values and constants are 64-bit).
+pub const WIDE_MAX_BITS: u32 = 64;
 
 impl Resolver {
     fn unknown<T>(&self, path: &str, name: &str) -> Result<T, IrError> {
+        if let Some((p, _)) = self.pieces.get(name) {
+            let bits: u32 = p.iter().map(|f| f.bits as u32).sum();
+            return err(
+                path,
+                format!(
+                    "field `{name}` is {bits} bits over {} containers; an ALU, a gateway and a \
+                     stateful ALU see at most 32 bits of one container: name a slice such as \
+                     `{name}[31:0]` (table keys, hash inputs and `set` take it whole)",
+                    p.len()
+                ),
+            );
+        }
         match self.wide.iter().find(|w| w.0 == name) {
             Some(w) => err(
                 path,
                 format!(
-                    "field `{name}` is {} bits; tables and actions name fields of at most 32",
+                    "field `{name}` is {} bits; tables and actions name fields of at most {WIDE_MAX_BITS}",
                     w.1
                 ),
             ),
             None => err(path, format!("unknown field `{name}`")),
         }
     }
+    /// A slice `base[hi:lo]` of a field: within one container, else an error.
+    fn slice(&self, path: &str, name: &str) -> Option<Result<(Field, Access), IrError>> {
+        let (base, rest) = name.split_once('[')?;
+        let range = rest.strip_suffix(']')?;
+        let (hi, lo) = range.split_once(':')?;
+        let bad = |why: String| Some(err(path, format!("slice `{name}`: {why}")));
+        let (Ok(hi), Ok(lo)) = (hi.trim().parse::<u32>(), lo.trim().parse::<u32>()) else {
+            return bad("bounds are not numbers `[hi:lo]`".into());
+        };
+        let (pieces, access) = match (self.fields.get(base), self.pieces.get(base)) {
+            (Some(&(f, a)), _) => (vec![f], a),
+            (None, Some((p, a))) => (p.clone(), *a),
+            (None, None) => return Some(self.unknown(path, base)),
+        };
+        let bits: u32 = pieces.iter().map(|f| f.bits as u32).sum();
+        if hi < lo || hi >= bits {
+            return bad(format!(
+                "`{base}` is {bits} bits; a slice needs hi >= lo and hi < {bits}"
+            ));
+        }
+        // Walk the pieces from the least significant one.
+        let mut at = 0u32;
+        for f in pieces.iter().rev() {
+            let top = at + f.bits as u32;
+            if lo >= at && hi < top {
+                let field = Field::at(f.container, f.shift + (lo - at) as u8, (hi - lo + 1) as u8);
+                return Some(Ok((field, access)));
+            }
+            at = top;
+        }
+        bad(format!(
+            "the bits span two PHV containers of `{base}`; a slice lies within one"
+        ))
+    }
     fn field(&self, path: &str, name: &str) -> Result<Field, IrError> {
         match self.fields.get(name) {
             Some(&(f, _)) => Ok(f),
-            None => self.unknown(path, name),
+            None => match self.slice(path, name) {
+                Some(r) => r.map(|(f, _)| f),
+                None => self.unknown(path, name),
+            },
         }
     }
     fn writable(&self, path: &str, name: &str) -> Result<Field, IrError> {
         match self.fields.get(name) {
             Some(&(f, Access::ReadWrite)) => Ok(f),
             Some(_) => err(path, format!("field `{name}` is read-only")),
-            None => self.unknown(path, name),
+            None => match self.slice(path, name) {
+                Some(Ok((f, Access::ReadWrite))) => Ok(f),
+                Some(Ok(_)) => err(path, format!("field `{name}` is read-only")),
+                Some(Err(e)) => Err(e),
+                None => self.unknown(path, name),
+            },
+        }
+    }
+    /// A field as table keys and hash inputs see it: its pieces, most significant first
+    /// (one for a field of at most 32 bits).
+    fn pieces(&self, path: &str, name: &str) -> Result<Vec<Field>, IrError> {
+        match self.pieces.get(name) {
+            Some((p, _)) => Ok(p.clone()),
+            None => self.field(path, name).map(|f| vec![f]),
         }
     }
     fn salu_operand(&self, path: &str, o: &ir::SaluOperand) -> Result<SOperand, IrError> {
@@ -450,7 +562,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     unique("metadata", p.metadata.iter().map(|m| m.name.as_str()))?;
     for (i, m) in p.metadata.iter().enumerate() {
         let path = format!("metadata[{i}] ({})", m.name);
-        if fields::builtin(&m.name).is_some() {
+        if fields::builtin(&m.name).is_some() || fields::wide_builtin(&m.name).is_some() {
             return err(&path, "the name is a built-in field");
         }
         if fields.contains_key(&m.name) || lowered.wide.iter().any(|w| w.0 == m.name) {
@@ -470,9 +582,20 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         fields.insert(m.name.clone(), (f, Access::ReadWrite));
         metadata.push((m.name.clone(), f));
     }
+    let mut pieces = BTreeMap::new();
+    for b in fields::WIDE_BUILTINS {
+        pieces.insert(b.name.to_string(), (b.pieces.to_vec(), b.access));
+    }
+    for (name, p) in lowered.wide_pieces {
+        let bits: u32 = p.iter().map(|f| f.bits as u32).sum();
+        if bits <= WIDE_MAX_BITS {
+            pieces.insert(name, (p, Access::ReadWrite));
+        }
+    }
     let r = Resolver {
         fields,
         wide: lowered.wide,
+        pieces,
     };
 
     // Hash units.
@@ -483,11 +606,12 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         if h.inputs.is_empty() {
             return err(&path, "a hash needs at least one input field");
         }
-        let inputs = h
+        let inputs: Vec<Field> = h
             .inputs
             .iter()
-            .map(|n| r.field(&path, n))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|n| r.pieces(&path, n))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
         let polynomial = h
             .polynomial
             .unwrap_or_else(|| h.algorithm.default_polynomial());
@@ -531,11 +655,18 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         if x.size == 0 {
             return err(&path, "a register array needs at least one cell");
         }
+        if x.signed && x.cell_bits == 1 {
+            return err(
+                &path,
+                "a signed array needs cells of 8, 16, 32 or 64 bits, not 1",
+            );
+        }
         registers.push(CRegister {
             name: x.name.clone(),
             cell_bits: x.cell_bits,
             size: x.size,
             pair: x.pair,
+            signed: x.signed,
         });
     }
     let ra_ids = unique(
@@ -670,6 +801,17 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         tables.push(lower_table(&path, t, &r, &action_ids, &actions)?);
     }
 
+    for (i, t) in p.tables.iter().enumerate() {
+        if let Some(a) = &t.after {
+            let path = format!("tables[{i}] ({}).after", t.name);
+            match table_ids.get(a) {
+                Some(&j) if j != i => tables[i].after = Some(j),
+                Some(_) => return err(&path, "a table cannot follow itself"),
+                None => return err(&path, format!("unknown table `{a}`")),
+            }
+        }
+    }
+
     // Controls.
     let mut lowering = ControlLowering {
         r: &r,
@@ -707,6 +849,10 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         }
     }
     check_register_sharing(&tables, &registers, &lowering.applied)?;
+    crate::program::scope::check_scopes(p)?;
+    if let Some(o) = &p.overhead {
+        check_overhead(o)?;
+    }
     let gateways = lowering.gateways;
     let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
     for g in &gateways {
@@ -714,11 +860,12 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             return err(&format!("gateway {}", g.name), "the name is used twice");
         }
     }
-    let flat = std::array::from_fn(|k| {
+    let flat: [Vec<FlatUnit>; 3] = std::array::from_fn(|k| {
         let mut out = Vec::new();
         flatten(&controls[k], &mut Vec::new(), &mut out);
         out
     });
+    check_after(&tables, &flat)?;
     Ok(Checked {
         name: p.name.clone(),
         phv: *phv,
@@ -735,6 +882,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         phv_spill,
         metadata,
         parser,
+        overhead: p.overhead,
     })
 }
 
@@ -833,6 +981,37 @@ fn check_register_sharing(
     Ok(())
 }
 
+/// A table placed `after` another must be applied later by the same control.
+fn check_after(tables: &[CTable], flat: &[Vec<FlatUnit>; 3]) -> Result<(), IrError> {
+    let position = |t: usize| {
+        Thread::ALL.iter().find_map(|th| {
+            flat[th.index()]
+                .iter()
+                .position(|u| u.unit == Unit::Table(t))
+                .map(|i| (*th, i))
+        })
+    };
+    for (i, t) in tables.iter().enumerate() {
+        let Some(a) = t.after else { continue };
+        let (me, other) = (position(i), position(a));
+        if let (Some((th, at)), Some((oth, oat))) = (me, other) {
+            if th != oth || oat > at {
+                return err(
+                    &format!("tables[{i}] ({}).after", t.name),
+                    format!(
+                        "table `{}` is applied in {} {}; `after` names a table the same \
+                         control applies earlier",
+                        tables[a].name,
+                        oth.name(),
+                        if th != oth { "only" } else { "later" }
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn duplicate_or_overlap(fs: &[Field]) -> Option<Field> {
     for (i, a) in fs.iter().enumerate() {
         if fs[i + 1..].iter().any(|b| fields::overlaps(*a, *b)) {
@@ -854,13 +1033,19 @@ fn lower_action(
     let mut param_bits = Vec::new();
     for (k, prm) in a.params.iter().enumerate() {
         let pp = format!("{path}.params[{k}] ({})", prm.name);
-        if !(1..=32).contains(&prm.bits) {
-            return err(&pp, format!("width {} is outside 1..=32", prm.bits));
+        if !(1..=WIDE_MAX_BITS as u8).contains(&prm.bits) {
+            return err(
+                &pp,
+                format!(
+                    "width {} is outside 1..={WIDE_MAX_BITS} (over 32 only to `set` a wide field)",
+                    prm.bits
+                ),
+            );
         }
         if params.insert(prm.name.clone(), k).is_some() {
             return err(&pp, "the name is used twice");
         }
-        param_bits.push(prm.bits);
+        param_bits.push(prm.bits.min(32));
     }
     let value = |pp: &str, o: &ir::Operand| -> Result<Value, IrError> {
         Ok(match o {
@@ -870,6 +1055,16 @@ fn lower_action(
                 Err(_) => return err(pp, format!("constant {c} exceeds 32 bits")),
             },
             ir::Operand::Param(n) => match params.get(n) {
+                Some(&k) if a.params[k].bits > 32 => {
+                    return err(
+                        pp,
+                        format!(
+                            "parameter `{n}` is {} bits; an ALU sees 32: only `set` of a field \
+                             of its width takes it",
+                            a.params[k].bits
+                        ),
+                    )
+                }
                 Some(&k) => Value::Param(k),
                 None => return err(pp, format!("action has no parameter `{n}`")),
             },
@@ -877,6 +1072,12 @@ fn lower_action(
     };
     let mut out = CAction {
         name: a.name.clone(),
+        arg_chunks: a
+            .params
+            .iter()
+            .enumerate()
+            .map(|(k, prm)| vec![(k, prm.bits.min(32))])
+            .collect(),
         param_bits,
         ops: Vec::new(),
         operand_reads: Vec::new(),
@@ -887,6 +1088,12 @@ fn lower_action(
     };
     for (k, prim) in a.primitives.iter().enumerate() {
         let pp = format!("{path}.primitives[{k}]");
+        if let Primitive::Set { dst, src } = prim {
+            if r.pieces.contains_key(dst.as_str()) {
+                wide_set(&pp, r, dst, src, a, &mut out)?;
+                continue;
+            }
+        }
         let mut reads = Vec::new();
         let mut xbar = Vec::new();
         let mut writes = Vec::new();
@@ -1025,7 +1232,146 @@ fn lower_action(
         out.writes.extend(writes);
         out.ops.push(op);
     }
+    // A wide parameter no `set` cut: its low 32 bits, then the rest.
+    for (k, prm) in a.params.iter().enumerate() {
+        if prm.bits > 32 && out.arg_chunks[k].len() == 1 {
+            out.arg_chunks[k].push((out.param_bits.len(), prm.bits - 32));
+            out.param_bits.push(prm.bits - 32);
+        }
+    }
     Ok(out)
+}
+
+/// `set` of a field wider than 32 bits: one move per run of bits that lies in one container
+/// of the destination and one of the source (a constant splits by the destination's
+/// pieces), as Tofino2's compiler splits a wide assignment over containers.
+fn wide_set(
+    pp: &str,
+    r: &Resolver,
+    dst: &str,
+    src: &ir::Operand,
+    a: &ir::Action,
+    out: &mut CAction,
+) -> Result<(), IrError> {
+    let (dst_pieces, access) = r.pieces[dst].clone();
+    if access != Access::ReadWrite {
+        return err(pp, format!("field `{dst}` is read-only"));
+    }
+    let bits: u32 = dst_pieces.iter().map(|f| f.bits as u32).sum();
+    // (destination slice, source) pairs, from the least significant bits up.
+    let mut moves: Vec<(Field, Value)> = Vec::new();
+    let mut reads = Vec::new();
+    match src {
+        ir::Operand::Const(c) => {
+            if !fits(*c, bits) {
+                return err(
+                    pp,
+                    format!("constant {c} does not fit `{dst}`'s {bits} bits"),
+                );
+            }
+            let mut below = 0u32;
+            for f in dst_pieces.iter().rev() {
+                let v = (*c >> below) & ((1u64 << f.bits) - 1);
+                moves.push((*f, Value::Const(v as u32)));
+                below += f.bits as u32;
+            }
+        }
+        ir::Operand::Field(n) => {
+            let src_pieces = r.pieces(pp, n)?;
+            let src_bits: u32 = src_pieces.iter().map(|f| f.bits as u32).sum();
+            if src_bits != bits {
+                return err(
+                    pp,
+                    format!(
+                        "`{dst}` is {bits} bits but `{n}` is {src_bits}; `set` copies equal widths"
+                    ),
+                );
+            }
+            // Two cursors from the least significant bit: cut at every piece boundary of
+            // either side.
+            let (mut d, mut s) = (dst_pieces.iter().rev(), src_pieces.iter().rev());
+            let (mut df, mut sf) = (*d.next().unwrap(), *s.next().unwrap());
+            loop {
+                let n = df.bits.min(sf.bits);
+                let dpart = Field::at(df.container, df.shift, n);
+                let spart = Field::at(sf.container, sf.shift, n);
+                moves.push((dpart, Value::Field(spart)));
+                reads.push(spart);
+                df = Field::at(df.container, df.shift + n, df.bits - n);
+                sf = Field::at(sf.container, sf.shift + n, sf.bits - n);
+                if df.bits == 0 {
+                    match d.next() {
+                        Some(f) => df = *f,
+                        None => break,
+                    }
+                }
+                if sf.bits == 0 {
+                    sf = *s.next().expect("equal widths");
+                }
+            }
+        }
+        ir::Operand::Param(n) => {
+            let Some(k) = a.params.iter().position(|p| &p.name == n) else {
+                return err(pp, format!("action has no parameter `{n}`"));
+            };
+            if a.params[k].bits as u32 != bits {
+                return err(
+                    pp,
+                    format!(
+                        "`{dst}` is {bits} bits but parameter `{n}` is {}; `set` copies equal widths",
+                        a.params[k].bits
+                    ),
+                );
+            }
+            // The parameter's chunks follow the destination's containers (least
+            // significant first): its lowest chunk keeps slot k, the others get new slots.
+            let cut: Vec<u8> = dst_pieces.iter().rev().map(|f| f.bits).collect();
+            let have: Vec<u8> = out.arg_chunks[k].iter().map(|c| c.1).collect();
+            if have.len() == 1 && bits > 32 {
+                let mut chunks = vec![(k, cut[0])];
+                out.param_bits[k] = cut[0];
+                for &b in &cut[1..] {
+                    chunks.push((out.param_bits.len(), b));
+                    out.param_bits.push(b);
+                }
+                out.arg_chunks[k] = chunks;
+            } else if have != cut {
+                return err(
+                    pp,
+                    format!(
+                        "parameter `{n}` is already cut as {have:?} bits (least significant \
+                         first) for another field; `{dst}` needs {cut:?}"
+                    ),
+                );
+            }
+            for (f, &(slot, _)) in dst_pieces.iter().rev().zip(&out.arg_chunks[k]) {
+                moves.push((*f, Value::Param(slot)));
+            }
+        }
+    }
+    for rd in &reads {
+        if out.writes.iter().any(|w| fields::overlaps(*w, *rd)) {
+            return err(
+                pp,
+                "reads a field an earlier primitive of the action writes; VLIW \
+                 primitives of one action act in parallel",
+            );
+        }
+    }
+    for (w, _) in &moves {
+        if out.writes.iter().any(|o| fields::overlaps(*o, *w)) {
+            return err(
+                pp,
+                "writes a field an earlier primitive of the action writes",
+            );
+        }
+    }
+    out.operand_reads.extend(reads);
+    for (dst, src) in moves {
+        out.writes.push(dst);
+        out.ops.push(Op::Set { dst, src });
+    }
+    Ok(())
 }
 
 fn field_of(v: &Value) -> Option<Field> {
@@ -1051,27 +1397,32 @@ fn lower_call(
             format!("action `{}` is not one of the table's actions", c.action),
         );
     }
-    let bits = &actions[action].param_bits;
-    if c.args.len() != bits.len() {
+    let chunks = &actions[action].arg_chunks;
+    if c.args.len() != chunks.len() {
         return err(
             path,
             format!(
                 "action `{}` takes {} arguments, {} given",
                 c.action,
-                bits.len(),
+                chunks.len(),
                 c.args.len()
             ),
         );
     }
-    for (k, (&v, &b)) in c.args.iter().zip(bits).enumerate() {
-        if !fits(v, b as u32) {
+    let mut args = vec![0u32; actions[action].param_bits.len()];
+    for (k, (&v, chunk)) in c.args.iter().zip(chunks).enumerate() {
+        let b: u32 = chunk.iter().map(|c| c.1 as u32).sum();
+        if !fits(v, b) {
             return err(path, format!("argument {k} ({v}) does not fit in {b} bits"));
         }
+        // A wide argument is cut into its slots, least significant chunk first.
+        let mut below = 0u32;
+        for &(slot, bits) in chunk {
+            args[slot] = ((v >> below) & ((1u64 << bits) - 1)) as u32;
+            below += bits as u32;
+        }
     }
-    Ok(Call {
-        action,
-        args: c.args.iter().map(|&v| v as u32).collect(),
-    })
+    Ok(Call { action, args })
 }
 
 fn lower_table(
@@ -1081,11 +1432,12 @@ fn lower_table(
     action_ids: &BTreeMap<String, usize>,
     actions: &[CAction],
 ) -> Result<CTable, IrError> {
-    let keys = t
+    let key_pieces = t
         .keys
         .iter()
-        .map(|k| r.field(&format!("{path}.keys"), k))
+        .map(|k| r.pieces(&format!("{path}.keys"), k))
         .collect::<Result<Vec<_>, _>>()?;
+    let keys: Vec<Field> = key_pieces.iter().flatten().copied().collect();
     if !keys.is_empty() && t.size == 0 {
         return err(path, "a table with keys needs a size of at least 1");
     }
@@ -1138,11 +1490,12 @@ fn lower_table(
                     ),
                 );
             }
-            let inputs = sel
+            let inputs: Vec<Field> = sel
                 .inputs
                 .iter()
-                .map(|f| r.field(&format!("{sp}.inputs"), f))
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|f| r.pieces(&format!("{sp}.inputs"), f))
+                .collect::<Result<Vec<_>, _>>()?
+                .concat();
             Some(CSelector {
                 inputs,
                 groups: sel.groups,
@@ -1155,10 +1508,10 @@ fn lower_table(
     let mut groups = 0u32;
     for (k, e) in t.entries.iter().enumerate() {
         let ep = format!("{path}.entries[{k}]");
-        if e.key.len() != keys.len() {
+        if e.key.len() != key_pieces.len() {
             return err(
                 &ep,
-                format!("{} key values for {} keys", e.key.len(), keys.len()),
+                format!("{} key values for {} keys", e.key.len(), key_pieces.len()),
             );
         }
         let call = match (e.members.is_empty(), e.action.is_none(), &selector) {
@@ -1210,48 +1563,53 @@ fn lower_table(
             }
         };
         let mut pairs = Vec::new();
-        for (kv, f) in e.key.iter().zip(&keys) {
-            let full = if f.bits >= 32 {
-                u32::MAX
+        for (n, (kv, pieces)) in e.key.iter().zip(&key_pieces).enumerate() {
+            // A key wider than 32 bits is matched as its pieces, one per container.
+            let bits: u32 = pieces.iter().map(|f| f.bits as u32).sum();
+            let full = if bits >= 64 {
+                u64::MAX
             } else {
-                (1u32 << f.bits) - 1
+                (1u64 << bits) - 1
             };
-            if !fits(kv.value, f.bits as u32) {
+            if !fits(kv.value, bits) {
                 return err(
                     &ep,
-                    format!("value {} does not fit in {} bits", kv.value, f.bits),
+                    format!("value {} does not fit in {} bits", kv.value, bits),
                 );
             }
-            let last = pairs.len() + 1 == keys.len();
-            let mask = match (t.kind, kv.mask) {
-                (MatchKind::Exact, Some(_)) => {
-                    return err(&ep, "an exact table's entries have no masks")
-                }
-                (MatchKind::Lpm, Some(_)) if !last => {
-                    return err(
+            let last = n + 1 == key_pieces.len();
+            let mask =
+                match (t.kind, kv.mask) {
+                    (MatchKind::Exact, Some(_)) => {
+                        return err(&ep, "an exact table's entries have no masks")
+                    }
+                    (MatchKind::Lpm, Some(_)) if !last => return err(
                         &ep,
                         "only the last key of an lpm table has a prefix; the others match exactly",
-                    )
-                }
-                (_, None) => full,
-                (MatchKind::Ternary | MatchKind::Lpm, Some(m)) => {
-                    if !fits(m, f.bits as u32) {
-                        return err(&ep, format!("mask {m:#x} does not fit in {} bits", f.bits));
+                    ),
+                    (_, None) => full,
+                    (MatchKind::Ternary | MatchKind::Lpm, Some(m)) => {
+                        if !fits(m, bits) {
+                            return err(&ep, format!("mask {m:#x} does not fit in {} bits", bits));
+                        }
+                        // A prefix: ones from the field's top bit down, then zeros, so the
+                        // bits it leaves out are a run of low ones.
+                        let left_out = !m & full;
+                        if t.kind == MatchKind::Lpm && left_out & left_out.wrapping_add(1) != 0 {
+                            return err(
+                                &ep,
+                                format!("mask {m:#x} is not a prefix of the {}-bit key", bits),
+                            );
+                        }
+                        m
                     }
-                    let m = m as u32;
-                    // A prefix: ones from the field's top bit down, then zeros, so the
-                    // bits it leaves out are a run of low ones.
-                    let left_out = !m & full;
-                    if t.kind == MatchKind::Lpm && left_out & left_out.wrapping_add(1) != 0 {
-                        return err(
-                            &ep,
-                            format!("mask {m:#x} is not a prefix of the {}-bit key", f.bits),
-                        );
-                    }
-                    m
-                }
-            };
-            pairs.push((kv.value as u32, mask));
+                };
+            let mut below = bits;
+            for f in pieces {
+                below -= f.bits as u32;
+                let part = |v: u64| ((v >> below) & ((1u64 << f.bits) - 1)) as u32;
+                pairs.push((part(kv.value), part(mask)));
+            }
         }
         match t.kind {
             MatchKind::Exact => {
@@ -1269,8 +1627,10 @@ fn lower_table(
         }
         // Longest prefix first; entries of equal length keep their order. The TCAM then
         // finds the longest matching prefix as its highest-priority hit.
+        // The last key's prefix may span pieces: count its ones over all of them (the
+        // other keys' masks are full, the same for every entry).
         ternary.sort_by_key(|(pairs, _)| {
-            std::cmp::Reverse(pairs.last().map_or(0, |&(_, m)| m.count_ones()))
+            std::cmp::Reverse(pairs.iter().map(|&(_, m)| m.count_ones()).sum::<u32>())
         });
     }
     let mut registers = Vec::new();
@@ -1292,6 +1652,16 @@ fn lower_table(
         ternary,
         registers,
         selector,
+        stage: match t.stage {
+            Some(s) if s >= MAU_STAGES => {
+                return err(
+                    &format!("{path}.stage"),
+                    format!("stage {s} is outside 0..{MAU_STAGES} (Tofino2's MAU stages)"),
+                )
+            }
+            s => s.map(|s| s as usize),
+        },
+        after: None,
     })
 }
 

@@ -52,6 +52,22 @@ pub struct Program {
     /// The ghost control (runs in lockstep with ingress; placed and timed with it).
     #[serde(default)]
     pub ghost: Vec<Stmt>,
+    /// Traffic the program adds per data packet, for the report's recirculation and mirror
+    /// budget (the chip does not enforce it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
+}
+
+/// Packets a program adds per data packet it forwards: a packet it sends round the
+/// recirculation port and a mirror copy, each given by its frame bytes (FCS included; 0
+/// for none). The report finds the smallest data frame the ports can carry at line rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overhead {
+    #[serde(default)]
+    pub recirculated_bytes: u32,
+    #[serde(default)]
+    pub mirrored_bytes: u32,
 }
 
 /// A program-defined metadata field of 1 to 32 bits.
@@ -261,9 +277,22 @@ pub enum AluOp {
     Shr,
     Min,
     Max,
+    /// Signed minimum: both operands read as two's complement (a field sign-extended from
+    /// its width, a constant as 32 bits), as P4's `min` on `int<>` values.
+    SMin,
+    /// Signed maximum.
+    SMax,
+    /// Arithmetic shift right: `a` sign-extended from its width, shifted right by `b` (32 or
+    /// more gives all sign bits), as P4's `>>` on `int<>`.
+    Sar,
 }
 
 impl AluOp {
+    /// Whether the operation reads its operands as signed values.
+    pub fn is_signed(self) -> bool {
+        matches!(self, AluOp::SMin | AluOp::SMax | AluOp::Sar)
+    }
+
     /// Applies the operation to 32-bit values (wrapping; shifts of 32 or more give 0).
     pub fn apply(self, a: u32, b: u32) -> u32 {
         match self {
@@ -276,8 +305,20 @@ impl AluOp {
             AluOp::Shr => a.checked_shr(b).unwrap_or(0),
             AluOp::Min => a.min(b),
             AluOp::Max => a.max(b),
+            AluOp::SMin => (a as i32).min(b as i32) as u32,
+            AluOp::SMax => (a as i32).max(b as i32) as u32,
+            AluOp::Sar => ((a as i32) >> b.min(31)) as u32,
         }
     }
+}
+
+/// `v`'s low `bits` bits as a two's-complement number, extended to 32 bits.
+pub fn sign_extend(v: u32, bits: u8) -> u32 {
+    if bits == 0 || bits >= 32 {
+        return v;
+    }
+    let shift = 32 - bits as u32;
+    (((v << shift) as i32) >> shift) as u32
 }
 
 /// Why a program drops a packet (the model keeps the reason in `drop_ctl`'s container).
@@ -318,6 +359,12 @@ pub enum Primitive {
     Shr(Binary),
     Min(Binary),
     Max(Binary),
+    /// Signed `min` (two's complement; see [`AluOp::SMin`]).
+    SMin(Binary),
+    /// Signed `max`.
+    SMax(Binary),
+    /// Arithmetic shift right (see [`AluOp::Sar`]).
+    Sar(Binary),
     /// `dst = hash unit's output` (truncated to the field).
     Hash {
         dst: String,
@@ -380,6 +427,9 @@ impl Primitive {
             Primitive::Shr(b) => (AluOp::Shr, b),
             Primitive::Min(b) => (AluOp::Min, b),
             Primitive::Max(b) => (AluOp::Max, b),
+            Primitive::SMin(b) => (AluOp::SMin, b),
+            Primitive::SMax(b) => (AluOp::SMax, b),
+            Primitive::Sar(b) => (AluOp::Sar, b),
             _ => return None,
         })
     }
@@ -401,6 +451,9 @@ impl Primitive {
             AluOp::Shr => Primitive::Shr(bin),
             AluOp::Min => Primitive::Min(bin),
             AluOp::Max => Primitive::Max(bin),
+            AluOp::SMin => Primitive::SMin(bin),
+            AluOp::SMax => Primitive::SMax(bin),
+            AluOp::Sar => Primitive::Sar(bin),
         }
     }
 
@@ -559,9 +612,27 @@ pub struct Table {
     /// An action selector: entries may name groups of members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<Selector>,
+    /// P4's `@stage(N)`: placement puts the table in MAU stage `N` (counting from 0) or
+    /// refuses the program, naming why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
+    /// The table goes in a stage after the one (the last one, if split) of this table,
+    /// which the same control applies earlier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 impl Table {
+    /// Pins the table to MAU stage `stage` (P4's `@stage`).
+    pub fn stage(mut self, stage: u32) -> Table {
+        self.stage = Some(stage);
+        self
+    }
+    /// Places the table in a stage after table `other`'s.
+    pub fn after(mut self, other: &str) -> Table {
+        self.after = Some(other.to_string());
+        self
+    }
     /// A table with no actions or entries yet; the default action is the first action
     /// added unless [`Table::default_action`] sets another.
     pub fn new(name: &str, kind: MatchKind, keys: &[&str], size: u32) -> Table {
@@ -574,6 +645,8 @@ impl Table {
             default_action: ActionCall::new("", &[]),
             entries: Vec::new(),
             selector: None,
+            stage: None,
+            after: None,
         }
     }
     /// Gives the table an action selector hashing `inputs` over groups of at most
@@ -789,6 +862,11 @@ pub struct RegisterArray {
     pub size: u32,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pair: bool,
+    /// Cells (each half of a pair) hold two's-complement values (P4's `Register<int<N>>`):
+    /// the stateful ALU compares and takes `min`/`max` signed, operands sign-extended from
+    /// their width (a field's bits, a constant's and a cell's the cell width).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signed: bool,
 }
 
 /// An operand of the stateful ALU.
@@ -1011,6 +1089,18 @@ impl ProgramBuilder {
             cell_bits,
             size,
             pair: false,
+            signed: false,
+        });
+        self
+    }
+    /// A register array of `size` signed cells (`Register<int<cell_bits>>`).
+    pub fn register_signed(mut self, name: &str, cell_bits: u8, size: u32) -> Self {
+        self.program.registers.push(RegisterArray {
+            name: name.to_string(),
+            cell_bits,
+            size,
+            pair: false,
+            signed: true,
         });
         self
     }
@@ -1021,6 +1111,7 @@ impl ProgramBuilder {
             cell_bits: half_bits,
             size,
             pair: true,
+            signed: false,
         });
         self
     }
@@ -1046,6 +1137,14 @@ impl ProgramBuilder {
     }
     pub fn ghost(mut self, body: Vec<Stmt>) -> Self {
         self.program.ghost = body;
+        self
+    }
+    /// Declares the bytes the program recirculates and mirrors per data packet.
+    pub fn overhead(mut self, recirculated_bytes: u32, mirrored_bytes: u32) -> Self {
+        self.program.overhead = Some(Overhead {
+            recirculated_bytes,
+            mirrored_bytes,
+        });
         self
     }
     /// The program built so far.

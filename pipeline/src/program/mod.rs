@@ -8,3 +8,4 @@ pub mod error;
 pub mod examples;
 pub mod ir;
 pub mod parser_check;
+pub mod scope;

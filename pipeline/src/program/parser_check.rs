@@ -43,6 +43,9 @@ pub struct Lowered {
     pub fields: Vec<(String, Field, Access)>,
     /// Header fields wider than 32 bits: carried through the PHV, not nameable.
     pub wide: Vec<(String, u16)>,
+    /// The same fields' pieces (one per container they span, most significant first), for
+    /// those the checker lets tables and actions name (at most 64 bits).
+    pub wide_pieces: Vec<(String, Vec<Field>)>,
 }
 
 /// The built-in graph, resolved.
@@ -77,6 +80,24 @@ pub fn deparse(phv: &Phv, bytes: &mut [u8]) {
 struct Hdr {
     decl: HeaderType,
     layout: HeaderLayout,
+}
+
+/// The pieces of a field `start` bits into a header, `bits` wide, that spans containers:
+/// one per container it touches, most significant first. `None` if some of its bits are in
+/// no container (never, for a laid-out header).
+fn locate_pieces(extracts: &[Extract], start: u32, bits: u32) -> Option<Vec<Field>> {
+    let end = start + bits;
+    let mut pieces: Vec<(u32, Field)> = extracts
+        .iter()
+        .filter_map(|e| {
+            let (lo, hi) = (e.offset as u32 * 8, (e.offset + e.len) as u32 * 8);
+            let (a, b) = (lo.max(start), hi.min(end));
+            (a < b).then(|| (a, Field::at(e.container, (hi - b) as u8, (b - a) as u8)))
+        })
+        .collect();
+    pieces.sort_by_key(|p| p.0);
+    let covered: u32 = pieces.iter().map(|p| p.1.bits as u32).sum();
+    (covered == bits).then(|| pieces.into_iter().map(|p| p.1).collect())
 }
 
 /// Where a field `start` bits into a header, `bits` wide, sits in the header's containers.
@@ -212,6 +233,7 @@ pub fn lower(
     // Field names of the headers in the graph.
     let mut fields_out = Vec::new();
     let mut wide = Vec::new();
+    let mut wide_pieces = Vec::new();
     let mut field_of: BTreeMap<String, (Field, usize)> = BTreeMap::new();
     for (h, hd) in hdrs.iter().enumerate() {
         let is_builtin = parser::builtin_layout(&hd.decl.name).is_some();
@@ -236,7 +258,16 @@ pub fn lower(
                 None => {
                     match located {
                         Some(field) => fields_out.push((name.clone(), field, Access::ReadWrite)),
-                        None => wide.push((name.clone(), f.bits)),
+                        None => {
+                            wide.push((name.clone(), f.bits));
+                            if let Some(p) = locate_pieces(
+                                &hd.layout.extracts,
+                                start_bit - f.bits as u32,
+                                f.bits as u32,
+                            ) {
+                                wide_pieces.push((name.clone(), p));
+                            }
+                        }
                     }
                     located
                 }
@@ -451,6 +482,7 @@ pub fn lower(
         },
         fields: fields_out,
         wide,
+        wide_pieces,
     })
 }
 

@@ -21,7 +21,7 @@ use crate::hw::phv::{Field, Phv};
 use crate::program::check::{
     CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Target, Thread, Unit, Value,
 };
-use crate::program::ir::{Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
+use crate::program::ir::{sign_extend, Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use std::sync::Arc;
 
 /// Register contents of a program: one vector of cells per register array.
@@ -112,6 +112,15 @@ impl State {
         }
     }
 
+    /// An operand of a signed ALU operation: a field sign-extended from its width, a
+    /// parameter from its width, a constant as 32 bits.
+    fn signed_value(phv: &Phv, v: Value, args: &[u32]) -> u32 {
+        match v {
+            Value::Field(f) => sign_extend(phv.get(f), f.bits),
+            other => Self::value(phv, other, args),
+        }
+    }
+
     /// Evaluates a gateway on `read` and records its outcome in `write`.
     fn gateway(read: &Phv, write: &mut Phv, g: &CGateway) -> bool {
         let a = read.get(g.field);
@@ -197,6 +206,13 @@ impl State {
         for op in &action.ops {
             match *op {
                 Op::Set { dst, src } => write.set(dst, Self::value(read, src, args)),
+                Op::Alu { op, dst, a, b } if op.is_signed() => {
+                    let v = op.apply(
+                        Self::signed_value(read, a, args),
+                        Self::signed_value(read, b, args),
+                    );
+                    write.set(dst, v);
+                }
                 Op::Alu { op, dst, a, b } => {
                     let v = op.apply(Self::value(read, a, args), Self::value(read, b, args));
                     write.set(dst, v);
@@ -258,10 +274,27 @@ impl State {
             SOperand::Field(f) => read.get(f) as u64,
             SOperand::Const(c) => c & mask,
         };
+        // A signed array reads every operand as two's complement: a field from its width
+        // (at most the cell's), a cell or constant from the cell width.
+        let signed = |o: SOperand| -> i64 {
+            let (v, bits) = match o {
+                SOperand::Field(f) => (operand(o) & mask, (f.bits).min(reg.cell_bits)),
+                _ => (operand(o), reg.cell_bits),
+            };
+            if bits >= 64 {
+                v as i64
+            } else {
+                let shift = 64 - bits as u32;
+                ((v << shift) as i64) >> shift
+            }
+        };
         let conds: Vec<bool> = ra
             .conditions
             .iter()
-            .map(|&(a, cmp, b)| cmp.holds(operand(a), operand(b)))
+            .map(|&(a, cmp, b)| match reg.signed {
+                true => cmp.holds(signed(a), signed(b)),
+                false => cmp.holds(operand(a), operand(b)),
+            })
             .collect();
         let half = |h: Half, before: u64| {
             let update = ra
@@ -272,8 +305,14 @@ impl State {
             match update {
                 None => before,
                 Some(u) => {
-                    let (a, b) = (operand(u.a), operand(u.b));
+                    // Two's complement: the same sums as unsigned ones once extended.
+                    let (a, b) = match reg.signed {
+                        true => (signed(u.a) as u64, signed(u.b) as u64),
+                        false => (operand(u.a), operand(u.b)),
+                    };
                     let v = match u.op {
+                        SaluOp::Min if reg.signed => signed(u.a).min(signed(u.b)) as u64,
+                        SaluOp::Max if reg.signed => signed(u.a).max(signed(u.b)) as u64,
                         SaluOp::Set => a,
                         SaluOp::Add => a.wrapping_add(b),
                         SaluOp::Sub => a.wrapping_sub(b),

@@ -28,9 +28,9 @@ pub static SCHEME: Scheme = Scheme {
 /// 100 Gb/s x 5 us bandwidth-delay product; our default).
 pub const DEFAULT_K_CELLS: u64 = 400;
 
-fn build(p: &SchemeParams, _: &Target) -> Setup {
+fn build(p: &SchemeParams, target: &Target) -> Setup {
     Setup {
-        program: super::with_ecmp(program(p.int("k_cells"))),
+        program: target.routed(program(p.int("k_cells"))),
         port_queues: None,
         hosts: Hosts {
             congestion: Congestion::Dctcp,
@@ -58,9 +58,8 @@ pub fn program(threshold_cells: u64) -> Program {
         .build_unchecked()
 }
 
-/// [`program`] for networks with equal-cost paths: `ipv4_host` has an action selector
-/// over the 5-tuple (1024 groups of up to 16 members), so the chip installs a destination's
-/// equal-cost routes as one group and each flow keeps one path.
+/// [`program`] for networks with equal-cost paths (`programs/ecmp_switch.json`; see
+/// [`super::with_ecmp`]).
 pub fn ecmp_program(threshold_cells: u64) -> Program {
     let mut p = super::with_ecmp(program(threshold_cells));
     p.name = "ecmp_switch".into();

@@ -26,9 +26,9 @@ pub fn program() -> Program {
         .build_unchecked()
 }
 
-fn build(_: &SchemeParams, _: &Target) -> Setup {
+fn build(_: &SchemeParams, target: &Target) -> Setup {
     Setup {
-        program: super::with_ecmp(program()),
+        program: target.routed(program()),
         port_queues: None,
         hosts: Hosts::PLAIN,
     }

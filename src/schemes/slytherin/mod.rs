@@ -72,7 +72,7 @@ pub fn k_cells_for(params: &Tofino2Params, link_bps: u64, permille: u64) -> u64 
 
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     Setup {
-        program: program(p.int("k_cells")),
+        program: target.routed(program(p.int("k_cells"))),
         port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
             congestion: Congestion::Dctcp,
@@ -103,13 +103,9 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<QueueConfig> {
 /// others stay in queue [`NORMAL_QID`]; in egress, ECN-capable packets that found at least
 /// `threshold_cells` cells in their queue are marked CE (both queues, as the paper does not
 /// restrict marking to the normal one). A packet this switch marks was queued before the
-/// mark, so it is promoted from the next switch on. `ipv4_host` has the ECMP selector of
-/// [`super::with_ecmp`], so the program runs on topologies with equal-cost paths.
+/// mark, so it is promoted from the next switch on. Networks with equal-cost paths get it
+/// with the ECMP selector ([`super::with_ecmp`], through [`Target::routed`]).
 pub fn program(threshold_cells: u64) -> Program {
-    super::with_ecmp(base_program(threshold_cells))
-}
-
-fn base_program(threshold_cells: u64) -> Program {
     forwarding("slytherin_switch")
         .action(Action::new("to_high").prim(Primitive::SetQid {
             qid: Operand::Const(HIGH_QID),

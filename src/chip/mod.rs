@@ -24,6 +24,14 @@
 //! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
+mod arbiter;
+mod egress;
+mod flow_control;
+mod ghost;
+mod ingress;
+mod mac;
+mod mirror;
+
 use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
 use crate::program::build_pipes;
@@ -207,6 +215,9 @@ struct Port {
     recirculation: bool,
     dev_port: u16,
     rx_fifo: VecDeque<PacketHandle>,
+    /// (packet index, cycle its last bit reached the port) of the frames in `rx_fifo`, in
+    /// the same order: the ingress MAC time stamp.
+    rx_arrival: VecDeque<(u32, Cycle)>,
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
@@ -482,6 +493,7 @@ impl Chip {
                 recirculation: i >= front,
                 dev_port,
                 rx_fifo: VecDeque::new(),
+                rx_arrival: VecDeque::new(),
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
@@ -822,34 +834,6 @@ impl Chip {
         self.mirror_copies.len() as u64
     }
 
-    /// Session `session`'s copy of `pkt`: its bytes as they are now, cut to the session's
-    /// truncation, counted, and handed to the TM next cycle for the session's port and queue,
-    /// charged to (`ingress_port`, `ingress_cos`) like the original.
-    fn mirror_copy(
-        &mut self,
-        now: Cycle,
-        pkt: PacketHandle,
-        session: MirrorSession,
-        ingress_port: u16,
-        ingress_cos: u8,
-        pool: &mut PacketPool,
-    ) {
-        let copy = pool.copy_packet(pkt, session.truncate_bytes.map(|t| t as usize));
-        self.counters.mirrored += 1;
-        self.mirror_copies.insert(copy.index());
-        self.to_tm.push_back((
-            now + 1,
-            Descriptor {
-                pkt: copy.index(),
-                frame_bytes: pool.frame_bytes(copy) as u32,
-                ingress_port,
-                egress_port: session.port as u16,
-                qid: session.qid,
-                ingress_cos,
-            },
-        ));
-    }
-
     /// The port-to-port latency of a frame of `frame_bytes` that meets no other traffic,
     /// from its last bit arriving to its last bit leaving `egress_port`, per
     /// `docs/timing.md`. Fractional serialization rounds up.
@@ -905,6 +889,7 @@ impl Node for Chip {
             self.drop(DropCause::RxFifoFull, pkt, pool);
         } else {
             p.rx_fifo.push_back(pkt);
+            p.rx_arrival.push_back((pkt.index(), now));
         }
     }
 
@@ -926,367 +911,19 @@ impl Node for Chip {
 }
 
 impl Chip {
-    /// Everything the chip does in cycle `now`.
+    /// Everything the chip does in cycle `now`, block by block in the order a packet meets
+    /// them. Blocks talk only through registered wires (a cycle or more of latency), so the
+    /// order here changes no result.
     fn step(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
         if self.ghost_events {
             self.ghost_deliver(now);
         }
-        // Ingress arbiters: one frame per pipe per cycle, round-robin over the pipe's ports.
-        for (p, pipe) in self.pipes.iter_mut().enumerate() {
-            let n = pipe.ports.len();
-            if n == 0 || !pipe.ingress.can_enter(now) {
-                continue;
-            }
-            let pick = (0..n)
-                .map(|k| (pipe.rx_next + k) % n)
-                .find(|&k| !self.ports[pipe.ports[k]].rx_fifo.is_empty());
-            if let Some(k) = pick {
-                let port = &mut self.ports[pipe.ports[k]];
-                let pkt = port.rx_fifo.pop_front().expect("non-empty");
-                pipe.ingress.enter(now, pkt, port.dev_port, pool);
-                pipe.ingress_entered += 1;
-                if let Some(t) = self.trace.as_mut() {
-                    t.entered(p, 0, now, pipe.ingress.stage_offsets(), pkt.index());
-                }
-                pipe.rx_next = (k + 1) % n;
-            }
-        }
-        // Ingress pipelines; deparsed packets go to the TM next cycle.
-        for p in 0..self.pipes.len() {
-            let pipe = &mut self.pipes[p];
-            // Ghost first: in a stage and cycle where both touch a register, the packet sees
-            // what the ghost thread wrote (docs/timing.md).
-            if let Some(ghost) = pipe.ghost.as_mut() {
-                ghost.tick(now, pipe.ingress_program.as_mut());
-            }
-            let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) else {
-                continue;
-            };
-            self.deparser_afc(now, exit.adv_flow_ctl);
-            let egress = exit
-                .ucast_egress_port
-                .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
-            let recirculation = self.recirculation_port(p);
-            let fate = match (exit.drop, exit.recirculate, egress) {
-                (Some(reason), _, _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
-                // The `recirculate` primitive: the pipe's recirculation port instead.
-                (None, true, _) => recirculation.ok_or(DropCause::NoRecirculationPort),
-                (None, false, None) => Err(DropCause::UnknownEgressPort),
-                (None, false, Some(e)) => Ok(e),
-            };
-            if let Some(t) = self.trace.as_mut() {
-                t.exited(p, 0, now, fate.map_or_else(|c| c.name(), |_| "to_tm"));
-            }
-            let egress = match fate {
-                Ok(e) => e,
-                Err(cause) => {
-                    if let Some(copy) = exit.mirror_incoming {
-                        pool.free(copy);
-                    }
-                    self.drop(cause, exit.pkt, pool);
-                    continue;
-                }
-            };
-            let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
-            self.to_tm.push_back((
-                now + 1,
-                Descriptor {
-                    pkt: exit.pkt.index(),
-                    frame_bytes: pool.frame_bytes(exit.pkt) as u32,
-                    ingress_port: ingress_port as u16,
-                    egress_port: egress as u16,
-                    qid: exit.qid,
-                    ingress_cos: exit.ingress_cos,
-                },
-            ));
-            // Port mirroring: a copy of the packet as it left the ingress deparser. The
-            // program's `mirror`: the same, or the packet as it came in with
-            // `mirror_io_select`. A session not set makes no copy.
-            let sessions = [
-                (self.ports[ingress_port].mirror, exit.pkt),
-                (
-                    exit.mirror_session,
-                    exit.mirror_incoming.unwrap_or(exit.pkt),
-                ),
-            ];
-            for (session, source) in sessions {
-                if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
-                    self.mirror_copy(
-                        now,
-                        source,
-                        session,
-                        ingress_port as u16,
-                        exit.ingress_cos,
-                        pool,
-                    );
-                }
-            }
-            if let Some(copy) = exit.mirror_incoming {
-                pool.free(copy);
-            }
-        }
-        // TM admission.
-        while let Some(&(at, desc)) = self.to_tm.front() {
-            if at > now {
-                break;
-            }
-            self.to_tm.pop_front();
-            if let Err(reason) = self.tm.enqueue(now, desc) {
-                // The TM counted it; the chip frees the bytes and counts it too.
-                self.drop(
-                    DropCause::Tm(reason),
-                    PacketHandle::from_index(desc.pkt),
-                    pool,
-                );
-            }
-        }
-        // TM schedulers, then egress entry and egress pipelines.
-        for p in 0..self.pipes.len() {
-            if let Some(out) = self.tm.dequeue(p, now) {
-                self.pipes[p].to_egress.push_back((now + 1, out));
-            }
-            let pipe = &mut self.pipes[p];
-            if let Some(&(at, dq)) = pipe.to_egress.front() {
-                if at <= now {
-                    pipe.to_egress.pop_front();
-                    let desc = dq.desc;
-                    let dev = self.ports[desc.egress_port as usize].dev_port;
-                    // The TM's view of the queue, as Tofino2 hands it to egress: depths in
-                    // cells, the time in the TM in nanoseconds.
-                    let clock = self.params.clock();
-                    let metadata = [
-                        (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
-                        (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
-                        (
-                            fields::EG_DEQ_TIMEDELTA,
-                            clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
-                        ),
-                        (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
-                        (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
-                        (
-                            fields::EG_APP_POOL_CONGEST_STAT,
-                            dq.app_pool_congest_stat as u32,
-                        ),
-                    ];
-                    pipe.egress.enter_with(
-                        now,
-                        PacketHandle::from_index(desc.pkt),
-                        dev,
-                        pool,
-                        &metadata,
-                    );
-                    pipe.in_egress.push_back(desc);
-                    pipe.egress_entered += 1;
-                    if let Some(t) = self.trace.as_mut() {
-                        t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
-                    }
-                }
-            }
-            let pipe = &mut self.pipes[p];
-            if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
-                let desc = pipe
-                    .in_egress
-                    .pop_front()
-                    .expect("every packet leaving the egress entered it");
-                debug_assert_eq!(desc.pkt, exit.pkt.index());
-                self.deparser_afc(now, exit.adv_flow_ctl);
-                if let Some(t) = self.trace.as_mut() {
-                    t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
-                }
-                if let Some(reason) = exit.drop {
-                    self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
-                } else {
-                    self.egress_mirror(now, &exit, desc, pool);
-                    let port = self.dev_ports[exit.port as usize].expect("a configured port");
-                    self.to_mac.push_back((now + 1, port, exit.pkt));
-                }
-            }
-        }
-        // PFC requests of this cycle's admissions and dequeues.
-        // They leave from the ingress port of the traffic, next cycle, ahead of any data
-        // still in the egress pipeline; the TM counts them against that port's MAC.
-        while let Some(event) = self.tm.pop_pfc_event() {
-            let port = event.ingress_port as usize;
-            if self.ports[port].recirculation {
-                // Recirculated traffic has no upstream to pause.
-                continue;
-            }
-            let quanta = if event.xoff {
-                self.counters.pfc_xoff_sent += 1;
-                self.params.tm.pfc_pause_quanta
-            } else {
-                self.counters.pfc_xon_sent += 1;
-                0
-            };
-            let mut bytes = Vec::with_capacity(crate::pfc::PFC_FRAME_BYTES);
-            let dev = self.ports[port].dev_port.to_be_bytes();
-            PfcFrame::one_class(event.class, quanta)
-                .write([2, 0, 0, 0xfc, dev[0], dev[1]], &mut bytes);
-            let pkt = pool.alloc_from(&bytes);
-            self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
-            self.to_mac.push_back((now + 1, port, pkt));
-        }
-        // MACs: start frames that arrived, hand finished ones to the links.
-        while let Some(&(at, port, pkt)) = self.to_mac.front() {
-            if at > now {
-                break;
-            }
-            self.to_mac.pop_front();
-            let frame = pool.frame_bytes(pkt);
-            self.ports[port].mac.start(now, pkt.index(), frame);
-        }
-        for i in 0..self.ports.len() {
-            while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
-                let pkt = PacketHandle::from_index(pkt);
-                let port = &mut self.ports[i];
-                port.tx_frames += 1;
-                port.tx_bytes += pool.frame_bytes(pkt);
-                if !port.recirculation {
-                    self.counters.transmitted += 1;
-                    if self.mirror_copies.remove(&pkt.index()) {
-                        self.counters.mirror_delivered += 1;
-                    }
-                    out.push(Sent { port: i, pkt });
-                } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
-                    // Back into the pipe's ingress, waiting for an ingress slot like any frame.
-                    port.rx_frames += 1;
-                    port.rx_fifo.push_back(pkt);
-                    self.counters.recirculated += 1;
-                } else {
-                    self.drop(DropCause::RxFifoFull, pkt, pool);
-                }
-            }
-        }
-    }
-
-    /// The ghost updates that reach the ingress pipes in cycle `now`, in delivery order: each
-    /// enters every pipe's ghost thread (if the program has one) and is traced.
-    fn ghost_deliver(&mut self, now: Cycle) {
-        let mut updates = std::mem::take(&mut self.ghost_updates);
-        let mut words = std::mem::take(&mut self.ghost_words);
-        self.tm.take_ghost_delivered(now, &mut updates);
-        for &(at, u) in &updates {
-            // Updates delivered before tracing started made the kernel stop nowhere.
-            if at == now {
-                words.push(self.ghost_word(&u));
-            }
-        }
-        for pipe in &mut self.pipes {
-            if let Some(ghost) = pipe.ghost.as_mut() {
-                debug_assert_eq!(words.len(), updates.len(), "a ghost delivery was skipped");
-                for &w in &words {
-                    ghost.enter(now, w);
-                }
-            }
-        }
-        if let Some(t) = self.trace.as_mut() {
-            if !words.is_empty() {
-                t.ghost(now, &words);
-            }
-        }
-        updates.clear();
-        words.clear();
-        self.ghost_updates = updates;
-        self.ghost_words = words;
-    }
-
-    /// The ghost metadata of a TM update, as Tofino2 packs it: `qid` is the queue's 4-bit
-    /// MAC id (the AFC numbering: 0 the pipe's recirculation group, `m + 1` front-panel MAC
-    /// `m`) and its 7-bit index among that MAC's 128 queues; `pipe_id` the TM pipe.
-    pub fn ghost_word(&self, u: &GhostUpdate) -> GhostWord {
-        let (_, mac, mac_qid) = self
-            .afc_address(u.port as usize, u.queue as usize)
-            .expect("a queue the TM reports has a MAC and queue index");
-        GhostWord {
-            ping_pong: u.ping_pong,
-            qlength: u.qlength,
-            qid: (mac as u16) << 7 | mac_qid as u16,
-            pipe_id: u.pipe,
-        }
-    }
-
-    /// Egress-to-egress mirroring: the egress program's `mirror` copies the packet as it
-    /// leaves the egress deparser in cycle `now` (the outgoing bytes), unless the packet is
-    /// itself a copy: copies are never mirrored again by egress (`docs/timing.md`).
-    fn egress_mirror(
-        &mut self,
-        now: Cycle,
-        exit: &Exit,
-        original: Descriptor,
-        pool: &mut PacketPool,
-    ) {
-        let Some(id) = exit.mirror_session else {
-            return;
-        };
-        // With `mirror_io_select`, the packet as it entered the egress is the source.
-        let source = exit.mirror_incoming.unwrap_or(exit.pkt);
-        if self.mirror_copies.contains(&exit.pkt.index()) {
-            self.counters.mirror_not_repeated += 1;
-        } else if let Some(session) = self.mirror_sessions[id as usize] {
-            // A session not set makes no copy, as in ingress.
-            self.counters.mirrored_egress += 1;
-            self.mirror_copy(
-                now,
-                source,
-                session,
-                original.ingress_port,
-                original.ingress_cos,
-                pool,
-            );
-        }
-        if let Some(copy) = exit.mirror_incoming {
-            pool.free(copy);
-        }
-    }
-
-    /// An `adv_flow_ctl` word leaving a deparser in cycle `now` (`docs/timing.md`, AFC).
-    fn deparser_afc(&mut self, now: Cycle, word: u32) {
-        let Some(afc) = AfcMessage::decode(word) else {
-            return;
-        };
-        match self.afc_target(afc) {
-            Some((port, queue)) => {
-                self.tm
-                    .afc(now, port, queue, afc.credit != 0)
-                    .expect("afc_target names a TM port");
-                self.counters.afc_requests += 1;
-            }
-            None => self.counters.afc_unaddressed += 1,
-        }
-    }
-
-    /// The port and queue an AFC message names: MAC 0 of a pipe (device ports 0-7) is its
-    /// recirculation port's group, MAC `m + 1` the pipe's front-panel MAC `m` (device ports
-    /// `8 (m + 1)..`); the queue is found in that group's carving.
-    pub fn afc_target(&self, afc: AfcMessage) -> Option<(usize, u8)> {
-        let (pipe, mac) = (afc.pipe as u32, afc.mac as u32);
-        if pipe >= self.params.pipes {
-            return None;
-        }
-        let group = if mac == 0 {
-            self.recirculation_port(pipe as usize)?;
-            self.params.pipes * self.params.macs_per_pipe + pipe
-        } else if mac - 1 < self.params.macs_per_pipe {
-            pipe * self.params.macs_per_pipe + mac - 1
-        } else {
-            return None;
-        };
-        self.tm.afc_queue(group as usize, afc.mac_qid as u32)
-    }
-
-    /// The AFC address of queue `queue` of port `port`, for building `adv_flow_ctl` words.
-    pub fn afc_address(&self, port: usize, queue: usize) -> Option<(u8, u8, u8)> {
-        let (group, mac_qid) = self.tm.group_queue(port, queue)?;
-        let (pipes, macs) = (
-            self.params.pipes as usize,
-            self.params.macs_per_pipe as usize,
-        );
-        let (pipe, mac) = if group >= pipes * macs {
-            (group - pipes * macs, 0)
-        } else {
-            (group / macs, group % macs + 1)
-        };
-        (mac < 16).then_some((pipe as u8, mac as u8, mac_qid as u8))
+        self.ingress_arbiters(now, pool);
+        self.ingress_pipes(now, pool);
+        self.tm_admission(now, pool);
+        self.egress_pipes(now, pool);
+        self.pfc_requests(now, pool);
+        self.macs(now, pool, out);
     }
 
     fn next_event_at(&self, now: Cycle) -> Option<Cycle> {

@@ -1,0 +1,43 @@
+//! The ingress arbiters: one frame per pipe per cycle into the ingress parser, round-robin
+//! over the pipe's ports (recirculation port included) that have a frame waiting.
+
+use super::*;
+
+impl Chip {
+    /// Each pipe's arbiter picks at most one waiting frame for its ingress in cycle `now`.
+    pub(super) fn ingress_arbiters(&mut self, now: Cycle, pool: &mut PacketPool) {
+        for (p, pipe) in self.pipes.iter_mut().enumerate() {
+            let n = pipe.ports.len();
+            if n == 0 || !pipe.ingress.can_enter(now) {
+                continue;
+            }
+            let pick = (0..n)
+                .map(|k| (pipe.rx_next + k) % n)
+                .find(|&k| !self.ports[pipe.ports[k]].rx_fifo.is_empty());
+            if let Some(k) = pick {
+                let port = &mut self.ports[pipe.ports[k]];
+                let pkt = port.rx_fifo.pop_front().expect("non-empty");
+                // When the MAC received it (a frame queued by other means: now).
+                let received = match port.rx_arrival.front() {
+                    Some(&(index, at)) if index == pkt.index() => {
+                        port.rx_arrival.pop_front();
+                        at
+                    }
+                    _ => now,
+                };
+                // Time stamps in ns, rounded down (ns = cycles x 1e9 / clock), 48 bits.
+                let clock = self.params.clock();
+                let ns = |c: Cycle| clock.cycles_to_ns_floor(c);
+                let [m0, m1] = fields::split48(&fields::IG_MAC_TSTAMP, ns(received));
+                let [g0, g1] = fields::split48(&fields::IG_GLOBAL_TSTAMP, ns(now));
+                pipe.ingress
+                    .enter_with(now, pkt, port.dev_port, pool, &[m0, m1, g0, g1]);
+                pipe.ingress_entered += 1;
+                if let Some(t) = self.trace.as_mut() {
+                    t.entered(p, 0, now, pipe.ingress.stage_offsets(), pkt.index());
+                }
+                pipe.rx_next = (k + 1) % n;
+            }
+        }
+    }
+}

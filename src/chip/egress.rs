@@ -1,0 +1,109 @@
+//! The TM's side of the chip: admission of what the ingress deparsers and mirror sessions
+//! hand it, the per-pipe schedulers, and the egress pipelines they feed (with the queue
+//! metadata Tofino2 gives egress), up to the MAC.
+
+use super::*;
+
+impl Chip {
+    /// The TM admits (or drops, counted) every descriptor due in cycle `now`.
+    pub(super) fn tm_admission(&mut self, now: Cycle, pool: &mut PacketPool) {
+        while let Some(&(at, desc)) = self.to_tm.front() {
+            if at > now {
+                break;
+            }
+            self.to_tm.pop_front();
+            if let Err(reason) = self.tm.enqueue(now, desc) {
+                // The TM counted it; the chip frees the bytes and counts it too.
+                self.drop(
+                    DropCause::Tm(reason),
+                    PacketHandle::from_index(desc.pkt),
+                    pool,
+                );
+            }
+        }
+    }
+
+    /// Each pipe's TM scheduler sends at most one descriptor toward its egress, which takes
+    /// in what was sent a cycle ago and hands finished packets to the MACs.
+    pub(super) fn egress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
+        for p in 0..self.pipes.len() {
+            if let Some(out) = self.tm.dequeue(p, now) {
+                self.pipes[p].to_egress.push_back((now + 1, out));
+            }
+            let pipe = &mut self.pipes[p];
+            if let Some(&(at, dq)) = pipe.to_egress.front() {
+                if at <= now {
+                    pipe.to_egress.pop_front();
+                    let desc = dq.desc;
+                    let dev = self.ports[desc.egress_port as usize].dev_port;
+                    // The TM's view of the queue, as Tofino2 hands it to egress: depths in
+                    // cells, the time in the TM in nanoseconds.
+                    let clock = self.params.clock();
+                    // Time stamps: nanoseconds rounded down (ns = cycles x 1e9 / clock),
+                    // 48 bits for the global time, the low 32 for `enq_tstamp`.
+                    let global =
+                        fields::split48(&fields::EG_GLOBAL_TSTAMP, clock.cycles_to_ns_floor(now));
+                    // `egress_qid`: the queue's index among its MAC's 128, as AFC and the
+                    // ghost thread number it.
+                    let egress_qid = self
+                        .tm
+                        .group_queue(desc.egress_port as usize, dq.queue as usize)
+                        .map_or(dq.queue as u32, |(_, q)| q);
+                    let metadata = [
+                        global[0],
+                        global[1],
+                        (
+                            fields::EG_ENQ_TSTAMP,
+                            clock.cycles_to_ns_floor(dq.enq_tstamp) as u32,
+                        ),
+                        (fields::EG_EGRESS_QID, egress_qid),
+                        (fields::EG_EGRESS_COS, desc.ingress_cos as u32),
+                        (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
+                        (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
+                        (
+                            fields::EG_DEQ_TIMEDELTA,
+                            clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
+                        ),
+                        (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
+                        (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
+                        (
+                            fields::EG_APP_POOL_CONGEST_STAT,
+                            dq.app_pool_congest_stat as u32,
+                        ),
+                    ];
+                    pipe.egress.enter_with(
+                        now,
+                        PacketHandle::from_index(desc.pkt),
+                        dev,
+                        pool,
+                        &metadata,
+                    );
+                    pipe.in_egress.push_back(desc);
+                    pipe.egress_entered += 1;
+                    if let Some(t) = self.trace.as_mut() {
+                        t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
+                    }
+                }
+            }
+            let pipe = &mut self.pipes[p];
+            if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+                let desc = pipe
+                    .in_egress
+                    .pop_front()
+                    .expect("every packet leaving the egress entered it");
+                debug_assert_eq!(desc.pkt, exit.pkt.index());
+                self.deparser_afc(now, exit.adv_flow_ctl);
+                if let Some(t) = self.trace.as_mut() {
+                    t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
+                }
+                if let Some(reason) = exit.drop {
+                    self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
+                } else {
+                    self.egress_mirror(now, &exit, desc, pool);
+                    let port = self.dev_ports[exit.port as usize].expect("a configured port");
+                    self.to_mac.push_back((now + 1, port, exit.pkt));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The ingress pipelines and what happens to a packet leaving the ingress deparser: its AFC
+//! word goes to the TM, it is dropped (with its reason), recirculated or handed to the TM for
+//! its egress port next cycle, and mirror sessions copy it.
+
+use super::*;
+
+impl Chip {
+    /// Each pipe's ghost thread, then its ingress pipeline, for cycle `now`.
+    pub(super) fn ingress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
+        for p in 0..self.pipes.len() {
+            let pipe = &mut self.pipes[p];
+            // Ghost first: in a stage and cycle where both touch a register, the packet sees
+            // what the ghost thread wrote (docs/timing.md).
+            if let Some(ghost) = pipe.ghost.as_mut() {
+                ghost.tick(now, pipe.ingress_program.as_mut());
+            }
+            if let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) {
+                self.ingress_exit(now, p, exit, pool);
+            }
+        }
+    }
+
+    /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.
+    fn ingress_exit(&mut self, now: Cycle, p: usize, exit: Exit, pool: &mut PacketPool) {
+        self.deparser_afc(now, exit.adv_flow_ctl);
+        let egress = exit
+            .ucast_egress_port
+            .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
+        let recirculation = self.recirculation_port(p);
+        let fate = match (exit.drop, exit.recirculate, egress) {
+            (Some(reason), _, _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
+            // The `recirculate` primitive: the pipe's recirculation port instead.
+            (None, true, _) => recirculation.ok_or(DropCause::NoRecirculationPort),
+            (None, false, None) => Err(DropCause::UnknownEgressPort),
+            (None, false, Some(e)) => Ok(e),
+        };
+        if let Some(t) = self.trace.as_mut() {
+            t.exited(p, 0, now, fate.map_or_else(|c| c.name(), |_| "to_tm"));
+        }
+        let egress = match fate {
+            Ok(e) => e,
+            Err(cause) => {
+                if let Some(copy) = exit.mirror_incoming {
+                    pool.free(copy);
+                }
+                self.drop(cause, exit.pkt, pool);
+                return;
+            }
+        };
+        let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
+        self.to_tm.push_back((
+            now + 1,
+            Descriptor {
+                pkt: exit.pkt.index(),
+                frame_bytes: pool.frame_bytes(exit.pkt) as u32,
+                ingress_port: ingress_port as u16,
+                egress_port: egress as u16,
+                qid: exit.qid,
+                ingress_cos: exit.ingress_cos,
+            },
+        ));
+        // Port mirroring: a copy of the packet as it left the ingress deparser. The
+        // program's `mirror`: the same, or the packet as it came in with
+        // `mirror_io_select`. A session not set makes no copy.
+        let sessions = [
+            (self.ports[ingress_port].mirror, exit.pkt),
+            (
+                exit.mirror_session,
+                exit.mirror_incoming.unwrap_or(exit.pkt),
+            ),
+        ];
+        for (session, source) in sessions {
+            if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
+                self.mirror_copy(
+                    now,
+                    source,
+                    session,
+                    ingress_port as u16,
+                    exit.ingress_cos,
+                    pool,
+                );
+            }
+        }
+        if let Some(copy) = exit.mirror_incoming {
+            pool.free(copy);
+        }
+    }
+}

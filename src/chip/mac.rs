@@ -1,0 +1,41 @@
+//! The MACs: frames due from the egress (and PFC frames) start serializing, and frames whose
+//! last bit left go to the link, or back into the pipe's ingress from a recirculation port.
+
+use super::*;
+
+impl Chip {
+    /// Starts frames due in cycle `now` and hands on those whose last bit left.
+    pub(super) fn macs(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        while let Some(&(at, port, pkt)) = self.to_mac.front() {
+            if at > now {
+                break;
+            }
+            self.to_mac.pop_front();
+            let frame = pool.frame_bytes(pkt);
+            self.ports[port].mac.start(now, pkt.index(), frame);
+        }
+        for i in 0..self.ports.len() {
+            while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
+                let pkt = PacketHandle::from_index(pkt);
+                let port = &mut self.ports[i];
+                port.tx_frames += 1;
+                port.tx_bytes += pool.frame_bytes(pkt);
+                if !port.recirculation {
+                    self.counters.transmitted += 1;
+                    if self.mirror_copies.remove(&pkt.index()) {
+                        self.counters.mirror_delivered += 1;
+                    }
+                    out.push(Sent { port: i, pkt });
+                } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
+                    // Back into the pipe's ingress, waiting for an ingress slot like any frame.
+                    port.rx_frames += 1;
+                    port.rx_fifo.push_back(pkt);
+                    port.rx_arrival.push_back((pkt.index(), now));
+                    self.counters.recirculated += 1;
+                } else {
+                    self.drop(DropCause::RxFifoFull, pkt, pool);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Judging schemes side by side: one scenario (topology, workload, seed) run once per scheme,
+//! each run's figures beside the scheme's fit on the chip, as a table for people and CSV/JSON
+//! for tools, with plots (`crate::plots`).
+//!
+//! Every run is the scenario file with `scheme` (and the scheme's `[scheme_params]`) set, so
+//! the schemes see byte-for-byte the same flows: the workload is drawn from the seed before
+//! any switch runs. The figures (docs/schemes.md):
+//! - FCT slowdown (FCT over the ideal FCT of docs/testbench.md) p50/p99/mean per size bucket;
+//! - mean throughput of completed flows (size over FCT);
+//! - drops by reason, pause frames (PFC frames switches sent plus BFC pause frames hosts
+//!   received), reordered segments and mean reorder entropy;
+//! - switch queues: the depth (cells, all queues of a port together) of every switch egress
+//!   port at every sampling instant, empty ports counting as 0: its maximum and 99th
+//!   percentile;
+//! - the fit: verdict, stages used, SRAM and stateful share, MAU cycles, recirculation.
+
+use crate::params::Tofino2Params;
+use crate::scenario_file::{RunResults, ScenarioFile, ScenarioText};
+use crate::schemes::{self, Fit, SchemeSettings, Target};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use t2_testbench::metrics::{percentile, BucketStats};
+
+/// Queue-depth sampling period a comparison uses when the file sets none, ns.
+pub const DEFAULT_QUEUE_SAMPLE_NS: u64 = 1000;
+
+/// One scheme's run of the scenario.
+#[derive(Serialize, Debug, Clone)]
+pub struct SchemeRun {
+    pub scheme: String,
+    /// The scheme's parameters as run.
+    pub params: BTreeMap<String, f64>,
+    pub fit: Fit,
+    pub figures: Figures,
+    pub results: RunResults,
+}
+
+/// The figures a comparison shows per scheme.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Figures {
+    pub flows: usize,
+    pub completed: usize,
+    pub buckets: Vec<BucketStats>,
+    /// Mean of size over FCT of completed flows, Gb/s.
+    pub mean_flow_gbps: Option<f64>,
+    pub drops: u64,
+    pub pause_frames: u64,
+    pub reordered_segments: u64,
+    pub mean_reorder_entropy: f64,
+    /// Packets recirculated by the switches.
+    pub recirculated: u64,
+    /// Over every (sampling instant, switch egress port), cells.
+    pub max_queue_cells: Option<u64>,
+    pub p99_queue_cells: Option<f64>,
+    /// The switch port whose queue got deepest (`switch{i}.port{p}`).
+    pub hottest_port: Option<String>,
+}
+
+impl Figures {
+    /// The figures of `r`, whose hosts run on a clock of `clock`.
+    pub fn of(r: &RunResults, clock: t2_clock::Clock) -> Figures {
+        let tputs: Vec<f64> = r
+            .records
+            .iter()
+            .filter_map(|f| f.throughput_bps(clock))
+            .collect();
+        let mean_flow_gbps =
+            (!tputs.is_empty()).then(|| tputs.iter().sum::<f64>() / tputs.len() as f64 / 1e9);
+        let (max_queue_cells, p99_queue_cells, hottest_port) = queue_figures(r, clock);
+        Figures {
+            flows: r.flows,
+            completed: r.completed,
+            buckets: r.buckets.clone(),
+            mean_flow_gbps,
+            drops: r.drops.total(),
+            pause_frames: r
+                .pause_frames
+                .values()
+                .map(|p| p.pfc_sent + p.bfc_received)
+                .sum(),
+            reordered_segments: r.reordered_segments,
+            mean_reorder_entropy: r.mean_reorder_entropy,
+            recirculated: r.recirculated,
+            max_queue_cells,
+            p99_queue_cells,
+            hottest_port,
+        }
+    }
+}
+
+/// Max and p99 of port depth over every sampling instant and switch egress port (empty ones
+/// as 0), and the port that got deepest; `None`s when queues were not sampled.
+fn queue_figures(
+    r: &RunResults,
+    clock: t2_clock::Clock,
+) -> (Option<u64>, Option<f64>, Option<String>) {
+    let Some(period) = r.queue_sample_ns else {
+        return (None, None, None);
+    };
+    let mut depth: BTreeMap<(u64, usize, usize), u64> = BTreeMap::new();
+    for q in &r.queue_samples {
+        *depth.entry((q.time_ns, q.switch, q.port)).or_insert(0) += q.depth_cells as u64;
+    }
+    let ports = r
+        .links
+        .iter()
+        .filter(|l| l.node.starts_with("switch"))
+        .count() as u64;
+    let instants = clock.cycles_to_ns_floor(r.end_cycle) / period + 1;
+    let points = (ports * instants) as usize;
+    let mut values: Vec<f64> = depth.values().map(|&d| d as f64).collect();
+    values.sort_by(f64::total_cmp);
+    // The points with no row are empty ports: zeros below every sampled depth.
+    let zeros = points.saturating_sub(values.len());
+    let mut all = vec![0.0; zeros];
+    all.extend(values);
+    let hottest = depth
+        .iter()
+        .max_by_key(|(k, d)| (**d, std::cmp::Reverse(**k)))
+        .map(|((_, s, p), _)| format!("switch{s}.port{p}"));
+    let max = depth.values().copied().max().or(Some(0));
+    (max, percentile(&all, 99.0), hottest)
+}
+
+/// A comparison: the scenario and one run per scheme, in the order asked.
+#[derive(Serialize, Debug, Clone)]
+pub struct Comparison {
+    pub scenario: String,
+    /// The clock the runs were timed by.
+    #[serde(skip)]
+    pub clock: t2_clock::Clock,
+    pub seed: u64,
+    pub hosts: usize,
+    pub switches: usize,
+    pub runs: Vec<SchemeRun>,
+}
+
+/// Scheme settings given as `SCHEME.PARAM=VALUE`, by scheme; errors name the setting.
+pub fn scheme_settings(
+    settings: &[String],
+) -> Result<BTreeMap<String, BTreeMap<String, f64>>, String> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in settings {
+        let Some((scheme, rest)) = s.split_once('.') else {
+            return Err(format!("--set {s}: expected SCHEME.PARAM=VALUE"));
+        };
+        schemes::find(scheme).map_err(|e| format!("--set {s}: {e}"))?;
+        out.entry(scheme.to_string())
+            .or_default()
+            .push(rest.to_string());
+    }
+    out.into_iter()
+        .map(|(k, v)| {
+            schemes::parse_settings(&v)
+                .map(|m| (k.clone(), m))
+                .map_err(|e| e.replacen("--set ", &format!("--set {k}."), 1))
+        })
+        .collect()
+}
+
+/// Runs the scenario `source` under each scheme of `names` (each with its `settings`
+/// over its defaults and the file's `[scheme_params]`).
+pub fn compare(
+    source: &ScenarioText,
+    names: &[String],
+    settings: &SchemeSettings,
+    mut each: impl FnMut(&str),
+) -> Result<Comparison, String> {
+    if names.is_empty() {
+        return Err("no schemes to compare".into());
+    }
+    for (i, n) in names.iter().enumerate() {
+        schemes::find(n)?;
+        if names[..i].contains(n) {
+            return Err(format!("scheme {n} is named twice"));
+        }
+    }
+    for scheme in settings.keys() {
+        if !names.contains(scheme) {
+            return Err(format!("--set {scheme}.*: scheme {scheme} is not compared"));
+        }
+    }
+    let plain = ScenarioFile::from_text(source, &[])?;
+    let mut runs = Vec::new();
+    let mut head = None;
+    for name in names {
+        each(name);
+        let mut overrides = vec![("scheme".to_string(), toml::Value::String(name.clone()))];
+        for (k, v) in settings.get(name).into_iter().flatten() {
+            overrides.push((format!("scheme_params.{k}"), toml::Value::Float(*v)));
+        }
+        if plain.queue_sample_ns.is_none() {
+            let run_ns =
+                (plain.duration + plain.drain) * 1_000_000_000 / plain.topology.params.clock_hz;
+            let period = DEFAULT_QUEUE_SAMPLE_NS
+                .max(run_ns.div_ceil(crate::scenario_file::MAX_QUEUE_SAMPLES - 1));
+            overrides.push((
+                "output.queue_sample_ns".to_string(),
+                toml::Value::Integer(period as i64),
+            ));
+        }
+        let scenario = ScenarioFile::from_text(source, &overrides)?;
+        let (_, values) = scenario
+            .scheme
+            .clone()
+            .expect("the scheme was set by the override");
+        let program = scenario
+            .topology
+            .program
+            .clone()
+            .expect("a scheme brings a program");
+        let fit = Fit::of(&program, &scenario.topology.params)?;
+        let results = scenario.run()?;
+        let clock = scenario.topology.params.clock();
+        head.get_or_insert((
+            results.name.clone(),
+            results.seed,
+            results.hosts,
+            results.switches,
+        ));
+        runs.push(SchemeRun {
+            scheme: name.clone(),
+            params: values.iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            fit,
+            figures: Figures::of(&results, clock),
+            results,
+        });
+    }
+    let (scenario, seed, hosts, switches) = head.expect("at least one scheme ran");
+    Ok(Comparison {
+        scenario,
+        clock: plain.topology.params.clock(),
+        seed,
+        hosts,
+        switches,
+        runs,
+    })
+}
+
+fn opt1(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |x| format!("{x:.2}"))
+}
+
+/// A bucket's label: `<10000 B`, `10000..100000 B`, `>=1000000 B`, `all`.
+pub fn bucket_label(b: &BucketStats) -> String {
+    match (b.lower, b.upper) {
+        (0, None) => "all".to_string(),
+        (0, Some(hi)) => format!("<{hi} B"),
+        (lo, None) => format!(">={lo} B"),
+        (lo, Some(hi)) => format!("{lo}..{hi} B"),
+    }
+}
+
+impl Comparison {
+    /// The tables for people.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "compare          {} (seed {}): hosts {}, switches {}; the same flows under each scheme",
+            self.scenario, self.seed, self.hosts, self.switches
+        );
+        let _ = writeln!(
+            s,
+            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8} {:>7}",
+            "scheme",
+            "fit",
+            "stages",
+            "sram%",
+            "mau",
+            "flows",
+            "done",
+            "drops",
+            "pauses",
+            "recirc",
+            "maxq",
+            "p99q",
+            "reorder",
+            "gbps"
+        );
+        for r in &self.runs {
+            let f = &r.figures;
+            let _ = writeln!(
+                s,
+                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8.4} {:>7}",
+                r.scheme,
+                if r.fit.fits { "yes" } else { "NO" },
+                r.fit.stages_used,
+                r.fit.sram_percent,
+                r.fit.mau_cycles,
+                f.flows,
+                f.completed,
+                f.drops,
+                f.pause_frames,
+                f.recirculated,
+                f.max_queue_cells.map_or("-".to_string(), |x| x.to_string()),
+                f.p99_queue_cells.map_or("-".to_string(), |x| format!("{x:.0}")),
+                f.mean_reorder_entropy,
+                opt1(f.mean_flow_gbps),
+            );
+        }
+        let _ = writeln!(s, "FCT slowdown p99 (p50, mean) by flow size");
+        let Some(first) = self.runs.first() else {
+            return s;
+        };
+        let labels: Vec<String> = first.figures.buckets.iter().map(bucket_label).collect();
+        let _ = write!(s, "{:<10}", "scheme");
+        for l in &labels {
+            let _ = write!(s, " {l:>26}");
+        }
+        let _ = writeln!(s);
+        for r in &self.runs {
+            let _ = write!(s, "{:<10}", r.scheme);
+            for b in &r.figures.buckets {
+                let cell = format!(
+                    "{} ({}, {})",
+                    opt1(b.p99_slowdown),
+                    opt1(b.p50_slowdown),
+                    opt1(b.mean_slowdown)
+                );
+                let _ = write!(s, " {cell:>26}");
+            }
+            let _ = writeln!(s);
+        }
+        for r in self.runs.iter().filter(|r| !r.fit.fits) {
+            let _ = writeln!(s, "{}: {}", r.scheme, r.fit.verdict());
+        }
+        s
+    }
+
+    /// One CSV row per scheme: its name and parameters, then [`csv_header`]'s columns.
+    pub fn csv(&self) -> String {
+        let buckets = self
+            .runs
+            .first()
+            .map_or(&[][..], |r| &r.figures.buckets[..]);
+        let mut s = format!("scheme,params,{}\n", csv_header(buckets));
+        for r in &self.runs {
+            let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(
+                s,
+                "{},{},{}",
+                r.scheme,
+                params.join(";"),
+                csv_cells(Some(&r.fit), &r.figures)
+            );
+        }
+        s
+    }
+
+    /// Writes `compare.csv`, `compare.json`, the plots, and each scheme's own results under
+    /// `DIR/<scheme>/`; returns the files written.
+    pub fn write(&self, dir: &Path) -> Result<Vec<String>, String> {
+        let clock = self.clock;
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let mut written = Vec::new();
+        let p = dir.join("compare.csv");
+        std::fs::write(&p, self.csv()).map_err(|e| io(&p, e))?;
+        written.push(p.display().to_string());
+        let p = dir.join("compare.json");
+        let json = serde_json::to_string_pretty(self).expect("a comparison serializes");
+        std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
+        written.push(p.display().to_string());
+        for p in crate::plots::comparison(self, dir)? {
+            written.push(p);
+        }
+        for r in &self.runs {
+            let sub = dir.join(&r.scheme);
+            r.results.write(&sub, clock)?;
+            written.push(format!("{}/", sub.display()));
+        }
+        Ok(written)
+    }
+}
+
+/// The CSV columns of a run's fit and figures, with p50/p99/mean slowdown per bucket.
+pub fn csv_header(buckets: &[BucketStats]) -> String {
+    let mut s = String::from(
+        "fits,stages_used,sram_percent,stateful_percent,mau_cycles,flows,completed,drops,pause_frames,recirculated,max_queue_cells,p99_queue_cells,reordered_segments,mean_reorder_entropy,mean_flow_gbps",
+    );
+    for b in buckets {
+        let l = bucket_label(b).replace(' ', "");
+        let _ = write!(s, ",p50[{l}],p99[{l}],mean[{l}]");
+    }
+    s
+}
+
+/// The cells under [`csv_header`] (the fit's empty when the run had no scheme).
+pub fn csv_cells(fit: Option<&Fit>, f: &Figures) -> String {
+    let cell = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.4}"));
+    let mut s = match fit {
+        Some(fit) => format!(
+            "{},{},{:.1},{:.1},{}",
+            fit.fits, fit.stages_used, fit.sram_percent, fit.stateful_percent, fit.mau_cycles
+        ),
+        None => ",,,,".to_string(),
+    };
+    let _ = write!(
+        s,
+        ",{},{},{},{},{},{},{},{},{:.6},{}",
+        f.flows,
+        f.completed,
+        f.drops,
+        f.pause_frames,
+        f.recirculated,
+        f.max_queue_cells.map_or(String::new(), |x| x.to_string()),
+        cell(f.p99_queue_cells),
+        f.reordered_segments,
+        f.mean_reorder_entropy,
+        cell(f.mean_flow_gbps),
+    );
+    for b in &f.buckets {
+        let _ = write!(
+            s,
+            ",{},{},{}",
+            cell(b.p50_slowdown),
+            cell(b.p99_slowdown),
+            cell(b.mean_slowdown)
+        );
+    }
+    s
+}
+
+/// The fit of every shipped scheme's default program on ports of `link_bps`.
+pub fn fits(params: &Tofino2Params, link_bps: u64) -> Result<Vec<(&'static str, Fit)>, String> {
+    let target = Target {
+        params,
+        link_bps,
+        multipath: false,
+    };
+    schemes::SCHEMES
+        .iter()
+        .map(|s| Ok((s.name, Fit::of(&s.default_setup(&target).program, params)?)))
+        .collect()
+}

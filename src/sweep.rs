@@ -1,0 +1,313 @@
+//! Parameter sweeps: a scenario file run at every point of a grid over any of its keys
+//! (`workload.load`, `seed`, `scheme`, `scheme_params.k_cells`, ...), one row of figures per
+//! point, in one table.
+//!
+//! Points are numbered in grid order (the first `--grid` varies slowest). A shard `I/N` runs
+//! the points whose number is `I - 1` modulo `N`, so N machines (a Slurm job array, GNU
+//! parallel) share a sweep with nothing to coordinate; `merge` joins their folders into
+//! exactly the files one unsharded run writes (`sweep.csv`, `sweep.json`), byte for byte.
+
+use crate::compare::{csv_cells, csv_header, Figures};
+use crate::scenario_file::{ScenarioFile, ScenarioText};
+use crate::schemes::Fit;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One key of the grid and its values, as given (`workload.load=0.3,0.5`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    /// The values as written; each is read as a TOML value, or as a string if it is none.
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// `KEY=V1,V2,...`; errors name the argument.
+    pub fn parse(arg: &str) -> Result<Axis, String> {
+        let Some((key, values)) = arg.split_once('=') else {
+            return Err(format!("--grid {arg}: expected KEY=V1,V2,..."));
+        };
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(format!("--grid {arg}: `{key}` is not a dotted key"));
+        }
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(String::is_empty) {
+            return Err(format!("--grid {arg}: an empty value"));
+        }
+        Ok(Axis {
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
+/// A value as TOML: `0.5`, `7`, `true`, `"x"`, or else the bare text as a string.
+fn toml_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+/// What a sweep was: the grid, how many points, and which shard this is.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct SweepInfo {
+    pub scenario: String,
+    pub grid: Vec<Axis>,
+    pub points: usize,
+    /// `[I, N]` for a shard; absent for a whole sweep (and a merged one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<[usize; 2]>,
+}
+
+/// `I/N` with 1 <= I <= N; errors name the argument.
+pub fn parse_shard(arg: &str) -> Result<[usize; 2], String> {
+    let bad = || format!("--shard {arg}: expected I/N with 1 <= I <= N");
+    let (i, n) = arg.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok([i, n])
+}
+
+/// The grid's points in order: each is one value per axis.
+fn points(grid: &[Axis]) -> Vec<Vec<&str>> {
+    let mut out: Vec<Vec<&str>> = vec![vec![]];
+    for axis in grid {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                axis.values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push(v.as_str());
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Most points a sweep may have.
+pub const MAX_POINTS: usize = 100_000;
+
+/// A sweep's rows: point number and CSV line.
+pub struct Sweep {
+    pub info: SweepInfo,
+    pub header: String,
+    pub rows: Vec<(usize, String)>,
+}
+
+/// Runs the points of `grid` that belong to `shard` (all without one). `each` hears of
+/// every point before it runs (number, total, the overrides).
+pub fn sweep(
+    source: &ScenarioText,
+    grid: &[Axis],
+    shard: Option<[usize; 2]>,
+    mut each: impl FnMut(usize, usize, &str),
+) -> Result<Sweep, String> {
+    if grid.is_empty() {
+        return Err("a sweep needs at least one --grid KEY=V1,V2,...".into());
+    }
+    for (i, a) in grid.iter().enumerate() {
+        if grid[..i].iter().any(|b| b.key == a.key) {
+            return Err(format!("--grid {}: the key is given twice", a.key));
+        }
+    }
+    let total = grid
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .filter(|&n| n <= MAX_POINTS)
+        .ok_or_else(|| format!("the grid has more than {MAX_POINTS} points"))?;
+    let all = points(grid);
+    let mut header = String::from("point");
+    for a in grid {
+        let _ = write!(header, ",{}", a.key);
+    }
+    let mut rows = Vec::new();
+    let mut bucket_header = None;
+    for (n, values) in all.iter().enumerate() {
+        if let Some([i, k]) = shard {
+            if n % k != i - 1 {
+                continue;
+            }
+        }
+        let overrides: Vec<(String, toml::Value)> = grid
+            .iter()
+            .zip(values)
+            .map(|(a, v)| (a.key.clone(), toml_value(v)))
+            .collect();
+        let shown: Vec<String> = grid
+            .iter()
+            .zip(values)
+            .map(|(a, v)| format!("{} = {v}", a.key))
+            .collect();
+        each(n, total, &shown.join(", "));
+        let scenario = ScenarioFile::from_text(source, &overrides)
+            .map_err(|e| format!("point {n} ({}): {e}", shown.join(", ")))?;
+        let fit = match &scenario.scheme {
+            Some(_) => Some(Fit::of(
+                scenario
+                    .topology
+                    .program
+                    .as_ref()
+                    .expect("a scheme brings a program"),
+                &scenario.topology.params,
+            )?),
+            None => None,
+        };
+        let results = scenario.run()?;
+        let figures = Figures::of(&results, scenario.topology.params.clock());
+        bucket_header.get_or_insert_with(|| csv_header(&figures.buckets));
+        let mut line = n.to_string();
+        for v in values {
+            let _ = write!(line, ",{}", csv_field(v));
+        }
+        let _ = write!(line, ",{}", csv_cells(fit.as_ref(), &figures));
+        rows.push((n, line));
+    }
+    // A shard with no points still writes a header: the figures' columns are the file's
+    // buckets, which a dry load gives.
+    let figures_header = match bucket_header {
+        Some(h) => h,
+        None => {
+            let s = ScenarioFile::from_text(source, &[])?;
+            let empty = t2_testbench::metrics::by_bucket(&[], &s.buckets);
+            csv_header(&empty)
+        }
+    };
+    let _ = write!(header, ",{figures_header}");
+    Ok(Sweep {
+        info: SweepInfo {
+            scenario: source.shown.clone(),
+            grid: grid.to_vec(),
+            points: total,
+            shard,
+        },
+        header,
+        rows,
+    })
+}
+
+/// A value as a CSV field (quoted if it has a comma or a quote).
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+impl Sweep {
+    /// `sweep.csv`: the header, then the rows in point order.
+    pub fn csv(&self) -> String {
+        let mut s = format!("{}\n", self.header);
+        for (_, line) in &self.rows {
+            s.push_str(line);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Writes `sweep.csv` and `sweep.json` into `dir`; returns the files written.
+    pub fn write(&self, dir: &Path) -> Result<Vec<String>, String> {
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let csv = dir.join("sweep.csv");
+        std::fs::write(&csv, self.csv()).map_err(|e| io(&csv, e))?;
+        let json = dir.join("sweep.json");
+        let text = serde_json::to_string_pretty(&self.info).expect("sweep info serializes");
+        std::fs::write(&json, text + "\n").map_err(|e| io(&json, e))?;
+        Ok(vec![csv.display().to_string(), json.display().to_string()])
+    }
+
+    /// Reads a folder `write` wrote.
+    pub fn read(dir: &Path) -> Result<Sweep, String> {
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        let json = dir.join("sweep.json");
+        let text = std::fs::read_to_string(&json).map_err(|e| io(&json, e))?;
+        let info: SweepInfo = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a sweep's sweep.json: {e}", json.display()))?;
+        let csv = dir.join("sweep.csv");
+        let text = std::fs::read_to_string(&csv).map_err(|e| io(&csv, e))?;
+        let mut lines = text.lines();
+        let header = lines
+            .next()
+            .ok_or_else(|| format!("{}: empty", csv.display()))?
+            .to_string();
+        let mut rows = Vec::new();
+        for (i, line) in lines.enumerate() {
+            let n: usize = line
+                .split(',')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .filter(|&n| n < info.points)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: line {}: no point number below {}",
+                        csv.display(),
+                        i + 2,
+                        info.points
+                    )
+                })?;
+            rows.push((n, line.to_string()));
+        }
+        Ok(Sweep { info, header, rows })
+    }
+}
+
+/// Joins shard folders into one sweep: the same grid and header in each, every point
+/// exactly once. The result equals an unsharded run's.
+pub fn merge(dirs: &[&Path]) -> Result<Sweep, String> {
+    let Some(first) = dirs.first() else {
+        return Err("merge needs the shards' folders".into());
+    };
+    let base = Sweep::read(first)?;
+    let mut rows: BTreeMap<usize, String> = BTreeMap::new();
+    for dir in dirs {
+        let s = Sweep::read(dir)?;
+        let same = |a: &SweepInfo, b: &SweepInfo| {
+            a.scenario == b.scenario && a.grid == b.grid && a.points == b.points
+        };
+        if !same(&s.info, &base.info) || s.header != base.header {
+            return Err(format!(
+                "{}: a different sweep than {} (scenario, grid or columns differ)",
+                dir.display(),
+                first.display()
+            ));
+        }
+        for (n, line) in s.rows {
+            if rows.insert(n, line).is_some() {
+                return Err(format!(
+                    "{}: point {n} is also in another shard",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    let missing: Vec<String> = (0..base.info.points)
+        .filter(|n| !rows.contains_key(n))
+        .map(|n| n.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "points missing from the shards: {}",
+            missing.join(", ")
+        ));
+    }
+    Ok(Sweep {
+        info: SweepInfo {
+            shard: None,
+            ..base.info
+        },
+        header: base.header,
+        rows: rows.into_iter().collect(),
+    })
+}
