@@ -6,8 +6,10 @@
 
 pub mod chip;
 pub mod compare;
+pub mod control_toml;
 pub mod headroom;
 pub mod params;
+pub mod pcap;
 pub mod plots;
 pub mod program;
 pub mod progress;

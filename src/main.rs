@@ -11,6 +11,7 @@ use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::headroom::Headroom;
+use t2sim::pcap::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario_file::{ScenarioFile, ScenarioText};
 use t2sim::schemes;
@@ -41,6 +42,8 @@ struct Cli {
     run: RunArgs,
 }
 
+// Parsed once per process: the size of the `run` variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run an incast through one chip: N senders into one receiver port.
@@ -306,14 +309,18 @@ struct RunArgs {
         value_name = "FILE",
         conflicts_with_all = [
             "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
-            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program"
+            "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program",
+            "pcap", "replay"
         ]
     )]
     scenario: Option<PathBuf>,
-    /// With --scenario: the folder for summary.json, flows.csv and links.csv (overrides the
-    /// file's output.dir).
+    /// With --scenario: the folder for summary.json, flows.csv and links.csv, and for the
+    /// file's VCD dump and captures unless they name their own (overrides output.dir).
     #[arg(long, value_name = "DIR", requires = "scenario")]
     out: Option<PathBuf>,
+    /// With --scenario: the seed of every random choice (overrides the file's `seed`).
+    #[arg(long, requires = "scenario")]
+    seed: Option<u64>,
     /// Number of sending hosts.
     #[arg(long, default_value_t = 4)]
     senders: u32,
@@ -353,21 +360,50 @@ struct RunArgs {
     /// 'chip.tm.**,chip.pipe0.ingress.stage0*' (default: ports, TM and per-gress summaries).
     #[arg(long, value_name = "GLOBS", requires = "vcd")]
     trace: Option<String>,
+    /// Capture ports or links to pcapng files in DIR (one file per point, nanosecond time
+    /// stamps from the simulated clock): comma-separated NODE[:PORT] (what the port sends
+    /// and receives) or link:NODE[:PORT] (both ends of the link), e.g. 'chip:0,link:sender0';
+    /// a chip's PORT may be a device port, 'chip:d8' (docs/pcap.md).
+    #[arg(long, num_args = 2, value_names = ["PORTSPEC", "DIR"])]
+    pcap: Vec<String>,
+    /// Replay the frames of a pcap or pcapng file (Ethernet) into a node's port (see
+    /// --replay-into), at their recorded times unless --replay-gbps paces them.
+    #[arg(long, value_name = "FILE", requires = "replay_into")]
+    replay: Option<PathBuf>,
+    /// Where --replay's frames arrive: NODE[:PORT], e.g. 'chip:1' (as if sent over the
+    /// port's link) or 'receiver' (a host's NIC).
+    #[arg(long, value_name = "NODE[:PORT]", requires = "replay")]
+    replay_into: Option<String>,
+    /// Send --replay's frames back to back at this rate (Gb/s, at most the port's speed)
+    /// instead of at their recorded times.
+    #[arg(long, value_name = "GBPS", requires = "replay")]
+    replay_gbps: Option<u64>,
 }
 
 /// Runs a scenario file: the summary to standard output, results to the output folder.
-fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(), String> {
-    let scenario = ScenarioFile::load(path)?;
+fn run_scenario_file(
+    path: &std::path::Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+) -> Result<(), String> {
+    let mut scenario = ScenarioFile::load(path)?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    if let Some(dir) = out {
+        scenario.set_out_dir(dir);
+    }
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
     let results = scenario.run()?;
     // The results are written before anything is printed, so that a reader that stops
     // early (a closed pipe) cannot cost them.
-    let dir = out.or(scenario.out_dir.clone());
-    let mut plots = Vec::new();
-    if let Some(dir) = &dir {
-        results.write(dir, clock)?;
-        plots = t2sim::plots::run(&results, dir)?;
+    let mut written = Vec::new();
+    if let Some(dir) = &scenario.out_dir {
+        for p in results.write(dir, clock)? {
+            written.push(p.display().to_string());
+        }
+        written.extend(t2sim::plots::run(&results, dir)?);
     }
     let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
@@ -377,11 +413,17 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
             w.gtkw().display()
         );
     }
-    if let Some(dir) = &dir {
-        text += &format!("results          {}\n", dir.display());
+    for p in &results.pcap_files {
+        text += &format!(
+            "pcap             {} frames in {}\n",
+            p.frames,
+            p.path.display()
+        );
     }
-    for f in plots {
-        text += &format!("plot             {f}\n");
+    if scenario.out_dir.is_some() {
+        text += &wrote(&written);
+    } else {
+        text += "results          not written (no output.dir in the file; --out DIR writes them)\n";
     }
     emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
@@ -390,7 +432,7 @@ fn run_scenario_file(path: &std::path::Path, out: Option<PathBuf>) -> Result<(),
 
 fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.scenario {
-        return run_scenario_file(path, args.out.clone());
+        return run_scenario_file(path, args.out.clone(), args.seed);
     }
     let mut params = match &args.params {
         Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,
@@ -428,6 +470,8 @@ fn run(args: RunArgs) -> Result<(), String> {
     };
     let scenario = IncastScenario {
         waves: None,
+        pcap: None,
+        replay: None,
         program,
         senders: args.senders,
         port_bps: bps,
@@ -453,7 +497,45 @@ fn run(args: RunArgs) -> Result<(), String> {
             })
         }
     };
-    let scenario = IncastScenario { waves, ..scenario };
+    let pcap = match args.pcap.as_slice() {
+        [] => None,
+        [specs, dir] => Some(PcapRequest {
+            specs: CaptureSpec::parse_list(specs).map_err(|e| format!("--pcap: {e}"))?,
+            dir: PathBuf::from(dir),
+        }),
+        _ => return Err("--pcap: needs PORTSPEC and DIR".into()),
+    };
+    let replay = match (&args.replay, &args.replay_into) {
+        (Some(file), Some(into)) => {
+            let point = CaptureSpec::parse(into).map_err(|e| format!("--replay-into: {e}"))?;
+            if point.link {
+                return Err(format!(
+                    "--replay-into: `{into}`: frames are replayed into a port, not a link"
+                ));
+            }
+            let timing = match args.replay_gbps {
+                None => ReplayTiming::Recorded,
+                Some(g) => ReplayTiming::Paced(
+                    g.checked_mul(1_000_000_000)
+                        .ok_or_else(|| format!("--replay-gbps: {g} is too large"))?,
+                ),
+            };
+            Some(ReplayRequest {
+                file: file.clone(),
+                node: point.node,
+                port: point.port,
+                timing,
+                start: 0,
+            })
+        }
+        _ => None,
+    };
+    let scenario = IncastScenario {
+        waves,
+        pcap,
+        replay,
+        ..scenario
+    };
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();

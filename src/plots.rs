@@ -3,7 +3,9 @@
 //! - `slowdown_by_size.svg`: p99 FCT slowdown per flow-size bucket, a line per scheme;
 //! - `fct_cdf.svg`: the CDF of FCT slowdown over completed flows, a line per scheme;
 //! - `queue_hottest_port.svg`: the depth of the switch port whose queue got deepest, over
-//!   time (sampled every `output.queue_sample_ns`), a line per scheme.
+//!   time (sampled every `output.queue_sample_ns`), a line per scheme;
+//! - `pauses_over_time.svg`: pause frames (PFC sent by switches, BFC received by hosts) in
+//!   each sampling interval, a line per scheme.
 //!
 //! A single run draws the same three with one line. The same results give the same bytes.
 
@@ -175,6 +177,23 @@ fn queue_line(name: &str, r: &RunResults, hot: (usize, usize)) -> Line {
     }
 }
 
+/// Pause frames in each sampling interval, at the interval's end (us).
+fn pause_line(name: &str, r: &RunResults) -> Line {
+    let mut last = 0;
+    Line {
+        name: name.to_string(),
+        points: r
+            .pause_samples
+            .iter()
+            .map(|&(t, so_far)| {
+                let n = so_far - last;
+                last = so_far;
+                (t as f64 / 1000.0, n as f64)
+            })
+            .collect(),
+    }
+}
+
 /// The switch port whose summed queue depth got highest over `runs` (ties: the first).
 fn hottest(runs: &[&RunResults]) -> Option<(usize, usize)> {
     let mut depth: BTreeMap<(u64, usize, usize), u64> = BTreeMap::new();
@@ -236,6 +255,19 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
             &format!("queue depth at switch{}.port{}: {what}", hot.0, hot.1),
             "time (us)",
             "cells (all queues of the port)",
+            &lines,
+            None,
+        )?;
+        written.push(p.display().to_string());
+    }
+    if named.iter().any(|(_, r)| !r.pause_samples.is_empty()) {
+        let p = dir.join("pauses_over_time.svg");
+        let lines: Vec<Line> = named.iter().map(|(n, r)| pause_line(n, r)).collect();
+        draw(
+            &p,
+            &format!("pause frames per sampling interval: {what}"),
+            "time (us)",
+            "pause frames (PFC sent + BFC received)",
             &lines,
             None,
         )?;

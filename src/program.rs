@@ -104,7 +104,10 @@ fn ecmp_groups(routes: &[(Ipv4Addr, u16)]) -> Vec<(Ipv4Addr, Vec<u16>)> {
 }
 
 /// `program` with `routes` added to its route table.
-fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program, ConfigError> {
+pub(crate) fn with_routes(
+    program: &Program,
+    routes: &[(Ipv4Addr, u16)],
+) -> Result<Program, ConfigError> {
     let mut p = program.clone();
     if routes.is_empty() {
         return Ok(p);

@@ -6,6 +6,7 @@
 
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
 use crate::params::Tofino2Params;
+use crate::pcap::{CaptureFile, PcapRequest, ReplayRequest};
 use std::fmt;
 use std::io::BufWriter;
 use std::net::Ipv4Addr;
@@ -48,7 +49,7 @@ impl WaveRequest {
         let write = || -> std::io::Result<()> {
             let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
             let end_ps = t2_waves::cycle_to_ps(end, clock_hz);
-            t2_waves::gtkw::write_save_file(&mut f, &self.vcd, "chip", &signals, end_ps)?;
+            crate::trace::write_save_file(&mut f, &self.vcd, &signals, end_ps)?;
             std::io::Write::flush(&mut f)
         };
         write().map_err(|e| format!("{}: {e}", gtkw.display()))?;
@@ -78,6 +79,10 @@ pub struct IncastScenario {
     /// A program for the chip instead of the built-in forwarding (its `ipv4_host` table gets
     /// the host routes).
     pub program: Option<Program>,
+    /// Packet captures to write (`crate::pcap`), if any.
+    pub pcap: Option<PcapRequest>,
+    /// A capture to replay into a node's port, if any.
+    pub replay: Option<ReplayRequest>,
 }
 
 impl Default for IncastScenario {
@@ -93,6 +98,8 @@ impl Default for IncastScenario {
             stepping: Stepping::Jump,
             waves: None,
             program: None,
+            pcap: None,
+            replay: None,
             params,
         }
     }
@@ -328,8 +335,21 @@ impl IncastScenario {
             w.start(b.net.node_mut::<Chip>(b.chip))
                 .map_err(ScenarioError)?;
         }
-        crate::progress::run_until(&mut b.net, self.params.clock(), self.duration_cycles);
+        let clock = self.params.clock();
+        let replayed = match &self.replay {
+            Some(r) => Some(r.inject(&mut b.net, clock).map_err(ScenarioError)?),
+            None => None,
+        };
+        let capturing = match &self.pcap {
+            Some(p) => Some(p.start(&mut b.net, clock).map_err(ScenarioError)?),
+            None => None,
+        };
+        crate::progress::run_until(&mut b.net, clock, self.duration_cycles);
         let mut summary = RunSummary::of(self, &b);
+        summary.replayed = replayed;
+        if let Some(c) = capturing {
+            summary.pcap_files = c.finish(&mut b.net).map_err(ScenarioError)?;
+        }
         if let Some(w) = &self.waves {
             let chip = b.net.node_mut::<Chip>(b.chip);
             let n = w
@@ -391,6 +411,10 @@ pub struct RunSummary {
     pub visited_cycles: u64,
     /// Signals written to the waveform, when one was asked for.
     pub traced_signals: Option<usize>,
+    /// Capture files written.
+    pub pcap_files: Vec<CaptureFile>,
+    /// Frames replayed from a capture.
+    pub replayed: Option<usize>,
 }
 
 impl RunSummary {
@@ -433,6 +457,8 @@ impl RunSummary {
             peak_queue_cells: chip.tm().port_stats(0).peak_cells,
             visited_cycles: b.net.visited_cycles(),
             traced_signals: None,
+            pcap_files: Vec::new(),
+            replayed: None,
         }
     }
 
@@ -532,6 +558,23 @@ impl fmt::Display for RunSummary {
                 n,
                 w.vcd.display(),
                 w.gtkw().display()
+            )?;
+        }
+        if let (Some(n), Some(r)) = (self.replayed, &s.replay) {
+            writeln!(
+                f,
+                "replayed         {n} frames from {} into {}:{}",
+                r.file.display(),
+                r.node,
+                r.port
+            )?;
+        }
+        for p in &self.pcap_files {
+            writeln!(
+                f,
+                "pcap             {} frames in {}",
+                p.frames,
+                p.path.display()
             )?;
         }
         Ok(())

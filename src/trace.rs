@@ -9,20 +9,26 @@
 //!   kernel jumps over those cycles.
 //!
 //! Signal names (see `docs/waves.md`):
-//! `chip.cycle`, `chip.drops`, `chip.recirculated`, `chip.port<i>.{tx_busy,rx_fifo}`,
+//! `chip.cycle`, `chip.drops`, `chip.recirculated`,
+//! `chip.port<d>.{rx_pkt,rx_fifo,tx_pkt,tx_busy}` (`d` the device port),
 //! `chip.recirc.pipe<p>.{tx_busy,rx_fifo}`,
 //! `chip.pipe<p>.{ingress,egress}.{occupancy,exit}`,
 //! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
 //! `chip.tm.free_cells`, `chip.tm.pool<p>.used_cells`,
-//! `chip.tm.pipe<p>.port<i>.depth_cells`, `chip.tm.pipe<p>.port<i>.q<q>.{depth_cells,paused}`
+//! `chip.tm.pipe<p>.port<d>.depth_cells`, `chip.tm.pipe<p>.port<d>.q<q>.{depth_cells,paused}`
 //! (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
 //! `chip.ghost.pipe<p>.{valid,updates,qid,qlength,ping_pong}` (TM pipe `p`'s queue-depth
 //! updates reaching the ingress pipes). Queues are declared as they are when tracing starts.
+//!
+//! Packets are numbered 1, 2, 3 ... as their frames arrive (0 means "no packet"), and every
+//! packet-number signal returns to 0 when the packet has passed, so back-to-back packets show
+//! as separate values and a quiet line as 0.
 
 use std::io;
 use t2_clock::Cycle;
 use t2_pipeline::GhostWord;
-use t2_waves::{DeclareError, SignalId, SignalKind, TraceFilter, Tracer, Value};
+use t2_waves::gtkw::{self, Display, Group, Trace};
+use t2_waves::{DeclareError, Signal, SignalId, SignalKind, TraceFilter, Tracer, Value};
 
 /// What `--vcd` traces when no `--trace` is given: ports, the TM, and per gress the
 /// occupancy and the fate of each packet. Per-stage signals are opt-in (`--trace`).
@@ -38,6 +44,10 @@ pub(crate) struct GressSignals {
 }
 
 pub(crate) struct PortSignals {
+    /// The number of the packet whose frame arrived in this cycle (0 otherwise).
+    pub rx_pkt: Option<SignalId>,
+    /// The number of the packet being serialized (0 between frames).
+    pub tx_pkt: Option<SignalId>,
     pub tx_busy: Option<SignalId>,
     pub rx_fifo: Option<SignalId>,
     /// Cells queued for the port, all queues.
@@ -98,8 +108,9 @@ pub(crate) struct TraceLayout {
     pub clock_hz: u64,
     pub pipes: usize,
     pub stages: usize,
-    /// Each port's pipe, whether it is a recirculation port, and its number of queues.
-    pub ports: Vec<(usize, bool, usize)>,
+    /// Each port's pipe, whether it is a recirculation port, its number of queues and its
+    /// device port.
+    pub ports: Vec<(usize, bool, usize, u16)>,
     pub buffer_cells: u32,
     pub rx_fifo_frames: u32,
 }
@@ -123,7 +134,7 @@ impl ChipTrace {
             .collect::<Result<_, DeclareError>>()?;
         let fifo = SignalKind::Vector(width_for(layout.rx_fifo_frames as u64));
         let mut ports = Vec::new();
-        for (i, &(pipe, recirc, queues)) in layout.ports.iter().enumerate() {
+        for &(pipe, recirc, queues, dev) in &layout.ports {
             let (mac, tm) = if recirc {
                 (
                     format!("chip.recirc.pipe{pipe}"),
@@ -131,8 +142,8 @@ impl ChipTrace {
                 )
             } else {
                 (
-                    format!("chip.port{i}"),
-                    format!("chip.tm.pipe{pipe}.port{i}"),
+                    format!("chip.port{dev}"),
+                    format!("chip.tm.pipe{pipe}.port{dev}"),
                 )
             };
             let queues = (0..queues)
@@ -143,7 +154,14 @@ impl ChipTrace {
                     ))
                 })
                 .collect::<Result<Vec<_>, DeclareError>>()?;
+            let pkt = SignalKind::Vector(32);
+            let front = |t: &mut Tracer, leaf: &str| match recirc {
+                true => Ok(None),
+                false => t.declare(&format!("{mac}.{leaf}"), pkt),
+            };
             ports.push(PortSignals {
+                rx_pkt: front(&mut t, "rx_pkt")?,
+                tx_pkt: front(&mut t, "tx_pkt")?,
                 tx_busy: t.declare(&format!("{mac}.tx_busy"), SignalKind::Bit)?,
                 rx_fifo: t.declare(&format!("{mac}.rx_fifo"), fifo)?,
                 depth_cells: t.declare(&format!("{tm}.depth_cells"), cells)?,
@@ -195,7 +213,7 @@ impl ChipTrace {
             gresses,
             ghost,
             serial: Vec::new(),
-            next_serial: 0,
+            next_serial: 1,
             error: None,
         })
     }
@@ -213,18 +231,39 @@ impl ChipTrace {
         &mut self.tracer
     }
 
-    /// Numbers a packet that just arrived.
-    pub(crate) fn number(&mut self, handle: u32) {
+    /// Gives a packet the chip made itself (a generated packet) the next number; returns it.
+    pub(crate) fn number(&mut self, handle: u32) -> u32 {
         let i = handle as usize;
         if self.serial.len() <= i {
             self.serial.resize(i + 1, 0);
         }
-        self.serial[i] = self.next_serial;
-        self.next_serial = self.next_serial.wrapping_add(1);
+        let n = self.next_serial;
+        self.serial[i] = n;
+        // 0 means "no packet": skip it when the count wraps.
+        self.next_serial = self.next_serial.checked_add(1).unwrap_or(1);
+        n
+    }
+
+    /// Numbers a packet whose frame arrived on port `port` (an index) in cycle `now`, and
+    /// marks the arrival on the port for that cycle.
+    pub(crate) fn arrived(&mut self, now: Cycle, port: usize, handle: u32) {
+        let n = self.number(handle);
+        if let Some(id) = self.ports.get(port).and_then(|p| p.rx_pkt) {
+            self.tracer.schedule(now, id, Value::Bits(n as u64));
+            self.tracer.schedule(now + 1, id, Value::Bits(0));
+        }
+    }
+
+    /// Forgets the number of a packet that left the chip or was dropped, so that a frame the
+    /// chip makes later in the same pool slot (a PFC frame, a mirror copy) never shows it.
+    pub(crate) fn forget(&mut self, handle: u32) {
+        if let Some(n) = self.serial.get_mut(handle as usize) {
+            *n = 0;
+        }
     }
 
     pub(crate) fn serial_of(&self, handle: u32) -> u32 {
-        self.serial.get(handle as usize).copied().unwrap_or(0)
+        serial_in(&self.serial, handle)
     }
 
     /// Schedules the stage pulses of a packet that entered a gress at `now`.
@@ -245,7 +284,9 @@ impl ChipTrace {
                 self.tracer.schedule(at + 1, v, Value::Bits(0));
             }
             if let Some(p) = pkt_id {
+                // A packet entering one cycle later is scheduled later and wins at `at + 1`.
                 self.tracer.schedule(at, p, Value::Bits(id));
+                self.tracer.schedule(at + 1, p, Value::Bits(0));
             }
         }
     }
@@ -296,4 +337,170 @@ impl ChipTrace {
             self.error = Some(e);
         }
     }
+}
+
+/// The number of the packet with handle `handle` (0 if it was never numbered).
+pub(crate) fn serial_in(serial: &[u32], handle: u32) -> u32 {
+    serial.get(handle as usize).copied().unwrap_or(0)
+}
+
+/// Where a signal goes in the save file: (section in data-flow order, group title).
+fn placement(path: &str) -> (u8, String) {
+    let rest = path.strip_prefix("chip.").unwrap_or(path);
+    let (scope, leaf) = rest.rsplit_once('.').unwrap_or(("", rest));
+    let port_side = |scope: &str, side: &str| format!("{scope}.{side}");
+    if scope.is_empty() {
+        return (0, "chip".into());
+    }
+    if scope.starts_with("port") || scope.starts_with("recirc.") {
+        return match leaf {
+            "rx_pkt" | "rx_fifo" => (1, port_side(scope, "rx")),
+            _ => (6, port_side(scope, "tx")),
+        };
+    }
+    if let Some(pipe) = scope.strip_prefix("pipe") {
+        let section = if pipe.contains(".egress") { 5 } else { 2 };
+        return (section, scope.into());
+    }
+    if scope.starts_with("tm") {
+        // Totals in one group (free cells, pools, each port's depth); each queue its own.
+        let queue = scope.rsplit('.').next().is_some_and(|s| {
+            s.len() > 1 && s.starts_with('q') && s[1..].bytes().all(|b| b.is_ascii_digit())
+        });
+        return (3, if queue { scope.into() } else { "tm".into() });
+    }
+    if scope.starts_with("ghost") {
+        return (4, scope.into());
+    }
+    (7, scope.into())
+}
+
+/// Order of the leaves inside a group: a packet's arrival, its progress, then state.
+const LEAF_ORDER: &[&str] = &[
+    "drops",
+    "recirculated",
+    "rx_pkt",
+    "rx_fifo",
+    "exit",
+    "occupancy",
+    "valid",
+    "pkt_id",
+    "free_cells",
+    "used_cells",
+    "depth_cells",
+    "paused",
+    "updates",
+    "qid",
+    "qlength",
+    "ping_pong",
+    "tx_pkt",
+    "tx_busy",
+];
+
+/// A sort key that orders the numbers inside a name by value (`port8` before `port16`).
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = c.to_digit(10).unwrap_or(0) as u64;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(d as u64);
+                chars.next();
+            }
+            out.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, u64::MAX));
+    out
+}
+
+/// How the save file shows a signal: occupancies as analog steps, other numbers in decimal,
+/// bits in binary.
+fn display_of(s: &Signal) -> Display {
+    let leaf = s.path.rsplit('.').next().unwrap_or("");
+    match s.kind {
+        SignalKind::Bit => Display::Binary,
+        SignalKind::Vector(_) if matches!(leaf, "depth_cells" | "free_cells" | "used_cells") => {
+            Display::Analog
+        }
+        SignalKind::Vector(_) | SignalKind::Text => Display::Decimal,
+    }
+}
+
+/// A signal with its place in the save file: (section, group, leaf rank, path) and group title.
+struct Placed<'a> {
+    key: (u8, NaturalKey, usize, NaturalKey),
+    title: String,
+    signal: &'a Signal,
+}
+
+type NaturalKey = Vec<(String, u64)>;
+
+/// The save file's traces for the chip's signals: the cycle counter on top, then groups in
+/// the order the data flows: totals (`chip`), ports in (`port<d>.rx`), ingress
+/// (`pipe<p>.ingress`, then its stages), the TM (`tm`: free cells, pools and each port's
+/// depth; then one group per queue), ghost updates, egress, ports out (`port<d>.tx`).
+pub fn save_file_groups(signals: &[Signal]) -> (Vec<Trace>, Vec<Group>) {
+    let mut placed: Vec<Placed> = signals
+        .iter()
+        .map(|s| {
+            let (section, title) = placement(&s.path);
+            let leaf = s.path.rsplit('.').next().unwrap_or("");
+            let rank = LEAF_ORDER
+                .iter()
+                .position(|l| *l == leaf)
+                .unwrap_or(LEAF_ORDER.len());
+            Placed {
+                key: (section, natural_key(&title), rank, natural_key(&s.path)),
+                title,
+                signal: s,
+            }
+        })
+        .collect();
+    placed.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut groups: Vec<Group> = Vec::new();
+    for Placed {
+        title, signal: s, ..
+    } in placed
+    {
+        // The TM totals come from many scopes: name each by its path inside the TM.
+        let alias = (title == "tm").then(|| {
+            let inner = s.path.strip_prefix("chip.tm.").unwrap_or(&s.path);
+            inner.replace('.', "_")
+        });
+        let trace = Trace {
+            name: gtkw::gtkwave_name(s),
+            display: display_of(s),
+            alias,
+        };
+        match groups.last_mut() {
+            Some(g) if g.title == title => g.traces.push(trace),
+            _ => groups.push(Group {
+                title,
+                traces: vec![trace],
+            }),
+        }
+    }
+    let top = vec![Trace {
+        name: gtkw::cycle_name("chip"),
+        display: Display::Decimal,
+        alias: None,
+    }];
+    (top, groups)
+}
+
+/// Writes the GTKWave save file for a dump of the chip at `dump` with `signals` traced, ending
+/// at `end_ps`.
+pub fn write_save_file(
+    out: &mut impl io::Write,
+    dump: &std::path::Path,
+    signals: &[Signal],
+    end_ps: u64,
+) -> io::Result<()> {
+    let (top, groups) = save_file_groups(signals);
+    gtkw::write_save_file(out, dump, "chip", &top, &groups, end_ps)
 }

@@ -151,7 +151,7 @@ fn vcd_and_trace_flags() {
         "--vcd",
         vcd.to_str().unwrap(),
         "--trace",
-        "chip.tm.free_cells,chip.tm.pipe0.port0.**,chip.pipe0.ingress.stage0*",
+        "chip.tm.free_cells,chip.tm.pipe0.port8.**,chip.pipe0.ingress.stage0*",
     ]);
     assert!(
         out.status.success(),
@@ -159,7 +159,7 @@ fn vcd_and_trace_flags() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    // free_cells; port 0 total depth and 16 queues x (depth, paused); 10 stages x (valid, pkt_id).
+    // free_cells; port 0 (device port 8) total depth and 16 queues x (depth, paused); 10 stages x (valid, pkt_id).
     assert!(text.contains("waves            54 signals in"), "{text}");
     let dump = std::fs::read_to_string(&vcd).unwrap();
     assert!(dump.contains("$scope module stage07 $end"));

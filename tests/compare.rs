@@ -121,7 +121,9 @@ fn compare_writes_tables_files_and_plots_identically_twice() {
         "slowdown_by_size.svg",
         "fct_cdf.svg",
         "queue_hottest_port.svg",
+        "pauses_over_time.svg",
         "droptail/summary.json",
+        "droptail/pauses.csv",
         "dctcp/flows.csv",
     ] {
         let x = std::fs::read(a.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));

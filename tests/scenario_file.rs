@@ -48,11 +48,11 @@ fn incast_example_runs_from_the_cli_identically_twice() {
         "{}",
         String::from_utf8_lossy(&ra.stderr)
     );
-    // Identical but for the last line, which names the output folder.
+    // Identical but for the last lines, which name the files written in the output folder.
     let summary = |o: &std::process::Output| {
         let t = String::from_utf8(o.stdout.clone()).unwrap();
         t.lines()
-            .filter(|l| !l.starts_with("results") && !l.starts_with("plot"))
+            .filter(|l| !l.starts_with("wrote"))
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -416,11 +416,11 @@ fn output_vcd_traces_one_switch_deterministically() {
     let (_, b) = run();
     assert_eq!(a, b, "the dump is byte-identical across runs");
     let text = String::from_utf8(a).unwrap();
-    // Two ports' rx_fifo and tx_busy, and the dump's own cycle counter.
+    // Two ports' rx_pkt, rx_fifo, tx_pkt and tx_busy, and the dump's own cycle counter.
     let vars = text.lines().filter(|l| l.starts_with("$var")).count();
-    assert_eq!((vars, r.traced_signals), (5, Some(4)));
+    assert_eq!((vars, r.traced_signals), (9, Some(8)));
     assert!(
-        vars > 0 && text.contains("$scope module port0 $end"),
+        vars > 0 && text.contains("$scope module port8 $end"),
         "{text:.400}"
     );
     let gtkw = std::fs::read_to_string(d.join("sw.gtkw")).unwrap();
@@ -429,7 +429,7 @@ fn output_vcd_traces_one_switch_deterministically() {
     let cli = t2sim(&["run", "--scenario", p.to_str().unwrap()]);
     let stdout = String::from_utf8(cli.stdout).unwrap();
     assert!(
-        stdout.contains("waves            4 signals of switch0 in"),
+        stdout.contains("waves            8 signals of switch0 in"),
         "{stdout}"
     );
     // Errors name the key.

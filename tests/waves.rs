@@ -139,7 +139,15 @@ fn one_packet_shows_where_the_model_says_it_was() {
         "0"
     );
     assert_eq!(at(&dump, "chip.pipe0.ingress.stage00.valid", stage0), "1");
-    assert_eq!(at(&dump, "chip.pipe0.ingress.stage00.pkt_id", stage0), "0");
+    // The first packet is number 1; 0 means no packet at the stage.
+    let pkt_id = "chip.pipe0.ingress.stage00.pkt_id";
+    assert_eq!(at(&dump, pkt_id, stage0 - 1), "0");
+    assert_eq!(at(&dump, pkt_id, stage0), "1");
+    assert_eq!(at(&dump, pkt_id, stage0 + 1), "0");
+    // Its frame arrived on the sender's port (device port 10) for one cycle.
+    assert_eq!(at(&dump, "chip.port10.rx_pkt", a - 1), "0");
+    assert_eq!(at(&dump, "chip.port10.rx_pkt", a), "1");
+    assert_eq!(at(&dump, "chip.port10.rx_pkt", a + 1), "0");
     assert_eq!(
         at(&dump, "chip.pipe0.ingress.stage00.valid", stage0 + 1),
         "0"
@@ -166,7 +174,7 @@ fn one_packet_shows_where_the_model_says_it_was() {
     assert_eq!(at(&dump, "chip.pipe0.ingress.occupancy", ingress_exit), "0");
     // 1480 B = 9 cells from enqueue until the dequeue 300 cycles later.
     let enq = ingress_exit + 1;
-    let q = "chip.tm.pipe0.port0.q0.depth_cells";
+    let q = "chip.tm.pipe0.port8.q0.depth_cells";
     assert_eq!(at(&dump, q, enq - 1), "0");
     assert_eq!(at(&dump, q, enq), "9");
     assert_eq!(at(&dump, q, enq + 299), "9");
@@ -188,10 +196,16 @@ fn one_packet_shows_where_the_model_says_it_was() {
     );
     let mac_start = egress_entry + 189 + 1;
     assert_eq!(at(&dump, "chip.pipe0.egress.exit", mac_start - 1), "to_mac");
-    assert_eq!(at(&dump, "chip.port0.tx_busy", mac_start - 1), "0");
-    assert_eq!(at(&dump, "chip.port0.tx_busy", mac_start), "1");
-    assert_eq!(at(&dump, "chip.port0.tx_busy", mac_start + 179), "1");
-    assert_eq!(at(&dump, "chip.port0.tx_busy", mac_start + 180), "0");
+    // The receiver's port is device port 8.
+    for (c, busy, pkt) in [
+        (mac_start - 1, "0", "0"),
+        (mac_start, "1", "1"),
+        (mac_start + 179, "1", "1"),
+        (mac_start + 180, "0", "0"),
+    ] {
+        assert_eq!(at(&dump, "chip.port8.tx_busy", c), busy, "cycle {c}");
+        assert_eq!(at(&dump, "chip.port8.tx_pkt", c), pkt, "cycle {c}");
+    }
     // The last bit left the chip at mac_start + 180 and reached the receiver 150 later.
     assert_eq!(rx[0].received_at, mac_start + 180 + 150);
 }
@@ -266,7 +280,7 @@ fn gtkwave_accepts_the_dump() {
     assert!(summary.traced_signals.unwrap() > 10);
     let gtkw = std::fs::read_to_string(dir.join("incast.gtkw")).unwrap();
     assert!(gtkw.contains(&format!("[dumpfile] \"{}\"", vcd.display())));
-    assert!(gtkw.contains("chip.tm.pipe0.port0.depth_cells[18:0]"));
+    assert!(gtkw.contains("chip.tm.pipe0.port8.depth_cells[18:0]"));
     match std::process::Command::new("vcd2fst")
         .arg(&vcd)
         .arg(dir.join("incast.fst"))
@@ -347,4 +361,275 @@ fn ghost_updates_are_pulses_in_their_delivery_cycles() {
     assert!(gtkw.contains("@800200\n-ghost.pipe0\n"), "{gtkw}");
     assert!(gtkw.contains("chip.ghost.pipe0.qlength[17:0]"), "{gtkw}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn back_to_back_packets_are_told_apart_and_every_arrival_is_marked() {
+    // Eight senders at line rate, two per pipe: their frames arrive in the same cycles and
+    // enter the ingress in consecutive ones.
+    let s = IncastScenario {
+        senders: 8,
+        frame_bytes: 64,
+        duration_cycles: 3_000,
+        ..IncastScenario::default()
+    };
+    let (bytes, _, _) = traced_run(&s);
+    let dump = parse_dump(&bytes);
+    // Every arrival is marked on its port with a new number: 1, 2, 3 ... each exactly once.
+    let mut arrivals: Vec<u64> = dump
+        .iter()
+        .filter(|(path, _)| path.ends_with(".rx_pkt"))
+        .flat_map(|(_, changes)| changes.iter().map(|(_, v)| v.parse::<u64>().unwrap()))
+        .filter(|&n| n != 0)
+        .collect();
+    arrivals.sort_unstable();
+    assert!(arrivals.len() > 20, "{}", arrivals.len());
+    assert_eq!(arrivals, (1..=arrivals.len() as u64).collect::<Vec<_>>());
+    // Where stage 0 holds a packet in two consecutive cycles, the numbers differ.
+    let mut pairs = 0;
+    for p in 0..4 {
+        let valid = format!("chip.pipe{p}.ingress.stage00.valid");
+        let pkt = format!("chip.pipe{p}.ingress.stage00.pkt_id");
+        for &(c, ref v) in &dump[&valid] {
+            if v == "1" && at(&dump, &valid, c + 1) == "1" {
+                let (a, b) = (at(&dump, &pkt, c), at(&dump, &pkt, c + 1));
+                assert!(a != "0" && b != "0" && a != b, "cycle {c}: {a} then {b}");
+                pairs += 1;
+            }
+        }
+        // And a stage with no packet shows 0.
+        for &(c, ref v) in &dump[&valid] {
+            if v == "0" {
+                assert_eq!(at(&dump, &pkt, c), "0", "{pkt} at {c}");
+            }
+        }
+    }
+    assert!(pairs > 0, "no back-to-back packets in this run");
+    // Back-to-back frames on a MAC show each packet's number in turn.
+    let tx: Vec<&String> = dump["chip.port8.tx_pkt"]
+        .iter()
+        .map(|(_, v)| v)
+        .filter(|v| *v != "0")
+        .collect();
+    let mut distinct = tx.clone();
+    distinct.dedup();
+    assert_eq!(tx.len(), distinct.len(), "each frame is its own value");
+    assert!(tx.len() > 10, "{}", tx.len());
+}
+
+/// A default-set and an everything dump with their save files, in a fresh directory.
+fn dump_with_save_file(name: &str, filter: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let vcd = dir.join(format!("{name}.vcd"));
+    let s = IncastScenario {
+        senders: 2,
+        duration_cycles: 3_000,
+        waves: Some(WaveRequest {
+            vcd: vcd.clone(),
+            filter: TraceFilter::parse(filter).unwrap(),
+        }),
+        ..IncastScenario::default()
+    };
+    s.run().unwrap();
+    let gtkw = vcd.with_extension("gtkw");
+    (dir, vcd, gtkw)
+}
+
+#[test]
+fn the_save_file_asks_for_the_names_gtkwave_gives_the_dump() {
+    for (name, filter) in [
+        ("names_default", t2sim::trace::DEFAULT_TRACE),
+        ("names_all", "**"),
+    ] {
+        let (dir, vcd, gtkw) = dump_with_save_file(name, filter);
+        let names =
+            t2_waves::gtkw::dump_names(io::BufReader::new(std::fs::File::open(&vcd).unwrap()))
+                .unwrap();
+        let save = std::fs::read_to_string(&gtkw).unwrap();
+        let traces = t2_waves::gtkw::save_file_traces(&save);
+        // Every dump variable is shown once, the cycle counter first.
+        let mut shown: Vec<&str> = traces.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(shown[0], "chip.cycle");
+        shown.sort_unstable();
+        let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
+        all.sort_unstable();
+        assert_eq!(shown, all, "{name}");
+        // Queue depths and free cells are analog steps; bits binary; the rest decimal.
+        for (n, flags) in &traces {
+            let expected = if n.contains("depth_cells")
+                || n.contains("free_cells")
+                || n.contains("used_cells")
+            {
+                "8024"
+            } else if ["valid", "paused", "tx_busy", "ping_pong"]
+                .iter()
+                .any(|b| n.ends_with(b))
+            {
+                "28"
+            } else {
+                "24"
+            };
+            assert_eq!(flags, expected, "{n}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn groups_follow_the_data_flow() {
+    let (dir, _, gtkw) = dump_with_save_file("groups", t2sim::trace::DEFAULT_TRACE);
+    let save = std::fs::read_to_string(&gtkw).unwrap();
+    let titles: Vec<&str> = save
+        .split("@800200\n-")
+        .skip(1)
+        .map(|g| g.split('\n').next().unwrap())
+        .collect();
+    // Two senders: device ports 10 (pipe 0) and 136 (pipe 1); the receiver is port 8.
+    let expected = [
+        "chip",
+        "port8.rx",
+        "port10.rx",
+        "port136.rx",
+        "recirc.pipe0.rx",
+        "recirc.pipe1.rx",
+        "recirc.pipe2.rx",
+        "recirc.pipe3.rx",
+        "pipe0.ingress",
+        "pipe1.ingress",
+        "pipe2.ingress",
+        "pipe3.ingress",
+        "tm",
+        "pipe0.egress",
+        "pipe1.egress",
+        "pipe2.egress",
+        "pipe3.egress",
+        "port8.tx",
+        "port10.tx",
+        "port136.tx",
+        "recirc.pipe0.tx",
+        "recirc.pipe1.tx",
+        "recirc.pipe2.tx",
+        "recirc.pipe3.tx",
+    ];
+    assert_eq!(titles, expected);
+    // Each group appears once.
+    assert_eq!(save.matches("@800200\n-chip\n").count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Runs GTKWave itself (under Xvfb) on a dump and its save file and lists the traces it
+/// shows as (shown name, flags in hex); `None` (with a message) outside CI without GTKWave.
+fn gtkwave_traces(
+    dir: &std::path::Path,
+    vcd: &std::path::Path,
+    gtkw: &std::path::Path,
+) -> Option<Vec<(String, String)>> {
+    let script = dir.join("traces.tcl");
+    std::fs::write(
+        &script,
+        "set n [gtkwave::getTotalNumTraces]\n\
+         for {set i 0} {$i < $n} {incr i} {\n\
+           puts \"TRACE\\t[gtkwave::getTraceNameFromIndex $i]\\t[format %x [gtkwave::getTraceFlagsFromIndex $i]]\"\n\
+         }\n\
+         gtkwave::/File/Quit\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new("xvfb-run")
+        .args(["-a", "gtkwave", "-S"])
+        .arg(&script)
+        .arg(vcd)
+        .arg(gtkw)
+        .output();
+    match out {
+        Ok(out) if out.status.success() || !out.stdout.is_empty() => Some(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("TRACE\t"))
+                .map(|l| {
+                    let (name, flags) = l.rsplit_once('\t').unwrap();
+                    (name.to_string(), flags.to_string())
+                })
+                .collect(),
+        ),
+        Ok(out) if std::env::var_os("CI").is_some() => {
+            panic!("gtkwave failed: {}", String::from_utf8_lossy(&out.stderr))
+        }
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("xvfb-run and gtkwave must be installed in CI: {e}")
+        }
+        _ => {
+            eprintln!("SKIPPED: gtkwave under xvfb-run is not available here; .ci/run installs it");
+            None
+        }
+    }
+}
+
+#[test]
+fn gtkwave_shows_every_trace_of_the_save_file() {
+    let (dir, vcd, gtkw) = dump_with_save_file("gtkwave", t2sim::trace::DEFAULT_TRACE);
+    let Some(shown) = gtkwave_traces(&dir, &vcd, &gtkw) else {
+        return;
+    };
+    // GTKWave drops a trace whose name the dump does not have: what it shows must be, in
+    // order, every trace of the save file (shown by its last segment or its alias), with the
+    // group markers and the blank rows that make analog traces tall.
+    let save = std::fs::read_to_string(&gtkw).unwrap();
+    let expected = t2_waves::gtkw::save_file_traces(&save);
+    let signals: Vec<(String, String)> = shown
+        .iter()
+        .filter(|(n, f)| !n.is_empty() && !f.ends_with("00200"))
+        .cloned()
+        .collect();
+    assert_eq!(signals.len(), expected.len(), "{shown:?}");
+    for ((name, flags), (want, want_flags)) in signals.iter().zip(&expected) {
+        let leaf = want.rsplit('.').next().unwrap();
+        let path = want.split('[').next().unwrap();
+        let alias = path.strip_prefix("chip.tm.").map(|a| a.replace('.', "_"));
+        assert!(
+            name == leaf || Some(name) == alias.as_ref(),
+            "GTKWave shows {name} where the save file has {want}"
+        );
+        assert_eq!(flags, want_flags, "{want}");
+    }
+    assert_eq!(signals[0], ("cycle".to_string(), "24".to_string()));
+    let blanks = shown.iter().filter(|(_, f)| f == "20000").count();
+    let analog = expected.iter().filter(|(_, f)| f == "8024").count();
+    assert_eq!(blanks, analog * (t2_waves::gtkw::ANALOG_ROWS - 1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn frames_the_chip_makes_never_show_an_old_packet_number() {
+    // Lossless class 0 with a low XOFF threshold: the chip sends PFC frames out of the
+    // senders' ports, in pool slots that packets which left or were dropped had used. Those
+    // frames are not packets the chip numbered: their ports show tx_busy with tx_pkt 0.
+    let mut s = IncastScenario {
+        senders: 4,
+        frame_bytes: 1500,
+        duration_cycles: 12_000,
+        ..IncastScenario::default()
+    };
+    s.params.tm.pfc_lossless_classes = 1;
+    s.params.tm.pfc_xoff_cells = 200;
+    s.params.tm.pfc_xon_cells = 100;
+    s.params.tm.pfc_headroom_cells = 50;
+    s.params.tm.queue_limit_cells = Some(100);
+    let (bytes, _, _) = traced_run_of(&s, TraceFilter::parse("chip.port*.**").unwrap());
+    let dump = parse_dump(&bytes);
+    let mut pfc_frames = 0;
+    for port in [
+        "chip.port10",
+        "chip.port136",
+        "chip.port264",
+        "chip.port392",
+    ] {
+        let busy = &dump[&format!("{port}.tx_busy")];
+        pfc_frames += busy.iter().filter(|(_, v)| v == "1").count();
+        let shown: Vec<&(Cycle, String)> = dump[&format!("{port}.tx_pkt")]
+            .iter()
+            .filter(|(_, v)| v != "0")
+            .collect();
+        assert!(shown.is_empty(), "{port}: {shown:?}");
+    }
+    assert!(pfc_frames >= 4, "{pfc_frames}");
 }

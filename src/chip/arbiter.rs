@@ -8,7 +8,29 @@ impl Chip {
     pub(super) fn ingress_arbiters(&mut self, now: Cycle, pool: &mut PacketPool) {
         for (p, pipe) in self.pipes.iter_mut().enumerate() {
             let n = pipe.ports.len();
-            if n == 0 || !pipe.ingress.can_enter(now) {
+            if !pipe.ingress.can_enter(now) {
+                continue;
+            }
+            // A resubmitted packet's second pass goes first (docs/timing.md, Resubmit).
+            if let Some(&(at, pkt, port)) = self.resubmit_fifo[p].front() {
+                if at <= now {
+                    self.resubmit_fifo[p].pop_front();
+                    pipe.ingress.enter_parsed_with(
+                        now,
+                        pkt,
+                        port,
+                        pool,
+                        &[(fields::RESUBMIT_FLAG, 1)],
+                        &[],
+                    );
+                    pipe.ingress_entered += 1;
+                    if let Some(t) = self.trace.as_mut() {
+                        t.entered(p, 0, now, pipe.ingress.stage_offsets(), pkt.index());
+                    }
+                    continue;
+                }
+            }
+            if n == 0 {
                 continue;
             }
             let pick = (0..n)

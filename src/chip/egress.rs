@@ -71,11 +71,17 @@ impl Chip {
                             dq.app_pool_congest_stat as u32,
                         ),
                     ];
-                    pipe.egress.enter_with(
+                    // A copy with a mirror header: its type, for the egress parser.
+                    let before_parse = self
+                        .mirror_types
+                        .remove(&desc.pkt)
+                        .map(|t| (fields::MIRROR_TYPE, t as u32));
+                    pipe.egress.enter_parsed_with(
                         now,
                         PacketHandle::from_index(desc.pkt),
                         dev,
                         pool,
+                        before_parse.as_slice(),
                         &metadata,
                     );
                     pipe.in_egress.push_back(desc);

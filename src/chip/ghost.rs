@@ -40,13 +40,13 @@ impl Chip {
     /// `m`) and its 7-bit index among that MAC's 128 queues; `pipe_id` the TM pipe.
     pub fn ghost_word(&self, u: &GhostUpdate) -> GhostWord {
         let (_, mac, mac_qid) = self
-            .afc_address(u.port as usize, u.queue as usize)
+            .afc_address(u.port as usize, u.queue.value() as usize)
             .expect("a queue the TM reports has a MAC and queue index");
         GhostWord {
             ping_pong: u.ping_pong,
-            qlength: u.qlength,
+            qlength: u.qlength.value(),
             qid: (mac as u16) << 7 | mac_qid as u16,
-            pipe_id: u.pipe,
+            pipe_id: u.pipe.value(),
         }
     }
 }

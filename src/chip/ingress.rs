@@ -23,6 +23,21 @@ impl Chip {
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.
     fn ingress_exit(&mut self, now: Cycle, p: usize, exit: Exit, pool: &mut PacketPool) {
         self.deparser_afc(now, exit.adv_flow_ctl);
+        if exit.pktgen {
+            self.fire_deparser(now, p);
+        }
+        if exit.resubmit {
+            // One more ingress pass, no TM visit: from the next cycle, ahead of the ports.
+            if let Some(t) = self.trace.as_mut() {
+                t.exited(p, 0, now, "resubmit");
+            }
+            self.counters.resubmitted += 1;
+            self.resubmit_fifo[p].push_back((now + 1, exit.pkt, exit.port));
+            return;
+        }
+        if exit.resubmit_refused {
+            self.counters.resubmit_refused += 1;
+        }
         let egress = exit
             .ucast_egress_port
             .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
@@ -69,9 +84,9 @@ impl Chip {
                 exit.mirror_incoming.unwrap_or(exit.pkt),
             ),
         ];
-        for (session, source) in sessions {
+        for (k, (session, source)) in sessions.into_iter().enumerate() {
             if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
-                self.mirror_copy(
+                let copy = self.mirror_copy(
                     now,
                     source,
                     session,
@@ -79,6 +94,10 @@ impl Chip {
                     exit.ingress_cos,
                     pool,
                 );
+                // The program's copy carries its mirror header's type into the egress.
+                if k == 1 && exit.mirror_type != 0 {
+                    self.mirror_types.insert(copy.index(), exit.mirror_type);
+                }
             }
         }
         if let Some(copy) = exit.mirror_incoming {

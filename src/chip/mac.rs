@@ -25,14 +25,23 @@ impl Chip {
                     if self.mirror_copies.remove(&pkt.index()) {
                         self.counters.mirror_delivered += 1;
                     }
+                    if let Some(t) = self.trace.as_mut() {
+                        t.forget(pkt.index());
+                    }
                     out.push(Sent { port: i, pkt });
                 } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.
                     port.rx_frames += 1;
                     port.rx_fifo.push_back(pkt);
                     port.rx_arrival.push_back((pkt.index(), now));
-                    self.counters.recirculated += 1;
+                    if self.pktgen_in_mac.remove(&pkt.index()) {
+                        // A generated packet, through the pktgen port's share of the group.
+                        self.counters.pktgen_arrived += 1;
+                    } else {
+                        self.counters.recirculated += 1;
+                    }
                 } else {
+                    self.pktgen_in_mac.remove(&pkt.index());
                     self.drop(DropCause::RxFifoFull, pkt, pool);
                 }
             }

@@ -15,7 +15,7 @@ impl Chip {
         ingress_port: u16,
         ingress_cos: u8,
         pool: &mut PacketPool,
-    ) {
+    ) -> PacketHandle {
         let copy = pool.copy_packet(pkt, session.truncate_bytes.map(|t| t as usize));
         self.counters.mirrored += 1;
         self.mirror_copies.insert(copy.index());
@@ -30,6 +30,7 @@ impl Chip {
                 ingress_cos,
             },
         ));
+        copy
     }
 
     /// Egress-to-egress mirroring: the egress program's `mirror` copies the packet as it
@@ -52,7 +53,7 @@ impl Chip {
         } else if let Some(session) = self.mirror_sessions[id as usize] {
             // A session not set makes no copy, as in ingress.
             self.counters.mirrored_egress += 1;
-            self.mirror_copy(
+            let copy = self.mirror_copy(
                 now,
                 source,
                 session,
@@ -60,6 +61,9 @@ impl Chip {
                 original.ingress_cos,
                 pool,
             );
+            if exit.mirror_type != 0 {
+                self.mirror_types.insert(copy.index(), exit.mirror_type);
+            }
         }
         if let Some(copy) = exit.mirror_incoming {
             pool.free(copy);

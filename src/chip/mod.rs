@@ -25,17 +25,25 @@
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
 mod arbiter;
+mod control;
 mod egress;
 mod flow_control;
 mod ghost;
 mod ingress;
 mod mac;
 mod mirror;
+mod pktgen;
+
+pub use control::ControlOp;
+pub use pktgen::{
+    pktgen_header, PktgenApp, PktgenTrigger, PKTGEN_APPLICATIONS, PKTGEN_BUFFER_BYTES,
+    PKTGEN_HEADER_BYTES,
+};
 
 use crate::params::Tofino2Params;
 use crate::pfc::PfcFrame;
 use crate::program::build_pipes;
-use crate::trace::{ChipTrace, TraceLayout};
+use crate::trace::{serial_in, ChipTrace, TraceLayout};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::io;
@@ -281,6 +289,15 @@ pub struct ChipCounters {
     /// TM, and those whose address names no queue (counted, otherwise ignored).
     pub afc_requests: u64,
     pub afc_unaddressed: u64,
+    /// Packets the packet generators made (`received + mirrored + pktgen_generated =
+    /// transmitted + dropped + Chip::packets_inside()`), and of those, the ones that have
+    /// reached their pipe's pktgen port FIFO (the rest are on the way through its MAC).
+    pub pktgen_generated: u64,
+    pub pktgen_arrived: u64,
+    /// Packets the ingress program resubmitted (each makes one more ingress pass), and
+    /// resubmits asked on a second pass, not done.
+    pub resubmitted: u64,
+    pub resubmit_refused: u64,
 }
 
 impl ChipCounters {
@@ -318,6 +335,27 @@ pub struct Chip {
     /// Scratch for the ghost updates of a cycle (reused, so delivering allocates nothing).
     ghost_updates: Vec<(Cycle, GhostUpdate)>,
     ghost_words: Vec<GhostWord>,
+    /// Each pipe's packet generator.
+    pktgen: Vec<pktgen::PipePktgen>,
+    /// Some pipe has a pktgen application set (otherwise the generators cost nothing).
+    pktgen_on: bool,
+    /// Generated packets still being serialized on a pktgen port's MAC.
+    pktgen_in_mac: BTreeSet<u32>,
+    /// Per pipe, resubmitted packets waiting for their second ingress pass: (cycle they
+    /// may enter, packet, ingress device port).
+    resubmit_fifo: Vec<VecDeque<(Cycle, PacketHandle, u16)>>,
+    /// Mirror types of the copies made with a mirror header, until they enter an egress.
+    mirror_types: BTreeMap<u32, u8>,
+    /// The cycle the chip has reached (the last one it ran).
+    now: Cycle,
+    /// Control-plane operations to apply: (cycle, order scheduled) -> operation.
+    control_ops: BTreeMap<(Cycle, u64), ControlOp>,
+    control_seq: u64,
+    control_errors: Vec<(Cycle, ConfigError)>,
+    /// The program the pipes run, with the chip's routes, for the control plane's table
+    /// operations (`None`: the built-in forwarding).
+    program: Option<Program>,
+    runtime: Option<control::Runtime>,
 }
 
 impl Chip {
@@ -409,6 +447,7 @@ impl Chip {
             };
             routes.push((*dst, dev_port));
         }
+        let routes_for_control = routes.clone();
         let setups = build_pipes(
             &params.pipeline,
             params.pipes as usize,
@@ -522,6 +561,20 @@ impl Chip {
             ghost_events,
             ghost_updates: Vec::new(),
             ghost_words: Vec::new(),
+            pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
+            pktgen_on: false,
+            pktgen_in_mac: BTreeSet::new(),
+            mirror_types: BTreeMap::new(),
+            resubmit_fifo: vec![VecDeque::new(); params.pipes as usize],
+            now: 0,
+            control_ops: BTreeMap::new(),
+            control_seq: 0,
+            control_errors: Vec::new(),
+            program: match &config.program {
+                Some(p) => Some(crate::program::with_routes(p, &routes_for_control)?),
+                None => None,
+            },
+            runtime: None,
         })
     }
 
@@ -541,6 +594,7 @@ impl Chip {
                         (p.dev_port >> 7) as usize,
                         p.recirculation,
                         self.tm.queue_count(i),
+                        p.dev_port,
                     )
                 })
                 .collect(),
@@ -609,6 +663,10 @@ impl Chip {
         for (i, (port, sig)) in self.ports.iter().zip(&t.ports).enumerate() {
             if let Some(id) = sig.tx_busy {
                 tr.set(now, id, Value::Bits(port.mac.busy(now) as u64));
+            }
+            if let Some(id) = sig.tx_pkt {
+                let on_wire = port.mac.on_wire(now).map_or(0, |h| serial_in(&t.serial, h));
+                tr.set(now, id, Value::Bits(on_wire as u64));
             }
             if let Some(id) = sig.rx_fifo {
                 tr.set(now, id, Value::Bits(port.rx_fifo.len() as u64));
@@ -735,11 +793,22 @@ impl Chip {
         id: u8,
         session: Option<MirrorSession>,
     ) -> Result<(), ConfigError> {
+        self.check_mirror_session(id, &session)?;
+        self.mirror_sessions[id as usize] = session;
+        Ok(())
+    }
+
+    /// Whether mirror session `id` may be set to `session`: the problem if not.
+    fn check_mirror_session(
+        &self,
+        id: u8,
+        session: &Option<MirrorSession>,
+    ) -> Result<(), ConfigError> {
         let bad = |problem: String| ConfigError {
             what: format!("chip {}: mirror session {id}", self.name),
             problem,
         };
-        if let Some(s) = session {
+        if let &Some(s) = session {
             if s.port >= self.ports.len() {
                 return Err(bad(format!(
                     "port {} does not exist (the chip has {})",
@@ -754,7 +823,6 @@ impl Chip {
                 )));
             }
         }
-        self.mirror_sessions[id as usize] = session;
         Ok(())
     }
 
@@ -818,11 +886,21 @@ impl Chip {
             .iter()
             .map(|p| p.ingress.occupancy() + p.egress.occupancy() + p.to_egress.len())
             .sum();
-        (ports + pipes + self.to_tm.len() + self.tm.queued_packets() + self.to_mac.len()) as u64
+        let resubmits: usize = self.resubmit_fifo.iter().map(VecDeque::len).sum();
+        (ports
+            + pipes
+            + resubmits
+            + self.to_tm.len()
+            + self.tm.queued_packets()
+            + self.to_mac.len()) as u64
     }
 
     fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
+        self.mirror_types.remove(&pkt.index());
+        if let Some(t) = self.trace.as_mut() {
+            t.forget(pkt.index());
+        }
         if self.mirror_copies.remove(&pkt.index()) {
             *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
         }
@@ -881,7 +959,7 @@ impl Node for Chip {
         }
         self.counters.received += 1;
         if let Some(t) = self.trace.as_mut() {
-            t.number(pkt.index());
+            t.arrived(now, port, pkt.index());
         }
         let p = &mut self.ports[port];
         p.rx_frames += 1;
@@ -915,8 +993,12 @@ impl Chip {
     /// them. Blocks talk only through registered wires (a cycle or more of latency), so the
     /// order here changes no result.
     fn step(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        self.control(now);
         if self.ghost_events {
             self.ghost_deliver(now);
+        }
+        if self.pktgen_on {
+            self.pktgen(now, pool);
         }
         self.ingress_arbiters(now, pool);
         self.ingress_pipes(now, pool);
@@ -950,6 +1032,15 @@ impl Chip {
         consider(self.to_tm.front().map(|e| e.0));
         consider(self.to_mac.front().map(|e| e.0));
         consider(self.tm.next_event(now));
+        if self.pktgen_on {
+            for g in &self.pktgen {
+                consider(g.next_event());
+            }
+        }
+        consider(self.control_next_event());
+        for f in &self.resubmit_fifo {
+            consider(f.front().map(|e| e.0));
+        }
         for p in &self.ports {
             consider(p.mac.next_event());
         }

@@ -12,6 +12,7 @@ pub mod node;
 pub mod probe;
 pub mod qcn;
 pub mod rng;
+pub mod tap;
 pub mod transport;
 pub mod workload;
 
@@ -21,6 +22,7 @@ pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
 pub use probe::Probe;
 pub use rng::Rng;
+pub use tap::{Direction, Tap, TapFrame};
 pub use transport::{Congestion, Dctcp, Peer, TransportConfig, TransportHost};
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! [`Stepping::EveryCycle`] mode it visits every cycle. Both give identical results.
 
 use crate::node::{Node, Sent};
+use crate::tap::{Direction, Tap, TapFrame};
 use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -105,6 +106,8 @@ pub struct Network {
     visited_cycles: u64,
     /// `tx[node][port]`: frames and bytes (FCS included) sent onto the port's link.
     tx: Vec<Vec<LinkCount>>,
+    /// Watches the frames on the links (packet captures), if set.
+    tap: Option<Box<dyn Tap>>,
 }
 
 /// What went out of a port onto its link.
@@ -130,6 +133,7 @@ impl Network {
             sent_buf: Vec::new(),
             visited_cycles: 0,
             tx: Vec::new(),
+            tap: None,
         }
     }
 
@@ -227,6 +231,11 @@ impl Network {
         self.tx[node.0][port]
     }
 
+    /// The node `id` as a [`Node`] (its name, ports and their speeds).
+    pub fn node_dyn(&self, id: NodeId) -> &dyn Node {
+        self.nodes[id.0].as_ref()
+    }
+
     /// How many nodes the network holds.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
@@ -271,6 +280,17 @@ impl Network {
             debug_assert_eq!(w.arrives, t, "a frame arrival was skipped");
             self.wires.pop();
             let pkt = PacketHandle::from_index(w.pkt);
+            if let Some(tap) = self.tap.as_mut() {
+                tap_frame(
+                    tap.as_mut(),
+                    t,
+                    w.node,
+                    w.port,
+                    Direction::Rx,
+                    &self.pool,
+                    pkt,
+                );
+            }
             self.nodes[w.node].receive(t, w.port, pkt, &mut self.pool);
             self.next[w.node] = Some(t);
         }
@@ -287,6 +307,9 @@ impl Network {
             for s in sent.drain(..) {
                 match self.links[n][s.port] {
                     Some(end) => {
+                        if let Some(tap) = self.tap.as_mut() {
+                            tap_frame(tap.as_mut(), t, n, s.port, Direction::Tx, &self.pool, s.pkt);
+                        }
                         let count = &mut self.tx[n][s.port];
                         count.frames += 1;
                         count.bytes += self.pool.bytes(s.pkt).len() as u64 + t2_clock::FCS_BYTES;
@@ -441,6 +464,12 @@ impl Network {
         self.run_until(end);
     }
 
+    /// Sets the tap that watches every frame on the links from now on (`None` removes it);
+    /// returns the one it replaces.
+    pub fn set_tap(&mut self, tap: Option<Box<dyn Tap>>) -> Option<Box<dyn Tap>> {
+        std::mem::replace(&mut self.tap, tap)
+    }
+
     /// Runs exactly the next cycle (cycle 0 first), ticking every node, whatever the mode.
     pub fn step(&mut self) {
         let t = if self.visited_cycles == 0 {
@@ -453,4 +482,22 @@ impl Network {
         self.visit(t);
         self.stepping = saved;
     }
+}
+
+fn tap_frame(
+    tap: &mut dyn Tap,
+    cycle: Cycle,
+    node: usize,
+    port: usize,
+    direction: Direction,
+    pool: &PacketPool,
+    pkt: PacketHandle,
+) {
+    tap.frame(&TapFrame {
+        cycle,
+        node: NodeId(node),
+        port,
+        direction,
+        bytes: pool.bytes(pkt),
+    });
 }

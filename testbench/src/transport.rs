@@ -9,7 +9,9 @@
 //! - Sender: at most `cwnd` bytes in flight; cumulative ACKs advance it; when no ACK has
 //!   advanced it for `rto` cycles it goes back to the first unacknowledged byte and sends
 //!   again (go-back-N), doubling the timeout up to `max_rto`. The NIC sends one frame at a
-//!   time at line rate: ACKs first, then the active flows round-robin.
+//!   time at line rate, exact to the line tick (each frame starts at the tick the previous
+//!   one's last bit left, as the chip's MACs do): ACKs first, then the open flows
+//!   round-robin.
 //! - Receiver: keeps segments that arrive ahead of the next expected byte and ACKs every data
 //!   segment with the next byte it expects. With ECN on it echoes a CE mark on the segment
 //!   as ECE on its ACK (DCTCP's per-packet echo).

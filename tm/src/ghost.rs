@@ -13,6 +13,8 @@
 //! it need each update in its delivery cycle: it then asks the feed to keep delivered
 //! updates (`keep_delivered`) and visits every cycle `next_delivery` names.
 
+use arbitrary_int::{u18, u2, u7};
+use bitvec::prelude::{bitvec, BitVec, Lsb0};
 use std::collections::VecDeque;
 use t2_clock::Cycle;
 
@@ -22,15 +24,17 @@ const SLOTS_PER_PORT: usize = 128;
 /// Largest queue length the ghost metadata carries (Tofino2 `qlength` is 18 bits).
 pub const GHOST_QLENGTH_MAX: u32 = (1 << 18) - 1;
 
-/// One queue-depth update: which queue, and its depth in cells (saturating at 18 bits).
+/// One queue-depth update: which queue, and its depth in cells (saturating at 18 bits). The
+/// fields have their architectural widths: 2-bit pipe, 7-bit queue index within the port (a
+/// port has at most 128 queues), 18-bit `qlength`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GhostUpdate {
     /// TM pipe of the queue.
-    pub pipe: u8,
+    pub pipe: u2,
     /// Chip port index and queue within it.
     pub port: u16,
-    pub queue: u8,
-    pub qlength: u32,
+    pub queue: u7,
+    pub qlength: u18,
     /// Alternates between successive updates of one queue: its `k`-th update (from 0)
     /// carries `k mod 2`.
     pub ping_pong: bool,
@@ -39,7 +43,7 @@ pub struct GhostUpdate {
 #[derive(Clone, Debug)]
 struct GhostPipe {
     /// Changed-queue set: bit `local port x 128 + queue`.
-    changed: Vec<u64>,
+    changed: BitVec<u64, Lsb0>,
     changed_count: usize,
     /// Slot the round robin looks at first.
     next_slot: usize,
@@ -48,16 +52,14 @@ struct GhostPipe {
 impl GhostPipe {
     fn new(ports: usize) -> GhostPipe {
         GhostPipe {
-            changed: vec![0; ports * SLOTS_PER_PORT / 64],
+            changed: bitvec![u64, Lsb0; 0; ports * SLOTS_PER_PORT],
             changed_count: 0,
             next_slot: 0,
         }
     }
 
     fn mark(&mut self, slot: usize) {
-        let (w, b) = (slot / 64, 1u64 << (slot % 64));
-        if self.changed[w] & b == 0 {
-            self.changed[w] |= b;
+        if !self.changed.replace(slot, true) {
             self.changed_count += 1;
         }
     }
@@ -67,24 +69,17 @@ impl GhostPipe {
         if self.changed_count == 0 {
             return None;
         }
-        let words = self.changed.len();
-        let start = self.next_slot / 64;
-        for k in 0..=words {
-            let w = (start + k) % words;
-            let mut bits = self.changed[w];
-            if k == 0 {
-                // Only slots at or after next_slot in the first word.
-                bits &= !0u64 << (self.next_slot % 64);
-            }
-            if bits != 0 {
-                let slot = w * 64 + bits.trailing_zeros() as usize;
-                self.changed[w] &= !(1u64 << (slot % 64));
-                self.changed_count -= 1;
-                self.next_slot = (slot + 1) % (words * 64);
-                return Some(slot);
-            }
-        }
-        unreachable!("changed_count says a bit is set")
+        let from = self.next_slot;
+        let slot = match self.changed[from..].first_one() {
+            Some(k) => from + k,
+            None => self.changed[..from]
+                .first_one()
+                .expect("changed_count says a bit is set"),
+        };
+        self.changed.set(slot, false);
+        self.changed_count -= 1;
+        self.next_slot = (slot + 1) % self.changed.len();
+        Some(slot)
     }
 }
 
@@ -166,10 +161,10 @@ impl Ghost {
                     self.in_flight.push_back((
                         cycle + self.latency,
                         GhostUpdate {
-                            pipe: pipe as u8,
+                            pipe: u2::new(pipe as u8),
                             port: port as u16,
-                            queue: queue as u8,
-                            qlength: cells.min(GHOST_QLENGTH_MAX),
+                            queue: u7::new(queue as u8),
+                            qlength: u18::new(cells.min(GHOST_QLENGTH_MAX)),
                             ping_pong: *ping_pong,
                         },
                     ));
@@ -184,8 +179,8 @@ impl Ghost {
                 break;
             }
             self.in_flight.pop_front();
-            if let Some(q) = self.seen[u.port as usize].get_mut(u.queue as usize) {
-                *q = u.qlength;
+            if let Some(q) = self.seen[u.port as usize].get_mut(u.queue.value() as usize) {
+                *q = u.qlength.value();
             }
             if self.keep {
                 self.delivered.push((at, u));
@@ -224,5 +219,33 @@ impl Ghost {
     /// Updates sent so far.
     pub fn sent(&self) -> u64 {
         self.sent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_changed_set_is_served_round_robin_from_the_last_slot() {
+        let mut p = GhostPipe::new(2);
+        for slot in [200, 3, 130, 3] {
+            p.mark(slot);
+        }
+        assert_eq!(p.changed_count, 3, "a slot marked twice counts once");
+        assert_eq!(p.take_next(), Some(3));
+        p.mark(1);
+        // After slot 3: 130, 200, then round to 1.
+        assert_eq!(p.take_next(), Some(130));
+        assert_eq!(p.take_next(), Some(200));
+        assert_eq!(p.take_next(), Some(1));
+        assert_eq!(p.take_next(), None);
+        // From slot 2: the last slot, then round to 0.
+        p.mark(255);
+        p.mark(0);
+        assert_eq!(p.take_next(), Some(255));
+        assert_eq!(p.take_next(), Some(0));
+        p.mark(7);
+        assert_eq!(p.take_next(), Some(7));
     }
 }

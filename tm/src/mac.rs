@@ -72,6 +72,16 @@ impl MacTx {
         self.free_at_ticks > self.line.cycle_to_ticks(now)
     }
 
+    /// The packet being serialized during cycle `now`, once the frames finished by `now`
+    /// have been popped ([`MacTx::pop_sent`]).
+    pub fn on_wire(&self, now: Cycle) -> Option<u32> {
+        if self.busy(now) {
+            self.sending.front().map(|&(_, pkt)| pkt)
+        } else {
+            None
+        }
+    }
+
     /// Frames and bytes (FCS included, preamble excluded) started so far.
     pub fn totals(&self) -> (u64, u64) {
         (self.frames, self.bytes)

@@ -522,7 +522,7 @@ fn kept_ghost_deliveries_come_in_their_cycles_with_alternating_ping_pong() {
     t.take_ghost_delivered(110, &mut out);
     let brief = |out: &[(Cycle, t2_tm::ghost::GhostUpdate)]| {
         out.iter()
-            .map(|(c, u)| (*c, u.queue, u.qlength, u.ping_pong))
+            .map(|(c, u)| (*c, u.queue.value(), u.qlength.value(), u.ping_pong))
             .collect::<Vec<_>>()
     };
     assert_eq!(brief(&out), [(110, 1, 9, false)]);

@@ -61,6 +61,31 @@ pub const RECIRCULATE: Field = Field::at(ENQ_QDEPTH, 28, 1);
 /// `mirror_io_select` of either deparser: 1 mirrors the packet as it entered the gress (before
 /// the program changed it), 0 (the default) as it leaves. Bit 29, above the egress depth too.
 pub const MIRROR_IO_SELECT: Field = Field::at(ENQ_QDEPTH, 29, 1);
+/// The mirror type of a copy made with a mirror header (`mirror_with_header`): the header's
+/// index in the parser graph plus 1 (0: none), 4 bits as Tofino2's `MirrorType_t`. The
+/// ingress (or egress) program sets it with the mirror; the chip sets it in a copy's egress
+/// PHV before parsing, standing in for TNA's lookahead on the mirror header's type field.
+/// Bits 3-6 of the container whose low 3 bits are `ingress_cos` (ingress only).
+pub const MIRROR_TYPE: Field = Field::at(COS, 3, 4);
+/// `resubmit` (ingress only): bit 30 of the `enq_qdepth` container asks for a resubmit, and
+/// its low 8 bits (no queue depth in ingress) hold the resubmit header's place in the parser
+/// graph plus 1 (0: no header).
+pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
+/// `ig_intr_dprsr_md.pktgen` (ingress only): 1 fires the pipe's deparser-triggered pktgen
+/// applications as the packet leaves the deparser. Bit 31 of the same container.
+pub const PKTGEN_TRIGGER: Field = Field::at(ENQ_QDEPTH, 31, 1);
+pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
+/// `ig_intr_md.resubmit_flag`: 1 on a resubmitted packet's second pass, set before parsing
+/// (bit 7 of the `ingress_cos` container).
+pub const RESUBMIT_FLAG: Field = Field::at(COS, 7, 1);
+/// Intrinsic fields set before the parser runs, which a parser `select` may key on:
+/// `ig_intr_md.ingress_port` (0 in egress), `ig_intr_md.resubmit_flag` (0 in egress) and
+/// `eg_intr_md.mirror_type` (0 in ingress).
+pub const PARSER_INTRINSICS: [(&str, Field); 3] = [
+    ("ig_intr_md.ingress_port", layout::INGRESS_PORT),
+    ("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
+    ("eg_intr_md.mirror_type", MIRROR_TYPE),
+];
 /// The ghost metadata header is one 32-bit container on Tofino2.
 const GHOST: Container = Container::b32(10);
 
@@ -229,6 +254,9 @@ pub const BUILTINS: &[Builtin] = &[
     ro("ghost_md.qid", Field::at(GHOST, 18, 11)),
     ro("ghost_md.pipe_id", Field::at(GHOST, 29, 2)),
     ro("ghost_md.ping_pong", Field::at(GHOST, 31, 1)),
+    ro("eg_intr_md.mirror_type", MIRROR_TYPE),
+    ro("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
+    rw("ig_intr_dprsr_md.pktgen", PKTGEN_TRIGGER),
 ];
 
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

@@ -50,6 +50,20 @@ pub trait StageProgram {
     fn registers(&self) -> Option<&[Vec<u64>]> {
         None
     }
+    /// The register arrays' names, in the order of [`StageProgram::registers`].
+    fn register_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Array `r`'s cell width in bits (both halves of a pair) and its number of cells.
+    fn register_shape(&self, _r: usize) -> (u32, u32) {
+        (0, 0)
+    }
+    /// The control plane writes `value` into cell `index` of array `r` (both checked).
+    fn write_register(&mut self, _r: usize, _index: u32, _value: u64) {}
+    /// The program as `Any`, for the control plane to reach its own type (table entries).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// A gress with no tables: packets pass through unchanged.
@@ -89,6 +103,17 @@ pub struct Exit {
     pub mirror_incoming: Option<PacketHandle>,
     /// Ingress only: the program sent the packet to the recirculation port.
     pub recirculate: bool,
+    /// The mirror type of the copy (`mirror_with_header`), 0 for none. With a type, the
+    /// copy's source is `mirror_incoming`: the mirror header followed by the packet.
+    pub mirror_type: u8,
+    /// Ingress only: the program resubmitted the packet; `pkt` is now the packet as it
+    /// entered the ingress with the resubmit header in front, for a second pass.
+    pub resubmit: bool,
+    /// Ingress only: a second pass asked to be resubmitted again, which is not done.
+    pub resubmit_refused: bool,
+    /// Ingress only: `ig_intr_dprsr_md.pktgen` was set (the pipe's deparser-triggered pktgen
+    /// applications fire, whatever becomes of the packet).
+    pub pktgen: bool,
 }
 
 struct Slot {
@@ -209,6 +234,20 @@ impl GressPipeline {
         pool: &PacketPool,
         metadata: &[(Field, u32)],
     ) {
+        self.enter_parsed_with(now, pkt, port, pool, &[], metadata);
+    }
+
+    /// Like [`GressPipeline::enter_with`], and also sets `before_parse` (intrinsic fields a
+    /// parser `select` may key on, such as a mirror copy's `mirror_type`) before parsing.
+    pub fn enter_parsed_with(
+        &mut self,
+        now: Cycle,
+        pkt: PacketHandle,
+        port: u16,
+        pool: &PacketPool,
+        before_parse: &[(Field, u32)],
+        metadata: &[(Field, u32)],
+    ) {
         assert!(
             self.can_enter(now),
             "two packets entered one gress in cycle {now}"
@@ -229,6 +268,9 @@ impl GressPipeline {
         slot.phv.set(port_field, port as u32);
         slot.phv
             .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
+        for &(field, value) in before_parse {
+            slot.phv.set(field, value);
+        }
         match self.parser.parse_extent(bytes, &mut slot.phv) {
             Ok(extent) => slot.extent = extent,
             Err(reason) => slot.phv.set(layout::DROP_REASON, reason as u32),
@@ -282,12 +324,39 @@ impl GressPipeline {
         let mirror_session =
             (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);
         // A mirror of the packet as it came in is copied before the deparser changes it.
-        let mirror_incoming =
-            (drop.is_none() && mirror_session.is_some() && phv.get(fields::MIRROR_IO_SELECT) == 1)
-                .then(|| pool.copy_packet(slot.pkt, None));
-        if drop.is_none() {
+        let asked = ingress && drop.is_none() && phv.get(fields::RESUBMIT) == 1;
+        let second_pass = phv.get(fields::RESUBMIT_FLAG) == 1;
+        let resubmit = asked && !second_pass;
+        let mut mirror_incoming = (!resubmit
+            && drop.is_none()
+            && mirror_session.is_some()
+            && phv.get(fields::MIRROR_IO_SELECT) == 1)
+            .then(|| pool.copy_packet(slot.pkt, None));
+        if resubmit {
+            // The packet as it entered (not deparsed), behind its resubmit header.
+            let h = phv.get(fields::RESUBMIT_HEADER) as usize;
+            if h != 0 {
+                let header = self.parser.header_bytes(h - 1, phv);
+                pool.bytes_mut(slot.pkt).splice(0..0, header);
+            }
+        } else if drop.is_none() {
             self.parser
                 .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
+        }
+        // A mirror header goes in front of the copy's source (the incoming or the outgoing
+        // packet), as TNA's `mirror.emit<H>` does.
+        let mirror_type = match (drop, mirror_session, resubmit) {
+            (None, Some(_), false) => phv.get(fields::MIRROR_TYPE) as u8,
+            _ => 0,
+        };
+        if mirror_type != 0 {
+            let mut bytes = self.parser.header_bytes(mirror_type as usize - 1, phv);
+            let source = mirror_incoming.unwrap_or(slot.pkt);
+            bytes.extend_from_slice(pool.bytes(source));
+            if let Some(incoming) = mirror_incoming {
+                pool.free(incoming);
+            }
+            mirror_incoming = Some(pool.alloc_from(&bytes));
         }
         let exit = Exit {
             pkt: slot.pkt,
@@ -301,6 +370,10 @@ impl GressPipeline {
             mirror_session,
             mirror_incoming,
             recirculate: ingress && phv.get(fields::RECIRCULATE) == 1,
+            mirror_type,
+            resubmit,
+            resubmit_refused: asked && second_pass,
+            pktgen: ingress && phv.get(fields::PKTGEN_TRIGGER) == 1,
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

@@ -238,6 +238,17 @@ impl Graph {
         self.parse_by_table(bytes, phv)
     }
 
+    /// Header `h`'s bytes as `phv` holds its fields, whether or not it is valid (a mirror
+    /// header, which the deparser puts in front of a copy).
+    pub fn header_bytes(&self, h: usize, phv: &Phv) -> Vec<u8> {
+        let layout = &self.headers[h];
+        let mut bytes = vec![0; layout.bytes];
+        for e in &layout.extracts {
+            phv.emit(e.container, &mut bytes[e.offset..]);
+        }
+        bytes
+    }
+
     /// [`Graph::parse_extent`] by walking the resolved graph, whatever it is.
     pub fn parse_by_table(&self, bytes: &[u8], phv: &mut Phv) -> Result<Extent, DropReason> {
         let mut extent = Extent::default();

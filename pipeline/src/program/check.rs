@@ -73,6 +73,8 @@ pub enum Op {
     },
     Mirror(Value),
     Recirculate,
+    /// `resubmit`, with the resubmit header's place in the parser graph plus 1 (0: none).
+    Resubmit(u32),
     Random {
         dst: Field,
     },
@@ -89,6 +91,9 @@ impl Op {
             }
             (Op::Recirculate, Thread::Egress | Thread::Ghost) => {
                 Some(("recirculate", "the ingress deparser honours"))
+            }
+            (Op::Resubmit(_), Thread::Egress | Thread::Ghost) => {
+                Some(("resubmit", "the ingress deparser honours"))
             }
             _ => None,
         }
@@ -411,8 +416,17 @@ fn unique<'a>(
     Ok(map)
 }
 
+/// Bytes of resubmit data Tofino2 carries (`[p4c] device.h`, the phase-0 size).
+pub const RESUBMIT_BYTES: usize = 16;
+/// Resubmit types Tofino2 has (`[p4c] device.h`).
+pub const RESUBMIT_TYPES: usize = 8;
+
 struct Resolver {
     fields: BTreeMap<String, (Field, Access)>,
+    /// The parser graph's headers, in its order (a mirror header's type is its place + 1),
+    /// and their sizes in bytes.
+    graph_headers: Vec<String>,
+    graph_header_bytes: Vec<usize>,
     /// Header fields wider than 32 bits, which exist but cannot be named.
     wide: Vec<(String, u16)>,
     /// Fields wider than 32 bits (at most 64) in pieces, most significant first: what table
@@ -594,6 +608,8 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     }
     let r = Resolver {
         fields,
+        graph_headers: parser.headers.iter().map(|h| h.name.clone()).collect(),
+        graph_header_bytes: parser.headers.iter().map(|h| h.bytes).collect(),
         wide: lowered.wide,
         pieces,
     };
@@ -791,6 +807,25 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             &ra_ids,
             &register_actions,
         )?);
+        // Tofino2 has 8 resubmit types: at most 8 kinds of resubmit (headers, or none).
+        let kinds: std::collections::BTreeSet<u32> = actions
+            .iter()
+            .flat_map(|a: &CAction| &a.ops)
+            .filter_map(|o| match o {
+                Op::Resubmit(h) => Some(*h),
+                _ => None,
+            })
+            .collect();
+        if kinds.len() > RESUBMIT_TYPES {
+            return err(
+                &format!("actions[{i}] ({})", a.name),
+                format!(
+                    "makes the program's resubmit kinds (headers, or none) {}; Tofino2 has \
+                     {RESUBMIT_TYPES} resubmit types",
+                    kinds.len()
+                ),
+            );
+        }
     }
 
     // Tables.
@@ -1097,6 +1132,8 @@ fn lower_action(
         let mut reads = Vec::new();
         let mut xbar = Vec::new();
         let mut writes = Vec::new();
+        // A primitive that lowers to two operations (`mirror_with_header`).
+        let mut extra = None;
         let op = if let Some((alu, bin)) = prim.binary() {
             let dst = r.writable(&pp, &bin.dst)?;
             let (va, vb) = (value(&pp, &bin.a)?, value(&pp, &bin.b)?);
@@ -1187,6 +1224,74 @@ fn lower_action(
                     writes.push(fields::RECIRCULATE);
                     Op::Recirculate
                 }
+                Primitive::Resubmit { header } => {
+                    let h = match header {
+                        None => 0,
+                        Some(header) => {
+                            let Some(h) = r.graph_headers.iter().position(|n| n == header) else {
+                                return err(
+                                    &pp,
+                                    format!(
+                                        "the parser graph never extracts header `{header}`, so \
+                                         the second pass could not parse it"
+                                    ),
+                                );
+                            };
+                            let bytes = r.graph_header_bytes[h];
+                            if bytes > RESUBMIT_BYTES {
+                                return err(
+                                    &pp,
+                                    format!(
+                                        "resubmit header `{header}` is {bytes} bytes; Tofino2 \
+                                         resubmits at most {RESUBMIT_BYTES}"
+                                    ),
+                                );
+                            }
+                            h as u32 + 1
+                        }
+                    };
+                    writes.extend([fields::RESUBMIT, fields::RESUBMIT_HEADER]);
+                    Op::Resubmit(h)
+                }
+                Primitive::MirrorWithHeader { session, header } => {
+                    let v = value(&pp, session)?;
+                    if let Value::Const(c) = v {
+                        if c > 255 {
+                            return err(&pp, format!("mirror session {c} is outside 0..=255"));
+                        }
+                    }
+                    let Some(h) = r.graph_headers.iter().position(|n| n == header) else {
+                        return err(
+                            &pp,
+                            format!(
+                                "the parser graph never extracts header `{header}`, so the \
+                                 egress could not parse it in front of the copy"
+                            ),
+                        );
+                    };
+                    if h + 1 > 15 {
+                        return err(
+                            &pp,
+                            format!(
+                                "header `{header}` is header {} of the parser graph; a mirror \
+                                 header must be among its first 15 (the 4-bit mirror type is \
+                                 its place + 1)",
+                                h + 1
+                            ),
+                        );
+                    }
+                    reads.extend(field_of(&v));
+                    writes.extend([
+                        fields::MIRROR_SESSION,
+                        fields::MIRROR_VALID,
+                        fields::MIRROR_TYPE,
+                    ]);
+                    extra = Some(Op::Set {
+                        dst: fields::MIRROR_TYPE,
+                        src: Value::Const(h as u32 + 1),
+                    });
+                    Op::Mirror(v)
+                }
                 Primitive::Random { dst } => {
                     let dst = r.writable(&pp, dst)?;
                     writes.push(dst);
@@ -1231,6 +1336,7 @@ fn lower_action(
         out.xbar_reads.extend(xbar);
         out.writes.extend(writes);
         out.ops.push(op);
+        out.ops.extend(extra);
     }
     // A wide parameter no `set` cut: its low 32 bits, then the rest.
     for (k, prm) in a.params.iter().enumerate() {

@@ -412,6 +412,26 @@ pub enum Primitive {
     SetInvalid {
         header: String,
     },
+    /// TNA's `mirror.emit<H>(session, hdr)`: as `mirror`, and the copy starts with header
+    /// `header` (one the parser graph extracts; its fields as the PHV holds them when the
+    /// packet leaves the deparser, whether or not it is valid), followed by the packet. The
+    /// copy then carries `eg_intr_md.mirror_type` (the header's place in the parser graph,
+    /// from 1) into the egress, where the parser may select on it to parse the header and the
+    /// program may rewrite the copy (into a control frame, say).
+    MirrorWithHeader {
+        session: Operand,
+        header: String,
+    },
+    /// Ingress only, TNA's `resubmit.emit<H>(hdr)`: the packet as it entered the ingress
+    /// (the program's changes discarded) goes through the ingress once more instead of to
+    /// the TM, with header `header` (at most 16 bytes, one the parser graph extracts; its
+    /// fields as the PHV holds them) in front of it when given. On that second pass
+    /// `ig_intr_md.resubmit_flag` is 1 (a parser `select` may key on it); a second pass is
+    /// not resubmitted again.
+    Resubmit {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        header: Option<String>,
+    },
 }
 
 impl Primitive {

@@ -296,6 +296,11 @@ pub fn lower(
                 let mut kf = Vec::new();
                 let mut kh = Vec::new();
                 for k in keys {
+                    if let Some(&(_, f)) = fields::PARSER_INTRINSICS.iter().find(|i| i.0 == k) {
+                        // Set before parsing: no header needs to be extracted first.
+                        kf.push(f);
+                        continue;
+                    }
                     let Some(&(f, h)) = field_of.get(k) else {
                         let why = match wide.iter().find(|w| &w.0 == k) {
                             Some(w) => format!(

@@ -248,6 +248,10 @@ impl State {
                     write.set(fields::MIRROR_VALID, 1);
                 }
                 Op::Recirculate => write.set(fields::RECIRCULATE, 1),
+                Op::Resubmit(header) => {
+                    write.set(fields::RESUBMIT, 1);
+                    write.set(fields::RESUBMIT_HEADER, header);
+                }
                 Op::Random { dst } => {
                     let v = splitmix64(&mut self.random[t]) >> 32;
                     write.set(dst, v as u32);
@@ -580,6 +584,22 @@ impl PlacedThread {
     }
 }
 
+impl PlacedThread {
+    /// The checked program this thread runs.
+    pub fn program(&self) -> &Arc<Checked> {
+        &self.program
+    }
+
+    /// Runs `program` from now on: the program this thread runs with other table entries
+    /// (the control plane's), laid out by the same placement `placed`. Registers and random
+    /// generators carry on.
+    pub fn reprogram(&mut self, program: Arc<Checked>, placed: &Placed) {
+        let mut next = PlacedThread::new(program, placed, self.thread);
+        std::mem::swap(&mut next.state, &mut self.state);
+        *self = next;
+    }
+}
+
 impl StageProgram for PlacedThread {
     fn active_stages(&self) -> Vec<usize> {
         (0..self.stages.len())
@@ -632,6 +652,28 @@ impl StageProgram for PlacedThread {
 
     fn registers(&self) -> Option<&[Vec<u64>]> {
         Some(&self.state.registers)
+    }
+
+    fn register_names(&self) -> Vec<String> {
+        self.program
+            .registers
+            .iter()
+            .map(|r| r.name.clone())
+            .collect()
+    }
+
+    fn register_shape(&self, r: usize) -> (u32, u32) {
+        let reg = &self.program.registers[r];
+        let bits = reg.cell_bits as u32 * if reg.pair { 2 } else { 1 };
+        (bits, reg.size)
+    }
+
+    fn write_register(&mut self, r: usize, index: u32, value: u64) {
+        self.state.registers[r][index as usize] = value;
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 
     fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {

@@ -1,0 +1,624 @@
+//! Checking a scenario file: every key against its range and the chip, with errors that name
+//! the file, the key and the problem, before anything is built.
+
+use crate::params::Tofino2Params;
+use crate::scenario::WaveRequest;
+use crate::schemes::{self};
+use crate::topology::{Shape, TopologySpec};
+use crate::trace::DEFAULT_TRACE;
+use std::path::Path;
+use t2_pipeline::ir::Program;
+use t2_testbench::metrics::{self};
+use t2_testbench::transport::Congestion;
+use t2_testbench::workload::{
+    Arrivals, CdfTraffic, FlowSpec, Incast, Sampling, SizeCdf, SizeUnit, Workload,
+};
+use t2_testbench::{Stepping, TransportConfig};
+use t2_tm::QueueConfig;
+use t2_waves::TraceFilter;
+
+use super::format::*;
+use super::*;
+
+/// The queues `[queues]` describes, checked; errors name the key.
+fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig>, String> {
+    let min = params.tm.default_queues_per_port as usize;
+    let max = params.tm.queues_per_port_group as usize;
+    if !(min..=max).contains(&q.count) {
+        return Err(format!(
+            "queues.count: {} is outside {min}..={max} (a port's share of its group may be less: \
+             the chip says so when it is built)",
+            q.count
+        ));
+    }
+    let mut queues = vec![QueueConfig::default(); q.count];
+    let mut seen = vec![false; q.count];
+    for (k, t) in q.queue.iter().enumerate() {
+        let key = format!("queues.queue[{k}]");
+        if t.id >= q.count {
+            return Err(format!(
+                "{key}.id: {} is not a queue of {} (0..={})",
+                t.id,
+                q.count,
+                q.count - 1
+            ));
+        }
+        if std::mem::replace(&mut seen[t.id], true) {
+            return Err(format!("{key}.id: queue {} is listed twice", t.id));
+        }
+        let d = QueueConfig::default();
+        let mbps = |m: Option<u64>| m.map(|m| m.saturating_mul(1_000_000));
+        let c = QueueConfig {
+            priority: t.priority.unwrap_or(d.priority),
+            weight: t.weight.unwrap_or(d.weight),
+            min_rate_bps: mbps(t.min_rate_mbps),
+            max_rate_bps: mbps(t.max_rate_mbps),
+            burst_bytes: t.burst_bytes.unwrap_or(d.burst_bytes),
+            limit_cells: t.limit_cells,
+            pfc_priority: t.pfc_priority,
+            app_pool: t.app_pool.unwrap_or(d.app_pool),
+        };
+        c.validate().map_err(|e| format!("{key}: {e}"))?;
+        queues[t.id] = c;
+    }
+    Ok(queues)
+}
+
+impl ScenarioFile {
+    pub(super) fn check(
+        raw: FileScenario,
+        shown: &str,
+        base: &Path,
+    ) -> Result<ScenarioFile, String> {
+        let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+        let mut params = match &raw.params {
+            Some(p) => Tofino2Params::from_json_file(&base.join(p))
+                .map_err(|e| format!("{shown}: params: {e}"))?,
+            None => Tofino2Params::default(),
+        };
+        if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
+            return bad(
+                "program",
+                format!("scheme {name} sets it; remove one of the two"),
+            );
+        }
+        let program = match &raw.program {
+            None => None,
+            Some(p) => {
+                let path = base.join(p);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                Some(
+                    Program::from_json(&text)
+                        .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?,
+                )
+            }
+        };
+        let t = &raw.topology;
+        if let Some(cells) = t.queue_limit_cells {
+            params.tm.queue_limit_cells = Some(cells);
+            if let Err(e) = params.validate() {
+                return bad("topology.queue_limit_cells", e.problem);
+            }
+        }
+        let port_queues = match &raw.queues {
+            Some(q) => Some(port_queues(q, &params).map_err(|e| format!("{shown}: {e}"))?),
+            None => None,
+        };
+        let clock = params.clock();
+        if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
+            return bad(
+                "duration_us",
+                format!("{} is outside 1..=10000000", raw.duration_us),
+            );
+        }
+        if raw.drain_us > 10_000_000 {
+            return bad("drain_us", format!("{} is above 10000000", raw.drain_us));
+        }
+        // Which topology keys each kind takes.
+        let given: [(&str, Option<usize>); 7] = [
+            ("hosts", t.hosts),
+            ("hosts_per_side", t.hosts_per_side),
+            ("leaves", t.leaves),
+            ("spines", t.spines),
+            ("hosts_per_leaf", t.hosts_per_leaf),
+            ("k", t.k),
+            ("hosts_per_edge", t.hosts_per_edge),
+        ];
+        let wants: &[&str] = match t.kind.as_str() {
+            "single_chip" => &["hosts"],
+            "dumbbell" => &["hosts_per_side"],
+            "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
+            "fat_tree" => &["k"],
+            "pabo_tree" => &["hosts_per_edge"],
+            other => {
+                return bad(
+                    "topology.kind",
+                    format!(
+                        "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
+                    ),
+                )
+            }
+        };
+        for (key, value) in given {
+            match (wants.contains(&key), value) {
+                (true, None) => {
+                    return bad(
+                        &format!("topology.{key}"),
+                        format!("missing (kind {} needs it)", t.kind),
+                    )
+                }
+                (false, Some(_)) => {
+                    return bad(
+                        &format!("topology.{key}"),
+                        format!("not used by kind {}", t.kind),
+                    )
+                }
+                _ => {}
+            }
+        }
+        let v = |key: &str| {
+            given
+                .iter()
+                .find(|g| g.0 == key)
+                .and_then(|g| g.1)
+                .unwrap_or(0)
+        };
+        let shape = match t.kind.as_str() {
+            "single_chip" => Shape::SingleChip { hosts: v("hosts") },
+            "dumbbell" => Shape::Dumbbell {
+                hosts_per_side: v("hosts_per_side"),
+            },
+            "leaf_spine" => Shape::LeafSpine {
+                leaves: v("leaves"),
+                spines: v("spines"),
+                hosts_per_leaf: v("hosts_per_leaf"),
+            },
+            "fat_tree" => Shape::FatTree { k: v("k") },
+            _ => Shape::PaboTree {
+                hosts_per_edge: v("hosts_per_edge"),
+            },
+        };
+        let Some(link_bps) = t.link_gbps.checked_mul(1_000_000_000) else {
+            return bad(
+                "topology.link_gbps",
+                format!("{} is too large", t.link_gbps),
+            );
+        };
+        let tr = &raw.transport;
+        let max_mss = 9216 - t2_testbench::transport::SEGMENT_OVERHEAD;
+        if !(1..=max_mss).contains(&tr.mss) {
+            return bad(
+                "transport.mss",
+                format!("{} is outside 1..={max_mss} (a 9216 B frame)", tr.mss),
+            );
+        }
+        if !(tr.mss..=MAX_WINDOW_BYTES).contains(&tr.window_bytes) {
+            return bad(
+                "transport.window_bytes",
+                format!(
+                    "{} is outside {}..={MAX_WINDOW_BYTES} (at least one segment)",
+                    tr.window_bytes, tr.mss
+                ),
+            );
+        }
+        if !(1..=10_000_000).contains(&tr.rto_us) {
+            return bad(
+                "transport.rto_us",
+                format!("{} is outside 1..=10000000 (10 s)", tr.rto_us),
+            );
+        }
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us * 1000);
+        let mut transport = TransportConfig {
+            mss: tr.mss,
+            window_bytes: tr.window_bytes,
+            rto,
+            max_rto: rto.saturating_mul(64),
+            congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
+                CongestionToml::Fixed => Congestion::Fixed,
+                CongestionToml::Dctcp => Congestion::Dctcp,
+            },
+            honour_pfc: tr.honour_pfc.unwrap_or(false),
+            resend_bounced: tr.resend_bounced.unwrap_or(false),
+            honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
+            qcn: match &tr.qcn {
+                None => None,
+                Some(q) => Some(
+                    q.params(clock, link_bps)
+                        .map_err(|e| format!("{shown}: {e}"))?,
+                ),
+            },
+        };
+        let (program, port_queues, scheme) = match &raw.scheme {
+            None => {
+                if raw.scheme_params.is_some() {
+                    return bad("scheme_params", "needs scheme, the scheme they set".into());
+                }
+                (program, port_queues, None)
+            }
+            Some(name) => {
+                let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
+                for (key, set) in [
+                    ("program", raw.program.is_some()),
+                    ("queues", raw.queues.is_some()),
+                    ("transport.congestion", tr.congestion.is_some()),
+                    ("transport.honour_pfc", tr.honour_pfc.is_some()),
+                    ("transport.resend_bounced", tr.resend_bounced.is_some()),
+                    ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
+                ] {
+                    if set {
+                        return bad(key, format!("scheme {name} sets it; remove one of the two"));
+                    }
+                }
+                let values = scheme
+                    .resolve(&raw.scheme_params.clone().unwrap_or_default())
+                    .map_err(|e| format!("{shown}: scheme_params.{e}"))?;
+                let setup = (scheme.build)(
+                    &values,
+                    &schemes::Target {
+                        params: &params,
+                        link_bps,
+                        multipath: match shape {
+                            Shape::LeafSpine { spines, .. } => spines > 1,
+                            Shape::FatTree { .. } => true,
+                            _ => false,
+                        },
+                    },
+                );
+                setup.hosts.apply(&mut transport);
+                (
+                    Some(setup.program),
+                    setup.port_queues,
+                    Some((scheme.name.to_string(), values)),
+                )
+            }
+        };
+        transport
+            .validate("transport")
+            .map_err(|e| format!("{shown}: {e}"))?;
+        let compare = match &raw.compare {
+            None => None,
+            Some(c) => {
+                if c.schemes.is_empty() {
+                    return bad("compare.schemes", "names no scheme".into());
+                }
+                for (i, name) in c.schemes.iter().enumerate() {
+                    schemes::find(name)
+                        .map_err(|e| format!("{shown}: compare.schemes[{i}]: {e}"))?;
+                    if c.schemes[..i].contains(name) {
+                        return bad(
+                            &format!("compare.schemes[{i}]"),
+                            format!("{name} is named twice"),
+                        );
+                    }
+                }
+                for (name, values) in &c.params {
+                    if !c.schemes.contains(name) {
+                        return bad(
+                            &format!("compare.params.{name}"),
+                            "not a compared scheme".into(),
+                        );
+                    }
+                    schemes::find(name)
+                        .expect("checked above")
+                        .resolve(values)
+                        .map_err(|e| format!("{shown}: compare.params.{name}.{e}"))?;
+                }
+                Some((c.schemes.clone(), c.params.clone()))
+            }
+        };
+        let w = &raw.workload;
+        let background = match &w.cdf {
+            None => {
+                for (key, set) in [
+                    ("size_unit_packets", w.size_unit_packets.is_some()),
+                    ("sampling", w.sampling.is_some()),
+                    ("load", w.load.is_some()),
+                    ("arrivals", w.arrivals.is_some()),
+                    ("sigma", w.sigma.is_some()),
+                ] {
+                    if set {
+                        return bad(&format!("workload.{key}"), "needs workload.cdf".into());
+                    }
+                }
+                None
+            }
+            Some(file) => {
+                let unit = w
+                    .size_unit_packets
+                    .map_or(SizeUnit::Bytes, SizeUnit::Packets);
+                let cdf = SizeCdf::load(&base.join(file), unit)
+                    .map_err(|e| format!("{shown}: workload.cdf: {e}"))?;
+                let Some(load) = w.load else {
+                    return bad(
+                        "workload.load",
+                        "missing (a CDF workload needs a load)".into(),
+                    );
+                };
+                if !(load > 0.0 && load <= 1.0) {
+                    return bad("workload.load", format!("{load} is outside (0, 1]"));
+                }
+                let arrivals = match (w.arrivals.unwrap_or(ArrivalsToml::Poisson), w.sigma) {
+                    (ArrivalsToml::Poisson, None) => Arrivals::Poisson,
+                    (ArrivalsToml::Poisson, Some(_)) => {
+                        return bad(
+                            "workload.sigma",
+                            "only log_normal arrivals take sigma".into(),
+                        )
+                    }
+                    (ArrivalsToml::LogNormal, Some(sigma)) if sigma > 0.0 && sigma < 10.0 => {
+                        Arrivals::LogNormal { sigma }
+                    }
+                    (ArrivalsToml::LogNormal, Some(sigma)) => {
+                        return bad("workload.sigma", format!("{sigma} is outside (0, 10)"))
+                    }
+                    (ArrivalsToml::LogNormal, None) => {
+                        return bad(
+                            "workload.sigma",
+                            "missing (log_normal arrivals need it)".into(),
+                        )
+                    }
+                };
+                Some(CdfTraffic {
+                    cdf,
+                    sampling: match w.sampling.unwrap_or(SamplingToml::Linear) {
+                        SamplingToml::Linear => Sampling::Linear,
+                        SamplingToml::Step => Sampling::Step,
+                    },
+                    arrivals,
+                    load,
+                })
+            }
+        };
+        let us = |x: u64| clock.ns_to_cycles_ceil(x.saturating_mul(1000));
+        let incast = w.incast.as_ref().map(|i| Incast {
+            degree: i.degree,
+            size_bytes: i.size_bytes,
+            first: us(i.first_us),
+            period: us(i.period_us),
+        });
+        let fixed = w
+            .flows
+            .iter()
+            .map(|f| FlowSpec {
+                start: clock.ns_to_cycles_ceil(f.start_ns),
+                id: 0,
+                src: f.src,
+                dst: f.dst,
+                size_bytes: f.size_bytes,
+            })
+            .collect();
+        let buckets = raw
+            .output
+            .buckets
+            .clone()
+            .unwrap_or_else(|| metrics::DEFAULT_BUCKETS.to_vec());
+        if buckets.windows(2).any(|p| p[0] >= p[1]) || buckets.first() == Some(&0) {
+            return bad(
+                "output.buckets",
+                "bounds must be above 0 and increasing".into(),
+            );
+        }
+        let o = &raw.output;
+        if o.vcd.is_none() && (o.trace.is_some() || o.trace_switch.is_some()) {
+            let key = if o.trace.is_some() {
+                "output.trace"
+            } else {
+                "output.trace_switch"
+            };
+            return bad(key, "needs output.vcd, the dump to write".into());
+        }
+        let waves = match &o.vcd {
+            None => None,
+            Some(vcd) => {
+                let filter = TraceFilter::parse(o.trace.as_deref().unwrap_or(DEFAULT_TRACE))
+                    .map_err(|e| format!("{shown}: output.trace: {e}"))?;
+                // With an output folder, a relative dump goes into it.
+                let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
+                let request = WaveRequest {
+                    vcd: folder.join(vcd),
+                    filter,
+                };
+                Some((request, o.trace_switch.unwrap_or(0)))
+            }
+        };
+        let pcap = match (&o.pcap, &o.pcap_dir) {
+            (None, None) => None,
+            (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
+            (Some(points), dir) => {
+                let specs = crate::pcap::CaptureSpec::parse_list(points)
+                    .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
+                let dir = dir.as_ref().or(o.dir.as_ref()).ok_or_else(|| {
+                    format!("{shown}: output.pcap: needs output.pcap_dir or output.dir")
+                })?;
+                Some(crate::pcap::PcapRequest {
+                    specs,
+                    dir: base.join(dir),
+                })
+            }
+        };
+        if let Some(ns) = raw.output.queue_sample_ns {
+            if ns == 0 {
+                return bad("output.queue_sample_ns", "must be above 0".into());
+            }
+            let run_ns = (raw.duration_us + raw.drain_us).saturating_mul(1000);
+            let samples = run_ns / ns + 1;
+            if samples > MAX_QUEUE_SAMPLES {
+                return bad(
+                    "output.queue_sample_ns",
+                    format!(
+                        "{ns} ns over a {run_ns} ns run takes {samples} samples; at most {MAX_QUEUE_SAMPLES}"
+                    ),
+                );
+            }
+        }
+        let topology = TopologySpec {
+            shape,
+            params,
+            link_bps,
+            link_delay_ns: t.link_delay_ns,
+            transport,
+            stepping: if raw.step_every_cycle {
+                Stepping::EveryCycle
+            } else {
+                Stepping::Jump
+            },
+            program,
+        };
+        // Every size against the chip and t2sim's bounds, before anything is built.
+        if let Err(e) = topology.check() {
+            let keys: Vec<String> = e
+                .keys
+                .split(", ")
+                .map(|k| match k {
+                    "params" => k.to_string(),
+                    _ => format!("topology.{k}"),
+                })
+                .collect();
+            return bad(&keys.join(", "), e.problem);
+        }
+        let size = topology.check().expect("checked above");
+        let hosts = size.hosts;
+        if let Some(i) = &w.incast {
+            if i.degree == 0 || i.degree >= hosts {
+                return bad(
+                    "workload.incast.degree",
+                    format!(
+                        "{} is outside 1..={} (senders into one of the {hosts} hosts)",
+                        i.degree,
+                        hosts - 1
+                    ),
+                );
+            }
+            if i.size_bytes == 0 {
+                return bad("workload.incast.size_bytes", "must be above 0".into());
+            }
+            if i.first_us >= raw.duration_us {
+                return bad(
+                    "workload.incast.first_us",
+                    format!(
+                        "{} is not within the run's duration_us ({}): no incast would start",
+                        i.first_us, raw.duration_us
+                    ),
+                );
+            }
+            if !(1..=10_000_000).contains(&i.period_us) {
+                return bad(
+                    "workload.incast.period_us",
+                    format!("{} is outside 1..=10000000", i.period_us),
+                );
+            }
+            let rounds = raw
+                .duration_us
+                .saturating_sub(i.first_us)
+                .div_ceil(i.period_us);
+            let flows = rounds.saturating_mul(i.degree as u64);
+            if flows > MAX_FLOWS {
+                return bad(
+                    "workload.incast",
+                    format!(
+                        "{rounds} rounds of {} flows are {flows} flows; at most {MAX_FLOWS}",
+                        i.degree
+                    ),
+                );
+            }
+        }
+        for (k, f) in w.flows.iter().enumerate() {
+            for (key, h) in [("src", f.src), ("dst", f.dst)] {
+                if h >= hosts {
+                    return bad(
+                        &format!("workload.flows[{k}].{key}"),
+                        format!(
+                            "host {h} is not one of the {hosts} hosts (0..={})",
+                            hosts - 1
+                        ),
+                    );
+                }
+            }
+            if f.src == f.dst {
+                return bad(
+                    &format!("workload.flows[{k}].dst"),
+                    format!("host {} sends to itself", f.src),
+                );
+            }
+            if f.size_bytes == 0 {
+                return bad(
+                    &format!("workload.flows[{k}].size_bytes"),
+                    "must be above 0".into(),
+                );
+            }
+            if f.start_ns >= raw.duration_us * 1000 {
+                return bad(
+                    &format!("workload.flows[{k}].start_ns"),
+                    format!(
+                        "{} is not within the run's duration_us ({} ns): the flow would never start",
+                        f.start_ns,
+                        raw.duration_us * 1000
+                    ),
+                );
+            }
+        }
+        if w.flows.len() as u64 > MAX_FLOWS {
+            return bad(
+                "workload.flows",
+                format!("{} flows; at most {MAX_FLOWS}", w.flows.len()),
+            );
+        }
+        if let Some(bg) = &background {
+            // The expected flow count: hosts x duration / mean gap.
+            let mean_bytes = bg.cdf.mean(bg.sampling);
+            let seconds = raw.duration_us as f64 / 1e6;
+            let expected = hosts as f64 * seconds * bg.load * link_bps as f64 / (mean_bytes * 8.0);
+            if expected > MAX_FLOWS as f64 / 2.0 {
+                return bad(
+                    "workload.load",
+                    format!(
+                        "{} hosts at load {} for {} us start about {expected:.0} flows of {mean_bytes:.0} B on average; at most {} (shorten duration_us or lower the load)",
+                        hosts, bg.load, raw.duration_us, MAX_FLOWS / 2
+                    ),
+                );
+            }
+        }
+        if let Some((_, switch)) = &waves {
+            if *switch >= size.switches {
+                return bad(
+                    "output.trace_switch",
+                    format!(
+                        "{switch}, but the topology has {} switches (0..={})",
+                        size.switches,
+                        size.switches - 1
+                    ),
+                );
+            }
+        }
+        Ok(ScenarioFile {
+            source: shown.to_string(),
+            name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
+            seed: raw.seed,
+            duration: us(raw.duration_us),
+            drain: us(raw.drain_us),
+            topology,
+            workload: Workload {
+                background,
+                incast,
+                fixed,
+            },
+            out_dir: raw.output.dir.map(|d| base.join(d)),
+            buckets,
+            queue_sample_ns: raw.output.queue_sample_ns,
+            port_queues,
+            waves,
+            scheme,
+            compare,
+            control: crate::control_toml::ControlSetup::new(
+                &raw.mirror_session,
+                &raw.pktgen,
+                &raw.control,
+                params.clock(),
+            )?,
+            pcap,
+            vcd_as_written: raw.output.vcd.clone(),
+            pcap_dir_given: raw.output.pcap_dir.is_some(),
+        })
+    }
+}

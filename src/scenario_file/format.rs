@@ -1,0 +1,303 @@
+//! The scenario file as TOML: what each table and key is, with its default. Read by serde
+//! (unknown keys are errors), then checked and turned into a [`super::ScenarioFile`] by
+//! `check.rs`.
+
+use crate::schemes::SchemeSettings;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use t2_testbench::qcn::QcnParams;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileScenario {
+    pub(super) name: Option<String>,
+    pub(super) seed: u64,
+    /// Flows start within this time.
+    pub(super) duration_us: u64,
+    /// Extra time after `duration_us` for started flows to finish (default 0).
+    #[serde(default)]
+    pub(super) drain_us: u64,
+    #[serde(default)]
+    pub(super) step_every_cycle: bool,
+    /// A JSON parameter file (see `t2sim params`).
+    pub(super) params: Option<PathBuf>,
+    /// A JSON program every switch runs (see `programs/`); its `ipv4_host` table gets the
+    /// host routes. Default: the built-in IPv4 forwarding.
+    pub(super) program: Option<PathBuf>,
+    /// A scheme by name (`t2sim schemes` lists them): its program, queues and host
+    /// behaviour, in place of `program`, `[queues]` and `[transport]`'s congestion and
+    /// pause/bounce keys.
+    pub(super) scheme: Option<String>,
+    /// The scheme's parameters (`[scheme_params]`; TOML cannot make `scheme` both a name
+    /// and a table). Unset ones keep the scheme's defaults.
+    pub(super) scheme_params: Option<BTreeMap<String, f64>>,
+    /// What `t2sim compare` runs this file under when the command names no schemes.
+    pub(super) compare: Option<CompareToml>,
+    pub(super) topology: TopologyToml,
+    #[serde(default)]
+    pub(super) transport: TransportToml,
+    pub(super) workload: WorkloadToml,
+    /// Every switch port's egress queues (default: the TM's default carving).
+    pub(super) queues: Option<QueuesToml>,
+    #[serde(default)]
+    pub(super) output: OutputToml,
+    /// `[[mirror_session]]` and `[[pktgen]]`: every switch's (`crate::control_toml`).
+    #[serde(default)]
+    pub(super) mirror_session: Vec<crate::control_toml::MirrorSessionToml>,
+    #[serde(default)]
+    pub(super) pktgen: Vec<crate::control_toml::PktgenToml>,
+    /// `[[control]]`: operations at a chosen time.
+    #[serde(default)]
+    pub(super) control: Vec<crate::control_toml::ControlToml>,
+}
+
+/// `[compare]`: the schemes a comparison of this file runs, and their parameters.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CompareToml {
+    pub(super) schemes: Vec<String>,
+    /// `[compare.params.SCHEME]`: parameters of a compared scheme.
+    #[serde(default)]
+    pub(super) params: SchemeSettings,
+}
+
+/// `[queues]`: how many queues every switch port has, and how the listed ones are scheduled
+/// (the others keep `QueueConfig::default()`: priority 0, weight 1, no rates, pool 0).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QueuesToml {
+    pub(super) count: usize,
+    #[serde(default)]
+    pub(super) queue: Vec<QueueToml>,
+}
+
+/// `[[queues.queue]]`: one queue's scheduling and limits; rates in Mb/s.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QueueToml {
+    pub(super) id: usize,
+    pub(super) priority: Option<u8>,
+    pub(super) weight: Option<u16>,
+    pub(super) min_rate_mbps: Option<u64>,
+    pub(super) max_rate_mbps: Option<u64>,
+    pub(super) burst_bytes: Option<u32>,
+    pub(super) limit_cells: Option<u32>,
+    pub(super) pfc_priority: Option<u8>,
+    pub(super) app_pool: Option<u8>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TopologyToml {
+    pub(super) kind: String,
+    pub(super) hosts: Option<usize>,
+    pub(super) hosts_per_side: Option<usize>,
+    pub(super) leaves: Option<usize>,
+    pub(super) spines: Option<usize>,
+    pub(super) hosts_per_leaf: Option<usize>,
+    pub(super) k: Option<usize>,
+    pub(super) hosts_per_edge: Option<usize>,
+    #[serde(default = "default_gbps")]
+    pub(super) link_gbps: u64,
+    #[serde(default = "default_delay")]
+    pub(super) link_delay_ns: u64,
+    /// Limit on every egress queue of every chip, in 176-byte cells.
+    pub(super) queue_limit_cells: Option<u32>,
+}
+
+pub(super) fn default_gbps() -> u64 {
+    100
+}
+
+pub(super) fn default_delay() -> u64 {
+    1000
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum CongestionToml {
+    Fixed,
+    Dctcp,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TransportToml {
+    /// Default `fixed` (or the scheme's).
+    pub(super) congestion: Option<CongestionToml>,
+    #[serde(default = "default_mss")]
+    pub(super) mss: u64,
+    #[serde(default = "default_window")]
+    pub(super) window_bytes: u64,
+    #[serde(default = "default_rto")]
+    pub(super) rto_us: u64,
+    /// NICs stop sending while a PFC frame pauses their class (default false).
+    pub(super) honour_pfc: Option<bool>,
+    /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
+    pub(super) resend_bounced: Option<bool>,
+    /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
+    pub(super) honour_bfc_pause: Option<bool>,
+    /// QCN reaction points at the NICs, when the table is present.
+    pub(super) qcn: Option<QcnToml>,
+}
+
+/// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
+/// (`t2_testbench::qcn::QcnParams::standard`).
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QcnToml {
+    pub(super) gd_denominator: Option<u64>,
+    pub(super) byte_counter_bytes: Option<u64>,
+    pub(super) timer_us: Option<u64>,
+    pub(super) fast_recovery_stages: Option<u32>,
+    pub(super) r_ai_mbps: Option<u64>,
+    pub(super) r_hai_mbps: Option<u64>,
+    pub(super) min_rate_mbps: Option<u64>,
+}
+
+impl QcnToml {
+    /// The parameters, checked against NICs of `link_bps`; errors name the key.
+    pub(super) fn params(
+        &self,
+        clock: t2_clock::Clock,
+        link_bps: u64,
+    ) -> Result<QcnParams, String> {
+        let std = QcnParams::standard(clock);
+        let mbps = |key: &str, v: Option<u64>, default: u64| match v {
+            None => Ok(default),
+            Some(m) => m
+                .checked_mul(1_000_000)
+                .ok_or_else(|| format!("transport.qcn.{key}: {m} is too large")),
+        };
+        let timer = match self.timer_us {
+            None => std.timer,
+            Some(0) => return Err("transport.qcn.timer_us: must be above 0".into()),
+            Some(us) if us > 10_000_000 => {
+                return Err(format!(
+                    "transport.qcn.timer_us: {us} is above 10,000,000 (10 s)"
+                ))
+            }
+            Some(us) => clock.ns_to_cycles_ceil(us * 1000),
+        };
+        let p = QcnParams {
+            gd_denominator: self.gd_denominator.unwrap_or(std.gd_denominator),
+            byte_counter_bytes: self.byte_counter_bytes.unwrap_or(std.byte_counter_bytes),
+            timer,
+            fast_recovery_stages: self
+                .fast_recovery_stages
+                .unwrap_or(std.fast_recovery_stages),
+            r_ai_bps: mbps("r_ai_mbps", self.r_ai_mbps, std.r_ai_bps)?,
+            r_hai_bps: mbps("r_hai_mbps", self.r_hai_mbps, std.r_hai_bps)?,
+            min_rate_bps: mbps("min_rate_mbps", self.min_rate_mbps, std.min_rate_bps)?,
+        };
+        // Rates are given in Mb/s here, so name that key rather than the b/s field.
+        if p.min_rate_bps > link_bps || p.min_rate_bps == 0 {
+            return Err(format!(
+                "transport.qcn.min_rate_mbps: {} is outside 1..={} (the link rate)",
+                p.min_rate_bps / 1_000_000,
+                link_bps / 1_000_000
+            ));
+        }
+        p.validate("transport", link_bps)?;
+        Ok(p)
+    }
+}
+
+pub(super) fn default_mss() -> u64 {
+    1000
+}
+pub(super) fn default_window() -> u64 {
+    100_000
+}
+pub(super) fn default_rto() -> u64 {
+    100
+}
+
+impl Default for TransportToml {
+    fn default() -> TransportToml {
+        TransportToml {
+            congestion: None,
+            mss: default_mss(),
+            window_bytes: default_window(),
+            rto_us: default_rto(),
+            honour_pfc: None,
+            resend_bounced: None,
+            honour_bfc_pause: None,
+            qcn: None,
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum SamplingToml {
+    Linear,
+    Step,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum ArrivalsToml {
+    Poisson,
+    LogNormal,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WorkloadToml {
+    /// A CDF file, relative to the scenario file.
+    pub(super) cdf: Option<PathBuf>,
+    /// Sizes in the file are packets of this many bytes (Homa's DCTCP files: 1460).
+    pub(super) size_unit_packets: Option<u64>,
+    pub(super) sampling: Option<SamplingToml>,
+    /// Offered load per host, (0, 1].
+    pub(super) load: Option<f64>,
+    pub(super) arrivals: Option<ArrivalsToml>,
+    pub(super) sigma: Option<f64>,
+    pub(super) incast: Option<IncastToml>,
+    #[serde(default)]
+    pub(super) flows: Vec<FlowToml>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IncastToml {
+    pub(super) degree: usize,
+    pub(super) size_bytes: u64,
+    pub(super) period_us: u64,
+    #[serde(default)]
+    pub(super) first_us: u64,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FlowToml {
+    pub(super) src: usize,
+    pub(super) dst: usize,
+    pub(super) size_bytes: u64,
+    #[serde(default)]
+    pub(super) start_ns: u64,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutputToml {
+    /// Where to write results (overridden by `--out`); none: terminal only.
+    pub(super) dir: Option<PathBuf>,
+    /// Upper bounds of the flow-size buckets, bytes.
+    pub(super) buckets: Option<Vec<u64>>,
+    /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
+    pub(super) queue_sample_ns: Option<u64>,
+    /// A VCD dump of one switch (relative to this file), with a GTKWave save file beside it.
+    pub(super) vcd: Option<PathBuf>,
+    /// Which signals (comma-separated globs, as `t2sim run --trace`; default: the default
+    /// trace set).
+    pub(super) trace: Option<String>,
+    /// The switch to trace (default 0).
+    pub(super) trace_switch: Option<usize>,
+    /// Capture points (as `t2sim run --pcap`), written as pcapng files (docs/pcap.md).
+    pub(super) pcap: Option<String>,
+    /// Where the captures go (relative to this file; default: `output.dir`).
+    pub(super) pcap_dir: Option<PathBuf>,
+}

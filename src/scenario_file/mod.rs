@@ -1,0 +1,170 @@
+//! Scenario files: a TOML description of a run (topology, transport, workload, duration,
+//! seed, outputs), checked with errors that name the file, the key and the problem, then
+//! built, run and summarized (terminal text, `summary.json`, `flows.csv`, `links.csv`).
+//!
+//! The format is documented in docs/testbench.md; `scenarios/` holds examples. Unknown keys
+//! are errors. Paths in the file (CDF files, parameter files) are relative to the file.
+//!
+//! Reading a file (here: its text, overrides of its keys, the checked [`ScenarioFile`]) is
+//! apart from running it: `format.rs` is the TOML as serde reads it, `check.rs` turns that
+//! into a `ScenarioFile` or an error naming the key, `run.rs` builds and steps the network
+//! and measures it, and `results.rs` holds what was measured and writes it out.
+
+mod check;
+mod format;
+mod results;
+mod run;
+
+pub use results::{FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
+
+use crate::scenario::WaveRequest;
+use crate::schemes::{SchemeParams, SchemeSettings};
+use crate::topology::TopologySpec;
+use std::path::{Path, PathBuf};
+use t2_clock::Cycle;
+use t2_testbench::workload::Workload;
+use t2_tm::QueueConfig;
+
+use format::FileScenario;
+
+/// The largest transport window, bytes (1 GiB).
+pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
+
+/// The most flows a scenario may run (each keeps about 0.9 KB of state until the end).
+pub const MAX_FLOWS: u64 = 1_000_000;
+
+/// The most queue-depth samples a run may take (each visits every queue of every chip).
+pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
+
+/// Sets dotted `key` in `table` to `value`, making tables on the way; a key that runs
+/// through a value that is not a table is an error.
+fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err("not a dotted key".into());
+    }
+    let mut at = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = at
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        at = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{}` is not a table", parts[..=i].join(".")))?;
+    }
+    at.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// `key = value, ...` for an error message.
+fn override_list(overrides: &[(String, toml::Value)]) -> String {
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A scenario's text, the name errors call it by, and the folder its relative paths start
+/// from.
+#[derive(Clone, Debug)]
+pub struct ScenarioText {
+    pub text: String,
+    pub shown: String,
+    pub base: PathBuf,
+}
+
+impl ScenarioText {
+    /// The text of the file at `path`.
+    pub fn read(path: &Path) -> Result<ScenarioText, String> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+        Ok(ScenarioText {
+            text,
+            shown,
+            base: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        })
+    }
+}
+
+/// A checked scenario, ready to run.
+pub struct ScenarioFile {
+    /// The file it was read from, as shown in errors.
+    pub source: String,
+    pub name: String,
+    pub seed: u64,
+    pub duration: Cycle,
+    pub drain: Cycle,
+    pub topology: TopologySpec,
+    pub workload: Workload,
+    pub out_dir: Option<PathBuf>,
+    pub buckets: Vec<u64>,
+    /// Queue-depth sampling period, ns (`output.queue_sample_ns`).
+    pub queue_sample_ns: Option<u64>,
+    /// Every switch port's queues (`[queues]`), if the file sets them.
+    pub port_queues: Option<Vec<QueueConfig>>,
+    /// Waves of one switch (`output.vcd`), and which switch.
+    pub waves: Option<(WaveRequest, usize)>,
+    /// The scheme the file names, with its parameters.
+    pub scheme: Option<(String, SchemeParams)>,
+    /// `[compare]`: the schemes to compare (checked names) and their parameters.
+    pub compare: Option<(Vec<String>, SchemeSettings)>,
+    /// Mirror sessions and pktgen applications every switch gets.
+    pub control: crate::control_toml::ControlSetup,
+    /// Packet captures (`output.pcap`).
+    pub pcap: Option<crate::pcap::PcapRequest>,
+    /// `output.vcd` as written, and whether `output.pcap_dir` was given (for
+    /// [`ScenarioFile::set_out_dir`]).
+    vcd_as_written: Option<PathBuf>,
+    pcap_dir_given: bool,
+}
+
+impl ScenarioFile {
+    /// Reads and checks a scenario file.
+    pub fn load(path: &Path) -> Result<ScenarioFile, String> {
+        ScenarioFile::from_text(&ScenarioText::read(path)?, &[])
+    }
+
+    /// Reads a scenario file with some of its keys set anew (see [`ScenarioFile::from_text`]).
+    pub fn load_with(
+        path: &Path,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        ScenarioFile::from_text(&ScenarioText::read(path)?, overrides)
+    }
+
+    /// Checks a scenario's text with some of its keys set anew: each override is a dotted key
+    /// (`workload.load`, `scheme`, `scheme_params.k_cells`) and a TOML value, set in the
+    /// file's table before it is checked, so an override is checked like the file's own
+    /// keys. Sweeps and comparisons run files this way.
+    pub fn from_text(
+        source: &ScenarioText,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<ScenarioFile, String> {
+        let shown = &source.shown;
+        let syntax = |e: toml::de::Error| {
+            format!(
+                "{shown}: {}",
+                e.to_string().trim_end().replace('\n', "\n  ")
+            )
+        };
+        let raw: FileScenario = if overrides.is_empty() {
+            toml::from_str(&source.text).map_err(syntax)?
+        } else {
+            let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;
+            for (key, value) in overrides {
+                set_key(&mut table, key, value.clone())
+                    .map_err(|e| format!("{shown}: {key}: {e}"))?;
+            }
+            table.try_into().map_err(|e: toml::de::Error| {
+                format!(
+                    "{shown} (with {}): {}",
+                    override_list(overrides),
+                    e.message()
+                )
+            })?
+        };
+        ScenarioFile::check(raw, shown, &source.base)
+    }
+}

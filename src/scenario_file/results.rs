@@ -1,0 +1,283 @@
+//! What a scenario run measured ([`RunResults`]), as the terminal summary and as the files
+//! `summary.json`, `flows.csv`, `links.csv` and `queues.csv`.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use t2_clock::Cycle;
+use t2_testbench::metrics::{BucketStats, Drops, FlowRecord};
+
+/// One egress queue's depth at a sample time (only non-empty queues are listed).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSample {
+    pub time_ns: u64,
+    /// Index of the switch (`switch{i}`).
+    pub switch: usize,
+    pub port: usize,
+    pub queue: usize,
+    pub depth_cells: u32,
+}
+
+/// Pause frames one node sent and received. Chips send and receive PFC; hosts receive PFC
+/// (only when honouring it; otherwise such frames count as foreign) and BFC pause frames
+/// (with `honour_bfc_pause`).
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PauseCounts {
+    pub pfc_sent: u64,
+    pub pfc_received: u64,
+    pub bfc_received: u64,
+}
+
+/// The results of a run, as written to `summary.json`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RunResults {
+    pub name: String,
+    pub seed: u64,
+    pub hosts: usize,
+    pub switches: usize,
+    pub duration_cycles: Cycle,
+    pub end_cycle: Cycle,
+    pub flows: usize,
+    pub completed: usize,
+    pub offered_load: f64,
+    pub buckets: Vec<BucketStats>,
+    /// Drops by reason over the whole network.
+    pub drops: Drops,
+    /// The same drops by where they happened (`switch{i}`, `host{i}`, `network`), places
+    /// with none left out.
+    pub drops_by_node: BTreeMap<String, Drops>,
+    pub timeouts: u64,
+    pub retransmitted_segments: u64,
+    pub duplicate_segments: u64,
+    pub reordered_segments: u64,
+    pub mean_reorder_entropy: f64,
+    /// Frames the hosts put on links, and where each one is at the end.
+    pub frames: FrameCensus,
+    /// Queue-depth sampling period, ns, if sampled.
+    pub queue_sample_ns: Option<u64>,
+    /// Pause frames by node (`switch{i}`, `host{i}`), nodes with none left out.
+    pub pause_frames: BTreeMap<String, PauseCounts>,
+    /// Packets the switches' recirculation ports fed back into their ingress.
+    pub recirculated: u64,
+    /// Signals in the VCD dump, when `output.vcd` asked for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_signals: Option<usize>,
+    /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
+    #[serde(skip)]
+    pub pcap_files: Vec<crate::pcap::CaptureFile>,
+    #[serde(skip)]
+    pub queue_samples: Vec<QueueSample>,
+    /// Pause frames sent so far (as `pause_frames` counts them, summed) at each queue
+    /// sampling instant: `(time_ns, frames)`.
+    #[serde(skip)]
+    pub pause_samples: Vec<(u64, u64)>,
+    #[serde(skip)]
+    pub records: Vec<FlowRecord>,
+    #[serde(skip)]
+    pub reorder_entropy: BTreeMap<u32, f64>,
+    #[serde(skip)]
+    pub links: Vec<LinkRow>,
+}
+
+/// Where every frame the hosts sent is: received by a host, dropped (counted with a reason),
+/// inside a chip, or on a link. `unaccounted` must be 0.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameCensus {
+    pub sent: u64,
+    pub received: u64,
+    pub dropped: u64,
+    pub inside_chips: u64,
+    pub on_links: u64,
+    pub unaccounted: i64,
+}
+
+/// One direction of one link: what left `node` port `port`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LinkRow {
+    pub node: String,
+    pub port: usize,
+    pub frames: u64,
+    pub bytes: u64,
+    pub gbps: f64,
+}
+
+impl RunResults {
+    /// The terminal summary.
+    pub fn text(&self, clock: t2_clock::Clock) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "scenario         {} (seed {})", self.name, self.seed);
+        let _ = writeln!(
+            s,
+            "network          {} hosts, {} switches",
+            self.hosts, self.switches
+        );
+        let _ = writeln!(
+            s,
+            "simulated        {} ns (flows start in the first {} ns)",
+            clock.format_ns(self.end_cycle),
+            clock.format_ns(self.duration_cycles)
+        );
+        let _ = writeln!(
+            s,
+            "flows            {} completed of {}, offered load {:.3}",
+            self.completed, self.flows, self.offered_load
+        );
+        let _ = writeln!(
+            s,
+            "retransmission   {} timeouts, {} segments resent, {} duplicates received",
+            self.timeouts, self.retransmitted_segments, self.duplicate_segments
+        );
+        let _ = writeln!(
+            s,
+            "reordering       {} segments displaced, mean entropy {:.4}",
+            self.reordered_segments, self.mean_reorder_entropy
+        );
+        let f = &self.frames;
+        let _ = writeln!(
+            s,
+            "frames           {} sent = {} received + {} dropped + {} in chips + {} on links ({} unaccounted)",
+            f.sent, f.received, f.dropped, f.inside_chips, f.on_links, f.unaccounted
+        );
+        let _ = writeln!(s, "drops            {}", self.drops.total());
+        for (reason, n) in &self.drops.0 {
+            let _ = writeln!(s, "  {reason:<30} {n}");
+        }
+        for (node, d) in &self.drops_by_node {
+            let by: Vec<String> = d.0.iter().map(|(r, n)| format!("{r} {n}")).collect();
+            let _ = writeln!(s, "  at {node:<27} {}", by.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "slowdown by size  flows  done    mean     p50     p95     p99"
+        );
+        for b in &self.buckets {
+            let label = match (b.lower, b.upper) {
+                (0, None) => "all".to_string(),
+                (lo, None) => format!(">= {lo} B"),
+                (lo, Some(hi)) => format!("{lo}..{hi} B"),
+            };
+            let _ = writeln!(
+                s,
+                "  {label:<16} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7}",
+                b.flows,
+                b.completed,
+                opt(b.mean_slowdown),
+                opt(b.p50_slowdown),
+                opt(b.p95_slowdown),
+                opt(b.p99_slowdown)
+            );
+        }
+        let mut fcts: Vec<Cycle> = self.records.iter().filter_map(|r| r.fct()).collect();
+        fcts.sort_unstable();
+        if !fcts.is_empty() {
+            // Nearest rank: the p-th percentile of n values is the ceil(p x n / 100)-th.
+            let rank = |p: usize| fcts[(p * fcts.len()).div_ceil(100).max(1) - 1];
+            let (p50, p99, max) = (rank(50), rank(99), fcts[fcts.len() - 1]);
+            let _ = writeln!(
+                s,
+                "fct              p50 / p99 / max {p50} / {p99} / {max} cycles = {} / {} / {} ns",
+                clock.format_ns(p50),
+                clock.format_ns(p99),
+                clock.format_ns(max)
+            );
+        }
+        let ports: Vec<&LinkRow> = self
+            .links
+            .iter()
+            .filter(|l| l.node.starts_with("switch") && l.frames > 0)
+            .collect();
+        if !ports.is_empty() {
+            let _ = writeln!(s, "throughput       switch ports, sent over the run");
+            for l in ports {
+                let _ = writeln!(
+                    s,
+                    "  {:<16} {:>9.3} Gb/s  {:>8} frames",
+                    format!("{}:{}", l.node, l.port),
+                    l.gbps,
+                    l.frames
+                );
+            }
+        }
+        s
+    }
+
+    /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir`, and `queues.csv` and
+    /// `pauses.csv` (pause frames so far at each sampling instant) when
+    /// queue depths were sampled.
+    pub fn write(&self, dir: &Path, clock: t2_clock::Clock) -> Result<Vec<PathBuf>, String> {
+        let mut written = Vec::new();
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        let json = serde_json::to_string_pretty(self).expect("results serialize");
+        let p = dir.join("summary.json");
+        std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
+        written.push(p);
+        let mut csv = String::from(
+            "id,src,dst,size_bytes,start_cycle,finish_cycle,fct_cycles,ideal_cycles,slowdown,throughput_gbps,reorder_entropy,start_ns,finish_ns,fct_ns,ideal_ns\n",
+        );
+        for r in &self.records {
+            let cell = |v: Option<String>| v.unwrap_or_default();
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                r.id,
+                r.src,
+                r.dst,
+                r.size_bytes,
+                r.start,
+                cell(r.finish.map(|f| f.to_string())),
+                cell(r.fct().map(|f| f.to_string())),
+                r.ideal,
+                cell(r.slowdown().map(|x| format!("{x:.4}"))),
+                cell(r.throughput_bps(clock).map(|x| format!("{:.4}", x / 1e9))),
+                cell(self.reorder_entropy.get(&r.id).map(|x| format!("{x:.6}"))),
+                // ns = cycles x 1e9 / clock_hz, to the picosecond (rounded to nearest).
+                clock.format_ns(r.start),
+                cell(r.finish.map(|f| clock.format_ns(f))),
+                cell(r.fct().map(|f| clock.format_ns(f))),
+                clock.format_ns(r.ideal),
+            );
+        }
+        let p = dir.join("flows.csv");
+        std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
+        let mut csv = String::from("node,port,frames,bytes,gbps\n");
+        for l in &self.links {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{},{:.4}",
+                l.node, l.port, l.frames, l.bytes, l.gbps
+            );
+        }
+        let p = dir.join("links.csv");
+        std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+        written.push(p);
+        if self.queue_sample_ns.is_some() {
+            // Rows at multiples of the period; a queue without a row was empty then.
+            let mut csv = String::from("time_ns,node,port,queue,depth_cells\n");
+            for q in &self.queue_samples {
+                let _ = writeln!(
+                    csv,
+                    "{},switch{},{},{},{}",
+                    q.time_ns, q.switch, q.port, q.queue, q.depth_cells
+                );
+            }
+            let p = dir.join("queues.csv");
+            std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+            written.push(p);
+            let mut csv = String::from("time_ns,pause_frames_so_far\n");
+            for (time, frames) in &self.pause_samples {
+                let _ = writeln!(csv, "{time},{frames}");
+            }
+            let p = dir.join("pauses.csv");
+            std::fs::write(&p, csv).map_err(|e| io(&p, e))?;
+            written.push(p);
+        }
+        Ok(written)
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.2}"))
+}

@@ -1,0 +1,340 @@
+//! Running a checked scenario: building the network, stepping it until the flows are done or
+//! the time is up, sampling queues, and measuring what happened into [`RunResults`].
+
+use crate::chip::Chip;
+use crate::topology::Topology;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use t2_clock::Cycle;
+use t2_testbench::metrics::{self, Drops, FlowRecord, Reordering};
+use t2_testbench::transport::TransportHost;
+use t2_testbench::workload::{self, FlowSpec, HostSet};
+use t2_testbench::Rng;
+
+use super::*;
+
+impl ScenarioFile {
+    /// Puts the results into `dir` instead of `output.dir` (`--out`), with the VCD dump when
+    /// `output.vcd` is relative and the captures when `output.pcap_dir` is not given.
+    pub fn set_out_dir(&mut self, dir: PathBuf) {
+        if let (Some((w, _)), Some(vcd)) = (self.waves.as_mut(), &self.vcd_as_written) {
+            w.vcd = dir.join(vcd);
+        }
+        if let Some(p) = self.pcap.as_mut().filter(|_| !self.pcap_dir_given) {
+            p.dir = dir.clone();
+        }
+        self.out_dir = Some(dir);
+    }
+
+    /// Builds the network: the topology, with `[queues]` given to every switch port.
+    pub fn build(&self) -> Result<Topology, String> {
+        let mut topo = self.topology.build()?;
+        if let Some(queues) = &self.port_queues {
+            for &c in &topo.chips {
+                let chip = topo.net.node_mut::<Chip>(c);
+                for port in 0..t2_testbench::Node::port_count(chip) {
+                    chip.set_port_queues(port, queues)
+                        .map_err(|e| format!("queues: {e}"))?;
+                }
+            }
+        }
+        for &c in &topo.chips {
+            self.control.apply(topo.net.node_mut::<Chip>(c))?;
+        }
+        if let Some((w, switch)) = &self.waves {
+            let chips = topo.chips.len();
+            let &chip = topo.chips.get(*switch).ok_or_else(|| {
+                format!(
+                    "output.trace_switch: {switch}, but the topology has {chips} switches (0..={})",
+                    chips - 1
+                )
+            })?;
+            // A dump inside the output folder: the folder is created first, as for results.
+            if let Some(dir) = self.out_dir.as_ref().filter(|d| w.vcd.starts_with(d)) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("{}: cannot create the folder: {e}", dir.display()))?;
+            }
+            w.start(topo.net.node_mut::<Chip>(chip))?;
+        }
+        Ok(topo)
+    }
+
+    /// Builds the network, runs it, and measures.
+    pub fn run(&self) -> Result<RunResults, String> {
+        self.run_inner()
+            .map_err(|e| format!("{}: {e}", self.source))
+    }
+
+    fn run_inner(&self) -> Result<RunResults, String> {
+        let mut topo = self.build()?;
+        let clock = self.topology.params.clock();
+        let hosts = HostSet {
+            hosts: topo.hosts.len(),
+            host_bps: self.topology.link_bps,
+            clock,
+        };
+        let flows = self
+            .workload
+            .generate(hosts, self.duration, &Rng::new(self.seed))
+            .map_err(|e| format!("workload: {e}"))?;
+        if flows.len() as u64 > MAX_FLOWS {
+            return Err(format!(
+                "workload: {} flows; a scenario runs at most {MAX_FLOWS}",
+                flows.len()
+            ));
+        }
+        topo.add_flows(&flows)?;
+        let capturing = match &self.pcap {
+            Some(p) => Some(p.start(&mut topo.net, clock)?),
+            None => None,
+        };
+        let end = self.duration + self.drain;
+        // Run in slices so that a run whose flows are all done stops early. Queue samples
+        // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
+        // the way; stopping the kernel there changes nothing (it is exact at any stop).
+        let slice = clock.ns_to_cycles_ceil(crate::progress::SLICE_NS).max(1);
+        let mut progress = crate::progress::Progress::new(clock, end);
+        let mut now = 0;
+        let mut samples = Vec::new();
+        let mut pauses = Vec::new();
+        let mut k = 0u64;
+        while now < end {
+            let stop = (now + slice).min(end);
+            if let Some(ns) = self.queue_sample_ns {
+                while clock.ns_to_cycles_ceil(k * ns) <= stop {
+                    topo.net.run_until(clock.ns_to_cycles_ceil(k * ns));
+                    sample_queues(&topo, k * ns, &mut samples);
+                    pauses.push((k * ns, pause_frames_so_far(&topo)));
+                    k += 1;
+                }
+            }
+            now = stop;
+            topo.net.run_until(now);
+            progress.update(now);
+            if now >= self.duration && all_done(&topo) {
+                break;
+            }
+        }
+        progress.finish();
+        let mut results = self.measure(&topo, &flows, now);
+        results.queue_samples = samples;
+        results.pause_samples = pauses;
+        if let Some((w, switch)) = &self.waves {
+            let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
+            results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
+        }
+        if let Some(c) = capturing {
+            results.pcap_files = c.finish(&mut topo.net)?;
+        }
+        Ok(results)
+    }
+
+    fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
+        let clock = self.topology.params.clock();
+        let mut records = Vec::with_capacity(flows.len());
+        let (mut timeouts, mut retransmitted, mut duplicates) = (0, 0, 0);
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            duplicates += host.duplicate_segments();
+            for o in host.outcomes() {
+                timeouts += o.timeouts;
+                retransmitted += o.retransmitted_segments;
+                records.push(FlowRecord {
+                    id: o.spec.id,
+                    src: o.spec.src,
+                    dst: o.spec.dst,
+                    size_bytes: o.spec.size_bytes,
+                    start: o.spec.start,
+                    finish: o.finish,
+                    ideal: topo.ideal_fct(&o.spec),
+                });
+            }
+        }
+        records.sort_by_key(|r| r.id);
+        let mut reorder_entropy = BTreeMap::new();
+        let mut reordered = 0;
+        for r in &records {
+            let receiver = topo.net.node::<TransportHost>(topo.hosts[r.dst]);
+            if let Some(a) = receiver.arrivals(r.id) {
+                let ro = Reordering::of(a);
+                reordered += ro.displaced();
+                reorder_entropy.insert(r.id, ro.entropy);
+            }
+        }
+        let mut drops = Drops::default();
+        let mut drops_by_node: BTreeMap<String, Drops> = BTreeMap::new();
+        let mut count = |node: String, reason: String, n: u64| {
+            if n > 0 {
+                drops.add(&reason, n);
+                drops_by_node.entry(node).or_default().add(&reason, n);
+            }
+        };
+        let mut links = Vec::new();
+        for (i, &c) in topo.chips.iter().enumerate() {
+            let chip = topo.net.node::<Chip>(c);
+            for (cause, n) in &chip.counters().drops {
+                count(format!("switch{i}"), format!("chip.{cause}"), *n);
+            }
+            for p in 0..t2_testbench::Node::port_count(chip) {
+                let tx = topo.net.link_tx(c, p);
+                links.push(LinkRow {
+                    node: format!("switch{i}"),
+                    port: p,
+                    frames: tx.frames,
+                    bytes: tx.bytes,
+                    gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
+                });
+            }
+        }
+        for (i, &h) in topo.hosts.iter().enumerate() {
+            let tx = topo.net.link_tx(h, 0);
+            links.push(LinkRow {
+                node: format!("host{i}"),
+                port: 0,
+                frames: tx.frames,
+                bytes: tx.bytes,
+                gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
+            });
+            count(
+                format!("host{i}"),
+                "host.foreign_frame".into(),
+                topo.net.node::<TransportHost>(h).foreign(),
+            );
+        }
+        count(
+            "network".into(),
+            "network.unlinked_port".into(),
+            topo.net.unlinked_drops(),
+        );
+        let hosts = HostSet {
+            hosts: topo.hosts.len(),
+            host_bps: self.topology.link_bps,
+            clock,
+        };
+        let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
+        let mut frames = FrameCensus {
+            on_links: topo.net.frames_on_links() as u64,
+            dropped: drops.total(),
+            ..FrameCensus::default()
+        };
+        for &h in &topo.hosts {
+            let host = topo.net.node::<TransportHost>(h);
+            frames.sent += host.frames_sent() - host.frames_on_nic();
+            frames.received += host.frames_received() - host.foreign();
+        }
+        for &c in &topo.chips {
+            frames.inside_chips += topo.net.node::<Chip>(c).packets_inside();
+        }
+        frames.unaccounted = frames.sent as i64
+            - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+        let recirculated = topo
+            .chips
+            .iter()
+            .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
+            .sum();
+        let mut pause_frames = BTreeMap::new();
+        for (i, &c) in topo.chips.iter().enumerate() {
+            let k = topo.net.node::<Chip>(c).counters();
+            let n = PauseCounts {
+                pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
+                pfc_received: k.pfc_frames_received,
+                bfc_received: 0,
+            };
+            if n != PauseCounts::default() {
+                pause_frames.insert(format!("switch{i}"), n);
+            }
+        }
+        for (i, &h) in topo.hosts.iter().enumerate() {
+            let host = topo.net.node::<TransportHost>(h);
+            let n = PauseCounts {
+                pfc_sent: 0,
+                pfc_received: host.pfc_frames(),
+                bfc_received: host.bfc_frames(),
+            };
+            if n != PauseCounts::default() {
+                pause_frames.insert(format!("host{i}"), n);
+            }
+        }
+        RunResults {
+            name: self.name.clone(),
+            seed: self.seed,
+            hosts: topo.hosts.len(),
+            switches: topo.chips.len(),
+            duration_cycles: self.duration,
+            end_cycle: end,
+            flows: records.len(),
+            completed: records.iter().filter(|r| r.finish.is_some()).count(),
+            offered_load: workload::offered_load(flows, hosts, self.duration),
+            buckets: metrics::by_bucket(&records, &self.buckets),
+            drops,
+            drops_by_node,
+            timeouts,
+            retransmitted_segments: retransmitted,
+            duplicate_segments: duplicates,
+            reordered_segments: reordered,
+            frames,
+            pause_frames,
+            recirculated,
+            traced_signals: None,
+            pcap_files: Vec::new(),
+            queue_sample_ns: self.queue_sample_ns,
+            queue_samples: Vec::new(),
+            pause_samples: Vec::new(),
+            mean_reorder_entropy: if entropies.is_empty() {
+                0.0
+            } else {
+                entropies.iter().sum::<f64>() / entropies.len() as f64
+            },
+            records,
+            reorder_entropy,
+            links,
+        }
+    }
+}
+
+/// Pause frames so far: PFC frames the switches sent and BFC pause frames the hosts
+/// received (the `pause_frames` of the results, summed).
+fn pause_frames_so_far(t: &Topology) -> u64 {
+    let chips: u64 = t
+        .chips
+        .iter()
+        .map(|&c| {
+            let k = t.net.node::<Chip>(c).counters();
+            k.pfc_xoff_sent + k.pfc_xon_sent
+        })
+        .sum();
+    let hosts: u64 = t
+        .hosts
+        .iter()
+        .map(|&h| t.net.node::<TransportHost>(h).bfc_frames())
+        .sum();
+    chips + hosts
+}
+
+/// Appends the depth of every non-empty egress queue of every chip's front-panel ports.
+fn sample_queues(t: &Topology, time_ns: u64, out: &mut Vec<QueueSample>) {
+    for (switch, &c) in t.chips.iter().enumerate() {
+        let chip = t.net.node::<Chip>(c);
+        let tm = chip.tm();
+        for port in 0..t2_testbench::Node::port_count(chip) {
+            for queue in 0..tm.queue_count(port) {
+                let depth_cells = tm.queue_stats(port, queue).depth_cells;
+                if depth_cells > 0 {
+                    out.push(QueueSample {
+                        time_ns,
+                        switch,
+                        port,
+                        queue,
+                        depth_cells,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn all_done(t: &Topology) -> bool {
+    t.hosts
+        .iter()
+        .all(|&h| t.net.node::<TransportHost>(h).all_done())
+}
