@@ -272,7 +272,7 @@ impl Comparison {
         );
         let _ = writeln!(
             s,
-            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8} {:>7}",
+            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8} {:>7}",
             "scheme",
             "fit",
             "stages",
@@ -283,6 +283,7 @@ impl Comparison {
             "drops",
             "pauses",
             "recirc",
+            "bounced%",
             "maxq",
             "p99q",
             "reorder",
@@ -292,7 +293,7 @@ impl Comparison {
             let f = &r.figures;
             let _ = writeln!(
                 s,
-                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>6} {:>7} {:>8.4} {:>7}",
+                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8.4} {:>7}",
                 r.scheme,
                 if r.fit.fits { "yes" } else { "NO" },
                 r.fit.stages_used,
@@ -303,6 +304,8 @@ impl Comparison {
                 f.drops,
                 f.pause_frames,
                 f.recirculated,
+                f.bounced_share
+                    .map_or("-".to_string(), |x| format!("{:.2}", 100.0 * x)),
                 f.max_queue_cells.map_or("-".to_string(), |x| x.to_string()),
                 f.p99_queue_cells.map_or("-".to_string(), |x| format!("{x:.0}")),
                 f.mean_reorder_entropy,

@@ -19,9 +19,15 @@ use crate::params::Tofino2Params;
 pub mod dctcp;
 pub mod droptail;
 pub mod pabo;
+pub mod slytherin;
 
 /// Every scheme, by name.
-pub static SCHEMES: &[&Scheme] = &[&droptail::SCHEME, &dctcp::SCHEME, &pabo::SCHEME];
+pub static SCHEMES: &[&Scheme] = &[
+    &droptail::SCHEME,
+    &dctcp::SCHEME,
+    &slytherin::SCHEME,
+    &pabo::SCHEME,
+];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
 #[derive(Debug)]

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Runs scenarios/slytherin_websearch.toml under several schemes, loads, seeds and
+thresholds, and prints the table of docs/schemes/slytherin.md.
+
+Each run is the scenario file with `scheme`, `[scheme_params]`, `workload.load` and `seed`
+replaced (the variant is written beside the results, with the CDF path made absolute, and
+the exact t2sim command is printed), run by target/release/t2sim. Per run it reports, from
+the run's own outputs:
+
+- short p99: the 99th-percentile FCT slowdown of flows below 100 KB (nearest rank, as
+  t2sim's summary), over the completed flows of all the seeds pooled;
+- long FCT: the mean FCT in microseconds of flows of 1 MB and more;
+- long Gb/s: their mean throughput (size / FCT);
+- p99 queue: the 99th percentile, in 176-byte cells, of the depth of every switch
+  front-panel port (all its queues) over the samples (every 1 us) while flows arrive
+  (0 .. duration_us), empty ports included; max: the deepest sample;
+- drops, timeouts, reordered: frames dropped, retransmission timeouts and segments that
+  arrived out of order, summed over the seeds; done: flows completed / flows.
+
+Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
+           [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BASE = os.path.join(ROOT, "scenarios", "slytherin_websearch.toml")
+# The t2sim binary: T2SIM_BIN, else this checkout's release build.
+BIN = os.environ.get("T2SIM_BIN") or os.path.join(ROOT, "target", "release", "t2sim")
+CLOCK_HZ = 1_500_000_000
+SHORT = 100_000
+LONG = 1_000_000
+
+
+def variant(scheme, load, seed, k):
+    text = open(BASE).read()
+    text = re.sub(r'(?m)^scheme = ".*"$', f'scheme = "{scheme}"', text)
+    text = re.sub(r"(?m)^seed = .*$", f"seed = {seed}", text)
+    text = re.sub(r"(?m)^load = .*$", f"load = {load}", text)
+    cdf = os.path.join(ROOT, "data", "workloads", "WebSearch_distribution.txt")
+    text = re.sub(r'(?m)^cdf = ".*"$', f'cdf = "{cdf}"', text)
+    # [scheme_params]: k_cells for the schemes that have it, none for the others.
+    params = f"[scheme_params]\nk_cells = {k}\n\n" if k is not None else ""
+    text = re.sub(r"(?ms)^\[scheme_params\]\n.*?\n\n", params, text)
+    return text
+
+
+def nearest_rank(values, p):
+    if not values:
+        return None
+    s = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(s)))
+    return s[min(rank, len(s)) - 1]
+
+
+def run(out, scheme, load, seed, k):
+    tag = f"{scheme}_load{load}_seed{seed}" + (f"_k{k}" if k is not None else "")
+    d = os.path.join(out, tag)
+    os.makedirs(d, exist_ok=True)
+    toml = os.path.join(d, "scenario.toml")
+    with open(toml, "w") as f:
+        f.write(variant(scheme, load, seed, k))
+    cmd = [BIN, "run", "--scenario", toml, "--out", d]
+    print(" ".join(cmd), file=sys.stderr, flush=True)
+    if not os.path.exists(os.path.join(d, "summary.json")):
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return d
+
+
+def measure(dirs):
+    short, long_fct, long_gbps, depths = [], [], [], []
+    drops = flows = done = timeouts = reordered = 0
+    offered = []
+    for d in dirs:
+        summary = json.load(open(os.path.join(d, "summary.json")))
+        drops += sum(summary["drops"].values()) if isinstance(summary["drops"], dict) else summary["drops"]
+        flows += summary["flows"]
+        timeouts += summary["timeouts"]
+        reordered += summary["reordered_segments"]
+        done += summary["completed"]
+        offered.append(summary["offered_load"])
+        for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
+            if not r["fct_cycles"]:
+                continue
+            size = int(r["size_bytes"])
+            if size < SHORT:
+                short.append(float(r["slowdown"]))
+            elif size >= LONG:
+                long_fct.append(int(r["fct_cycles"]) / CLOCK_HZ * 1e6)
+                long_gbps.append(float(r["throughput_gbps"]))
+        ports = [
+            (r["node"], r["port"])
+            for r in csv.DictReader(open(os.path.join(d, "links.csv")))
+            if r["node"].startswith("switch")
+        ]
+        window_ns = summary["duration_cycles"] * 1_000_000_000 // CLOCK_HZ
+        period = summary["queue_sample_ns"]
+        times = range(0, window_ns + 1, period)
+        depth = {}
+        for r in csv.DictReader(open(os.path.join(d, "queues.csv"))):
+            t = int(r["time_ns"])
+            if t <= window_ns:
+                key = (t, r["node"], r["port"])
+                depth[key] = depth.get(key, 0) + int(r["depth_cells"])
+        for t in times:
+            for node, port in ports:
+                depths.append(depth.get((t, node, port), 0))
+    mean = lambda v: sum(v) / len(v) if v else float("nan")
+    return {
+        "short_n": len(short),
+        "short_p99": nearest_rank(short, 99),
+        "long_n": len(long_fct),
+        "long_fct_us": mean(long_fct),
+        "long_gbps": mean(long_gbps),
+        "q_p99": nearest_rank(depths, 99),
+        "q_max": max(depths) if depths else None,
+        "drops": drops,
+        "timeouts": timeouts,
+        "reordered": reordered,
+        "done": f"{done}/{flows}",
+        "offered": mean(offered),
+    }
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--out", required=True)
+    a.add_argument("--schemes", default="slytherin,dctcp,droptail")
+    a.add_argument("--loads", default="0.3,0.5,0.7")
+    a.add_argument("--seeds", default="7")
+    a.add_argument("--k", default="768")
+    args = a.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    print("| scheme | K cells | load | offered | flows done | short flows | p99 short slowdown "
+          "| long flows | mean long FCT (us) | mean long Gb/s | p99 queue (cells) | max queue | drops "
+          "| timeouts | reordered |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for load in args.loads.split(","):
+        for scheme in args.schemes.split(","):
+            ks = [int(k) for k in args.k.split(",")] if scheme != "droptail" else [None]
+            for k in ks:
+                dirs = [run(args.out, scheme, load, s, k) for s in seeds]
+                m = measure(dirs)
+                print(
+                    f"| {scheme} | {k if k is not None else '-'} | {load} | {m['offered']:.3f} "
+                    f"| {m['done']} | {m['short_n']} | {m['short_p99']:.2f} | {m['long_n']} "
+                    f"| {m['long_fct_us']:.0f} | {m['long_gbps']:.1f} | {m['q_p99']} "
+                    f"| {m['q_max']} | {m['drops']} | {m['timeouts']} | {m['reordered']} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
