@@ -133,6 +133,8 @@ pub struct Census {
     pub offered: u64,
     /// Frames the receiver got (stamped or not).
     pub delivered: u64,
+    /// Frames that came back to a sender (a program sent them back, as PABO's bounce does).
+    pub returned: u64,
     /// Frames the chip dropped, all causes.
     pub dropped: u64,
     /// Frames inside the chip (FIFOs, pipelines, wires, queues, MACs).
@@ -144,7 +146,7 @@ pub struct Census {
 impl Census {
     /// Delivered + dropped + inside + on links: equal to `offered` when nothing is lost.
     pub fn accounted(&self) -> u64 {
-        self.delivered + self.dropped + self.in_chip + self.on_links
+        self.delivered + self.returned + self.dropped + self.in_chip + self.on_links
     }
 }
 
@@ -160,6 +162,14 @@ impl Built {
                 .map(|&h| self.net.node::<Host>(h).sent())
                 .sum(),
             delivered: rx.latencies().count() + rx.foreign(),
+            returned: self
+                .senders
+                .iter()
+                .map(|&h| {
+                    let s = self.net.node::<Host>(h);
+                    s.latencies().count() + s.foreign()
+                })
+                .sum(),
             dropped: chip.counters().dropped(),
             in_chip: chip.packets_inside(),
             on_links: self.net.frames_on_links() as u64,
@@ -396,6 +406,8 @@ pub struct RunSummary {
     /// Delivered frames the receiver could not read as a sender's (e.g. a program added a
     /// VLAN tag); they have no latency.
     pub foreign: u64,
+    /// Frames that came back to a sender instead (a program sent them back, as PABO does).
+    pub returned: u64,
     pub drops: Vec<(String, u64)>,
     pub in_chip: u64,
     pub on_links: u64,
@@ -443,6 +455,7 @@ impl RunSummary {
                 .sum(),
             delivered: census.delivered,
             foreign: receiver.foreign(),
+            returned: census.returned,
             drops: chip
                 .counters()
                 .drops
@@ -470,7 +483,8 @@ impl RunSummary {
     /// the summary adds up (a frame the chip copies, e.g. a mirror, makes it negative).
     pub fn unaccounted(&self) -> i128 {
         self.offered as i128
-            - (self.delivered + self.dropped() + self.in_chip + self.on_links) as i128
+            - (self.delivered + self.returned + self.dropped() + self.in_chip + self.on_links)
+                as i128
     }
 }
 
@@ -510,6 +524,13 @@ impl fmt::Display for RunSummary {
                 f,
                 "  not readable   {} of them (not a sender's UDP frame, e.g. tagged by the program: no latency)",
                 self.foreign
+            )?;
+        }
+        if self.returned > 0 {
+            writeln!(
+                f,
+                "returned         {} packets came back to their senders (sent back by the program, e.g. bounced)",
+                self.returned
             )?;
         }
         writeln!(f, "dropped          {} packets", self.dropped())?;

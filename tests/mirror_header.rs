@@ -275,7 +275,7 @@ fn egress_rewrites_an_ingress_copy_into_a_pfc_frame_from_its_mirror_header() {
     // sender's device port, 16, in the source address), padded to 60 bytes.
     let mut pfc = Vec::new();
     PfcFrame {
-        class_enable: 1 << 3,
+        class_enable: bitvec::array::BitArray::new(1 << 3),
         quanta: [0xffff; 8],
     }
     .write([0x02, 0, 0, 0, 0, 16], &mut pfc);
@@ -390,7 +390,7 @@ mod conservation {
                 .map(|(_, b)| {
                     let pfc = PfcFrame::parse(b).expect("a PFC frame");
                     assert_eq!(b.len(), 60);
-                    pfc.class_enable.trailing_zeros() as u8
+                    pfc.class_enable.first_one().expect("a class is enabled") as u8
                 })
                 .collect();
             got.sort();

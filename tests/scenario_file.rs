@@ -243,6 +243,7 @@ fn stepping_every_cycle_gives_the_same_results_as_jumping() {
         t2sim::scenario_file::RunResults {
             queue_sample_ns: Some(1000),
             queue_samples: jumped.queue_samples.clone(),
+            pause_samples: jumped.pause_samples.clone(),
             ..unsampled
         },
         jumped

@@ -52,7 +52,7 @@ fn run_runs_every_shipped_program_it_can_and_every_summary_adds_up() {
                 assert_eq!(r.unaccounted(), 0, "{name}: {r}");
                 assert_eq!(
                     r.offered,
-                    r.delivered + r.dropped() + r.in_chip + r.on_links,
+                    r.delivered + r.returned + r.dropped() + r.in_chip + r.on_links,
                     "{name}"
                 );
                 assert!(r.delivered > 0, "{name}: {r}");

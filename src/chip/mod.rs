@@ -948,7 +948,7 @@ impl Node for Chip {
         if let Some(pfc) = PfcFrame::parse(pool.bytes(pkt)) {
             // The MAC honours it: the TM holds the port's queues of each enabled class.
             for class in 0..8u8 {
-                if pfc.class_enable & (1 << class) != 0 {
+                if pfc.class_enable[class as usize] {
                     self.tm
                         .pfc_pause(now, port, class, pfc.quanta[class as usize])
                         .expect("a chip port and a class below 8");

@@ -605,7 +605,7 @@ impl TransportHost {
     /// times at the NIC's rate, or resumes it for quanta 0.
     fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
         self.pfc_frames += 1;
-        if frame.class_enable & 1 == 0 {
+        if !frame.class_enable[0] {
             return;
         }
         let quanta = frame.quanta[0] as u64;

@@ -8,6 +8,8 @@
 //! quanta of 512 bit times, padded to the 64-byte minimum frame. The MAC consumes it: it never
 //! enters the ingress pipeline.
 
+use bitvec::prelude::{BitArray, Lsb0};
+
 /// Destination address of MAC control frames.
 pub const PFC_DESTINATION: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x01];
 /// EtherType of MAC control frames.
@@ -20,7 +22,9 @@ pub const PFC_FRAME_BYTES: usize = 60;
 /// What a PFC frame says: for each class whose bit is set, pause for that many quanta.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcFrame {
-    pub class_enable: u8,
+    /// Bit `c` (least significant first) enables class `c`: the low byte of the frame's
+    /// 16-bit class-enable vector.
+    pub class_enable: BitArray<u8, Lsb0>,
     pub quanta: [u16; 8],
 }
 
@@ -30,7 +34,7 @@ impl PfcFrame {
         let mut q = [0; 8];
         q[class as usize % 8] = quanta;
         PfcFrame {
-            class_enable: 1 << (class % 8),
+            class_enable: BitArray::new(1 << (class % 8)),
             quanta: q,
         }
     }
@@ -42,7 +46,7 @@ impl PfcFrame {
         out.extend_from_slice(&source);
         out.extend_from_slice(&MAC_CONTROL_ETHERTYPE.to_be_bytes());
         out.extend_from_slice(&PFC_OPCODE.to_be_bytes());
-        out.extend_from_slice(&(self.class_enable as u16).to_be_bytes());
+        out.extend_from_slice(&[0, self.class_enable.into_inner()]);
         for q in self.quanta {
             out.extend_from_slice(&q.to_be_bytes());
         }
@@ -63,7 +67,7 @@ impl PfcFrame {
             *q = u16::from_be_bytes([bytes[18 + 2 * c], bytes[19 + 2 * c]]);
         }
         Some(PfcFrame {
-            class_enable: bytes[17],
+            class_enable: BitArray::new(bytes[17]),
             quanta,
         })
     }
