@@ -386,3 +386,28 @@ impl fmt::Display for Headroom {
         f.write_str(&s)
     }
 }
+
+/// The whole feasibility report of `program` under `params`: its placement on the stages
+/// (with chip totals) and its traffic headroom. `t2sim report` prints it; a scheme's
+/// [`crate::schemes::Fit`] is read from it.
+pub fn feasibility(
+    program: &t2_pipeline::ir::Program,
+    params: &Tofino2Params,
+) -> Result<(t2_pipeline::report::Report, Headroom), t2_pipeline::check::IrError> {
+    use t2_pipeline::place::{place, Budget};
+    let checked = t2_pipeline::check::check_with(program, &params.pipeline.phv)?;
+    let budget = Budget {
+        stages: params.pipeline.stages as usize,
+        ..Budget::tofino2()
+    };
+    let placed = place(&checked, &budget);
+    let report = t2_pipeline::report::Report::new(
+        &checked,
+        &placed,
+        &budget,
+        &params.pipeline,
+        params.clock_hz,
+    )
+    .with_pipes(params.pipes);
+    Ok((report, Headroom::new(&checked, params)))
+}

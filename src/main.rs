@@ -4,13 +4,9 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use t2_pipeline::check;
 use t2_pipeline::ir::Program;
-use t2_pipeline::place::{place, Budget};
-use t2_pipeline::report::Report;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
-use t2sim::headroom::Headroom;
 use t2sim::pcap::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario_file::{ScenarioFile, ScenarioText};
@@ -246,22 +242,8 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
         ),
         (None, None) => unreachable!("clap requires --program or --scheme"),
     };
-    let checked =
-        check::check_with(&program, &params.pipeline.phv).map_err(|e| format!("{path}: {e}"))?;
-    let budget = Budget {
-        stages: params.pipeline.stages as usize,
-        ..Budget::tofino2()
-    };
-    let placed = place(&checked, &budget);
-    let report = Report::new(
-        &checked,
-        &placed,
-        &budget,
-        &params.pipeline,
-        params.clock_hz,
-    )
-    .with_pipes(params.pipes);
-    let headroom = Headroom::new(&checked, &params);
+    let (report, headroom) =
+        t2sim::headroom::feasibility(&program, &params).map_err(|e| format!("{path}: {e}"))?;
     if args.json {
         let mut json = serde_json::to_value(&report).expect("a report always serializes");
         json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");

@@ -194,24 +194,8 @@ pub struct Fit {
 impl Fit {
     /// Places `program` under Tofino2's budgets with `params`.
     pub fn of(program: &Program, params: &Tofino2Params) -> Result<Fit, String> {
-        use t2_pipeline::check::check_with;
-        use t2_pipeline::place::{place, Budget};
-        use t2_pipeline::report::Report;
-        let checked = check_with(program, &params.pipeline.phv)
+        let (report, headroom) = crate::headroom::feasibility(program, params)
             .map_err(|e| format!("{}: {e}", program.name))?;
-        let budget = Budget {
-            stages: params.pipeline.stages as usize,
-            ..Budget::tofino2()
-        };
-        let placed = place(&checked, &budget);
-        let report = Report::new(
-            &checked,
-            &placed,
-            &budget,
-            &params.pipeline,
-            params.clock_hz,
-        );
-        let headroom = crate::headroom::Headroom::new(&checked, params);
         let total = |name: &str| {
             report
                 .totals
