@@ -461,7 +461,14 @@ fn jumping_and_stepping_every_cycle_give_the_same_bounces() {
     let by: Vec<u64> = b.by_switch.values().copied().collect();
     assert_eq!(by, [78, 0, 0, 0, 0, 0, 0]);
     assert_eq!((b.bounced.frames, b.bounced.bounces), (67, 78));
-    assert_eq!(jumped.drops.total(), 0);
+    // One frame is lost at the root's queue limit: with hosts at exact line rate a frame
+    // gets past the authors' 3-frame guard on a stale depth (see
+    // `the_authors_guard_of_three_frames_is_short_at_100g`); none was lost before.
+    assert_eq!(jumped.drops.total(), 1);
+    assert_eq!(
+        jumped.drops_by_node["switch0"].0,
+        BTreeMap::from([("chip.tm_queue_limit".to_string(), 1)])
+    );
     assert_eq!(jumped, stepped);
 }
 
