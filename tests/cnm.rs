@@ -15,7 +15,7 @@ use t2_pipeline::ir::{
 };
 use t2_pipeline::qcn::Cnm;
 use t2_testbench::{Network, Probe, Stepping};
-use t2sim::{Chip, ChipConfig, MirrorSession, PortSpec, Tofino2Params};
+use t2sim::{Chip, MirrorSession};
 
 const G100: u64 = 100_000_000_000;
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
@@ -153,19 +153,7 @@ fn program() -> Program {
 }
 
 fn chip() -> Chip {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(0, 2), port(1, 0)],
-        routes: vec![(RECEIVER, 0)],
-        program: Some(program()),
-    };
-    let mut c = Chip::new("chip", &config).unwrap();
+    let mut c = common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program());
     // 4 bytes of mirror header, 14 of Ethernet, 64 of MSDU.
     c.set_mirror_session(
         SESSION,

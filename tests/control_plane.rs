@@ -69,19 +69,7 @@ fn program() -> Program {
 
 /// Pipe 0: ports 0 and 1 out (device ports 8, 10), ports 2 and 3 in.
 fn chip() -> Chip {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(0, 2), port(1, 0), port(1, 2)],
-        routes: Vec::new(),
-        program: Some(program()),
-    };
-    Chip::new("chip", &config).unwrap()
+    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0), (1, 2)], Vec::new(), program())
 }
 
 fn entry(dst: Ipv4Addr, port: u64) -> Entry {

@@ -14,7 +14,7 @@ use t2_pipeline::ir::{
 };
 use t2_testbench::{Network, NodeId, Probe, Stepping};
 use t2sim::chip::ChipCounters;
-use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
+use t2sim::{Chip, DropCause, MirrorSession};
 
 const G100: u64 = 100_000_000_000;
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
@@ -40,19 +40,7 @@ fn chip() -> Chip {
 
 /// [`chip`] running `program`.
 fn chip_with(program: Program) -> Chip {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(0, 2), port(1, 0)],
-        routes: vec![(RECEIVER, 0)],
-        program: Some(program),
-    };
-    Chip::new("chip", &config).unwrap()
+    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program)
 }
 
 fn session(truncate_bytes: u32) -> Option<MirrorSession> {
@@ -216,19 +204,11 @@ fn mirror_net(
     ingress_mirror: bool,
     stepping: Stepping,
 ) -> (Network, [NodeId; 3]) {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(0, 2), port(1, 0), port(1, 2)],
-        routes: vec![(RECEIVER, 0)],
-        program: Some(program()),
-    };
-    let mut c = Chip::new("chip", &config).unwrap();
+    let mut c = common::pipe0_chip(
+        &[(0, 0), (0, 2), (1, 0), (1, 2)],
+        vec![(RECEIVER, 0)],
+        program(),
+    );
     c.set_mirror_session(
         SESSION,
         Some(MirrorSession {

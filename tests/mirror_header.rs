@@ -17,7 +17,7 @@ use t2_pipeline::ir::{
 use t2_pipeline::pfc::PfcFrame;
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::{ChipCounters, ControlOp};
-use t2sim::{Chip, ChipConfig, MirrorSession, PortSpec, Tofino2Params};
+use t2sim::{Chip, MirrorSession};
 
 const G100: u64 = 100_000_000_000;
 const DST: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
@@ -183,19 +183,7 @@ fn program() -> Program {
 
 /// Pipe 0: port 0 to the receiver, port 1 to the monitor, port 2 from the sender.
 fn chip() -> Chip {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(0, 2), port(1, 0)],
-        routes: Vec::new(),
-        program: Some(program()),
-    };
-    Chip::new("chip", &config).unwrap()
+    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], Vec::new(), program())
 }
 
 /// A UDP frame to `DST` with TOS `tos` (class `tos >> 5`), checksum fixed.

@@ -14,7 +14,7 @@ use t2_pipeline::ir::{
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::ChipCounters;
-use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
+use t2sim::Chip;
 
 const G100: u64 = 100_000_000_000;
 const DST: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
@@ -97,19 +97,7 @@ fn program() -> Program {
 
 /// Pipe 0: port 0 out (device port 8), ports 1 and 2 in.
 fn chip() -> Chip {
-    let port = |mac, channel| PortSpec {
-        pipe: 0,
-        mac,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0, 0), port(1, 0), port(2, 0)],
-        routes: Vec::new(),
-        program: Some(program()),
-    };
-    Chip::new("chip", &config).unwrap()
+    common::pipe0_chip(&[(0, 0), (1, 0), (2, 0)], Vec::new(), program())
 }
 
 fn frame(dst: Ipv4Addr) -> Vec<u8> {

@@ -43,3 +43,27 @@ pub fn mirror_to_action() -> Action {
             session: Operand::param("session"),
         })
 }
+
+/// A chip with 100G ports in pipe 0 at (MAC, first channel) `ports`, the given host routes
+/// and program: the one-pipe chip most program tests drive.
+pub fn pipe0_chip(
+    ports: &[(u32, u32)],
+    routes: Vec<(Ipv4Addr, usize)>,
+    program: t2_pipeline::ir::Program,
+) -> t2sim::Chip {
+    let config = t2sim::ChipConfig {
+        params: t2sim::Tofino2Params::default(),
+        ports: ports
+            .iter()
+            .map(|&(mac, channel)| t2sim::PortSpec {
+                pipe: 0,
+                mac,
+                channel,
+                bps: 100_000_000_000,
+            })
+            .collect(),
+        routes,
+        program: Some(program),
+    };
+    t2sim::Chip::new("chip", &config).unwrap()
+}
