@@ -476,6 +476,7 @@ fn run(args: RunArgs) -> Result<(), String> {
             Some(WaveRequest {
                 vcd: path.clone(),
                 filter,
+                groups: Vec::new(),
             })
         }
     };

@@ -440,11 +440,26 @@ struct Placed<'a> {
 
 type NaturalKey = Vec<(String, u64)>;
 
-/// The save file's traces for the chip's signals: the cycle counter on top, then groups in
-/// the order the data flows: totals (`chip`), ports in (`port<d>.rx`), ingress
-/// (`pipe<p>.ingress`, then its stages), the TM (`tm`: free cells, pools and each port's
-/// depth; then one group per queue), ghost updates, egress, ports out (`port<d>.tx`).
-pub fn save_file_groups(signals: &[Signal]) -> (Vec<Trace>, Vec<Group>) {
+/// A group the save file shows before the data-flow groups, holding the signals its patterns
+/// select in the order the patterns are given: how a scenario tells a scheme's story in a
+/// waveform (`[[output.wave_group]]`, docs/waves.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaveGroup {
+    pub title: String,
+    /// One pattern each, as `--trace` takes them.
+    pub patterns: Vec<TraceFilter>,
+}
+
+/// The save file's traces for the chip's signals: the cycle counter on top, then the `story`
+/// groups in their order, then the signals no story group took, grouped in the order the data
+/// flows: totals (`chip`), ports in (`port<d>.rx`), ingress (`pipe<p>.ingress`, then its
+/// stages), the TM (`tm`: free cells, pools and each port's depth; then one group per queue),
+/// ghost updates, egress, ports out (`port<d>.tx`). A story group that selects no traced
+/// signal is an error naming it.
+pub fn save_file_groups(
+    signals: &[Signal],
+    story: &[WaveGroup],
+) -> Result<(Vec<Trace>, Vec<Group>), String> {
     let mut placed: Vec<Placed> = signals
         .iter()
         .map(|s| {
@@ -462,10 +477,46 @@ pub fn save_file_groups(signals: &[Signal]) -> (Vec<Trace>, Vec<Group>) {
         })
         .collect();
     placed.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut taken = vec![false; placed.len()];
     let mut groups: Vec<Group> = Vec::new();
-    for Placed {
-        title, signal: s, ..
-    } in placed
+    for group in story {
+        let mut traces = Vec::new();
+        for pattern in &group.patterns {
+            for (i, p) in placed.iter().enumerate() {
+                if !taken[i] && pattern.selects(&p.signal.path) {
+                    taken[i] = true;
+                    // Story groups mix scopes: name each trace by its whole path.
+                    let inner = p
+                        .signal
+                        .path
+                        .strip_prefix("chip.")
+                        .unwrap_or(&p.signal.path);
+                    traces.push(Trace {
+                        name: gtkw::gtkwave_name(p.signal),
+                        display: display_of(p.signal),
+                        alias: Some(inner.replace('.', "_")),
+                    });
+                }
+            }
+        }
+        if traces.is_empty() {
+            return Err(format!(
+                "output.wave_group: group `{}`: no traced signal matches its patterns",
+                group.title
+            ));
+        }
+        groups.push(Group {
+            title: group.title.clone(),
+            traces,
+        });
+    }
+    let story_groups = groups.len();
+    for (
+        Placed {
+            title, signal: s, ..
+        },
+        _,
+    ) in placed.into_iter().zip(taken).filter(|(_, taken)| !taken)
     {
         // The TM totals come from many scopes: name each by its path inside the TM.
         let alias = (title == "tm").then(|| {
@@ -477,8 +528,9 @@ pub fn save_file_groups(signals: &[Signal]) -> (Vec<Trace>, Vec<Group>) {
             display: display_of(s),
             alias,
         };
+        let open_group = groups.len() > story_groups;
         match groups.last_mut() {
-            Some(g) if g.title == title => g.traces.push(trace),
+            Some(g) if open_group && g.title == title => g.traces.push(trace),
             _ => groups.push(Group {
                 title,
                 traces: vec![trace],
@@ -490,7 +542,7 @@ pub fn save_file_groups(signals: &[Signal]) -> (Vec<Trace>, Vec<Group>) {
         display: Display::Decimal,
         alias: None,
     }];
-    (top, groups)
+    Ok((top, groups))
 }
 
 /// Writes the GTKWave save file for a dump of the chip at `dump` with `signals` traced, ending
@@ -499,8 +551,10 @@ pub fn write_save_file(
     out: &mut impl io::Write,
     dump: &std::path::Path,
     signals: &[Signal],
+    story: &[WaveGroup],
     end_ps: u64,
 ) -> io::Result<()> {
-    let (top, groups) = save_file_groups(signals);
+    let (top, groups) = save_file_groups(signals, story)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     gtkw::write_save_file(out, dump, "chip", &top, &groups, end_ps)
 }

@@ -21,6 +21,9 @@ use t2sim::schemes::pabo::{self, Config, Lut};
 use t2sim::schemes::{self, Target};
 use t2sim::{Chip, Tofino2Params};
 
+mod common;
+use common::waves::{at, first, numbers, run_story};
+
 fn config(lambda: f64) -> Config {
     let params = Tofino2Params::default();
     let scheme = schemes::find("pabo").unwrap();
@@ -535,4 +538,78 @@ fn the_reverse_route_table_takes_single_paths_only() {
         ),
         "{err}"
     );
+}
+
+/// The story scenario's waves (docs/schemes/pabo.md, "Waves"): the root switch's queue toward
+/// host 0 passes theta, a frame from branch 1 is bounced at ingress stage 7 on the depth the
+/// ghost thread fed in, waits in that branch's bounce queue and leaves back up the branch.
+/// Every cycle below is what the model does with this seed (the run is deterministic); the
+/// relations between them are what the scheme promises.
+#[test]
+fn story_waves_show_a_bounce_from_theta_to_the_wire() {
+    let story = run_story("pabo_story");
+    let r = &story.results;
+    assert_eq!(r.drops.total(), 0);
+    assert_eq!((r.flows, r.completed), (3, 3));
+    let b = r.bounces.as_ref().unwrap();
+    assert_eq!((b.bounced.frames, b.data_frames_received), (142, 300));
+
+    // The save file tells the story in the order the scenario file gives it.
+    let titles: Vec<&str> = story.groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert!(titles[0].starts_with("1 root queue") && titles[5].starts_with("6 frames leaving"));
+    assert_eq!(
+        story.groups[4].1,
+        [
+            "chip.tm.pipe1.port136.q1.depth_cells[18:0]",
+            "chip.tm.pipe2.port264.q1.depth_cells[18:0]",
+            "chip.tm.pipe3.port392.q1.depth_cells[18:0]"
+        ]
+    );
+    let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(traced, 2 + 3 + 3 + 12 + 3 + 3); // stages 7 and 8 and exit of four pipes
+
+    // 1. The root queue (900 cells) passes theta = 720 cells and peaks below its limit.
+    let d = &story.dump;
+    let root = "chip.tm.pipe0.port8.q0.depth_cells";
+    assert_eq!(first(d, root, |v| v > 720), Some((14145, 738)));
+    assert_eq!(numbers(d, root).iter().map(|&(_, v)| v).max(), Some(801));
+
+    // 2. The first bounced frame: number 144, in from branch 1 (port 136).
+    let seen = |path: &str, n: u64| first(d, path, |v| v == n).unwrap().0;
+    let rx = seen("chip.port136.rx_pkt", 144);
+    let decide = seen("chip.pipe1.ingress.stage07.pkt_id", 144);
+    let rewrite = seen("chip.pipe1.ingress.stage08.pkt_id", 144);
+    assert_eq!((rx, decide, rewrite), (14211, 14377, 14404));
+
+    // 3. It was decided on a depth the ghost thread fed in: the last update of the root queue
+    //    (MAC 1, queue 0: qid 128) before the decision is above theta.
+    let pulses = numbers(d, "chip.ghost.pipe0.valid");
+    let last_fed = pulses
+        .iter()
+        .rev()
+        .find(|&&(c, v)| v == 1 && c <= decide && at(d, "chip.ghost.pipe0.qid", c) == "128")
+        .map(|&(c, _)| (c, at(d, "chip.ghost.pipe0.qlength", c)))
+        .unwrap();
+    let fed: u64 = last_fed.1.parse().unwrap();
+    assert!(fed > 720, "fed {last_fed:?}");
+
+    // 4. It is the first frame in any bounce queue (9 cells of 176 B), after theta was passed.
+    let bq = "chip.tm.pipe1.port136.q1.depth_cells";
+    assert_eq!(first(d, bq, |v| v > 0), Some((14514, 9)));
+    for other in [
+        "chip.tm.pipe2.port264.q1.depth_cells",
+        "chip.tm.pipe3.port392.q1.depth_cells",
+    ] {
+        assert!(first(d, other, |v| v > 0).unwrap().0 >= 14514);
+    }
+
+    // 5. It leaves back up branch 1, now carrying the 6-byte shim: 1524 bytes plus 20 of
+    //    preamble and gap at 100 Gb/s and 1.5 GHz are 185.28 cycles, so the port shows it for
+    //    186 (a 64-byte ACK shows for 11).
+    let tx = numbers(d, "chip.port136.tx_pkt");
+    let i = tx.iter().position(|&(_, v)| v == 144).unwrap();
+    assert_eq!((tx[i].0, tx[i + 1].0), (15005, 15191));
+    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    std::fs::remove_dir_all(&story.dir).unwrap();
 }

@@ -1,7 +1,6 @@
 //! Waveforms: the dump says what the model did, cycle for cycle, and GTKWave's own tools
 //! accept it.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -10,7 +9,8 @@ use t2_testbench::{Host, Stepping};
 use t2_waves::{TraceFilter, Value};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::Chip;
-use vcd::{Command, ScopeItem};
+mod common;
+use common::waves::{assert_gtkwave_shows_save_file, at, parse_dump};
 
 #[derive(Clone, Default)]
 struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -23,56 +23,6 @@ impl Write for Shared {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// Every change in a dump: path -> [(cycle, value as text)], the cycle read from `chip.cycle`.
-fn parse_dump(bytes: &[u8]) -> BTreeMap<String, Vec<(Cycle, String)>> {
-    let mut parser = vcd::Parser::new(io::BufReader::new(bytes));
-    let header = parser.parse_header().unwrap();
-    let mut names = BTreeMap::new();
-    fn walk(items: &[ScopeItem], prefix: &str, names: &mut BTreeMap<vcd::IdCode, String>) {
-        for item in items {
-            match item {
-                ScopeItem::Scope(s) => walk(&s.items, &format!("{prefix}{}.", s.identifier), names),
-                ScopeItem::Var(v) => {
-                    names.insert(v.code, format!("{prefix}{}", v.reference));
-                }
-                _ => {}
-            }
-        }
-    }
-    walk(&header.items, "", &mut names);
-    let mut out: BTreeMap<String, Vec<(Cycle, String)>> = BTreeMap::new();
-    let mut cycle = 0;
-    for cmd in parser {
-        let (id, text) = match cmd.unwrap() {
-            Command::ChangeScalar(id, v) => (id, v.to_string()),
-            Command::ChangeVector(id, v) => {
-                let n = v
-                    .iter()
-                    .fold(0u64, |acc, b| acc << 1 | (b == vcd::Value::V1) as u64);
-                (id, n.to_string())
-            }
-            Command::ChangeString(id, s) => (id, s),
-            _ => continue,
-        };
-        let name = names[&id].clone();
-        if name == "chip.cycle" {
-            cycle = text.parse().unwrap();
-        }
-        out.entry(name).or_default().push((cycle, text));
-    }
-    out
-}
-
-/// The value of `path` at the end of `cycle`.
-fn at(dump: &BTreeMap<String, Vec<(Cycle, String)>>, path: &str, cycle: Cycle) -> String {
-    dump[path]
-        .iter()
-        .rev()
-        .find(|(c, _)| *c <= cycle)
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| panic!("{path} has no value at {cycle}"))
 }
 
 fn one_packet() -> IncastScenario {
@@ -273,6 +223,7 @@ fn gtkwave_accepts_the_dump() {
         waves: Some(WaveRequest {
             vcd: vcd.clone(),
             filter: TraceFilter::parse(t2sim::trace::DEFAULT_TRACE).unwrap(),
+            groups: Vec::new(),
         }),
         ..IncastScenario::default()
     };
@@ -353,6 +304,7 @@ fn ghost_updates_are_pulses_in_their_delivery_cycles() {
         waves: Some(WaveRequest {
             vcd: vcd.clone(),
             filter: TraceFilter::parse("chip.ghost.**").unwrap(),
+            groups: Vec::new(),
         }),
         ..s
     };
@@ -427,6 +379,7 @@ fn dump_with_save_file(name: &str, filter: &str) -> (PathBuf, PathBuf, PathBuf) 
         waves: Some(WaveRequest {
             vcd: vcd.clone(),
             filter: TraceFilter::parse(filter).unwrap(),
+            groups: Vec::new(),
         }),
         ..IncastScenario::default()
     };
@@ -517,84 +470,10 @@ fn groups_follow_the_data_flow() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Runs GTKWave itself (under Xvfb) on a dump and its save file and lists the traces it
-/// shows as (shown name, flags in hex); `None` (with a message) outside CI without GTKWave.
-fn gtkwave_traces(
-    dir: &std::path::Path,
-    vcd: &std::path::Path,
-    gtkw: &std::path::Path,
-) -> Option<Vec<(String, String)>> {
-    let script = dir.join("traces.tcl");
-    std::fs::write(
-        &script,
-        "set n [gtkwave::getTotalNumTraces]\n\
-         for {set i 0} {$i < $n} {incr i} {\n\
-           puts \"TRACE\\t[gtkwave::getTraceNameFromIndex $i]\\t[format %x [gtkwave::getTraceFlagsFromIndex $i]]\"\n\
-         }\n\
-         gtkwave::/File/Quit\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new("xvfb-run")
-        .args(["-a", "gtkwave", "-S"])
-        .arg(&script)
-        .arg(vcd)
-        .arg(gtkw)
-        .output();
-    match out {
-        Ok(out) if out.status.success() || !out.stdout.is_empty() => Some(
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| l.strip_prefix("TRACE\t"))
-                .map(|l| {
-                    let (name, flags) = l.rsplit_once('\t').unwrap();
-                    (name.to_string(), flags.to_string())
-                })
-                .collect(),
-        ),
-        Ok(out) if std::env::var_os("CI").is_some() => {
-            panic!("gtkwave failed: {}", String::from_utf8_lossy(&out.stderr))
-        }
-        Err(e) if std::env::var_os("CI").is_some() => {
-            panic!("xvfb-run and gtkwave must be installed in CI: {e}")
-        }
-        _ => {
-            eprintln!("SKIPPED: gtkwave under xvfb-run is not available here; .ci/run installs it");
-            None
-        }
-    }
-}
-
 #[test]
 fn gtkwave_shows_every_trace_of_the_save_file() {
     let (dir, vcd, gtkw) = dump_with_save_file("gtkwave", t2sim::trace::DEFAULT_TRACE);
-    let Some(shown) = gtkwave_traces(&dir, &vcd, &gtkw) else {
-        return;
-    };
-    // GTKWave drops a trace whose name the dump does not have: what it shows must be, in
-    // order, every trace of the save file (shown by its last segment or its alias), with the
-    // group markers and the blank rows that make analog traces tall.
-    let save = std::fs::read_to_string(&gtkw).unwrap();
-    let expected = t2_waves::gtkw::save_file_traces(&save);
-    let signals: Vec<(String, String)> = shown
-        .iter()
-        .filter(|(n, f)| !n.is_empty() && !f.ends_with("00200"))
-        .cloned()
-        .collect();
-    assert_eq!(signals.len(), expected.len(), "{shown:?}");
-    for ((name, flags), (want, want_flags)) in signals.iter().zip(&expected) {
-        let leaf = want.rsplit('.').next().unwrap();
-        let path = want.split('[').next().unwrap();
-        let alias = path.strip_prefix("chip.tm.").map(|a| a.replace('.', "_"));
-        assert!(
-            name == leaf || Some(name) == alias.as_ref(),
-            "GTKWave shows {name} where the save file has {want}"
-        );
-        assert_eq!(flags, want_flags, "{want}");
-    }
-    assert_eq!(signals[0], ("cycle".to_string(), "24".to_string()));
-    let blanks = shown.iter().filter(|(_, f)| f == "20000").count();
-    let analog = expected.iter().filter(|(_, f)| f == "8024").count();
-    assert_eq!(blanks, analog * (t2_waves::gtkw::ANALOG_ROWS - 1));
+    assert_gtkwave_shows_save_file(&dir, &vcd, &gtkw);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -400,24 +400,66 @@ impl ScenarioFile {
             );
         }
         let o = &raw.output;
-        if o.vcd.is_none() && (o.trace.is_some() || o.trace_switch.is_some()) {
+        if o.vcd.is_none()
+            && (o.trace.is_some() || o.trace_switch.is_some() || !o.wave_group.is_empty())
+        {
             let key = if o.trace.is_some() {
                 "output.trace"
-            } else {
+            } else if o.trace_switch.is_some() {
                 "output.trace_switch"
+            } else {
+                "output.wave_group"
             };
             return bad(key, "needs output.vcd, the dump to write".into());
+        }
+        let mut groups = Vec::new();
+        for (i, g) in o.wave_group.iter().enumerate() {
+            let key = format!("output.wave_group[{i}]");
+            if g.title.trim().is_empty() {
+                return bad(&format!("{key}.title"), "is empty".into());
+            }
+            if o.wave_group[..i].iter().any(|h| h.title == g.title) {
+                return bad(
+                    &format!("{key}.title"),
+                    format!("`{}` names an earlier group too", g.title),
+                );
+            }
+            if g.signals.is_empty() {
+                return bad(&format!("{key}.signals"), "lists no signal pattern".into());
+            }
+            let patterns = g
+                .signals
+                .iter()
+                .map(|p| TraceFilter::parse(p))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("{shown}: {key}.signals: {e}"))?;
+            groups.push(crate::trace::WaveGroup {
+                title: g.title.clone(),
+                patterns,
+            });
         }
         let waves = match &o.vcd {
             None => None,
             Some(vcd) => {
-                let filter = TraceFilter::parse(o.trace.as_deref().unwrap_or(DEFAULT_TRACE))
+                // Story groups trace what they show; with them and no `trace`, nothing else.
+                let mut spec: Vec<&str> = o
+                    .wave_group
+                    .iter()
+                    .flat_map(|g| g.signals.iter().map(String::as_str))
+                    .collect();
+                match (&o.trace, spec.is_empty()) {
+                    (Some(t), _) => spec.push(t),
+                    (None, true) => spec.push(DEFAULT_TRACE),
+                    (None, false) => {}
+                }
+                let filter = TraceFilter::parse(&spec.join(","))
                     .map_err(|e| format!("{shown}: output.trace: {e}"))?;
                 // With an output folder, a relative dump goes into it.
                 let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
                 let request = WaveRequest {
                     vcd: folder.join(vcd),
                     filter,
+                    groups,
                 };
                 Some((request, o.trace_switch.unwrap_or(0)))
             }

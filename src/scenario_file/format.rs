@@ -280,6 +280,14 @@ pub(super) struct FlowToml {
     pub(super) start_ns: u64,
 }
 
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WaveGroupToml {
+    pub(super) title: String,
+    /// Signal patterns (as `--trace` takes them), in the order the group shows them.
+    pub(super) signals: Vec<String>,
+}
+
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct OutputToml {
@@ -296,6 +304,9 @@ pub(super) struct OutputToml {
     pub(super) trace: Option<String>,
     /// The switch to trace (default 0).
     pub(super) trace_switch: Option<usize>,
+    /// Groups the save file shows first, in order: a story told in the waveform.
+    #[serde(default)]
+    pub(super) wave_group: Vec<WaveGroupToml>,
     /// Capture points (as `t2sim run --pcap`), written as pcapng files (docs/pcap.md).
     pub(super) pcap: Option<String>,
     /// Where the captures go (relative to this file; default: `output.dir`).

@@ -1,6 +1,8 @@
 #![allow(dead_code)] // each test crate uses only part of this module
 //! Frames the integration tests send.
 
+pub mod waves;
+
 use std::net::Ipv4Addr;
 use t2_pipeline::headers::{self, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, Operand, Primitive};
