@@ -10,8 +10,8 @@
 //! `forward` per port, the selector hashing each flow onto one), and a program without one
 //! cannot take ECMP routes (a configuration error). A program that also has table
 //! `ipv4_source` (exact on `ipv4.src_addr`, action `toward_source(port)`) gets the same
-//! routes keyed on the source: the port back toward a packet's sender (PABO's bounce;
-//! single-path routes only).
+//! routes keyed on the source: the port back toward a packet's sender (PABO's bounce; with
+//! equal-cost routes the table needs a selector, like `ipv4_host`).
 //! Every pipe runs its own copy of the program (its own register contents). The ghost
 //! control is placed and timed with ingress and runs in every pipe's ingress stages on the
 //! TM's queue-depth updates (`t2_pipeline::ghost`), with the ingress thread's registers.
@@ -34,8 +34,8 @@ pub const ROUTE_ACTION: &str = "forward";
 
 /// The optional reverse-path table: a program that has it (exact on `ipv4.src_addr` alone,
 /// offering `toward_source(port)`) gets the same host routes keyed on the packet's *source*,
-/// so it can find the port back toward where a packet came from (PABO's bounce). Only
-/// single-path routes go in; a destination with equal-cost routes is an error.
+/// so it can find the port back toward where a packet came from (PABO's bounce). A source
+/// with equal-cost routes needs a selector on the table, as for `ipv4_host`.
 pub const SOURCE_TABLE: &str = "ipv4_source";
 pub const SOURCE_ACTION: &str = "toward_source";
 
@@ -191,22 +191,34 @@ pub(crate) fn with_routes(
             ));
         }
         for (addr, ports) in &groups {
-            if ports.len() > 1 {
+            if ports.len() > 1 && source.selector.is_none() {
                 return Err(err(
                     what(),
                     format!(
-                        "table `{SOURCE_TABLE}` holds one port per source, but {addr} has {} equal-cost routes (device ports {ports:?})",
+                        "table `{SOURCE_TABLE}` has no selector and holds one port per source, but {addr} has {} equal-cost routes (device ports {ports:?})",
                         ports.len()
                     ),
                 ));
             }
-            source.entries.push(Entry {
-                key: vec![KeyValue {
-                    value: u32::from(*addr) as u64,
-                    mask: None,
-                }],
-                action: ActionCall::new(SOURCE_ACTION, &[ports[0] as u64]),
-                members: Vec::new(),
+            let key = vec![KeyValue {
+                value: u32::from(*addr) as u64,
+                mask: None,
+            }];
+            let call = |port: u16| ActionCall::new(SOURCE_ACTION, &[port as u64]);
+            // Any of the equal-cost ports leads back toward the source: the selector hashes
+            // each flow onto one, as for forward routes.
+            source.entries.push(if ports.len() > 1 {
+                Entry {
+                    key,
+                    action: ActionCall::default(),
+                    members: ports.iter().copied().map(call).collect(),
+                }
+            } else {
+                Entry {
+                    key,
+                    action: call(ports[0]),
+                    members: Vec::new(),
+                }
             });
         }
     }

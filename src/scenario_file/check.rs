@@ -250,9 +250,21 @@ impl ScenarioFile {
                         return bad(key, format!("scheme {name} sets it; remove one of the two"));
                     }
                 }
-                let values = scheme
-                    .resolve(&raw.scheme_params.clone().unwrap_or_default())
-                    .map_err(|e| format!("{shown}: scheme_params.{e}"))?;
+                // Without `[scheme_params]`, the scheme's own `[compare.params.NAME]` hold: a
+                // sweep over `scheme` runs each scheme as a comparison of the file would.
+                let from_compare = raw
+                    .compare
+                    .as_ref()
+                    .and_then(|c| c.params.get(scheme.name))
+                    .filter(|_| raw.scheme_params.is_none());
+                let values = match from_compare {
+                    Some(set) => scheme
+                        .resolve(set)
+                        .map_err(|e| format!("{shown}: compare.params.{}.{e}", scheme.name))?,
+                    None => scheme
+                        .resolve(&raw.scheme_params.clone().unwrap_or_default())
+                        .map_err(|e| format!("{shown}: scheme_params.{e}"))?,
+                };
                 let setup = (scheme.build)(
                     &values,
                     &schemes::Target {

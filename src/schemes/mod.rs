@@ -71,28 +71,37 @@ pub struct Target<'a> {
     pub multipath: bool,
 }
 
-/// `program` with an action selector on its `ipv4_host` table over the 5-tuple (1024
-/// groups of up to 16 members), so that the chip installs a destination's equal-cost routes
-/// as one group and each flow keeps one path; the program is renamed `<name>` with
+/// `program` with an action selector on its `ipv4_host` table (and on `ipv4_source`, the way
+/// back toward a source, when it has one) over the 5-tuple (1024 groups of up to 16 members),
+/// so that the chip installs a destination's equal-cost routes as one group and each flow
+/// keeps one path; the program is renamed `<name>` with
 /// `_switch` replaced by `_ecmp` (or `_ecmp` added).
 pub fn with_ecmp(mut program: Program) -> Program {
     program.name = match program.name.strip_suffix("_switch") {
         Some(stem) => format!("{stem}_ecmp"),
         None => format!("{}_ecmp", program.name),
     };
-    let host = program
+    assert!(
+        program
+            .tables
+            .iter()
+            .any(|t| t.name == crate::program::ROUTE_TABLE),
+        "a scheme's program has ipv4_host"
+    );
+    for table in program
         .tables
         .iter_mut()
-        .find(|t| t.name == "ipv4_host")
-        .expect("a scheme's program has ipv4_host");
-    host.selector = Some(t2_pipeline::ir::Selector {
-        inputs: t2_pipeline::examples::FIVE_TUPLE
-            .iter()
-            .map(|f| f.to_string())
-            .collect(),
-        groups: 1024,
-        max_members: 16,
-    });
+        .filter(|t| t.name == crate::program::ROUTE_TABLE || t.name == crate::program::SOURCE_TABLE)
+    {
+        table.selector = Some(t2_pipeline::ir::Selector {
+            inputs: t2_pipeline::examples::FIVE_TUPLE
+                .iter()
+                .map(|f| f.to_string())
+                .collect(),
+            groups: 1024,
+            max_members: 16,
+        });
+    }
     program
 }
 

@@ -301,7 +301,7 @@ impl Lut {
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     let config = Config::new(p, target);
     Setup {
-        program: program(&Lut::new(config)),
+        program: target.routed(program(&Lut::new(config))),
         port_queues: Some(port_queues(config.capacity_cells)),
         hosts: Hosts {
             resend_bounced: true,
