@@ -59,6 +59,7 @@ pub use queue::{QueueConfig, QueueStats, MAX_WEIGHT, PRIORITIES};
 use ghost::{Ghost, GhostUpdate};
 use queue::{Queue, Queued};
 use sched::{bit, PortScheduler};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt;
 use t2_clock::{Clock, Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
@@ -246,6 +247,12 @@ struct PipeScheduler {
     next: usize,
     /// How many of `ports` hold a packet: an idle pipe is passed over at once.
     backlogged_ports: usize,
+    /// The first cycle at which one of `ports` may send (`Some(None)`: none can until
+    /// something changes), or `None` when it must be worked out again. A port's readiness
+    /// changes only when its queues, its MAC or its pauses do, and each of those marks its
+    /// pipe's value stale ([`TrafficManager::touch`]), so a pipe polled on every chip visit
+    /// costs one comparison until then.
+    ready_at: Cell<Option<Option<Cycle>>>,
 }
 
 /// A pause or resume waiting for its latency to pass.
@@ -443,6 +450,7 @@ impl TrafficManager {
         let state = &mut self.ports[port];
         state.sched = PortScheduler::new(&state.queues, self.params.dwrr_quantum_bytes);
         self.ghost.resize_port(port, configs.len());
+        self.touch(port);
         Ok(())
     }
 
@@ -552,6 +560,10 @@ impl TrafficManager {
         queue.enqueued += 1;
         if port.sched.backlogged == 0 {
             self.pipes[port.pipe].backlogged_ports += 1;
+        }
+        if port.sched.backlogged & bit(qi) == 0 {
+            // A new head; a longer queue with the same head is no readier.
+            self.pipes[port.pipe].ready_at.set(None);
         }
         port.sched.backlogged |= bit(qi);
         self.ghost.mark(port.pipe, port.pipe_slot, qi);
@@ -664,6 +676,12 @@ impl TrafficManager {
         let arrive = state.line.cycle_to_ticks(at);
         state.tx_free_ticks =
             state.tx_free_ticks.max(arrive) + state.line.serialization_ticks(frame_bytes);
+        self.touch(port);
+    }
+
+    /// Marks port `port`'s pipe's readiness as to be worked out again.
+    fn touch(&self, port: usize) {
+        self.pipes[self.ports[port].pipe].ready_at.set(None);
     }
 
     /// The next XOFF/XON the TM wants sent, oldest first.
@@ -684,6 +702,7 @@ impl TrafficManager {
                 break;
             }
             self.afc_pending.pop_front();
+            self.touch(r.port);
             let queues = &mut self.ports[r.port].queues;
             match r.what {
                 PauseKind::Afc { queue, pause } => queues[queue].paused = pause,
@@ -703,11 +722,55 @@ impl TrafficManager {
     fn port_ready_at(&self, p: usize) -> Option<Cycle> {
         let port = &self.ports[p];
         let queue_ready = port.sched.eligible_from(&port.queues)?;
-        // The MAC must finish what it has by the end of the cycle the packet reaches it:
-        // dequeue at d is allowed when tx_free < (d + mac_lead + 1) * ticks_per_cycle.
-        let credit =
-            (port.tx_free_ticks / port.line.ticks_per_cycle()).saturating_sub(self.mac_lead);
-        Some(queue_ready.max(credit))
+        Some(queue_ready.max(self.mac_ready_at(p)))
+    }
+
+    /// The first cycle at which port `p`'s MAC can take a dequeued packet: it must finish
+    /// what it has by the end of the cycle the packet reaches it, so dequeue at d is allowed
+    /// when tx_free < (d + mac_lead + 1) * ticks_per_cycle.
+    fn mac_ready_at(&self, p: usize) -> Cycle {
+        let port = &self.ports[p];
+        (port.tx_free_ticks / port.line.ticks_per_cycle()).saturating_sub(self.mac_lead)
+    }
+
+    /// The first cycle at which some port of pipe `pipe` may send; see
+    /// [`PipeScheduler::ready_at`].
+    fn pipe_ready_at(&self, pipe: usize) -> Option<Cycle> {
+        let state = &self.pipes[pipe];
+        if let Some(cached) = state.ready_at.get() {
+            debug_assert_eq!(
+                cached,
+                self.pipe_ready_now(pipe),
+                "stale readiness of pipe {pipe}"
+            );
+            return cached;
+        }
+        let ready = self.pipe_ready_now(pipe);
+        state.ready_at.set(Some(ready));
+        ready
+    }
+
+    fn pipe_ready_now(&self, pipe: usize) -> Option<Cycle> {
+        let state = &self.pipes[pipe];
+        if state.backlogged_ports == 0 {
+            return None;
+        }
+        state
+            .ports
+            .iter()
+            .filter_map(|&p| self.port_ready_at(p))
+            .min()
+    }
+
+    /// Whether port `p` may send at `now`; the MAC (one number) is asked before the queues.
+    fn port_ready_by(&self, p: usize, now: Cycle) -> bool {
+        let port = &self.ports[p];
+        port.sched.backlogged != 0
+            && self.mac_ready_at(p) <= now
+            && port
+                .sched
+                .eligible_from(&port.queues)
+                .is_some_and(|t| t <= now)
     }
 
     /// Picks the packet that pipe `pipe`'s egress takes at `now`, if any.
@@ -721,18 +784,18 @@ impl TrafficManager {
                 .filter(|&&p| self.ports[p].sched.backlogged != 0)
                 .count()
         );
-        if self.pipes[pipe].backlogged_ports == 0 {
+        if self.pipe_ready_at(pipe).is_none_or(|t| t > now) {
             return None;
         }
         self.ghost_catch_up(now);
         let n = self.pipes[pipe].ports.len();
         let start = self.pipes[pipe].next;
-        let chosen = (0..n).map(|i| (start + i) % n).find(|&i| {
-            self.port_ready_at(self.pipes[pipe].ports[i])
-                .is_some_and(|t| t <= now)
-        })?;
+        let chosen = (0..n)
+            .map(|i| (start + i) % n)
+            .find(|&i| self.port_ready_by(self.pipes[pipe].ports[i], now))?;
         self.pipes[pipe].next = (chosen + 1) % n;
         let p = self.pipes[pipe].ports[chosen];
+        self.pipes[pipe].ready_at.set(None);
         let port = &mut self.ports[p];
         debug_assert_eq!(port.pipe, pipe);
         let qi = port
@@ -826,11 +889,8 @@ impl TrafficManager {
     /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
     /// effect.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.pipes
-            .iter()
-            .filter(|pipe| pipe.backlogged_ports > 0)
-            .flat_map(|pipe| &pipe.ports)
-            .filter_map(|&p| self.port_ready_at(p))
+        (0..self.pipes.len())
+            .filter_map(|pipe| self.pipe_ready_at(pipe))
             .chain(self.afc_pending.front().map(|r| r.apply_at))
             .map(|t| t.max(now + 1))
             .min()

@@ -281,12 +281,6 @@ impl GressPipeline {
         self.in_flight.push_back(now);
     }
 
-    fn slot_at(&mut self, now: Cycle, offset: Cycle) -> Option<&mut Slot> {
-        let entered = now.checked_sub(offset)?;
-        let slot = &mut self.slots[(entered & self.mask) as usize];
-        (slot.live && slot.entered == entered).then_some(slot)
-    }
-
     /// Does everything the gress does in cycle `now`: runs the tables of every stage that a
     /// packet has reached, and returns the packet leaving the deparser, if any.
     pub fn tick(
@@ -298,11 +292,17 @@ impl GressPipeline {
         if self.in_flight.is_empty() {
             return None;
         }
+        // Whether a packet is at a stage (or the exit) is read from `in_flight`, a short
+        // queue of entry cycles, rather than from the slots, whose PHVs span many cache lines.
         for i in 0..self.stage_points.len() {
             let (offset, stage) = self.stage_points[i];
-            if let Some(slot) = self.slot_at(now, offset) {
+            let Some(&entered) = self.in_flight.get(self.passed[i]) else {
+                continue;
+            };
+            if entered + offset == now {
+                let slot = &mut self.slots[(entered & self.mask) as usize];
+                debug_assert!(slot.live && slot.entered == entered);
                 program.apply(stage, &mut slot.phv);
-                debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&(now - offset)));
                 self.passed[i] += 1;
             }
         }
@@ -312,12 +312,13 @@ impl GressPipeline {
             Gress::Egress => layout::EGRESS_PORT,
         };
         let ingress = self.gress == Gress::Ingress;
-        // Found by hand rather than by `slot_at` so the parser can be borrowed alongside.
-        let entered = now.checked_sub(exit_offset)?;
-        let slot = &mut self.slots[(entered & self.mask) as usize];
-        if !(slot.live && slot.entered == entered) {
+        // The slot is borrowed field by field so the parser can be borrowed alongside.
+        let entered = *self.in_flight.front()?;
+        if entered + exit_offset != now {
             return None;
         }
+        let slot = &mut self.slots[(entered & self.mask) as usize];
+        debug_assert!(slot.live && slot.entered == entered);
         slot.live = false;
         let phv = &slot.phv;
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
