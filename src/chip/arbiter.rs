@@ -30,7 +30,7 @@ impl Chip {
                     continue;
                 }
             }
-            if n == 0 {
+            if n == 0 || self.rx_waiting == 0 {
                 continue;
             }
             let pick = (0..n)
@@ -39,6 +39,7 @@ impl Chip {
             if let Some(k) = pick {
                 let port = &mut self.ports[pipe.ports[k]];
                 let pkt = port.rx_fifo.pop_front().expect("non-empty");
+                self.rx_waiting -= 1;
                 // When the MAC received it (a frame queued by other means: now).
                 let received = match port.rx_arrival.front() {
                     Some(&(index, at)) if index == pkt.index() => {

@@ -12,7 +12,12 @@ impl Chip {
             }
             self.to_mac.pop_front();
             let frame = pool.frame_bytes(pkt);
-            self.ports[port].mac.start(now, pkt.index(), frame);
+            let done = self.ports[port].mac.start(now, pkt.index(), frame);
+            // A port's frames finish in order, so this is its first only if it was idle.
+            self.mac_next_done = self.mac_next_done.min(done);
+        }
+        if self.mac_next_done > now {
+            return;
         }
         for i in 0..self.ports.len() {
             while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
@@ -34,6 +39,7 @@ impl Chip {
                     port.rx_frames += 1;
                     port.rx_fifo.push_back(pkt);
                     port.rx_arrival.push_back((pkt.index(), now));
+                    self.rx_waiting += 1;
                     if self.pktgen_in_mac.remove(&pkt.index()) {
                         // A generated packet, through the pktgen port's share of the group.
                         self.counters.pktgen_arrived += 1;
@@ -46,5 +52,11 @@ impl Chip {
                 }
             }
         }
+        self.mac_next_done = self
+            .ports
+            .iter()
+            .filter_map(|p| p.mac.next_event())
+            .min()
+            .unwrap_or(Cycle::MAX);
     }
 }

@@ -322,6 +322,11 @@ pub struct Chip {
     to_tm: VecDeque<(Cycle, Descriptor)>,
     /// Egress deparsers to MACs: (arrival cycle, port index, packet).
     to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
+    /// The first cycle a frame on some MAC finishes (`Cycle::MAX`: none on the wire), so
+    /// that the MACs are looked at only when one has something to hand on.
+    mac_next_done: Cycle,
+    /// Frames waiting in all ports' receive FIFOs, so that idle arbiters cost nothing.
+    rx_waiting: usize,
     counters: ChipCounters,
     mirror_sessions: Vec<Option<MirrorSession>>,
     /// Handles of the mirror copies inside the chip (copies are few; kept until delivered
@@ -553,6 +558,8 @@ impl Chip {
             tm,
             to_tm: VecDeque::new(),
             to_mac: VecDeque::new(),
+            mac_next_done: Cycle::MAX,
+            rx_waiting: 0,
             counters: ChipCounters::default(),
             mirror_sessions: vec![None; MIRROR_SESSIONS],
             mirror_copies: BTreeSet::new(),
@@ -969,6 +976,7 @@ impl Node for Chip {
         } else {
             p.rx_fifo.push_back(pkt);
             p.rx_arrival.push_back((pkt.index(), now));
+            self.rx_waiting += 1;
         }
     }
 
@@ -1018,7 +1026,11 @@ impl Chip {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         };
-        if self.ports.iter().any(|p| !p.rx_fifo.is_empty()) {
+        debug_assert_eq!(
+            self.rx_waiting,
+            self.ports.iter().map(|p| p.rx_fifo.len()).sum::<usize>()
+        );
+        if self.rx_waiting > 0 {
             return Some(soon);
         }
         if self.ghost_events {
@@ -1042,9 +1054,7 @@ impl Chip {
         for f in &self.resubmit_fifo {
             consider(f.front().map(|e| e.0));
         }
-        for p in &self.ports {
-            consider(p.mac.next_event());
-        }
+        consider((self.mac_next_done != Cycle::MAX).then_some(self.mac_next_done));
         next
     }
 }
