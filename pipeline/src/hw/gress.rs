@@ -142,6 +142,12 @@ pub struct GressPipeline {
     last_entry: Option<Cycle>,
     /// The parse graph the parser runs and the deparser follows.
     parser: Arc<Graph>,
+    /// The next cycle a packet inside reaches a stage with tables or the exit (`None`:
+    /// empty), kept up to date by entries and ticks so that a tick between events costs one
+    /// comparison.
+    next_at: Option<Cycle>,
+    /// The offset of a packet's first event: its first stage with tables, or the exit.
+    first_offset: Cycle,
 }
 
 impl GressPipeline {
@@ -158,7 +164,7 @@ impl GressPipeline {
         let offsets = placement.stage_offsets(&params.stage_latency);
         let graph = parser;
         let parser = params.parser_cycles as Cycle;
-        let stage_points = active_stages
+        let stage_points: Vec<(Cycle, usize)> = active_stages
             .iter()
             .map(|&k| {
                 assert!(k < offsets.len(), "stage {k} is not in the placement");
@@ -179,6 +185,10 @@ impl GressPipeline {
                 phv: Phv::new(&params.phv),
             })
             .collect();
+        let first_offset = stage_points
+            .iter()
+            .map(|&(offset, _)| offset)
+            .fold(exit_offset, Cycle::min);
         GressPipeline {
             gress,
             slots,
@@ -190,6 +200,8 @@ impl GressPipeline {
             all_stage_offsets,
             last_entry: None,
             parser: graph,
+            next_at: None,
+            first_offset,
         }
     }
 
@@ -279,6 +291,8 @@ impl GressPipeline {
             slot.phv.set(field, value);
         }
         self.in_flight.push_back(now);
+        let first = now + self.first_offset;
+        self.next_at = Some(self.next_at.map_or(first, |t| t.min(first)));
     }
 
     /// Does everything the gress does in cycle `now`: runs the tables of every stage that a
@@ -289,9 +303,21 @@ impl GressPipeline {
         program: &mut dyn StageProgram,
         pool: &mut PacketPool,
     ) -> Option<Exit> {
-        if self.in_flight.is_empty() {
+        if self.next_at.is_none_or(|t| t > now) {
             return None;
         }
+        let exit = self.run_cycle(now, program, pool);
+        self.next_at = self.compute_next_event();
+        exit
+    }
+
+    /// The work of a cycle in which some packet reaches a stage with tables or the exit.
+    fn run_cycle(
+        &mut self,
+        now: Cycle,
+        program: &mut dyn StageProgram,
+        pool: &mut PacketPool,
+    ) -> Option<Exit> {
         // Whether a packet is at a stage (or the exit) is read from `in_flight`, a short
         // queue of entry cycles, rather than from the slots, whose PHVs span many cache lines.
         for i in 0..self.stage_points.len() {
@@ -388,9 +414,19 @@ impl GressPipeline {
     /// The first cycle after `now` at which a packet inside reaches a stage with tables or
     /// the exit; `None` when the pipeline is empty.
     ///
-    /// Each stage point keeps count of the packets it has processed, so this costs one
-    /// look-up per stage with tables, however many packets are inside.
+    /// Kept as packets enter and move; working it out anew costs one look-up per stage with
+    /// tables (each stage point keeps count of the packets it has processed), however many
+    /// packets are inside.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        debug_assert_eq!(self.next_at, self.compute_next_event());
+        debug_assert!(
+            self.next_at.is_none_or(|t| t > now),
+            "a stage event was skipped"
+        );
+        self.next_at
+    }
+
+    fn compute_next_event(&self) -> Option<Cycle> {
         let mut next = self.in_flight.front().map(|&e| e + self.exit_offset);
         for (&(offset, _), &passed) in self.stage_points.iter().zip(&self.passed) {
             if let Some(&e) = self.in_flight.get(passed) {
@@ -398,7 +434,6 @@ impl GressPipeline {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
-        debug_assert!(next.is_none_or(|t| t > now), "a stage event was skipped");
         next
     }
 }
