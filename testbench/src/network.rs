@@ -97,6 +97,12 @@ pub struct Network {
     wire_seq: u64,
     /// Cached `next_event` of each node.
     next: Vec<Option<Cycle>>,
+    /// The nodes' next events, earliest first, so a visit finds the nodes due without
+    /// looking at the others. An entry stands only while it equals the node's `next`
+    /// (later changes push a new one; stale ones are skipped when they surface).
+    agenda: BinaryHeap<Reverse<(Cycle, usize)>>,
+    /// Nodes due in the cycle being visited (reused).
+    due: Vec<usize>,
     pool: PacketPool,
     now: Cycle,
     stepping: Stepping,
@@ -126,6 +132,8 @@ impl Network {
             wires: BinaryHeap::new(),
             wire_seq: 0,
             next: Vec::new(),
+            agenda: BinaryHeap::new(),
+            due: Vec::new(),
             pool: PacketPool::new(),
             now: 0,
             stepping,
@@ -143,6 +151,7 @@ impl Network {
         self.links.push(vec![None; ports]);
         self.tx.push(vec![LinkCount::default(); ports]);
         self.next.push(Some(0));
+        self.agenda.push(Reverse((0, self.nodes.len() - 1)));
         NodeId(self.nodes.len() - 1)
     }
 
@@ -259,13 +268,34 @@ impl Network {
     /// The next cycle after `now` in which something happens, if anything ever will.
     pub fn next_event(&self) -> Option<Cycle> {
         let wire = self.wires.peek().map(|Reverse(w)| w.arrives);
-        self.next
-            .iter()
-            .flatten()
-            .copied()
+        // After every visit the agenda's top stands (see `settle_agenda`).
+        let node = self.agenda.peek().map(|Reverse((t, _))| *t);
+        debug_assert_eq!(node, self.next.iter().flatten().copied().min());
+        node.into_iter()
             .chain(wire)
             .map(|t| t.max(self.now + 1))
             .min()
+    }
+
+    /// Sets node `n`'s next event.
+    fn set_next(&mut self, n: usize, next: Option<Cycle>) {
+        if next != self.next[n] {
+            self.next[n] = next;
+            if let Some(t) = next {
+                self.agenda.push(Reverse((t, n)));
+            }
+        }
+    }
+
+    /// Drops the agenda's stale entries from its top, so that its top is the earliest next
+    /// event of any node.
+    fn settle_agenda(&mut self) {
+        while let Some(&Reverse((t, n))) = self.agenda.peek() {
+            if self.next[n] == Some(t) {
+                break;
+            }
+            self.agenda.pop();
+        }
     }
 
     /// Runs cycle `t` (> now): delivers arriving frames, then ticks the nodes due.
@@ -292,16 +322,29 @@ impl Network {
                 );
             }
             self.nodes[w.node].receive(t, w.port, pkt, &mut self.pool);
-            self.next[w.node] = Some(t);
+            self.set_next(w.node, Some(t));
         }
-        for n in 0..self.nodes.len() {
-            let due = match self.stepping {
-                Stepping::EveryCycle => true,
-                Stepping::Jump => self.next[n].is_some_and(|e| e <= t),
-            };
-            if !due {
-                continue;
+        // The nodes due, in index order (every node when stepping every cycle).
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
+        match self.stepping {
+            Stepping::EveryCycle => due.extend(0..self.nodes.len()),
+            Stepping::Jump => {
+                while let Some(&Reverse((e, n))) = self.agenda.peek() {
+                    if e > t {
+                        break;
+                    }
+                    self.agenda.pop();
+                    if self.next[n] == Some(e) {
+                        // Its entry is used up: the tick below sets (and pushes) a new one.
+                        self.next[n] = None;
+                        due.push(n);
+                    }
+                }
+                due.sort_unstable();
             }
+        }
+        for &n in &due {
             let mut sent = std::mem::take(&mut self.sent_buf);
             self.nodes[n].tick(t, &mut self.pool, &mut sent);
             for s in sent.drain(..) {
@@ -329,8 +372,11 @@ impl Network {
                 }
             }
             self.sent_buf = sent;
-            self.next[n] = self.nodes[n].next_event(t);
+            let next = self.nodes[n].next_event(t);
+            self.set_next(n, next);
         }
+        self.due = due;
+        self.settle_agenda();
     }
 
     /// The cycle the kernel visits next: cycle 0 first, then the next cycle (stepping every
@@ -401,9 +447,11 @@ impl Network {
     /// (through `node_mut`), so that jumping cannot skip what the change started. A node
     /// ticked when it has nothing to do changes nothing (the `Node` contract).
     pub fn wake_all(&mut self, t: Cycle) {
-        for n in &mut self.next {
-            *n = Some(n.map_or(t, |e| e.min(t)));
+        for n in 0..self.next.len() {
+            let due = self.next[n].map_or(t, |e| e.min(t));
+            self.set_next(n, Some(due));
         }
+        self.settle_agenda();
     }
 
     /// Runs every cycle up to and including `end`; afterwards `now() == end`.
