@@ -1,0 +1,58 @@
+//! Network speed: the BFC paper's leaf-spine size (8 leaves x 8 spines x 16 hosts, 128 hosts,
+//! 16 switches, 100G, 1 us links) under Google all-RPC flow sizes (W3) at 65% load, in
+//! packet-hops per wall second (a frame crossing one link is one hop; `links.csv` counts).
+//!
+//! Run with `cargo bench --bench network`. Each iteration builds the network and runs 20 us
+//! of arrivals (with 5 us to drain) on the built-in forwarding.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::path::Path;
+use std::time::Duration;
+use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+
+const SCENARIO: &str = r#"
+name = "bench-leaf-spine"
+seed = 7
+duration_us = 20
+drain_us = 5
+[topology]
+kind = "leaf_spine"
+leaves = 8
+spines = 8
+hosts_per_leaf = 16
+link_gbps = 100
+link_delay_ns = 1000
+[transport]
+congestion = "fixed"
+mss = 1000
+window_bytes = 50000
+rto_us = 100
+[workload]
+cdf = "data/workloads/W3.txt"
+sampling = "linear"
+load = 0.65
+arrivals = "poisson"
+"#;
+
+fn leaf_spine(c: &mut Criterion) {
+    let text = ScenarioText {
+        text: SCENARIO.into(),
+        shown: "benches/network.rs".into(),
+        base: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
+    };
+    let run = || {
+        ScenarioFile::from_text(&text, &[])
+            .and_then(|s| s.run())
+            .expect("the bench scenario runs")
+    };
+    let hops: u64 = run().links.iter().map(|l| l.frames).sum();
+    let mut group = c.benchmark_group("network");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Elements(hops));
+    group.bench_function("leaf_spine_8x8x16_w3_65pct_20us", |b| b.iter(run));
+    group.finish();
+}
+
+criterion_group!(benches, leaf_spine);
+criterion_main!(benches);
