@@ -169,12 +169,31 @@ pub fn scheme_settings(
 }
 
 /// Runs the scenario `source` under each scheme of `names` (each with its `settings`
-/// over its defaults and the file's `[scheme_params]`).
+/// over its defaults and the file's `[scheme_params]`), on every core (see [`compare_on`]).
 pub fn compare(
     source: &ScenarioText,
     names: &[String],
     settings: &SchemeSettings,
-    mut each: impl FnMut(&str),
+    each: impl Fn(&str) + Sync,
+) -> Result<Comparison, String> {
+    compare_on(
+        source,
+        names,
+        settings,
+        crate::parallel::default_threads(),
+        each,
+    )
+}
+
+/// [`compare`] on up to `threads` threads, one scheme's run each (a file that writes a dump
+/// or captures runs its schemes one after another, since they would write the same files).
+/// `each` is told when a scheme's run starts. The result does not depend on `threads`.
+pub fn compare_on(
+    source: &ScenarioText,
+    names: &[String],
+    settings: &SchemeSettings,
+    threads: usize,
+    each: impl Fn(&str) + Sync,
 ) -> Result<Comparison, String> {
     if names.is_empty() {
         return Err("no schemes to compare".into());
@@ -191,9 +210,12 @@ pub fn compare(
         }
     }
     let plain = ScenarioFile::from_text(source, &[])?;
-    let mut runs = Vec::new();
-    let mut head = None;
-    for name in names {
+    let threads = if plain.waves.is_some() || plain.pcap.is_some() {
+        1
+    } else {
+        threads
+    };
+    let run_one = |_: usize, name: &String| -> Result<SchemeRun, String> {
         each(name);
         let mut overrides = vec![("scheme".to_string(), toml::Value::String(name.clone()))];
         for (k, v) in settings.get(name).into_iter().flatten() {
@@ -222,27 +244,24 @@ pub fn compare(
         let fit = Fit::of(&program, &scenario.topology.params)?;
         let results = scenario.run()?;
         let clock = scenario.topology.params.clock();
-        head.get_or_insert((
-            results.name.clone(),
-            results.seed,
-            results.hosts,
-            results.switches,
-        ));
-        runs.push(SchemeRun {
+        Ok(SchemeRun {
             scheme: name.clone(),
             params: values.iter().map(|(k, v)| (k.to_string(), v)).collect(),
             fit,
             figures: Figures::of(&results, clock),
             results,
-        });
-    }
-    let (scenario, seed, hosts, switches) = head.expect("at least one scheme ran");
+        })
+    };
+    let runs = crate::parallel::map_in_order(names, threads, run_one)
+        .into_iter()
+        .collect::<Result<Vec<SchemeRun>, String>>()?;
+    let first = &runs.first().expect("at least one scheme ran").results;
     Ok(Comparison {
-        scenario,
+        scenario: first.name.clone(),
         clock: plain.topology.params.clock(),
-        seed,
-        hosts,
-        switches,
+        seed: first.seed,
+        hosts: first.hosts,
+        switches: first.switches,
         runs,
     })
 }

@@ -78,6 +78,10 @@ struct SweepArgs {
     /// Folder for sweep.csv and sweep.json (default: the CSV to standard output).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Runs at once, one per thread (default: every core; the output is the same whatever
+    /// the number).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 #[derive(Args, Debug)]
@@ -103,7 +107,10 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
         .transpose()?;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let source = ScenarioText::read(&args.scenario)?;
-    let s = t2sim::sweep::sweep(&source, &grid, shard, |n, total, point| {
+    let threads = args
+        .threads
+        .map_or_else(t2sim::parallel::default_threads, usize::from);
+    let s = t2sim::sweep::sweep_on(&source, &grid, shard, threads, |n, total, point| {
         if terminal {
             eprintln!("t2sim: sweep: point {}/{total}: {point}", n + 1);
         }
@@ -146,6 +153,10 @@ struct CompareArgs {
     /// Folder for compare.csv, compare.json, the plots and per-scheme results.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Runs at once, one per thread (default: every core; the output is the same whatever
+    /// the number).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 /// Runs a comparison: tables to standard output, files to --out.
@@ -170,7 +181,10 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
     }
     let started = Instant::now();
     let source = ScenarioText::read(&args.scenario)?;
-    let c = t2sim::compare::compare(&source, &names, &settings, |name| {
+    let threads = args
+        .threads
+        .map_or_else(t2sim::parallel::default_threads, usize::from);
+    let c = t2sim::compare::compare_on(&source, &names, &settings, threads, |name| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("t2sim: compare: running {name}");
         }

@@ -105,13 +105,42 @@ pub struct Sweep {
     pub rows: Vec<(usize, String)>,
 }
 
-/// Runs the points of `grid` that belong to `shard` (all without one). `each` hears of
-/// every point before it runs (number, total, the overrides).
+/// One point of a sweep: its number, its values (one per axis), the overrides they make and
+/// how they are shown.
+struct Point<'a> {
+    n: usize,
+    values: &'a [&'a str],
+    overrides: Vec<(String, toml::Value)>,
+    shown: String,
+}
+
+/// Runs the points of `grid` that belong to `shard` (all without one), on every core (see
+/// [`sweep_on`]). `each` hears of every point as it starts (number, total, the overrides).
 pub fn sweep(
     source: &ScenarioText,
     grid: &[Axis],
     shard: Option<[usize; 2]>,
-    mut each: impl FnMut(usize, usize, &str),
+    each: impl Fn(usize, usize, &str) + Sync,
+) -> Result<Sweep, String> {
+    sweep_on(
+        source,
+        grid,
+        shard,
+        crate::parallel::default_threads(),
+        each,
+    )
+}
+
+/// [`sweep`] on up to `threads` threads, one point's run each (a file that writes a dump or
+/// captures runs its points one after another, since they would write the same files).
+/// Every point's file is checked before any point runs. The result does not depend on
+/// `threads`.
+pub fn sweep_on(
+    source: &ScenarioText,
+    grid: &[Axis],
+    shard: Option<[usize; 2]>,
+    threads: usize,
+    each: impl Fn(usize, usize, &str) + Sync,
 ) -> Result<Sweep, String> {
     if grid.is_empty() {
         return Err("a sweep needs at least one --grid KEY=V1,V2,...".into());
@@ -131,8 +160,8 @@ pub fn sweep(
     for a in grid {
         let _ = write!(header, ",{}", a.key);
     }
-    let mut rows = Vec::new();
-    let mut bucket_header = None;
+    // This shard's points, each checked.
+    let mut mine = Vec::new();
     for (n, values) in all.iter().enumerate() {
         if let Some([i, k]) = shard {
             if n % k != i - 1 {
@@ -149,9 +178,27 @@ pub fn sweep(
             .zip(values)
             .map(|(a, v)| format!("{} = {v}", a.key))
             .collect();
-        each(n, total, &shown.join(", "));
-        let scenario = ScenarioFile::from_text(source, &overrides)
-            .map_err(|e| format!("point {n} ({}): {e}", shown.join(", ")))?;
+        let shown = shown.join(", ");
+        ScenarioFile::from_text(source, &overrides)
+            .map_err(|e| format!("point {n} ({shown}): {e}"))?;
+        mine.push(Point {
+            n,
+            values,
+            overrides,
+            shown,
+        });
+    }
+    let plain = ScenarioFile::from_text(source, &[])?;
+    let threads = if plain.waves.is_some() || plain.pcap.is_some() {
+        1
+    } else {
+        threads
+    };
+    let run_point = |_: usize, p: &Point| -> Result<(usize, String, String), String> {
+        let (n, shown) = (p.n, &p.shown);
+        each(n, total, shown);
+        let scenario = ScenarioFile::from_text(source, &p.overrides)
+            .map_err(|e| format!("point {n} ({shown}): {e}"))?;
         let fit = match &scenario.scheme {
             Some(_) => Some(Fit::of(
                 scenario
@@ -165,21 +212,24 @@ pub fn sweep(
         };
         let results = scenario.run()?;
         let figures = Figures::of(&results, scenario.topology.params.clock());
-        bucket_header.get_or_insert_with(|| csv_header(&figures.buckets));
         let mut line = n.to_string();
-        for v in values {
+        for v in p.values {
             let _ = write!(line, ",{}", csv_field(v));
         }
         let _ = write!(line, ",{}", csv_cells(fit.as_ref(), &figures));
-        rows.push((n, line));
-    }
+        Ok((n, line, csv_header(&figures.buckets)))
+    };
+    let done = crate::parallel::map_in_order(&mine, threads, run_point)
+        .into_iter()
+        .collect::<Result<Vec<_>, String>>()?;
+    let bucket_header = done.first().map(|(_, _, h)| h.clone());
+    let rows: Vec<(usize, String)> = done.into_iter().map(|(n, line, _)| (n, line)).collect();
     // A shard with no points still writes a header: the figures' columns are the file's
     // buckets, which a dry load gives.
     let figures_header = match bucket_header {
         Some(h) => h,
         None => {
-            let s = ScenarioFile::from_text(source, &[])?;
-            let empty = t2_testbench::metrics::by_bucket(&[], &s.buckets);
+            let empty = t2_testbench::metrics::by_bucket(&[], &plain.buckets);
             csv_header(&empty)
         }
     };
