@@ -87,6 +87,49 @@ pub struct TransportConfig {
     pub honour_bfc_pause: bool,
     /// QCN reaction points: with parameters, a CNM about a flow rate-limits it.
     pub qcn: Option<QcnParams>,
+    /// PIAS's host side: with thresholds, every data segment carries in its DSCP the
+    /// priority level its flow has reached by the bytes it has sent. `None` (the default)
+    /// leaves DSCP 0, so runs without it keep their frames byte for byte.
+    pub mlfq: Option<MlfqTags>,
+}
+
+/// PIAS's packet tagging (Bai et al., NSDI 2015): multi-level feedback queue by bytes sent.
+/// A flow starts at level 0 (DSCP 0, the switches' highest priority) and moves one level
+/// down each time the payload bytes it has sent (retransmissions included, as the PIAS
+/// kernel module counts what it sends) pass the next threshold: a segment sent after
+/// `b` bytes carries DSCP = the number of thresholds that are `<= b`, from 0 to
+/// `MLFQ_LEVELS - 1`. ACKs carry DSCP 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MlfqTags {
+    /// Demotion thresholds in payload bytes, strictly increasing.
+    pub thresholds: [u64; MLFQ_LEVELS - 1],
+}
+
+/// Priority levels of [`MlfqTags`]: 8, the queues PIAS uses (and its ns-2 artifact's
+/// `prio_num_`).
+pub const MLFQ_LEVELS: usize = 8;
+
+impl MlfqTags {
+    /// The level (DSCP) of a segment sent after `bytes_sent` payload bytes of its flow.
+    pub fn level(&self, bytes_sent: u64) -> u8 {
+        self.thresholds.iter().filter(|&&t| t <= bytes_sent).count() as u8
+    }
+
+    /// Checks that the thresholds increase strictly from above 0.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut last = 0;
+        for (i, &t) in self.thresholds.iter().enumerate() {
+            if t <= last {
+                return Err(if i == 0 {
+                    format!("mlfq threshold 0 ({t} B) must be above 0")
+                } else {
+                    format!("mlfq threshold {i} ({t} B) must be above the one before ({last} B)")
+                });
+            }
+            last = t;
+        }
+        Ok(())
+    }
 }
 
 /// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
@@ -106,6 +149,7 @@ impl TransportConfig {
             resend_bounced: false,
             honour_bfc_pause: false,
             qcn: None,
+            mlfq: None,
         }
     }
 
@@ -126,6 +170,9 @@ impl TransportConfig {
                 "{host}: rto {} must be above 0 and at most max_rto {}",
                 self.rto, self.max_rto
             ));
+        }
+        if let Some(m) = &self.mlfq {
+            m.validate().map_err(|e| format!("{host}: {e}"))?;
         }
         Ok(())
     }
@@ -274,6 +321,8 @@ struct SendFlow {
     rp: Option<ReactionPoint>,
     /// QCN: no frame of this flow starts before this line tick while its limiter holds it.
     ready_ticks: u64,
+    /// Payload bytes sent so far, retransmissions included (PIAS's tag).
+    bytes_sent: u64,
 }
 
 impl SendFlow {
@@ -747,6 +796,7 @@ impl TransportHost {
                 queue,
                 rp: None,
                 ready_ticks: 0,
+                bytes_sent: 0,
             });
         }
         for &i in &self.open {
@@ -821,8 +871,17 @@ impl TransportHost {
             if f.rto_at.is_none() {
                 f.rto_at = Some(now + f.rto);
             }
+            let dscp = self.config.mlfq.map_or(0, |m| m.level(f.bytes_sent));
+            f.bytes_sent += len;
             let ecn = self.ecn;
             let pkt = self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, queue);
+            if dscp != 0 {
+                let buf = pool.bytes_mut(pkt);
+                buf[TOS_OFFSET] |= dscp << 2;
+                let ip = &mut buf[14..34];
+                let c = headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
             return Some((pkt, Some(i)));
         }
         None
