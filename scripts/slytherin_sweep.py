@@ -19,6 +19,9 @@ the run's own outputs:
 
 Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
+           [--base scenarios/slytherin_incast.toml --degrees 24,32,40]
+--base picks another scenario file (default scenarios/slytherin_websearch.toml); --degrees
+replaces its `degree` ([workload.incast]) in turn, and the table gets a degree column.
 """
 
 import argparse
@@ -39,8 +42,12 @@ SHORT = 100_000
 LONG = 1_000_000
 
 
-def variant(scheme, load, seed, k):
+def variant(scheme, load, seed, k, degree=None):
     text = open(BASE).read()
+    if degree is not None:
+        text, n = re.subn(r"(?m)^degree = .*$", f"degree = {degree}", text)
+        if n != 1:
+            sys.exit(f"{BASE}: --degrees needs exactly one `degree = ` line, found {n}")
     text = re.sub(r'(?m)^scheme = ".*"$', f'scheme = "{scheme}"', text)
     text = re.sub(r"(?m)^seed = .*$", f"seed = {seed}", text)
     text = re.sub(r"(?m)^load = .*$", f"load = {load}", text)
@@ -60,13 +67,14 @@ def nearest_rank(values, p):
     return s[min(rank, len(s)) - 1]
 
 
-def run(out, scheme, load, seed, k):
+def run(out, scheme, load, seed, k, degree=None):
     tag = f"{scheme}_load{load}_seed{seed}" + (f"_k{k}" if k is not None else "")
+    tag += f"_deg{degree}" if degree is not None else ""
     d = os.path.join(out, tag)
     os.makedirs(d, exist_ok=True)
     toml = os.path.join(d, "scenario.toml")
     with open(toml, "w") as f:
-        f.write(variant(scheme, load, seed, k))
+        f.write(variant(scheme, load, seed, k, degree))
     cmd = [BIN, "run", "--scenario", toml, "--out", d]
     print(" ".join(cmd), file=sys.stderr, flush=True)
     if not os.path.exists(os.path.join(d, "summary.json")):
@@ -130,31 +138,39 @@ def measure(dirs):
 
 
 def main():
+    global BASE
     a = argparse.ArgumentParser()
     a.add_argument("--out", required=True)
     a.add_argument("--schemes", default="slytherin,dctcp,droptail")
     a.add_argument("--loads", default="0.3,0.5,0.7")
     a.add_argument("--seeds", default="7")
     a.add_argument("--k", default="768")
+    a.add_argument("--base", default=BASE)
+    a.add_argument("--degrees", default=None)
     args = a.parse_args()
+    BASE = os.path.abspath(args.base)
     seeds = [int(s) for s in args.seeds.split(",")]
-    print("| scheme | K cells | load | offered | flows done | short flows | p99 short slowdown "
+    degrees = [int(d) for d in args.degrees.split(",")] if args.degrees else [None]
+    first = "| incast degree " if args.degrees else ""
+    print(first + "| scheme | K cells | load | offered | flows done | short flows | p99 short slowdown "
           "| long flows | mean long FCT (us) | mean long Gb/s | p99 queue (cells) | max queue | drops "
           "| timeouts | reordered |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for load in args.loads.split(","):
-        for scheme in args.schemes.split(","):
-            ks = [int(k) for k in args.k.split(",")] if scheme != "droptail" else [None]
-            for k in ks:
-                dirs = [run(args.out, scheme, load, s, k) for s in seeds]
-                m = measure(dirs)
-                print(
-                    f"| {scheme} | {k if k is not None else '-'} | {load} | {m['offered']:.3f} "
-                    f"| {m['done']} | {m['short_n']} | {m['short_p99']:.2f} | {m['long_n']} "
-                    f"| {m['long_fct_us']:.0f} | {m['long_gbps']:.1f} | {m['q_p99']} "
-                    f"| {m['q_max']} | {m['drops']} | {m['timeouts']} | {m['reordered']} |",
-                    flush=True,
-                )
+    print(("|---" if args.degrees else "") + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for degree in degrees:
+        for load in args.loads.split(","):
+            for scheme in args.schemes.split(","):
+                ks = [int(k) for k in args.k.split(",")] if scheme != "droptail" else [None]
+                for k in ks:
+                    dirs = [run(args.out, scheme, load, s, k, degree) for s in seeds]
+                    m = measure(dirs)
+                    print(
+                        (f"| {degree} " if degree is not None else "")
+                        + f"| {scheme} | {k if k is not None else '-'} | {load} | {m['offered']:.3f} "
+                        f"| {m['done']} | {m['short_n']} | {m['short_p99']:.2f} | {m['long_n']} "
+                        f"| {m['long_fct_us']:.0f} | {m['long_gbps']:.1f} | {m['q_p99']} "
+                        f"| {m['q_max']} | {m['drops']} | {m['timeouts']} | {m['reordered']} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -228,6 +228,7 @@ impl ScenarioFile {
                         .map_err(|e| format!("{shown}: {e}"))?,
                 ),
             },
+            mlfq: None,
         };
         let (program, port_queues, scheme) = match &raw.scheme {
             None => {

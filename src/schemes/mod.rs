@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::Congestion;
+use t2_testbench::transport::{Congestion, MlfqTags};
 use t2_testbench::TransportConfig;
 use t2_tm::QueueConfig;
 
@@ -19,6 +19,7 @@ use crate::params::Tofino2Params;
 pub mod dctcp;
 pub mod droptail;
 pub mod pabo;
+pub mod pias;
 pub mod slytherin;
 
 /// Every scheme, by name.
@@ -27,6 +28,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &dctcp::SCHEME,
     &slytherin::SCHEME,
     &pabo::SCHEME,
+    &pias::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -159,6 +161,8 @@ pub struct Hosts {
     pub honour_pfc: bool,
     pub honour_bfc_pause: bool,
     pub resend_bounced: bool,
+    /// PIAS's packet tagging by bytes sent (`None`: every packet DSCP 0).
+    pub mlfq: Option<MlfqTags>,
 }
 
 impl Hosts {
@@ -169,6 +173,7 @@ impl Hosts {
         honour_pfc: false,
         honour_bfc_pause: false,
         resend_bounced: false,
+        mlfq: None,
     };
 
     /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
@@ -177,6 +182,7 @@ impl Hosts {
         transport.honour_pfc = self.honour_pfc;
         transport.honour_bfc_pause = self.honour_bfc_pause;
         transport.resend_bounced = self.resend_bounced;
+        transport.mlfq = self.mlfq;
     }
 }
 

@@ -87,6 +87,49 @@ pub struct TransportConfig {
     pub honour_bfc_pause: bool,
     /// QCN reaction points: with parameters, a CNM about a flow rate-limits it.
     pub qcn: Option<QcnParams>,
+    /// PIAS's host side: with thresholds, every data segment carries in its DSCP the
+    /// priority level its flow has reached by the bytes it has sent. `None` (the default)
+    /// leaves DSCP 0, so runs without it keep their frames byte for byte.
+    pub mlfq: Option<MlfqTags>,
+}
+
+/// PIAS's packet tagging (Bai et al., NSDI 2015): multi-level feedback queue by bytes sent.
+/// A flow starts at level 0 (DSCP 0, the switches' highest priority) and moves one level
+/// down each time the payload bytes it has sent (retransmissions included, as the PIAS
+/// kernel module counts what it sends) pass the next threshold: a segment sent after
+/// `b` bytes carries DSCP = the number of thresholds that are `<= b`, from 0 to
+/// `MLFQ_LEVELS - 1`. ACKs carry DSCP 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MlfqTags {
+    /// Demotion thresholds in payload bytes, strictly increasing.
+    pub thresholds: [u64; MLFQ_LEVELS - 1],
+}
+
+/// Priority levels of [`MlfqTags`]: 8, the queues PIAS uses (and its ns-2 artifact's
+/// `prio_num_`).
+pub const MLFQ_LEVELS: usize = 8;
+
+impl MlfqTags {
+    /// The level (DSCP) of a segment sent after `bytes_sent` payload bytes of its flow.
+    pub fn level(&self, bytes_sent: u64) -> u8 {
+        self.thresholds.iter().filter(|&&t| t <= bytes_sent).count() as u8
+    }
+
+    /// Checks that the thresholds increase strictly from above 0.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut last = 0;
+        for (i, &t) in self.thresholds.iter().enumerate() {
+            if t <= last {
+                return Err(if i == 0 {
+                    format!("mlfq threshold 0 ({t} B) must be above 0")
+                } else {
+                    format!("mlfq threshold {i} ({t} B) must be above the one before ({last} B)")
+                });
+            }
+            last = t;
+        }
+        Ok(())
+    }
 }
 
 /// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
@@ -106,6 +149,7 @@ impl TransportConfig {
             resend_bounced: false,
             honour_bfc_pause: false,
             qcn: None,
+            mlfq: None,
         }
     }
 
@@ -126,6 +170,9 @@ impl TransportConfig {
                 "{host}: rto {} must be above 0 and at most max_rto {}",
                 self.rto, self.max_rto
             ));
+        }
+        if let Some(m) = &self.mlfq {
+            m.validate().map_err(|e| format!("{host}: {e}"))?;
         }
         Ok(())
     }
@@ -150,6 +197,10 @@ pub struct Dctcp {
     marked: u64,
     /// Bytes acknowledged towards the next one-segment increase in congestion avoidance.
     ca_credit: u64,
+    /// Bytes already counted (as delivered and marked) from duplicate ACKs with ECE, that a
+    /// later cumulative ACK will cover again: that ACK counts only the bytes beyond these,
+    /// so every byte enters `acked` once.
+    counted_ahead: u64,
 }
 
 /// DCTCP's gain g = 1/2^G_SHIFT = 1/16.
@@ -170,15 +221,20 @@ impl Dctcp {
             acked: 0,
             marked: 0,
             ca_credit: 0,
+            counted_ahead: 0,
         }
     }
 
     /// An ACK acknowledged `acked` new bytes (with ECE if `ece`); `snd_una` is the first
     /// unacknowledged byte after it and `snd_nxt` the next byte to send.
     pub fn on_ack(&mut self, acked: u64, ece: bool, snd_una: u64, snd_nxt: u64) {
-        self.acked += acked;
+        // Bytes a duplicate ACK already counted are not counted again.
+        let already = self.counted_ahead.min(acked);
+        self.counted_ahead -= already;
+        let fresh = acked - already;
+        self.acked += fresh;
         if ece {
-            self.marked += acked;
+            self.marked += fresh;
         }
         if !ece {
             if self.cwnd < self.ssthresh {
@@ -195,6 +251,21 @@ impl Dctcp {
         if snd_una >= self.window_end {
             self.end_window(snd_nxt);
         }
+    }
+
+    /// A duplicate ACK with ECE: a segment beyond the first missing byte arrived CE-marked.
+    /// Real senders react to ECE on any ACK (RFC 3168 §6.1.2), and Linux DCTCP counts CE on
+    /// every delivered segment, SACKed ones included (`delivered_ce`). Without SACK the
+    /// sender cannot tell which segment it was, so it counts one segment, `mss` bytes,
+    /// delivered and marked, but never more than the `beyond_una` bytes sent beyond the
+    /// first missing byte that are not counted yet. The cumulative ACK that later covers
+    /// those bytes skips them (`counted_ahead`).
+    pub fn on_duplicate_ece(&mut self, beyond_una: u64) {
+        let room = beyond_una.saturating_sub(self.counted_ahead);
+        let bytes = self.mss.min(room);
+        self.counted_ahead += bytes;
+        self.acked += bytes;
+        self.marked += bytes;
     }
 
     /// Closes an observation window: updates alpha and, if the window saw marks, cuts.
@@ -250,6 +321,8 @@ struct SendFlow {
     rp: Option<ReactionPoint>,
     /// QCN: no frame of this flow starts before this line tick while its limiter holds it.
     ready_ticks: u64,
+    /// Payload bytes sent so far, retransmissions included (PIAS's tag).
+    bytes_sent: u64,
 }
 
 impl SendFlow {
@@ -670,7 +743,17 @@ impl TransportHost {
         else {
             return; // an ACK of a finished flow
         };
-        if ack <= f.snd_una || f.finish.is_some() {
+        if f.finish.is_some() {
+            return;
+        }
+        if ack <= f.snd_una {
+            // A duplicate ACK: its ECE still counts (see `Dctcp::on_duplicate_ece`). The
+            // segment it reports lies beyond the first missing byte, at most `high`.
+            if ece {
+                if let Some(d) = f.dctcp.as_mut() {
+                    d.on_duplicate_ece(f.high.saturating_sub(f.snd_una + self.config.mss));
+                }
+            }
             return;
         }
         let acked = ack - f.snd_una;
@@ -713,6 +796,7 @@ impl TransportHost {
                 queue,
                 rp: None,
                 ready_ticks: 0,
+                bytes_sent: 0,
             });
         }
         for &i in &self.open {
@@ -787,8 +871,17 @@ impl TransportHost {
             if f.rto_at.is_none() {
                 f.rto_at = Some(now + f.rto);
             }
+            let dscp = self.config.mlfq.map_or(0, |m| m.level(f.bytes_sent));
+            f.bytes_sent += len;
             let ecn = self.ecn;
             let pkt = self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, queue);
+            if dscp != 0 {
+                let buf = pool.bytes_mut(pkt);
+                buf[TOS_OFFSET] |= dscp << 2;
+                let ip = &mut buf[14..34];
+                let c = headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
             return Some((pkt, Some(i)));
         }
         None
@@ -1047,6 +1140,10 @@ mod tests {
         mark: bool,
         /// Send every `bounce_every`-th data frame back to its sender instead (0: never).
         bounce_every: u64,
+        /// Hold the first data frame until the second has passed, and mark the second CE:
+        /// the receiver then gets a CE-marked segment out of order.
+        overtake_first: bool,
+        held: Option<PacketHandle>,
         seen: [u64; 2],
         dropped: u64,
         queue: Vec<Sent>,
@@ -1077,6 +1174,23 @@ mod tests {
             if port == 0 && self.bounce_every > 0 && self.seen[0].is_multiple_of(self.bounce_every)
             {
                 self.queue.push(Sent { port: 0, pkt });
+                return;
+            }
+            if port == 0 && self.overtake_first && self.seen[0] <= 2 {
+                if self.seen[0] == 1 {
+                    self.held = Some(pkt);
+                    return;
+                }
+                let b = pool.bytes_mut(pkt);
+                b[TOS_OFFSET] |= CE;
+                let c = headers::ipv4_header_checksum(&b[14..34]);
+                b[24..26].copy_from_slice(&c.to_be_bytes());
+                self.queue.push(Sent { port: 1, pkt });
+                let first = self.held.take().expect("the first frame is held");
+                self.queue.push(Sent {
+                    port: 1,
+                    pkt: first,
+                });
                 return;
             }
             if port == 0 && self.mark {
@@ -1142,6 +1256,8 @@ mod tests {
             drop_ack_every: 0,
             mark: false,
             bounce_every: 0,
+            overtake_first: false,
+            held: None,
             seen: [0; 2],
             dropped: 0,
             queue: Vec::new(),
@@ -1559,6 +1675,52 @@ mod tests {
         );
         d.on_timeout();
         assert_eq!((d.cwnd, d.ssthresh), (1000, 7500));
+    }
+
+    #[test]
+    fn a_duplicate_acks_ece_is_counted_once() {
+        // Segment 1000..2000 overtakes segment 0..1000 with CE. The receiver answers it with a
+        // duplicate ACK (ack 0, ECE), then ACKs 2000 without ECE. The sender counts 1000 of
+        // those 2000 bytes marked (not 1000 of 3000: the cumulative ACK skips the bytes the
+        // duplicate counted), so alpha <- 1024 - 64 + 512/16 = 992, and the first window
+        // cuts once: slow start has grown cwnd to 10,000 + 2,000, and
+        // 12,000 - 12,000 x 992 / 2048 = 6,188 (integer). No other segment is marked, so
+        // ssthresh stays 6,188. A sender that ignored the duplicate ACK would see no mark and
+        // never cut (ssthresh stays unbounded).
+        let config = TransportConfig {
+            congestion: Congestion::Dctcp,
+            ..TransportConfig::fixed(10_000, 100_000)
+        };
+        let mut alone = Dctcp::new(10_000, 1000);
+        alone.on_duplicate_ece(9000);
+        alone.on_ack(2000, false, 2000, 10_000);
+        assert_eq!((alone.alpha, alone.cwnd, alone.ssthresh), (992, 6188, 6188));
+        for stepping in [Stepping::Jump, Stepping::EveryCycle] {
+            let tap = Tap {
+                overtake_first: true,
+                ..clean_tap()
+            };
+            let (mut net, a, _, b) = net(stepping, config, tap, &[flow(0, 0, 40_000)]);
+            net.run_until(2_000_000);
+            let s = net.node::<TransportHost>(a);
+            assert!(s.all_done());
+            assert_eq!(s.dctcp(0).unwrap().ssthresh, 6188, "{stepping:?}");
+            assert_eq!(s.frames_sent(), 40, "no segment sent twice");
+            assert_eq!(net.node::<TransportHost>(b).marked_segments(), 1);
+        }
+    }
+
+    #[test]
+    fn a_duplicate_ack_counts_no_more_than_was_sent_beyond_the_gap() {
+        let mut d = Dctcp::new(10_000, 1000);
+        d.window_end = u64::MAX; // keep the window open to read the counters
+        d.on_duplicate_ece(1500);
+        d.on_duplicate_ece(1500);
+        d.on_duplicate_ece(1500);
+        assert_eq!((d.acked, d.marked, d.counted_ahead), (1500, 1500, 1500));
+        // The cumulative ACK of 2,500 bytes counts only the 1,000 not yet counted.
+        d.on_ack(2500, false, 2500, 2500);
+        assert_eq!((d.acked, d.marked, d.counted_ahead), (2500, 1500, 0));
     }
 
     #[test]

@@ -1,0 +1,116 @@
+//! PIAS on the chip: the hosts' tags follow the bytes each flow has sent, the switch sends
+//! every tag to its own queue, the scheme's parameters reach its setup, and a tagged frame
+//! leaves in strict priority.
+
+use t2_testbench::transport::{Congestion, MlfqTags, TransportHost};
+use t2_testbench::workload::FlowSpec;
+use t2_testbench::{Stepping, TransportConfig};
+use t2sim::schemes::{self, pias, Target};
+use t2sim::topology::{Shape, TopologySpec};
+use t2sim::{Chip, Tofino2Params};
+
+const G100: u64 = 100_000_000_000;
+
+/// One DCTCP flow of `size` bytes from host 1 to host 0 through one PIAS chip, with `tags`;
+/// returns, per port (0: the data's, 1: the ACKs'), the packets each of queues 0-7 took,
+/// and the frames the sender sent.
+fn one_flow(tags: MlfqTags, size: u64, stepping: Stepping) -> ([[u64; 8]; 2], u64) {
+    let params = Tofino2Params::default();
+    let spec = TopologySpec {
+        shape: Shape::SingleChip { hosts: 2 },
+        params,
+        link_bps: G100,
+        link_delay_ns: 1000,
+        transport: TransportConfig {
+            congestion: Congestion::Dctcp,
+            mlfq: Some(tags),
+            ..TransportConfig::fixed(30_000, 300_000)
+        },
+        stepping,
+        program: Some(pias::program(pias::DEFAULT_K_CELLS)),
+    };
+    let mut topo = spec.build().unwrap();
+    let chip = topo.chips[0];
+    for port in 0..2 {
+        topo.net
+            .node_mut::<Chip>(chip)
+            .set_port_queues(port, &pias::port_queues(&params))
+            .unwrap();
+    }
+    topo.add_flows(&[FlowSpec {
+        start: 0,
+        id: 1,
+        src: 1,
+        dst: 0,
+        size_bytes: size,
+    }])
+    .unwrap();
+    topo.net.run_until(300_000);
+    let tm = topo.net.node::<Chip>(chip).tm();
+    let enqueued = |port| std::array::from_fn(|q| tm.queue_stats(port, q).enqueued);
+    let tx = topo.net.node::<TransportHost>(topo.hosts[1]);
+    assert!(tx.all_done());
+    ([enqueued(0), enqueued(1)], tx.frames_sent())
+}
+
+#[test]
+fn each_segment_takes_the_queue_of_the_level_its_flow_has_reached() {
+    // Thresholds every 3,000 bytes (then 19,000), 1,000-byte segments: a segment sent after
+    // b bytes is at level (thresholds <= b). So the 20 segments fall 3, 3, 3, 3, 3, 3, 1, 1
+    // into levels 0-7, and their queues 0-7 of port 0 count exactly that. The 20 ACKs carry
+    // DSCP 0 and take queue 0 of port 1. No segment is sent twice.
+    let tags = MlfqTags {
+        thresholds: [3000, 6000, 9000, 12_000, 15_000, 18_000, 19_000],
+    };
+    for stepping in [Stepping::Jump, Stepping::EveryCycle] {
+        let (queues, sent) = one_flow(tags, 20_000, stepping);
+        assert_eq!(queues[0], [3, 3, 3, 3, 3, 3, 1, 1], "{stepping:?}");
+        assert_eq!(queues[1], [20, 0, 0, 0, 0, 0, 0, 0], "{stepping:?}");
+        assert_eq!(sent, 20);
+    }
+    // With the web-search thresholds a 20,000-byte flow never leaves level 0.
+    let (queues, _) = one_flow(pias::WEB_SEARCH_TAGS, 20_000, Stepping::Jump);
+    assert_eq!(queues[0], [20, 0, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn the_scheme_builds_its_program_queues_and_hosts() {
+    let params = Tofino2Params::default();
+    let target = Target {
+        params: &params,
+        link_bps: G100,
+        multipath: false,
+    };
+    let s = schemes::find("pias").unwrap();
+    let setup = s.default_setup(&target);
+    assert_eq!(setup.program, pias::program(768));
+    assert_eq!(setup.port_queues, Some(pias::port_queues(&params)));
+    assert_eq!(setup.hosts.congestion, Congestion::Dctcp);
+    assert_eq!(setup.hosts.mlfq, Some(pias::WEB_SEARCH_TAGS));
+    let k = std::collections::BTreeMap::from([("k_cells".to_string(), 100.0)]);
+    let setup = (s.build)(&s.resolve(&k).unwrap(), &target);
+    assert_eq!(setup.program, pias::program(100));
+    let mut transport = TransportConfig::fixed(30_000, 300_000);
+    setup.hosts.apply(&mut transport);
+    assert_eq!(transport.mlfq, Some(pias::WEB_SEARCH_TAGS));
+    // Every other scheme leaves DSCP alone.
+    for other in schemes::SCHEMES.iter().filter(|s| s.name != "pias") {
+        assert_eq!(
+            other.default_setup(&target).hosts.mlfq,
+            None,
+            "{}",
+            other.name
+        );
+    }
+    // Bad thresholds are refused with the host named.
+    let bad = TransportConfig {
+        mlfq: Some(MlfqTags {
+            thresholds: [5, 4, 6, 7, 8, 9, 10],
+        }),
+        ..TransportConfig::fixed(30_000, 300_000)
+    };
+    assert_eq!(
+        bad.validate("host 3").unwrap_err(),
+        "host 3: mlfq threshold 1 (4 B) must be above the one before (5 B)"
+    );
+}
