@@ -291,7 +291,7 @@ impl Comparison {
         );
         let _ = writeln!(
             s,
-            "{:<10} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8} {:>7}",
+            "{:<13} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8} {:>7}",
             "scheme",
             "fit",
             "stages",
@@ -312,7 +312,7 @@ impl Comparison {
             let f = &r.figures;
             let _ = writeln!(
                 s,
-                "{:<10} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8.4} {:>7}",
+                "{:<13} {:<5} {:>6} {:>6.1} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8.4} {:>7}",
                 r.scheme,
                 if r.fit.fits { "yes" } else { "NO" },
                 r.fit.stages_used,
@@ -336,13 +336,13 @@ impl Comparison {
             return s;
         };
         let labels: Vec<String> = first.figures.buckets.iter().map(bucket_label).collect();
-        let _ = write!(s, "{:<10}", "scheme");
+        let _ = write!(s, "{:<13}", "scheme");
         for l in &labels {
             let _ = write!(s, " {l:>26}");
         }
         let _ = writeln!(s);
         for r in &self.runs {
-            let _ = write!(s, "{:<10}", r.scheme);
+            let _ = write!(s, "{:<13}", r.scheme);
             for b in &r.figures.buckets {
                 let cell = format!(
                     "{} ({}, {})",

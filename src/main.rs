@@ -565,7 +565,7 @@ fn default_comparison() -> Result<(), String> {
     for r in &c.runs {
         let f = &r.fit;
         text += &format!(
-            "  {:<10} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}\n",
+            "  {:<13} {}: stages {}, SRAM {:.1}%, stateful {:.1}%, MAU {} cycles{}{}\n",
             r.scheme,
             f.verdict(),
             f.stages_used,

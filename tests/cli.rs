@@ -33,7 +33,7 @@ fn no_arguments_prints_exactly_what_readme_shows_identically_twice() {
     for scheme in t2sim::schemes::names() {
         assert!(
             text.lines()
-                .any(|l| l.starts_with(&format!("  {scheme:<10} fits"))),
+                .any(|l| l.starts_with(&format!("  {scheme:<13} fits"))),
             "{scheme} has no fit line:\n{text}"
         );
     }

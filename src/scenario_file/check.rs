@@ -221,6 +221,7 @@ impl ScenarioFile {
             honour_pfc: tr.honour_pfc.unwrap_or(false),
             resend_bounced: tr.resend_bounced.unwrap_or(false),
             honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
+            mice_bytes: None,
             qcn: match &tr.qcn {
                 None => None,
                 Some(q) => Some(
@@ -230,6 +231,7 @@ impl ScenarioFile {
             },
             mlfq: None,
         };
+        let mut recirculation_mirror = None;
         let (program, port_queues, scheme) = match &raw.scheme {
             None => {
                 if raw.scheme_params.is_some() {
@@ -279,6 +281,13 @@ impl ScenarioFile {
                     },
                 );
                 setup.hosts.apply(&mut transport);
+                recirculation_mirror = setup.recirculation_mirror;
+                if let Some(pfc) = setup.pfc {
+                    pfc.apply(&mut params.tm);
+                    if let Err(e) = params.validate() {
+                        return bad("scheme", format!("{name}: {e}"));
+                    }
+                }
                 (
                     Some(setup.program),
                     setup.port_queues,
@@ -662,6 +671,7 @@ impl ScenarioFile {
             buckets,
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
+            recirculation_mirror,
             waves,
             scheme,
             compare,

@@ -104,6 +104,8 @@ pub struct ScenarioFile {
     pub queue_sample_ns: Option<u64>,
     /// Every switch port's queues (`[queues]`), if the file sets them.
     pub port_queues: Option<Vec<QueueConfig>>,
+    /// The scheme's mirror session to the recirculation port (`Setup::recirculation_mirror`).
+    pub recirculation_mirror: Option<(u8, u32)>,
     /// Waves of one switch (`output.vcd`), and which switch.
     pub waves: Option<(WaveRequest, usize)>,
     /// The scheme the file names, with its parameters.

@@ -38,6 +38,26 @@ impl ScenarioFile {
                 }
             }
         }
+        if let Some((session, bytes)) = self.recirculation_mirror {
+            for &c in &topo.chips {
+                let chip = topo.net.node_mut::<Chip>(c);
+                let port = chip.recirculation_port(0).ok_or_else(|| {
+                    format!(
+                        "scheme: mirror session {session} needs a recirculation port, and the \
+                         recirculation cap is 0"
+                    )
+                })?;
+                chip.set_mirror_session(
+                    session,
+                    Some(crate::chip::MirrorSession {
+                        port,
+                        qid: 0,
+                        truncate_bytes: Some(bytes),
+                    }),
+                )
+                .map_err(|e| format!("scheme: mirror session {session}: {e}"))?;
+            }
+        }
         for &c in &topo.chips {
             self.control.apply(topo.net.node_mut::<Chip>(c))?;
         }

@@ -18,6 +18,7 @@ use crate::params::Tofino2Params;
 
 pub mod dctcp;
 pub mod droptail;
+pub mod mice_elephant;
 pub mod pabo;
 pub mod pias;
 pub mod slytherin;
@@ -29,6 +30,10 @@ pub static SCHEMES: &[&Scheme] = &[
     &slytherin::SCHEME,
     &pabo::SCHEME,
     &pias::SCHEME,
+    &mice_elephant::SCHEME,
+    &mice_elephant::HYBRID,
+    &mice_elephant::PFC_ONLY,
+    &mice_elephant::QCN_ONLY,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -152,6 +157,33 @@ pub struct Setup {
     /// Every switch port's egress queues; `None` keeps the TM's default carving.
     pub port_queues: Option<Vec<QueueConfig>>,
     pub hosts: Hosts,
+    /// The TM's PFC settings on every switch; `None` keeps the scenario's (`tm.pfc_*`).
+    pub pfc: Option<Pfc>,
+    /// `(session, bytes)`: mirror session `session` of every switch sends its copies, cut
+    /// to `bytes`, to pipe 0's recirculation port (where a program turns them into control
+    /// frames and routes them back into the network, as QCN's CNMs are); `None`: nothing.
+    pub recirculation_mirror: Option<(u8, u32)>,
+}
+
+/// PFC as a scheme sets it on every switch's TM: which classes are lossless and the
+/// per-(ingress port, class) thresholds, in 176-byte cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pfc {
+    /// Bit `c` for class `c`.
+    pub lossless_classes: u8,
+    pub xoff_cells: u32,
+    pub xon_cells: u32,
+    pub headroom_cells: u32,
+}
+
+impl Pfc {
+    /// Writes these settings into `tm`.
+    pub fn apply(&self, tm: &mut t2_tm::TmParams) {
+        tm.pfc_lossless_classes = self.lossless_classes;
+        tm.pfc_xoff_cells = self.xoff_cells;
+        tm.pfc_xon_cells = self.xon_cells;
+        tm.pfc_headroom_cells = self.headroom_cells;
+    }
 }
 
 /// What the hosts do under a scheme: their part of it.
@@ -163,6 +195,10 @@ pub struct Hosts {
     pub resend_bounced: bool,
     /// PIAS's packet tagging by bytes sent (`None`: every packet DSCP 0).
     pub mlfq: Option<MlfqTags>,
+    /// Mice/elephant classes at the source (`TransportConfig::mice_bytes`).
+    pub mice_bytes: Option<u64>,
+    /// QCN reaction points; `None` keeps the scenario's `transport.qcn`.
+    pub qcn: Option<t2_testbench::qcn::QcnParams>,
 }
 
 impl Hosts {
@@ -174,6 +210,8 @@ impl Hosts {
         honour_bfc_pause: false,
         resend_bounced: false,
         mlfq: None,
+        mice_bytes: None,
+        qcn: None,
     };
 
     /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
@@ -183,6 +221,10 @@ impl Hosts {
         transport.honour_bfc_pause = self.honour_bfc_pause;
         transport.resend_bounced = self.resend_bounced;
         transport.mlfq = self.mlfq;
+        transport.mice_bytes = self.mice_bytes;
+        if self.qcn.is_some() {
+            transport.qcn = self.qcn;
+        }
     }
 }
 

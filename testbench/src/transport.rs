@@ -74,9 +74,16 @@ pub struct TransportConfig {
     /// The largest the timeout grows to by doubling.
     pub max_rto: Cycle,
     pub congestion: Congestion,
-    /// Whether the NIC honours PFC frames: it starts no frame while class 0 (the class the
-    /// host's traffic travels in) is paused, for the frame's quanta of 512 bit times.
+    /// Whether the NIC honours PFC frames: it starts no frame of a paused class (each
+    /// class for its own quanta of 512 bit times). Every frame travels in class 0, unless
+    /// `mice_bytes` sends some in [`MICE_PFC_CLASS`].
     pub honour_pfc: bool,
+    /// Mice/elephant classes at the source: with `Some(x)`, a data frame travels in
+    /// [`MICE_PFC_CLASS`] with DSCP [`MICE_DSCP`] while the IPv4 bytes its flow has sent
+    /// before it (retransmissions included) are fewer than `x`, and in class 0 with DSCP 0
+    /// after; ACKs always travel as mice. The count is the one a switch's per-flow byte
+    /// counter keeps on the same frames, so both sides agree on every frame's class.
+    pub mice_bytes: Option<u64>,
     /// PABO's host side: a data frame of this host's that comes back (a switch bounced it:
     /// source is this host, destination is not) is sent again as it is, PABO shim
     /// (`t2_pipeline::pabo`) included. Without this such a frame is counted as foreign and
@@ -132,6 +139,16 @@ impl MlfqTags {
     }
 }
 
+/// The PFC class mice frames travel in (with `mice_bytes`); elephants travel in class 0.
+pub const MICE_PFC_CLASS: u8 = 1;
+/// The DSCP mice frames carry (with `mice_bytes`): 46, Expedited Forwarding (RFC 3246), the
+/// code point for latency-sensitive traffic (our choice).
+pub const MICE_DSCP: u8 = 46;
+/// IPv4 bytes of a data segment carrying `data` bytes: headers, flow id, data.
+fn ipv4_bytes(data: u64) -> u64 {
+    TCP_HEADERS_LEN as u64 - headers::Ethernet::LEN as u64 + FLOW_ID_LEN as u64 + data
+}
+
 /// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
 /// its control queue and never pauses; flows take the lowest free index in 1..2048.
 pub const NIC_FLOW_QUEUES: u16 = 2048;
@@ -150,6 +167,7 @@ impl TransportConfig {
             honour_bfc_pause: false,
             qcn: None,
             mlfq: None,
+            mice_bytes: None,
         }
     }
 
@@ -323,6 +341,9 @@ struct SendFlow {
     ready_ticks: u64,
     /// Payload bytes sent so far, retransmissions included (PIAS's tag).
     bytes_sent: u64,
+    /// IPv4 bytes of every data frame sent so far (retransmissions included): the
+    /// mice/elephant class of the next one (`mice_bytes`).
+    ipv4_bytes_sent: u64,
 }
 
 impl SendFlow {
@@ -406,8 +427,8 @@ pub struct TransportHost {
     duplicate_segments: u64,
     marked_segments: u64,
     foreign: u64,
-    /// PFC: no new frame starts before this cycle.
-    paused_until: Cycle,
+    /// PFC, per class: no new frame of the class starts before this cycle.
+    paused_until: [Cycle; 8],
     pfc_frames: u64,
     /// Bounced frames waiting to be sent again, and how many were.
     bounced: VecDeque<PacketHandle>,
@@ -459,7 +480,7 @@ impl TransportHost {
             duplicate_segments: 0,
             marked_segments: 0,
             foreign: 0,
-            paused_until: 0,
+            paused_until: [0; 8],
             pfc_frames: 0,
             bounced: VecDeque::new(),
             resent_bounced: 0,
@@ -674,20 +695,54 @@ impl TransportHost {
         rp.on_sent(bytes);
     }
 
-    /// Applies a PFC frame received in cycle `now`: pauses class 0 for its quanta of 512 bit
-    /// times at the NIC's rate, or resumes it for quanta 0.
+    /// Applies a PFC frame received in cycle `now`: pauses each class it enables for that
+    /// class's quanta of 512 bit times at the NIC's rate, or resumes it for quanta 0.
     fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
         self.pfc_frames += 1;
-        if !frame.class_enable[0] {
-            return;
+        for class in 0..8 {
+            if !frame.class_enable[class] {
+                continue;
+            }
+            let quanta = frame.quanta[class] as u64;
+            self.paused_until[class] = if quanta == 0 {
+                now
+            } else {
+                let ticks =
+                    self.line.cycle_to_ticks(now) + quanta * 512 * self.line.ticks_per_bit();
+                self.line.ticks_to_cycle_ceil(ticks)
+            };
         }
-        let quanta = frame.quanta[0] as u64;
-        self.paused_until = if quanta == 0 {
-            now
+    }
+
+    /// The PFC class of ACKs: mice with `mice_bytes`, else 0.
+    fn ack_class(&self) -> u8 {
+        if self.config.mice_bytes.is_some() {
+            MICE_PFC_CLASS
         } else {
-            let ticks = self.line.cycle_to_ticks(now) + quanta * 512 * self.line.ticks_per_bit();
-            self.line.ticks_to_cycle_ceil(ticks)
-        };
+            0
+        }
+    }
+
+    /// The PFC class of flow `i`'s next data frame.
+    fn data_class(&self, i: usize) -> u8 {
+        match self.config.mice_bytes {
+            Some(x) if self.flows[i].ipv4_bytes_sent < x => MICE_PFC_CLASS,
+            _ => 0,
+        }
+    }
+
+    /// Whether PFC holds class `class` in cycle `now`.
+    fn class_paused(&self, class: u8, now: Cycle) -> bool {
+        now < self.paused_until[class as usize]
+    }
+
+    /// The DSCP frames of PFC class `class` carry: [`MICE_DSCP`] for mice, else 0.
+    fn dscp_of(&self, class: u8) -> u8 {
+        if self.config.mice_bytes.is_some() && class == MICE_PFC_CLASS {
+            MICE_DSCP
+        } else {
+            0
+        }
     }
 
     /// The DCTCP state of the flow with `id`, if it runs DCTCP.
@@ -797,6 +852,7 @@ impl TransportHost {
                 rp: None,
                 ready_ticks: 0,
                 bytes_sent: 0,
+                ipv4_bytes_sent: 0,
             });
         }
         for &i in &self.open {
@@ -818,8 +874,11 @@ impl TransportHost {
         self.open.retain(|&i| flows[i].finish.is_none());
     }
 
-    /// Whether flow `i` may start a frame in cycle `now` (BFC pause and QCN pacing).
+    /// Whether flow `i` may start a frame in cycle `now` (PFC, BFC pause and QCN pacing).
     fn may_send(&self, i: usize, now: Cycle) -> bool {
+        if self.class_paused(self.data_class(i), now) {
+            return false;
+        }
         let f = &self.flows[i];
         if self.config.honour_bfc_pause && self.bfc_paused.is_paused(f.queue as usize) {
             return false;
@@ -833,14 +892,20 @@ impl TransportHost {
         now: Cycle,
         pool: &mut PacketPool,
     ) -> Option<(PacketHandle, Option<usize>)> {
-        if let Some(pkt) = self.bounced.pop_front() {
-            self.resent_bounced += 1;
-            return Some((pkt, None));
+        if !self.class_paused(0, now) {
+            if let Some(pkt) = self.bounced.pop_front() {
+                self.resent_bounced += 1;
+                return Some((pkt, None));
+            }
         }
-        if let Some(a) = self.acks.pop_front() {
-            let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
-            let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0);
-            return Some((pkt, None));
+        let ack_class = self.ack_class();
+        if !self.class_paused(ack_class, now) {
+            if let Some(a) = self.acks.pop_front() {
+                let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
+                let dscp = self.dscp_of(ack_class);
+                let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0, dscp);
+                return Some((pkt, None));
+            }
         }
         // Round-robin over the open flows, from the one after the flow served last.
         let n = self.open.len();
@@ -854,7 +919,9 @@ impl TransportHost {
                 continue;
             };
             self.rr = i + 1;
+            let dscp = self.dscp_of(self.data_class(i));
             let f = &mut self.flows[i];
+            f.ipv4_bytes_sent += ipv4_bytes(len);
             let (to, id, seq) = (f.to, f.spec.id, f.snd_nxt);
             // The flow's queue index rides in the IPv4 identification field only with BFC,
             // so that runs without it keep their frames byte for byte.
@@ -871,17 +938,22 @@ impl TransportHost {
             if f.rto_at.is_none() {
                 f.rto_at = Some(now + f.rto);
             }
-            let dscp = self.config.mlfq.map_or(0, |m| m.level(f.bytes_sent));
+            // PIAS's tag, when its hosts tag; else the mice/elephant class's DSCP (or 0).
+            let dscp = self.config.mlfq.map_or(dscp, |m| m.level(f.bytes_sent));
             f.bytes_sent += len;
             let ecn = self.ecn;
-            let pkt = self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, queue);
-            if dscp != 0 {
-                let buf = pool.bytes_mut(pkt);
-                buf[TOS_OFFSET] |= dscp << 2;
-                let ip = &mut buf[14..34];
-                let c = headers::ipv4_header_checksum(ip);
-                ip[10..12].copy_from_slice(&c.to_be_bytes());
-            }
+            let pkt = self.build(
+                pool,
+                to,
+                id,
+                seq,
+                0,
+                Tcp::ACK,
+                len as usize,
+                ecn,
+                queue,
+                dscp,
+            );
             return Some((pkt, Some(i)));
         }
         None
@@ -899,6 +971,7 @@ impl TransportHost {
         data_len: usize,
         ect: bool,
         ident: u16,
+        dscp: u8,
     ) -> PacketHandle {
         self.scratch.clear();
         self.scratch.extend_from_slice(&flow_id.to_be_bytes());
@@ -925,8 +998,11 @@ impl TransportHost {
             &self.scratch,
             60,
         );
-        if ect {
-            buf[TOS_OFFSET] |= ECT0;
+        if ect || dscp != 0 {
+            buf[TOS_OFFSET] |= dscp << 2;
+            if ect {
+                buf[TOS_OFFSET] |= ECT0;
+            }
             let ip = &mut buf[14..34];
             let c = headers::ipv4_header_checksum(ip);
             ip[10..12].copy_from_slice(&c.to_be_bytes());
@@ -1035,9 +1111,8 @@ impl Node for TransportHost {
             self.on_nic.pop_front();
         }
         self.housekeeping(now);
-        if now < self.paused_until {
-            return; // PFC: frames already on the wire finish, no new one starts
-        }
+        // PFC holds the classes it paused (`next_frame` skips their frames); frames already
+        // on the wire finish.
         // The NIC is exact to the line tick, as the chip's MACs are: it takes the next frame
         // in the cycle its line frees and starts it at the tick the previous frame's last bit
         // left (or at the start of this cycle if the line was idle before), so back-to-back
@@ -1070,7 +1145,7 @@ impl Node for TransportHost {
         let frees = (!self.on_nic.is_empty() && frees > now).then_some(frees);
         let start = self.pending.last().map(|p| p.start);
         let timers = self.open.iter().filter_map(|&i| self.flows[i].rto_at).min();
-        let pause_ends = (self.paused_until > now).then_some(self.paused_until);
+        let pause_ends = self.paused_until.iter().copied().filter(|&t| t > now).min();
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let qcn = self

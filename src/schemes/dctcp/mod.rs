@@ -36,6 +36,8 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
             congestion: Congestion::Dctcp,
             ..Hosts::PLAIN
         },
+        pfc: None,
+        recirculation_mirror: None,
     }
 }
 

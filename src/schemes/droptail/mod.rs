@@ -31,6 +31,8 @@ fn build(_: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program()),
         port_queues: None,
         hosts: Hosts::PLAIN,
+        pfc: None,
+        recirculation_mirror: None,
     }
 }
 

@@ -307,6 +307,8 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
             resend_bounced: true,
             ..Hosts::PLAIN
         },
+        pfc: None,
+        recirculation_mirror: None,
     }
 }
 

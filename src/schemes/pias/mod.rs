@@ -72,6 +72,8 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
             mlfq: Some(WEB_SEARCH_TAGS),
             ..Hosts::PLAIN
         },
+        pfc: None,
+        recirculation_mirror: None,
     }
 }
 

@@ -1,0 +1,842 @@
+//! Mice/Elephant isolation (Wang, Sun, Salamatian, Li, "Isolating Mice and Elephant in Data
+//! Centers", 2016), and the three schemes the paper argues against, built from one program
+//! generator:
+//!
+//! - `mice-elephant`: mice and elephants in different queues of every port. Mice (the first
+//!   `mice_bytes` IPv4 bytes of every flow, and ACKs) go to a strict-priority queue whose class
+//!   is lossless under PFC, with the paper's per-ingress-port thresholds; elephants go to a
+//!   lossy queue with an ETS bandwidth guarantee and an IEEE 802.1Qau (QCN) congestion point
+//!   whose CNMs slow the source's flow. Hosts honour PFC per class and run QCN reaction points.
+//! - `pfc-qcn`: the hybrid the paper criticises: every packet in one lossless queue, under PFC
+//!   and the same congestion point.
+//! - `pfc-only`: one lossless queue under PFC, no end-to-end control.
+//! - `qcn-only`: one lossy queue with the congestion point, no PFC.
+//!
+//! `docs/schemes/mice-elephant.md` has the design, the mapping to the chip, what differs from
+//! the paper and the measurements. `programs/mice_elephant_switch.json` and the baselines'
+//! programs are built here.
+//!
+//! How a CNM travels: the congestion point (egress of the congested port) mirrors a sampled
+//! elephant packet with a 4-byte header (its quantised feedback) into session
+//! [`CNM_SESSION`], cut to 82 bytes, which every switch points at pipe 0's recirculation port
+//! ([`Setup::recirculation_mirror`]). The copy's egress pass rewrites it into an 802.1Qau CNM
+//! addressed to the sampled frame's source MAC; it recirculates, and from then on every switch
+//! routes a CNM by the source IPv4 address of the frame it encapsulates: ingress swaps that
+//! address into the destination, `ipv4_host` picks the port (lowering the TTL), and the swap
+//! and the TTL are undone, so the encapsulated bytes arrive as they were sampled.
+
+use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
+use crate::params::Tofino2Params;
+use t2_pipeline::examples::{forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
+use t2_pipeline::ir::{
+    Action, AluOp, Cmp, Condition, Half, HashAlgorithm, MatchKind, Operand, ParserState, Primitive,
+    Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate,
+    Stmt, Table,
+};
+use t2_pipeline::qcn::CNM_ETHERTYPE;
+use t2_testbench::qcn::QcnParams;
+use t2_testbench::transport::{Congestion, FLOW_ID_LEN, MICE_DSCP, MICE_PFC_CLASS};
+use t2_tm::QueueConfig;
+
+/// Which of the four schemes a build is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Separate queues: PFC on mice, QCN on elephants (the paper's proposal).
+    Isolation,
+    /// One lossless queue under PFC and QCN together.
+    Hybrid,
+    /// One lossless queue under PFC alone.
+    PfcOnly,
+    /// One lossy queue under QCN alone.
+    QcnOnly,
+}
+
+impl Variant {
+    fn pfc(self) -> bool {
+        matches!(
+            self,
+            Variant::Isolation | Variant::Hybrid | Variant::PfcOnly
+        )
+    }
+    fn qcn(self) -> bool {
+        matches!(
+            self,
+            Variant::Isolation | Variant::Hybrid | Variant::QcnOnly
+        )
+    }
+    fn program_name(self) -> &'static str {
+        match self {
+            Variant::Isolation => "mice_elephant_switch",
+            Variant::Hybrid => "pfc_qcn_switch",
+            Variant::PfcOnly => "pfc_switch",
+            Variant::QcnOnly => "qcn_switch",
+        }
+    }
+}
+
+/// The elephant queue (every packet's queue in the baselines), strict priority 0.
+pub const ELEPHANT_QID: u64 = 0;
+/// The mice queue (isolation), strict priority 1; CNMs travel in it under every variant.
+pub const MICE_QID: u64 = 1;
+/// The mirror session CNM copies use; every switch points it at pipe 0's recirculation port.
+pub const CNM_SESSION: u8 = 7;
+/// What a CNM copy is cut to: 4 bytes of mirror header, 14 of Ethernet and the 64 MSDU bytes
+/// a CNM encapsulates (802.1Qau).
+pub const CNM_COPY_BYTES: u32 = 4 + 14 + 64;
+/// The largest IPv4 total length of a TCP segment without data (an ACK of our transport:
+/// 20 + 20 + the 4-byte flow id); see the Slytherin scheme for why length, not flags.
+pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = 20 + 20 + FLOW_ID_LEN as u64;
+/// QCN's w, the weight of the queue's change (802.1Qau's standard setting).
+pub const QCN_W: u64 = 2;
+/// The largest quantised feedback (6 bits).
+pub const QNTZ_FB_MAX: u64 = 63;
+/// Entries of the per-flow byte counter (a hash of the 5-tuple indexes it).
+pub const FLOW_COUNTER_ENTRIES: u32 = 65_536;
+/// Cell size the byte thresholds are converted with (Tofino2: 176 B).
+const CELL_BYTES: u64 = 176;
+
+const MICE_BYTES: Param = Param {
+    name: "mice_bytes",
+    default: 100_000.0,
+    min: 1_000.0,
+    max: 10_000_000.0,
+    integer: true,
+    doc: "IPv4 bytes of a flow that travel as mice (the rest as elephants); the paper puts \
+          the boundary anywhere in 10-100 KB, default its upper end (ours)",
+};
+const CLASSIFY: Param = Param {
+    name: "classify",
+    default: 0.0,
+    min: 0.0,
+    max: 1.0,
+    integer: true,
+    doc: "0: each switch counts a flow's IPv4 bytes in stateful memory (5-tuple hash, 65,536 \
+          counters) and sends the first mice_bytes to the mice queue; 1: the switch trusts \
+          the DSCP the source set (46 for mice), the paper's source-side classification",
+};
+const ELEPHANT_SHARE: Param = Param {
+    name: "elephant_share_percent",
+    default: 10.0,
+    min: 0.0,
+    max: 100.0,
+    integer: true,
+    doc: "ETS: percent of the port's rate guaranteed to the elephant queue ahead of the \
+          strict-priority mice queue; the paper's example 10%, 0 for plain strict priority",
+};
+const PFC_XOFF: Param = Param {
+    name: "pfc_xoff_bytes",
+    default: 24_470.0,
+    min: 176.0,
+    max: 10_000_000.0,
+    integer: true,
+    doc: "PFC XOFF threshold K per ingress port and lossless class, bytes (rounded down to \
+          176-byte cells); the paper's 24.47 KB",
+};
+const PFC_BUFFER: Param = Param {
+    name: "pfc_buffer_bytes",
+    default: 48_000.0,
+    min: 352.0,
+    max: 20_000_000.0,
+    integer: true,
+    doc: "K + K0: the lossless class's buffer per ingress port, XOFF threshold plus headroom, \
+          bytes (rounded down to cells); the paper's 48 KB",
+};
+const PFC_XON: Param = Param {
+    name: "pfc_xon_bytes",
+    default: 12_235.0,
+    min: 0.0,
+    max: 10_000_000.0,
+    integer: true,
+    doc: "PFC XON threshold, bytes (rounded down to cells); the paper gives none, ours: half \
+          of the XOFF threshold",
+};
+const QEQ: Param = Param {
+    name: "qeq_cells",
+    default: 192.0,
+    min: 1.0,
+    max: 2_000.0,
+    integer: true,
+    doc: "QCN Qeq, the queue the congestion point steers to, 176-byte cells; default 192 \
+          (33 KB, the value QCN's designers used; not from this paper, which gives none)",
+};
+const SAMPLE: Param = Param {
+    name: "sample_bytes",
+    default: 150_000.0,
+    min: 1_000.0,
+    max: 10_000_000.0,
+    integer: true,
+    doc: "QCN sampling: the congestion point samples the first elephant frame after this \
+          many bytes left its port; 802.1Qau's base interval 150 KB (fixed here: the \
+          standard's shortening under heavy feedback is not modelled)",
+};
+
+pub static SCHEME: Scheme = Scheme {
+    name: "mice-elephant",
+    summary: "mice (first X bytes of a flow) in a strict-priority lossless PFC queue, elephants \
+              in an ETS-reserved queue with a QCN congestion point; hosts honour PFC per \
+              class and run QCN",
+    doc: "docs/schemes/mice-elephant.md",
+    params: &[
+        MICE_BYTES,
+        CLASSIFY,
+        ELEPHANT_SHARE,
+        PFC_XOFF,
+        PFC_BUFFER,
+        PFC_XON,
+        QEQ,
+        SAMPLE,
+    ],
+    build: build_isolation,
+    shipped,
+};
+
+pub static HYBRID: Scheme = Scheme {
+    name: "pfc-qcn",
+    summary: "the hybrid Mice/Elephant argues against: one lossless queue under PFC and a QCN \
+              congestion point; hosts honour PFC and run QCN",
+    doc: "docs/schemes/mice-elephant.md",
+    params: &[PFC_XOFF, PFC_BUFFER, PFC_XON, QEQ, SAMPLE],
+    build: build_hybrid,
+    shipped: shipped_none,
+};
+
+pub static PFC_ONLY: Scheme = Scheme {
+    name: "pfc-only",
+    summary: "one lossless queue under PFC, hosts honour it (Mice/Elephant's baseline)",
+    doc: "docs/schemes/mice-elephant.md",
+    params: &[PFC_XOFF, PFC_BUFFER, PFC_XON],
+    build: build_pfc_only,
+    shipped: shipped_none,
+};
+
+pub static QCN_ONLY: Scheme = Scheme {
+    name: "qcn-only",
+    summary: "one lossy queue with a QCN congestion point, QCN hosts (Mice/Elephant's baseline)",
+    doc: "docs/schemes/mice-elephant.md",
+    params: &[QEQ, SAMPLE],
+    build: build_qcn_only,
+    shipped: shipped_none,
+};
+
+/// The settings of one build, resolved from a scheme's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub variant: Variant,
+    pub mice_bytes: u64,
+    /// Classify by DSCP instead of the switch's byte counter.
+    pub by_dscp: bool,
+    pub elephant_share_percent: u64,
+    pub pfc: Pfc,
+    pub qeq_cells: u64,
+    pub sample_bytes: u64,
+}
+
+impl Config {
+    /// The defaults of `variant`.
+    pub fn defaults(variant: Variant) -> Config {
+        let d = |p: Param| p.default as u64;
+        Config {
+            variant,
+            mice_bytes: d(MICE_BYTES),
+            by_dscp: false,
+            elephant_share_percent: d(ELEPHANT_SHARE),
+            pfc: pfc_cells(d(PFC_XOFF), d(PFC_BUFFER), d(PFC_XON), variant),
+            qeq_cells: d(QEQ),
+            sample_bytes: d(SAMPLE),
+        }
+    }
+
+    fn from(p: &SchemeParams, variant: Variant) -> Config {
+        let mut c = Config::defaults(variant);
+        let has = |name: &str| p.iter().any(|(k, _)| k == name);
+        if has("mice_bytes") {
+            c.mice_bytes = p.int("mice_bytes");
+            c.by_dscp = p.int("classify") == 1;
+            c.elephant_share_percent = p.int("elephant_share_percent");
+        }
+        if has("pfc_xoff_bytes") {
+            c.pfc = pfc_cells(
+                p.int("pfc_xoff_bytes"),
+                p.int("pfc_buffer_bytes"),
+                p.int("pfc_xon_bytes"),
+                variant,
+            );
+        }
+        if has("qeq_cells") {
+            c.qeq_cells = p.int("qeq_cells");
+            c.sample_bytes = p.int("sample_bytes");
+        }
+        c
+    }
+}
+
+/// The PFC settings from the byte thresholds (each rounded down to whole cells; the
+/// headroom is what the buffer leaves above XOFF, the XON at most the XOFF): the mice class
+/// lossless under isolation, class 0 (all traffic) under the baselines with PFC, none under
+/// QCN alone.
+pub fn pfc_cells(xoff_bytes: u64, buffer_bytes: u64, xon_bytes: u64, variant: Variant) -> Pfc {
+    let xoff = (xoff_bytes / CELL_BYTES) as u32;
+    let buffer = (buffer_bytes / CELL_BYTES) as u32;
+    Pfc {
+        lossless_classes: match variant {
+            Variant::Isolation => 1 << MICE_PFC_CLASS,
+            Variant::Hybrid | Variant::PfcOnly => 1,
+            Variant::QcnOnly => 0,
+        },
+        xoff_cells: xoff,
+        xon_cells: ((xon_bytes / CELL_BYTES) as u32).min(xoff),
+        headroom_cells: buffer.saturating_sub(xoff),
+    }
+}
+
+fn build_isolation(p: &SchemeParams, t: &Target) -> Setup {
+    build(Config::from(p, Variant::Isolation), t)
+}
+fn build_hybrid(p: &SchemeParams, t: &Target) -> Setup {
+    build(Config::from(p, Variant::Hybrid), t)
+}
+fn build_pfc_only(p: &SchemeParams, t: &Target) -> Setup {
+    build(Config::from(p, Variant::PfcOnly), t)
+}
+fn build_qcn_only(p: &SchemeParams, t: &Target) -> Setup {
+    build(Config::from(p, Variant::QcnOnly), t)
+}
+
+/// The setup of `c` on `target`.
+pub fn build(c: Config, target: &Target) -> Setup {
+    let v = c.variant;
+    Setup {
+        program: target.routed(program(&c)),
+        port_queues: Some(port_queues(target.params, &c, target.link_bps)),
+        hosts: Hosts {
+            congestion: Congestion::Fixed,
+            honour_pfc: v.pfc(),
+            mice_bytes: (v == Variant::Isolation).then_some(c.mice_bytes),
+            qcn: v.qcn().then(|| QcnParams::standard(target.params.clock())),
+            ..Hosts::PLAIN
+        },
+        // Every variant sets PFC, so that QCN alone runs with it off whatever the scenario says.
+        pfc: Some(c.pfc),
+        recirculation_mirror: v.qcn().then_some((CNM_SESSION, CNM_COPY_BYTES)),
+    }
+}
+
+fn shipped() -> Vec<(&'static str, Program)> {
+    vec![
+        (
+            "mice_elephant_switch.json",
+            program(&Config::defaults(Variant::Isolation)),
+        ),
+        (
+            "pfc_qcn_switch.json",
+            program(&Config::defaults(Variant::Hybrid)),
+        ),
+        (
+            "pfc_switch.json",
+            program(&Config::defaults(Variant::PfcOnly)),
+        ),
+        (
+            "qcn_switch.json",
+            program(&Config::defaults(Variant::QcnOnly)),
+        ),
+    ]
+}
+
+/// The baselines' programs ship with `mice-elephant`'s (one place builds all four).
+fn shipped_none() -> Vec<(&'static str, Program)> {
+    Vec::new()
+}
+
+/// Every switch port's queues: the TM's default count (16) at the defaults, except that
+/// [`MICE_QID`] is one strict priority above [`ELEPHANT_QID`] (it carries mice under
+/// isolation and CNMs under every variant). Under isolation the mice queue is held by PFC
+/// frames of class [`MICE_PFC_CLASS`] and the elephant queue gets `elephant_share_percent`
+/// of the port's rate as an ETS guarantee; under the PFC baselines the one data queue is
+/// held by class 0.
+pub fn port_queues(params: &Tofino2Params, c: &Config, link_bps: u64) -> Vec<QueueConfig> {
+    let mut queues = vec![QueueConfig::default(); params.tm.default_queues_per_port as usize];
+    let (e, m) = (ELEPHANT_QID as usize, MICE_QID as usize);
+    queues[m].priority = queues[e].priority + 1;
+    match c.variant {
+        Variant::Isolation => {
+            queues[m].pfc_priority = Some(MICE_PFC_CLASS);
+            if c.elephant_share_percent > 0 {
+                queues[e].min_rate_bps = Some(link_bps / 100 * c.elephant_share_percent);
+            }
+        }
+        Variant::Hybrid | Variant::PfcOnly => queues[e].pfc_priority = Some(0),
+        Variant::QcnOnly => {}
+    }
+    queues
+}
+
+/// The quantised feedback of a congestion point that finds `q` cells in its queue, `q_old`
+/// at the previous sample: `None` when Fb = -(Qoff + w Qdelta) is not negative (no CNM),
+/// else `min(63, floor(-Fb * 63 / (Qeq (2w + 1))))` (802.1Qau). What the program's table
+/// computes.
+pub fn quantised_fb(q: u64, q_old: u64, qeq: u64) -> Option<u64> {
+    let up = q + QCN_W * q;
+    let down = qeq + QCN_W * q_old;
+    (up > down).then(|| excess_fb(up - down, qeq))
+}
+
+/// 63 x `excess` / (Qeq (2w + 1)), rounded down, at most 63.
+fn excess_fb(excess: u64, qeq: u64) -> u64 {
+    (excess * QNTZ_FB_MAX / (qeq * (2 * QCN_W + 1))).min(QNTZ_FB_MAX)
+}
+
+fn set(dst: &str, v: u64) -> Primitive {
+    Primitive::set(dst, Operand::Const(v))
+}
+
+fn copy(dst: &str, src: &str) -> Primitive {
+    Primitive::set(dst, Operand::field(src))
+}
+
+fn keyless(name: &str, action: &str) -> Table {
+    Table::new(name, MatchKind::Exact, &[], 0)
+        .action(action)
+        .default_action(action, &[])
+}
+
+fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
+    Stmt::if_(Condition::new(field, cmp, v), then, otherwise)
+}
+
+/// The switch program of `c`.
+///
+/// Ingress: CNMs are routed towards the source of the frame they carry (see the module
+/// documentation) in [`MICE_QID`]. Under isolation, ACKs and the first `mice_bytes` IPv4
+/// bytes of every flow (by the switch's per-flow byte counter, or by DSCP [`MICE_DSCP`])
+/// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
+/// class 0. Egress, with QCN: the congestion point on the elephant class.
+pub fn program(c: &Config) -> Program {
+    let qcn = c.variant.qcn();
+    let isolation = c.variant == Variant::Isolation;
+    let mut b = forwarding(c.variant.program_name());
+    if qcn {
+        // The mirror header first: a copy's mirror type is its header's place plus 1, and
+        // the parser's first state selects on type 1.
+        b = b
+            .header("mirror_md", &[("fb", 8), ("msdu_len", 16), ("pad", 8)])
+            .header(
+                "orig_eth",
+                &[
+                    ("dst_hi", 16),
+                    ("dst_lo", 32),
+                    ("src_hi", 16),
+                    ("src_lo", 32),
+                    ("ether_type", 16),
+                ],
+            );
+    }
+    b = b
+        .header(
+            "cnm",
+            &[
+                ("fb", 16),
+                ("cpid_hi", 32),
+                ("cpid_lo", 32),
+                ("q_offset", 16),
+                ("q_delta", 16),
+                ("prio", 16),
+                ("edst_hi", 16),
+                ("edst_lo", 32),
+                ("msdu_len", 16),
+            ],
+        )
+        .metadata("meta.orig_dst", 32)
+        .action(
+            Action::new("cnm_to_source")
+                .prim(copy("meta.orig_dst", "ipv4.dst_addr"))
+                .prim(copy("ipv4.dst_addr", "ipv4.src_addr"))
+                .prim(Primitive::SetQid {
+                    qid: Operand::Const(MICE_QID),
+                }),
+        )
+        .action(
+            Action::new("cnm_restore")
+                .prim(copy("ipv4.dst_addr", "meta.orig_dst"))
+                .prim(Primitive::alu(
+                    AluOp::Add,
+                    "ipv4.ttl",
+                    Operand::field("ipv4.ttl"),
+                    Operand::Const(1),
+                )),
+        )
+        .table(ipv4_host())
+        .table(keyless("cnm_route", "cnm_to_source"))
+        .table(keyless("cnm_unswap", "cnm_restore"));
+    let mut parser = Vec::new();
+    if qcn {
+        // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
+        parser.push(
+            ParserState::new("start")
+                .select(&["eg_intr_md.mirror_type"], "parse_eth")
+                .case(&[1], "parse_mirror"),
+        );
+        parser.push(
+            ParserState::new("parse_mirror")
+                .extract("mirror_md")
+                .extract("orig_eth")
+                .select(&["orig_eth.ether_type"], "accept")
+                .case(&[CNM_ETHERTYPE as u64], "parse_cnm"),
+        );
+    }
+    parser.extend([
+        ParserState::new(if qcn { "parse_eth" } else { "start" })
+            .extract("ethernet")
+            .select(&["ethernet.ether_type"], "accept")
+            .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
+            .case(&[CNM_ETHERTYPE as u64], "parse_cnm"),
+        ParserState::new("parse_cnm")
+            .extract("cnm")
+            .goto("parse_ipv4"),
+        ParserState::new("parse_ipv4")
+            .extract("ipv4")
+            .select(&["ipv4.protocol"], "accept")
+            .case(&[IPPROTO_UDP as u64], "parse_udp")
+            .case(&[IPPROTO_TCP as u64], "parse_tcp"),
+        ParserState::new("parse_udp").extract("udp"),
+        ParserState::new("parse_tcp").extract("tcp"),
+    ]);
+    b = b.parser(parser);
+
+    // Ingress classification (isolation only).
+    let mut classify = Vec::new();
+    if isolation {
+        b = b
+            .action(
+                Action::new("to_mice")
+                    .prim(Primitive::SetQid {
+                        qid: Operand::Const(MICE_QID),
+                    })
+                    .prim(set("ig_intr_tm_md.ingress_cos", MICE_PFC_CLASS as u64)),
+            )
+            .table(keyless("ack_to_mice", "to_mice"))
+            .table(keyless("flow_to_mice", "to_mice"));
+        let by_class = if c.by_dscp {
+            vec![when(
+                "ipv4.diffserv",
+                Cmp::Eq,
+                Operand::Const(MICE_DSCP as u64),
+                vec![Stmt::apply("flow_to_mice")],
+                vec![],
+            )]
+        } else {
+            b = b
+                .metadata("meta.flow_idx", 16)
+                .metadata("meta.flow_bytes", 32)
+                .hash(
+                    "flow_hash",
+                    HashAlgorithm::Crc32,
+                    &t2_pipeline::examples::FIVE_TUPLE,
+                )
+                .register("flow_bytes", 32, FLOW_COUNTER_ENTRIES)
+                .register_action(
+                    RegisterAction::new("count_flow_bytes", "flow_bytes")
+                        .update(SaluUpdate {
+                            when: vec![],
+                            half: Half::Lo,
+                            op: SaluOp::Add,
+                            a: SaluOperand::Cell,
+                            b: SaluOperand::Field("ipv4.total_len".into()),
+                        })
+                        .output("meta.flow_bytes", SaluOutputValue::Old),
+                )
+                .action(Action::new("flow_index").prim(Primitive::Hash {
+                    dst: "meta.flow_idx".into(),
+                    hash: "flow_hash".into(),
+                }))
+                .action(Action::new("count_bytes").prim(Primitive::Execute {
+                    register_action: "count_flow_bytes".into(),
+                    index: Operand::field("meta.flow_idx"),
+                }))
+                .table(keyless("flow_index_t", "flow_index"))
+                .table(keyless("flow_bytes_t", "count_bytes"));
+            vec![
+                Stmt::apply("flow_index_t"),
+                Stmt::apply("flow_bytes_t"),
+                when(
+                    "meta.flow_bytes",
+                    Cmp::Lt,
+                    Operand::Const(c.mice_bytes),
+                    vec![Stmt::apply("flow_to_mice")],
+                    vec![],
+                ),
+            ]
+        };
+        // Packets of at most an ACK's length are mice whatever their flow has sent.
+        classify.push(when(
+            "ipv4.total_len",
+            Cmp::Le,
+            Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
+            vec![Stmt::apply("ack_to_mice")],
+            by_class,
+        ));
+    }
+    let is_cnm = |then: Vec<Stmt>, otherwise: Vec<Stmt>| {
+        when("cnm.$valid", Cmp::Eq, Operand::Const(1), then, otherwise)
+    };
+    b = b.ingress(forwarding_ingress(vec![
+        is_cnm(vec![Stmt::apply("cnm_route")], vec![]),
+        Stmt::apply("ipv4_host"),
+        is_cnm(vec![Stmt::apply("cnm_unswap")], classify),
+    ]));
+    if qcn {
+        b = congestion_point(b, c);
+    }
+    b.build_unchecked()
+}
+
+/// The QCN congestion point in egress, on the elephant class (every packet under the
+/// baselines): a per-port byte counter picks the sampled frames; for one, the queue found at
+/// enqueue `Q` and the one found at the previous sample `Qold` (per-port register) give
+/// `-Fb = (Q - Qeq) + w (Q - Qold)`, computed as `3Q > Qeq + 2 Qold` and its difference;
+/// when positive, a table of 5 Qeq entries quantises it to 6 bits and mirrors the frame
+/// with that feedback. The copy's own egress pass (it parses `mirror_md` first) builds the
+/// CNM.
+fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
+    let qeq = c.qeq_cells;
+    let full = qeq * (2 * QCN_W + 1);
+    let mut cnm_table = Table::new(
+        "cp_feedback",
+        MatchKind::Exact,
+        &["meta.fb_excess"],
+        full as u32,
+    )
+    .action("sample_cnm")
+    .default_action("sample_cnm", &[CNM_SESSION as u64, QNTZ_FB_MAX]);
+    for excess in 1..full {
+        cnm_table = cnm_table.entry(
+            &[excess],
+            "sample_cnm",
+            &[CNM_SESSION as u64, excess_fb(excess, qeq)],
+        );
+    }
+    let sample = c.sample_bytes;
+    b.metadata("meta.sampled", 8)
+        .metadata("meta.q_old", 32)
+        .metadata("meta.fb_up", 32)
+        .metadata("meta.fb_down", 32)
+        .metadata("meta.fb_excess", 32)
+        .register("cp_bytes", 32, 512)
+        .register("cp_q_old", 32, 512)
+        .register_action(
+            RegisterAction::new("cp_count", "cp_bytes")
+                .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::Const(sample))
+                .update(SaluUpdate {
+                    when: vec![t2_pipeline::ir::Guard {
+                        condition: 0,
+                        holds: true,
+                    }],
+                    half: Half::Lo,
+                    op: SaluOp::Set,
+                    a: SaluOperand::Const(0),
+                    b: SaluOperand::Const(0),
+                })
+                .update(SaluUpdate {
+                    when: vec![t2_pipeline::ir::Guard {
+                        condition: 0,
+                        holds: false,
+                    }],
+                    half: Half::Lo,
+                    op: SaluOp::Add,
+                    a: SaluOperand::Cell,
+                    b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
+                })
+                .output("meta.sampled", SaluOutputValue::Predicate),
+        )
+        .register_action(
+            RegisterAction::new("cp_swap_q", "cp_q_old")
+                .update(SaluUpdate {
+                    when: vec![],
+                    half: Half::Lo,
+                    op: SaluOp::Set,
+                    a: SaluOperand::Field("eg_intr_md.enq_qdepth".into()),
+                    b: SaluOperand::Const(0),
+                })
+                .output("meta.q_old", SaluOutputValue::Old),
+        )
+        .action(Action::new("cp_sample").prim(Primitive::Execute {
+            register_action: "cp_count".into(),
+            index: Operand::field("eg_intr_md.egress_port"),
+        }))
+        .action(Action::new("cp_q").prim(Primitive::Execute {
+            register_action: "cp_swap_q".into(),
+            index: Operand::field("eg_intr_md.egress_port"),
+        }))
+        .action(
+            Action::new("cp_double")
+                .prim(Primitive::alu(
+                    AluOp::Shl,
+                    "meta.fb_up",
+                    Operand::field("eg_intr_md.enq_qdepth"),
+                    Operand::Const(1),
+                ))
+                .prim(Primitive::alu(
+                    AluOp::Shl,
+                    "meta.fb_down",
+                    Operand::field("meta.q_old"),
+                    Operand::Const(1),
+                )),
+        )
+        .action(
+            Action::new("cp_offsets")
+                .prim(Primitive::alu(
+                    AluOp::Add,
+                    "meta.fb_up",
+                    Operand::field("meta.fb_up"),
+                    Operand::field("eg_intr_md.enq_qdepth"),
+                ))
+                .prim(Primitive::alu(
+                    AluOp::Add,
+                    "meta.fb_down",
+                    Operand::field("meta.fb_down"),
+                    Operand::Const(qeq),
+                )),
+        )
+        .action(Action::new("cp_excess").prim(Primitive::alu(
+            AluOp::Sub,
+            "meta.fb_excess",
+            Operand::field("meta.fb_up"),
+            Operand::field("meta.fb_down"),
+        )))
+        .action(
+            Action::new("sample_cnm")
+                .param("session", 8)
+                .param("fb", 6)
+                .prim(Primitive::MirrorWithHeader {
+                    session: Operand::param("session"),
+                    header: "mirror_md".into(),
+                })
+                .prim(Primitive::set("mirror_md.fb", Operand::param("fb")))
+                .prim(Primitive::alu(
+                    AluOp::Sub,
+                    "mirror_md.msdu_len",
+                    Operand::field("eg_intr_md.pkt_length"),
+                    Operand::Const(18),
+                )),
+        )
+        .action(
+            Action::new("cnm_body")
+                .prim(Primitive::SetValid {
+                    header: "cnm".into(),
+                })
+                .prim(copy("cnm.fb", "mirror_md.fb"))
+                .prim(set("cnm.cpid_hi", 0))
+                .prim(copy("cnm.cpid_lo", "eg_intr_md.egress_port"))
+                .prim(set("cnm.q_offset", 0))
+                .prim(set("cnm.q_delta", 0))
+                .prim(set("cnm.prio", 0))
+                .prim(copy("cnm.edst_hi", "orig_eth.dst_hi"))
+                .prim(copy("cnm.edst_lo", "orig_eth.dst_lo"))
+                .prim(copy("cnm.msdu_len", "mirror_md.msdu_len")),
+        )
+        .action(
+            Action::new("cnm_eth")
+                .prim(Primitive::SetInvalid {
+                    header: "mirror_md".into(),
+                })
+                .prim(copy("orig_eth.dst_hi", "orig_eth.src_hi"))
+                .prim(copy("orig_eth.dst_lo", "orig_eth.src_lo"))
+                .prim(set("orig_eth.src_hi", 0x0200))
+                .prim(set("orig_eth.src_lo", 0x0000_cc01))
+                .prim(set("orig_eth.ether_type", CNM_ETHERTYPE as u64)),
+        )
+        .table(keyless("cp_sample_t", "cp_sample"))
+        .table(keyless("cp_q_t", "cp_q"))
+        .table(keyless("cp_double_t", "cp_double"))
+        .table(keyless("cp_offsets_t", "cp_offsets"))
+        .table(keyless("cp_excess_t", "cp_excess"))
+        .table(cnm_table)
+        .table(keyless("cnm_body_t", "cnm_body"))
+        .table(keyless("cnm_eth_t", "cnm_eth"))
+        .egress(vec![when(
+            "mirror_md.$valid",
+            Cmp::Eq,
+            Operand::Const(1),
+            vec![Stmt::apply("cnm_body_t"), Stmt::apply("cnm_eth_t")],
+            vec![when(
+                "cnm.$valid",
+                Cmp::Eq,
+                Operand::Const(0),
+                vec![when(
+                    "ipv4.$valid",
+                    Cmp::Eq,
+                    Operand::Const(1),
+                    vec![when(
+                        "eg_intr_md.egress_cos",
+                        Cmp::Eq,
+                        Operand::Const(0),
+                        vec![when(
+                            "ipv4.total_len",
+                            Cmp::Gt,
+                            Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
+                            vec![
+                                Stmt::apply("cp_sample_t"),
+                                when(
+                                    "meta.sampled",
+                                    Cmp::Eq,
+                                    Operand::Const(1),
+                                    vec![
+                                        Stmt::apply("cp_q_t"),
+                                        Stmt::apply("cp_double_t"),
+                                        Stmt::apply("cp_offsets_t"),
+                                        when(
+                                            "meta.fb_up",
+                                            Cmp::Gt,
+                                            Operand::field("meta.fb_down"),
+                                            vec![
+                                                Stmt::apply("cp_excess_t"),
+                                                Stmt::apply("cp_feedback"),
+                                            ],
+                                            vec![],
+                                        ),
+                                    ],
+                                    vec![],
+                                ),
+                            ],
+                            vec![],
+                        )],
+                        vec![],
+                    )],
+                    vec![],
+                )],
+                vec![],
+            )],
+        )])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_papers_thresholds_in_cells() {
+        let c = Config::defaults(Variant::Isolation);
+        // 24,470 B = 139 cells (24,464 B); 48,000 B = 272 cells, 133 of them headroom.
+        assert_eq!(c.pfc.xoff_cells, 139);
+        assert_eq!(c.pfc.headroom_cells, 133);
+        assert_eq!(c.pfc.xon_cells, 69);
+        assert_eq!(c.pfc.lossless_classes, 0b10);
+        assert_eq!(Config::defaults(Variant::Hybrid).pfc.lossless_classes, 1);
+        assert_eq!(Config::defaults(Variant::QcnOnly).pfc.lossless_classes, 0);
+    }
+
+    #[test]
+    fn feedback_follows_the_standard() {
+        // Qeq 192: 5 Qeq = 960. Q = 300, Qold = 250: -Fb = 108 + 2 x 50 = 208 -> 13.
+        assert_eq!(quantised_fb(300, 250, 192), Some(208 * 63 / 960));
+        assert_eq!(quantised_fb(300, 250, 192), Some(13));
+        // At Qeq with no change: Fb = 0, no CNM; below Qeq: none.
+        assert_eq!(quantised_fb(192, 192, 192), None);
+        assert_eq!(quantised_fb(100, 0, 192), None);
+        // Growing fast below Qeq still notifies: 150 + 2 x 150 - 192 = 258.
+        assert_eq!(quantised_fb(150, 0, 192), Some(258 * 63 / 960));
+        // Saturates at 63.
+        assert_eq!(quantised_fb(2000, 0, 192), Some(63));
+        assert_eq!(quantised_fb(512, 192, 192), Some(63));
+    }
+}
