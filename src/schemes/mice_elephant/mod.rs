@@ -517,11 +517,20 @@ pub fn program(c: &Config) -> Program {
             .table(keyless("ack_to_mice", "to_mice"))
             .table(keyless("flow_to_mice", "to_mice"));
         let by_class = if c.by_dscp {
+            // `ipv4.diffserv` names the whole TOS byte (DSCP and ECN): DSCP 46 is the TOS
+            // values 184..=187, whatever the ECN bits.
+            let tos = (MICE_DSCP as u64) << 2;
             vec![when(
                 "ipv4.diffserv",
-                Cmp::Eq,
-                Operand::Const(MICE_DSCP as u64),
-                vec![Stmt::apply("flow_to_mice")],
+                Cmp::Ge,
+                Operand::Const(tos),
+                vec![when(
+                    "ipv4.diffserv",
+                    Cmp::Le,
+                    Operand::Const(tos | 3),
+                    vec![Stmt::apply("flow_to_mice")],
+                    vec![],
+                )],
                 vec![],
             )]
         } else {
