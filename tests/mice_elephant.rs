@@ -25,11 +25,24 @@ const SOURCE: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
 const OTHER: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 1);
 
 fn chip(c: &Config) -> Chip {
-    let mut chip = common::pipe0_chip(
-        &[(0, 0), (0, 2), (1, 0)],
-        vec![(RECEIVER, 0), (SOURCE, 1), (OTHER, 2)],
-        mice_elephant::program(c),
-    );
+    // The scheme's PFC thresholds on the TM, three 100 Gb/s ports of pipe 0.
+    let mut params = t2sim::Tofino2Params::default();
+    c.pfc.apply(&mut params.tm);
+    let config = t2sim::ChipConfig {
+        params,
+        ports: [(0, 0), (0, 2), (1, 0)]
+            .iter()
+            .map(|&(mac, channel)| t2sim::PortSpec {
+                pipe: 0,
+                mac,
+                channel,
+                bps: G100,
+            })
+            .collect(),
+        routes: vec![(RECEIVER, 0), (SOURCE, 1), (OTHER, 2)],
+        program: Some(mice_elephant::program(c)),
+    };
+    let mut chip = Chip::new("chip", &config).unwrap();
     let params = chip.params().clone();
     for port in 0..3 {
         chip.set_port_queues(port, &mice_elephant::port_queues(&params, c, G100))
@@ -240,4 +253,104 @@ fn a_flow_turns_elephant_after_its_first_x_bytes() {
             );
         }
     }
+}
+
+/// A UDP frame of `payload` bytes marked as mice (DSCP 46).
+fn mice_frame(src: Ipv4Addr, payload: usize) -> Vec<u8> {
+    let mut f = common::udp_frame(src, RECEIVER, 64, payload);
+    f[15] = 46 << 2;
+    f[24..26].copy_from_slice(&[0, 0]);
+    let sum = t2_pipeline::headers::ipv4_header_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    f
+}
+
+/// (cycle, class, quanta) of each PFC frame in `frames`.
+fn pfc_frames(frames: &Frames) -> Vec<(Cycle, usize, u16)> {
+    frames
+        .iter()
+        .filter_map(|(t, f)| PfcFrame::parse(f).map(|p| (*t, p)))
+        .flat_map(|(t, p)| {
+            (0..8)
+                .filter(move |&c| p.class_enable[c])
+                .map(move |c| (t, c, p.quanta[c]))
+        })
+        .collect()
+}
+
+/// Two probes send 120 mice frames each (1,046 bytes with FCS: 6 cells) into port 0, one
+/// every 128 cycles (just under 100 Gb/s line rate), so port 0's mice queue grows by about
+/// one frame per 128 cycles, half from each ingress port. Probes do not obey PFC.
+fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
+    let c = Config {
+        by_dscp: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let mut net = Network::new(stepping);
+    let chip = net.add(chip(&c));
+    let script = |src| {
+        (0..120)
+            .map(|k| (100 + 128 * k as Cycle, mice_frame(src, 1000)))
+            .collect::<Vec<_>>()
+    };
+    let a = net.add(Probe::new(G100, script(SOURCE)));
+    let b = net.add(Probe::new(G100, script(OTHER)));
+    let rx = net.add(Probe::new(G100, Vec::new()));
+    net.link(chip, 0, rx, 0, 1).unwrap();
+    net.link(a, 0, chip, 1, 1).unwrap();
+    net.link(b, 0, chip, 2, 1).unwrap();
+    while net.next_event().is_some() {
+        net.step();
+    }
+    assert_eq!(net.pool().live(), 0);
+    (
+        net.node::<Probe>(a).received().to_vec(),
+        net.node::<Probe>(b).received().to_vec(),
+        net.node::<Probe>(rx).received().len(),
+        format!("{:?}", net.node::<Chip>(chip).counters().drops),
+    )
+}
+
+#[test]
+fn pfc_pauses_the_mice_class_at_k_and_drops_only_past_k_plus_k0() {
+    let (a, b, delivered, drops) = pfc_run(Stepping::EveryCycle);
+    // Each ingress port's mice group passes XOFF (139 cells, 24.47 KB) at its 24th resident
+    // frame (144 cells) and the chip sends XOFF for class 1 only, full quanta, out of that
+    // ingress port; the group falls to XON (69 cells) once the senders have stopped and the
+    // queue drains. The cycles are the model's, the same stepping and jumping.
+    assert_eq!(pfc_frames(&a), [(5957, 1, 65535), (24162, 1, 0)]);
+    assert_eq!(pfc_frames(&b), [(5830, 1, 65535), (24034, 1, 0)]);
+    // The probes ignore the pause: what exceeds K + K0 (272 cells, 48 KB) per ingress port
+    // is dropped as headroom overflow, and everything else is delivered.
+    assert_eq!(drops, "{Tm(PfcHeadroom): 33}");
+    assert_eq!(delivered, 240 - 33);
+    let jumped = pfc_run(Stepping::Jump);
+    assert_eq!((jumped.0, jumped.1, jumped.2), (a, b, delivered));
+}
+
+#[test]
+fn cnms_travel_back_to_the_sampled_frames_source() {
+    // Qeq of 1 cell and sampling every 1,000 bytes: from the second sample on, every sample
+    // of the growing queue is congested.
+    let c = Config {
+        qeq_cells: 1,
+        sample_bytes: 1000,
+        mice_bytes: 1000,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let (rx, a, b, counters) = run(&c, 20, 1000, Stepping::EveryCycle);
+    assert_eq!(rx.len(), 40);
+    let cnms: Vec<_> = a.iter().chain(&b).map(|(_, f)| Cnm::parse(f).unwrap()).collect();
+    assert_eq!(cnms.len(), 19);
+    assert!(counters.contains("recirculated: 19"), "{counters}");
+    // Each names the sampled frame: its source is the probe that got the CNM.
+    for (frames, src) in [(&a, SOURCE), (&b, OTHER)] {
+        for (_, f) in frames.iter() {
+            let cnm = Cnm::parse(f).unwrap();
+            assert_eq!(&cnm.encap_msdu[12..16], &src.octets());
+            assert!(cnm.qntz_fb <= 63);
+        }
+    }
+    let jumped = run(&c, 20, 1000, Stepping::Jump);
+    assert_eq!((jumped.0, jumped.1, jumped.2), (rx, a, b));
 }
