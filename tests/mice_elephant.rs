@@ -43,7 +43,7 @@ fn chip(c: &Config) -> Chip {
         program: Some(mice_elephant::program(c)),
     };
     let mut chip = Chip::new("chip", &config).unwrap();
-    let params = chip.params().clone();
+    let params = *chip.params();
     for port in 0..3 {
         chip.set_port_queues(port, &mice_elephant::port_queues(&params, c, G100))
             .unwrap();
@@ -340,7 +340,11 @@ fn cnms_travel_back_to_the_sampled_frames_source() {
     };
     let (rx, a, b, counters) = run(&c, 20, 1000, Stepping::EveryCycle);
     assert_eq!(rx.len(), 40);
-    let cnms: Vec<_> = a.iter().chain(&b).map(|(_, f)| Cnm::parse(f).unwrap()).collect();
+    let cnms: Vec<_> = a
+        .iter()
+        .chain(&b)
+        .map(|(_, f)| Cnm::parse(f).unwrap())
+        .collect();
     assert_eq!(cnms.len(), 19);
     assert!(counters.contains("recirculated: 19"), "{counters}");
     // Each names the sampled frame: its source is the probe that got the CNM.
@@ -358,7 +362,14 @@ fn cnms_travel_back_to_the_sampled_frames_source() {
 /// A 2-leaf, 1-spine network at 10 Gb/s (1 us links) under `scheme`: an incast of `degree`
 /// flows of `mice` bytes into a random host every 50 us, and two 300 KB elephants across
 /// the spine.
-fn scenario(scheme: &str, params: &str, degree: usize, mice: u64, seed: u64, every: bool) -> String {
+fn scenario(
+    scheme: &str,
+    params: &str,
+    degree: usize,
+    mice: u64,
+    seed: u64,
+    every: bool,
+) -> String {
     format!(
         r#"name = "mice-elephant property"
 seed = {seed}
