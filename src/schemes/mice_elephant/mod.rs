@@ -839,9 +839,11 @@ mod tests {
         // Qeq 192: 5 Qeq = 960. Q = 300, Qold = 250: -Fb = 108 + 2 x 50 = 208 -> 13.
         assert_eq!(quantised_fb(300, 250, 192), Some(208 * 63 / 960));
         assert_eq!(quantised_fb(300, 250, 192), Some(13));
-        // At Qeq with no change: Fb = 0, no CNM; below Qeq: none.
+        // At Qeq with no change: Fb = 0, no CNM; below Qeq and falling: none; below Qeq
+        // but growing fast: 300 - 192 = 108 -> 7.
         assert_eq!(quantised_fb(192, 192, 192), None);
-        assert_eq!(quantised_fb(100, 0, 192), None);
+        assert_eq!(quantised_fb(100, 150, 192), None);
+        assert_eq!(quantised_fb(100, 0, 192), Some(7));
         // Growing fast below Qeq still notifies: 150 + 2 x 150 - 192 = 258.
         assert_eq!(quantised_fb(150, 0, 192), Some(258 * 63 / 960));
         // Saturates at 63.
