@@ -3,11 +3,20 @@
 
 mod common;
 
+use proptest::prelude::*;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 use t2_clock::Cycle;
+use t2_pipeline::check::{check, Checked, Thread};
+use t2_pipeline::exec::Interpreter;
+use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
+use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::qcn::Cnm;
+use t2_pipeline::{fields, layout, Phv};
 use t2_testbench::{Network, Probe, Stepping};
-use t2sim::schemes::mice_elephant::{self, Config, Variant, CNM_COPY_BYTES, CNM_SESSION};
+use t2sim::schemes::mice_elephant::{
+    self, quantised_fb, Config, Variant, CNM_COPY_BYTES, CNM_SESSION, ELEPHANT_QID, MICE_QID,
+};
 use t2sim::{Chip, MirrorSession};
 
 const G100: u64 = 100_000_000_000;
@@ -16,11 +25,24 @@ const SOURCE: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
 const OTHER: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 1);
 
 fn chip(c: &Config) -> Chip {
-    let mut chip = common::pipe0_chip(
-        &[(0, 0), (0, 2), (1, 0)],
-        vec![(RECEIVER, 0), (SOURCE, 1), (OTHER, 2)],
-        mice_elephant::program(c),
-    );
+    // The scheme's PFC thresholds on the TM, three 100 Gb/s ports of pipe 0.
+    let mut params = t2sim::Tofino2Params::default();
+    c.pfc.apply(&mut params.tm);
+    let config = t2sim::ChipConfig {
+        params,
+        ports: [(0, 0), (0, 2), (1, 0)]
+            .iter()
+            .map(|&(mac, channel)| t2sim::PortSpec {
+                pipe: 0,
+                mac,
+                channel,
+                bps: G100,
+            })
+            .collect(),
+        routes: vec![(RECEIVER, 0), (SOURCE, 1), (OTHER, 2)],
+        program: Some(mice_elephant::program(c)),
+    };
+    let mut chip = Chip::new("chip", &config).unwrap();
     let params = *chip.params();
     for port in 0..3 {
         chip.set_port_queues(port, &mice_elephant::port_queues(&params, c, G100))
@@ -83,22 +105,342 @@ fn run(
     )
 }
 
+fn interpreter(c: &Config) -> (Interpreter, Arc<Checked>) {
+    let checked = Arc::new(check(&mice_elephant::program(c)).unwrap());
+    (Interpreter::new(Arc::clone(&checked)), checked)
+}
+
+fn register(c: &Checked, name: &str) -> usize {
+    c.registers.iter().position(|r| r.name == name).unwrap()
+}
+
+const PORT: u32 = 5;
+
+/// Runs one 1000-byte UDP frame through the egress of port 5 with `q` cells found at
+/// enqueue; returns the mirror session asked for (if any) and the mirror header's feedback.
+fn egress(interp: &mut Interpreter, c: &Checked, q: u32) -> Option<(u32, u8)> {
+    let bytes = common::udp_frame(SOURCE, RECEIVER, 64, 1000);
+    let mut phv = Phv::new(&c.phv);
+    phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
+    phv.set(layout::EGRESS_PORT, PORT);
+    phv.set(fields::EG_ENQ_QDEPTH, q);
+    interp.parse(&bytes, &mut phv).unwrap();
+    interp.run(Thread::Egress, &mut phv);
+    (phv.get(fields::MIRROR_VALID) == 1).then(|| {
+        let header = c.parser.header_bytes(0, &phv);
+        (phv.get(fields::MIRROR_SESSION), header[0])
+    })
+}
+
 #[test]
-fn debug_cnm() {
+fn a_sampled_frame_gets_the_standards_feedback_for_set_queue_states() {
+    let c = Config::defaults(Variant::Isolation);
+    let (mut interp, checked) = interpreter(&c);
+    let (bytes, q_old) = (
+        register(&checked, "cp_bytes"),
+        register(&checked, "cp_q_old"),
+    );
+    // (Q, Qold) -> quantised |Fb| with Qeq = 192 cells, w = 2: 63 (3Q - Qeq - 2Qold) / 960.
+    for (q, old, want) in [
+        (300, 250, Some(13)),
+        (192, 192, None),
+        (100, 150, None),
+        (100, 0, Some(7)),
+        (193, 192, Some(0)),
+        (150, 0, Some(16)),
+        (512, 192, Some(63)),
+        (2000, 0, Some(63)),
+    ] {
+        assert_eq!(quantised_fb(q, old, 192), want, "Q {q}, Qold {old}");
+        let sample = c.sample_bytes;
+        // The byte counter has reached the sampling interval: this frame is sampled.
+        interp.state.registers[bytes][PORT as usize] = sample;
+        interp.state.registers[q_old][PORT as usize] = old;
+        let got = egress(&mut interp, &checked, q as u32);
+        assert_eq!(
+            got,
+            want.map(|fb| (CNM_SESSION as u32, fb as u8)),
+            "Q {q}, Qold {old}"
+        );
+        // The sample restarts the count and leaves Q for the next one.
+        assert_eq!(interp.state.registers[bytes][PORT as usize], 0);
+        assert_eq!(interp.state.registers[q_old][PORT as usize], q);
+        // Not sampled: counted (frame bytes with FCS), no CNM whatever the queue, Qold kept.
+        let got = egress(&mut interp, &checked, 5000);
+        assert_eq!(got, None);
+        assert_eq!(interp.state.registers[bytes][PORT as usize], 1046);
+        assert_eq!(interp.state.registers[q_old][PORT as usize], q);
+    }
+}
+
+fn tcp_frame(total_len: usize, dscp: u8) -> Vec<u8> {
+    let ep = Endpoints {
+        src_mac: MacAddr([2, 0, 0, 0, 0, 2]),
+        dst_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+        src_ip: SOURCE,
+        dst_ip: RECEIVER,
+        src_port: 10_000,
+        dst_port: 80,
+    };
+    let mut out = Vec::new();
+    build_tcp_frame(
+        &mut out,
+        &ep,
+        64,
+        0,
+        1,
+        0,
+        0x10,
+        1000,
+        &vec![7; total_len - 40],
+        60,
+    );
+    out[15] = dscp << 2;
+    out[24..26].copy_from_slice(&[0, 0]);
+    let sum = t2_pipeline::headers::ipv4_header_checksum(&out[14..34]);
+    out[24..26].copy_from_slice(&sum.to_be_bytes());
+    out
+}
+
+/// The queue and class a frame gets in ingress.
+fn ingress(interp: &mut Interpreter, c: &Checked, bytes: &[u8]) -> (u32, u32) {
+    let mut phv = Phv::new(&c.phv);
+    phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
+    interp.parse(bytes, &mut phv).unwrap();
+    interp.run(Thread::Ingress, &mut phv);
+    (phv.get(layout::QID), phv.get(fields::INGRESS_COS))
+}
+
+#[test]
+fn a_flow_turns_elephant_after_its_first_x_bytes() {
+    let mice = (MICE_QID as u32, 1);
+    let elephant = (ELEPHANT_QID as u32, 0);
+    let c = Config {
+        mice_bytes: 10_000,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let (mut interp, checked) = interpreter(&c);
+    // 1044-byte IPv4 packets: the 10th starts at 9,396 counted bytes (mice), the 11th at
+    // 10,440 (elephant) and so on; ACKs (44 bytes) stay mice and are not counted.
+    let got: Vec<_> = (0..12)
+        .map(|_| ingress(&mut interp, &checked, &tcp_frame(1044, 0)))
+        .collect();
+    let mut want = vec![mice; 10];
+    want.extend([elephant; 2]);
+    assert_eq!(got, want);
+    assert_eq!(ingress(&mut interp, &checked, &tcp_frame(44, 0)), mice);
+    assert_eq!(
+        ingress(&mut interp, &checked, &tcp_frame(1044, 0)),
+        elephant
+    );
+    // By DSCP: the source's mark alone decides.
+    let c = Config { by_dscp: true, ..c };
+    let (mut interp, checked) = interpreter(&c);
+    for _ in 0..12 {
+        assert_eq!(ingress(&mut interp, &checked, &tcp_frame(1044, 46)), mice);
+        assert_eq!(
+            ingress(&mut interp, &checked, &tcp_frame(1044, 0)),
+            elephant
+        );
+    }
+    // The baselines keep every data packet in one queue and class.
+    for v in [Variant::Hybrid, Variant::PfcOnly, Variant::QcnOnly] {
+        let (mut interp, checked) = interpreter(&Config::defaults(v));
+        for _ in 0..3 {
+            assert_eq!(
+                ingress(&mut interp, &checked, &tcp_frame(1044, 46)),
+                elephant
+            );
+        }
+    }
+}
+
+/// A UDP frame of `payload` bytes marked as mice (DSCP 46).
+fn mice_frame(src: Ipv4Addr, payload: usize) -> Vec<u8> {
+    let mut f = common::udp_frame(src, RECEIVER, 64, payload);
+    f[15] = 46 << 2;
+    f[24..26].copy_from_slice(&[0, 0]);
+    let sum = t2_pipeline::headers::ipv4_header_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    f
+}
+
+/// (cycle, class, quanta) of each PFC frame in `frames`.
+fn pfc_frames(frames: &Frames) -> Vec<(Cycle, usize, u16)> {
+    frames
+        .iter()
+        .filter_map(|(t, f)| PfcFrame::parse(f).map(|p| (*t, p)))
+        .flat_map(|(t, p)| {
+            (0..8)
+                .filter(move |&c| p.class_enable[c])
+                .map(move |c| (t, c, p.quanta[c]))
+        })
+        .collect()
+}
+
+/// Two probes send 120 mice frames each (1,046 bytes with FCS: 6 cells) into port 0, one
+/// every 128 cycles (just under 100 Gb/s line rate), so port 0's mice queue grows by about
+/// one frame per 128 cycles, half from each ingress port. Probes do not obey PFC.
+fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
+    let c = Config {
+        by_dscp: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let mut net = Network::new(stepping);
+    let chip = net.add(chip(&c));
+    let script = |src| {
+        (0..120)
+            .map(|k| (100 + 128 * k as Cycle, mice_frame(src, 1000)))
+            .collect::<Vec<_>>()
+    };
+    let a = net.add(Probe::new(G100, script(SOURCE)));
+    let b = net.add(Probe::new(G100, script(OTHER)));
+    let rx = net.add(Probe::new(G100, Vec::new()));
+    net.link(chip, 0, rx, 0, 1).unwrap();
+    net.link(a, 0, chip, 1, 1).unwrap();
+    net.link(b, 0, chip, 2, 1).unwrap();
+    while net.next_event().is_some() {
+        net.step();
+    }
+    assert_eq!(net.pool().live(), 0);
+    (
+        net.node::<Probe>(a).received().to_vec(),
+        net.node::<Probe>(b).received().to_vec(),
+        net.node::<Probe>(rx).received().len(),
+        format!("{:?}", net.node::<Chip>(chip).counters().drops),
+    )
+}
+
+#[test]
+fn pfc_pauses_the_mice_class_at_k_and_drops_only_past_k_plus_k0() {
+    let (a, b, delivered, drops) = pfc_run(Stepping::EveryCycle);
+    // Each ingress port's mice group passes XOFF (139 cells, 24.47 KB) at its 24th resident
+    // frame (144 cells) and the chip sends XOFF for class 1 only, full quanta, out of that
+    // ingress port; the group falls to XON (69 cells) once the senders have stopped and the
+    // queue drains. The cycles are the model's, the same stepping and jumping.
+    assert_eq!(pfc_frames(&a), [(5957, 1, 65535), (24162, 1, 0)]);
+    assert_eq!(pfc_frames(&b), [(5830, 1, 65535), (24034, 1, 0)]);
+    // The probes ignore the pause: what exceeds K + K0 (272 cells, 48 KB) per ingress port
+    // is dropped as headroom overflow, and everything else is delivered.
+    assert_eq!(drops, "{Tm(PfcHeadroom): 33}");
+    assert_eq!(delivered, 240 - 33);
+    let jumped = pfc_run(Stepping::Jump);
+    assert_eq!((jumped.0, jumped.1, jumped.2), (a, b, delivered));
+}
+
+#[test]
+fn cnms_travel_back_to_the_sampled_frames_source() {
+    // Qeq of 1 cell and sampling every 1,000 bytes: from the second sample on, every sample
+    // of the growing queue is congested.
     let c = Config {
         qeq_cells: 1,
         sample_bytes: 1000,
         mice_bytes: 1000,
         ..Config::defaults(Variant::Isolation)
     };
-    let (rx, a, b, chip) = run(&c, 20, 1000, Stepping::Jump);
-    eprintln!("rx {} a {} b {}", rx.len(), a.len(), b.len());
-    for (t, f) in &a {
-        eprintln!(
-            "{t} {:?} {:02x?}",
-            Cnm::parse(f).map(|c| c.qntz_fb),
-            &f[..40.min(f.len())]
-        );
+    let (rx, a, b, counters) = run(&c, 20, 1000, Stepping::EveryCycle);
+    assert_eq!(rx.len(), 40);
+    let cnms: Vec<_> = a
+        .iter()
+        .chain(&b)
+        .map(|(_, f)| Cnm::parse(f).unwrap())
+        .collect();
+    assert_eq!(cnms.len(), 19);
+    assert!(counters.contains("recirculated: 19"), "{counters}");
+    // Each names the sampled frame: its source is the probe that got the CNM.
+    for (frames, src) in [(&a, SOURCE), (&b, OTHER)] {
+        for (_, f) in frames.iter() {
+            let cnm = Cnm::parse(f).unwrap();
+            assert_eq!(&cnm.encap_msdu[12..16], &src.octets());
+            assert!(cnm.qntz_fb <= 63);
+        }
     }
-    eprintln!("{chip}");
+    let jumped = run(&c, 20, 1000, Stepping::Jump);
+    assert_eq!((jumped.0, jumped.1, jumped.2), (rx, a, b));
+}
+
+/// A 2-leaf, 1-spine network at 10 Gb/s (1 us links) under `scheme`: an incast of `degree`
+/// flows of `mice` bytes into a random host every 50 us, and two 300 KB elephants across
+/// the spine.
+fn scenario(
+    scheme: &str,
+    params: &str,
+    degree: usize,
+    mice: u64,
+    seed: u64,
+    every: bool,
+) -> String {
+    format!(
+        r#"name = "mice-elephant property"
+seed = {seed}
+duration_us = 150
+drain_us = 5000
+step_every_cycle = {every}
+scheme = "{scheme}"
+[scheme_params]
+{params}
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 4
+link_gbps = 10
+link_delay_ns = 1000
+[transport]
+mss = 1000
+window_bytes = 64000
+rto_us = 1000
+[workload.incast]
+degree = {degree}
+size_bytes = {mice}
+period_us = 50
+first_us = 1
+[[workload.flows]]
+src = 4
+dst = 0
+size_bytes = 300000
+start_ns = 0
+[[workload.flows]]
+src = 5
+dst = 1
+size_bytes = 300000
+start_ns = 0
+"#
+    )
+}
+
+fn run_text(text: String) -> t2sim::scenario_file::RunResults {
+    let source = t2sim::scenario_file::ScenarioText {
+        text,
+        shown: "property".into(),
+        base: ".".into(),
+    };
+    t2sim::scenario_file::ScenarioFile::from_text(&source, &[])
+        .unwrap()
+        .run()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// With hosts that honour PFC per class, nothing admitted in the lossless mice class is
+    /// dropped; every frame is accounted for; every flow completes; stepping every cycle and
+    /// jumping give the same results.
+    #[test]
+    fn the_mice_class_never_drops_and_jumping_equals_stepping(
+        seed in 1u64..1000,
+        degree in 3usize..7,
+        mice in 2_000u64..30_000,
+        boundary in 10_000u64..100_000,
+        by_dscp in 0u64..2,
+    ) {
+        let params = format!("mice_bytes = {boundary}\nclassify = {by_dscp}");
+        let r = run_text(scenario("mice-elephant", &params, degree, mice, seed, false));
+        prop_assert_eq!(r.drops.0.get("chip.tm_pfc_headroom"), None, "{:?}", r.drops);
+        prop_assert_eq!(r.frames.unaccounted, 0);
+        prop_assert_eq!(r.completed, r.flows);
+        let stepped = run_text(scenario("mice-elephant", &params, degree, mice, seed, true));
+        prop_assert!(stepped == r, "stepping every cycle differs from jumping");
+    }
 }

@@ -265,7 +265,13 @@ impl ScenarioFile {
             frames.received += host.frames_received() - host.foreign();
         }
         for &c in &topo.chips {
-            frames.inside_chips += topo.net.node::<Chip>(c).packets_inside();
+            let chip = topo.net.node::<Chip>(c);
+            frames.inside_chips += chip.packets_inside();
+            // Frames a switch makes (PFC frames, mirror copies such as CNMs) are sent too,
+            // and the PFC frames a switch takes in and obeys are received.
+            let k = chip.counters();
+            frames.sent += k.pfc_xoff_sent + k.pfc_xon_sent + k.mirrored;
+            frames.received += k.pfc_frames_received;
         }
         frames.unaccounted = frames.sent as i64
             - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;

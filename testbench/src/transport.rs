@@ -1495,6 +1495,80 @@ mod tests {
         (net.node::<crate::probe::Probe>(p).arrivals(), net, a)
     }
 
+    /// Flow 0 (from cycle 0) has turned elephant when a PFC XOFF for the mice class arrives
+    /// (sent at 3,850); flow 1 starts at 5,000 while it holds, and an XON at 20,000 lets it
+    /// go: returns (arrival cycle, flow id, DSCP) of every data frame the probe got.
+    fn mice_run(stepping: Stepping) -> Vec<(Cycle, u32, u8)> {
+        let config = TransportConfig {
+            honour_pfc: true,
+            mice_bytes: Some(3000),
+            ..TransportConfig::fixed(10_000_000, 10_000_000)
+        };
+        let mut a = TransportHost::new(
+            "a",
+            peer(0),
+            Clock::tofino2(),
+            G100,
+            config,
+            vec![peer(0), peer(1)],
+        )
+        .unwrap();
+        a.add_flow(flow(0, 0, 40_000)).unwrap();
+        a.add_flow(flow(1, 5_000, 4_000)).unwrap();
+        let pfc = |quanta| {
+            let mut b = Vec::new();
+            PfcFrame::one_class(MICE_PFC_CLASS, quanta).write([2, 0, 0, 0, 0, 0xfc], &mut b);
+            b
+        };
+        let mut net = Network::new(stepping);
+        let a = net.add(a);
+        let p = net.add(crate::probe::Probe::new(
+            G100,
+            vec![(3_850, pfc(0xffff)), (20_000, pfc(0))],
+        ));
+        net.link(a, 0, p, 0, 150).unwrap();
+        net.run_until(60_000);
+        net.node::<crate::probe::Probe>(p)
+            .received()
+            .iter()
+            .map(|(t, f)| {
+                let id = u32::from_be_bytes(f[54..58].try_into().unwrap());
+                (*t, id, f[TOS_OFFSET] >> 2)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_mice_class_pause_holds_mice_frames_and_lets_elephants_go() {
+        let frames = mice_run(Stepping::EveryCycle);
+        assert_eq!(frames, mice_run(Stepping::Jump));
+        let mice = |id| {
+            frames
+                .iter()
+                .filter(|f| f.1 == id && f.2 == MICE_DSCP)
+                .count()
+        };
+        // 1,044 IPv4 bytes a frame: the first three of each flow (0, 1,044 and 2,088 bytes
+        // sent before them) are mice, the rest elephants.
+        assert_eq!((mice(0), mice(1)), (3, 3));
+        for id in [0, 1] {
+            let dscp: Vec<u8> = frames.iter().filter(|f| f.1 == id).map(|f| f.2).collect();
+            assert!(
+                dscp[..3].iter().all(|&d| d == MICE_DSCP),
+                "flow {id}: {dscp:?}"
+            );
+            assert!(dscp[3..].iter().all(|&d| d == 0), "flow {id}: {dscp:?}");
+        }
+        // The pause reaches the host at 4,000; flow 1's frames wait for the XON (at 20,150),
+        // while flow 0's elephant frames kept going in between.
+        let first1 = frames.iter().find(|f| f.1 == 1).unwrap().0;
+        assert!(first1 > 20_150, "flow 1 started at {first1}");
+        assert!(frames
+            .iter()
+            .any(|f| f.1 == 0 && (5_000..20_000).contains(&f.0)));
+        assert_eq!(frames.iter().filter(|f| f.1 == 1).count(), 4);
+    }
+
     /// A CNM with feedback `fb` about a data frame of flow `flow` from host 0.
     fn cnm_about(flow: u32, fb: u8) -> Vec<u8> {
         let ep = Endpoints {

@@ -517,11 +517,20 @@ pub fn program(c: &Config) -> Program {
             .table(keyless("ack_to_mice", "to_mice"))
             .table(keyless("flow_to_mice", "to_mice"));
         let by_class = if c.by_dscp {
+            // `ipv4.diffserv` names the whole TOS byte (DSCP and ECN): DSCP 46 is the TOS
+            // values 184..=187, whatever the ECN bits.
+            let tos = (MICE_DSCP as u64) << 2;
             vec![when(
                 "ipv4.diffserv",
-                Cmp::Eq,
-                Operand::Const(MICE_DSCP as u64),
-                vec![Stmt::apply("flow_to_mice")],
+                Cmp::Ge,
+                Operand::Const(tos),
+                vec![when(
+                    "ipv4.diffserv",
+                    Cmp::Le,
+                    Operand::Const(tos | 3),
+                    vec![Stmt::apply("flow_to_mice")],
+                    vec![],
+                )],
                 vec![],
             )]
         } else {
@@ -830,9 +839,11 @@ mod tests {
         // Qeq 192: 5 Qeq = 960. Q = 300, Qold = 250: -Fb = 108 + 2 x 50 = 208 -> 13.
         assert_eq!(quantised_fb(300, 250, 192), Some(208 * 63 / 960));
         assert_eq!(quantised_fb(300, 250, 192), Some(13));
-        // At Qeq with no change: Fb = 0, no CNM; below Qeq: none.
+        // At Qeq with no change: Fb = 0, no CNM; below Qeq and falling: none; below Qeq
+        // but growing fast: 300 - 192 = 108 -> 7.
         assert_eq!(quantised_fb(192, 192, 192), None);
-        assert_eq!(quantised_fb(100, 0, 192), None);
+        assert_eq!(quantised_fb(100, 150, 192), None);
+        assert_eq!(quantised_fb(100, 0, 192), Some(7));
         // Growing fast below Qeq still notifies: 150 + 2 x 150 - 192 = 258.
         assert_eq!(quantised_fb(150, 0, 192), Some(258 * 63 / 960));
         // Saturates at 63.
