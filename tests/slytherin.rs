@@ -14,6 +14,9 @@ use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Network, Probe, Stepping, TransportConfig};
 use t2sim::scenario::RECEIVER_IP;
 use t2sim::schemes::{self, slytherin, Target};
+
+mod common;
+use common::waves::{first, numbers, run_story};
 use t2sim::topology::{Shape, TopologySpec};
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 
@@ -434,4 +437,62 @@ proptest! {
             }
         }
     }
+}
+
+/// The story scenario's waves (docs/schemes/slytherin.md, "Waves"): at the spine (hop 2), a
+/// frame that leaf 0's congested uplink marked CE (hop 1) is put in the strict-priority queue
+/// and leaves ahead of the unmarked frames queued before it. Every cycle below is what the
+/// model does with this seed (the run is deterministic); the relations are what the scheme
+/// promises.
+#[test]
+fn story_waves_show_a_marked_frame_promoted_at_the_next_hop() {
+    let story = run_story("slytherin_story");
+    let r = &story.results;
+    assert_eq!((r.flows, r.completed, r.drops.total()), (4, 4, 0));
+    let titles: Vec<&str> = story.groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert!(titles[0].starts_with("1 arrivals at hop 2") && titles[3].starts_with("4 toward"));
+    let d = &story.dump;
+
+    // Queue 0 toward leaf 1 passes K (768 cells) as leaf 0's and leaf 2's frames meet.
+    let q0 = "chip.tm.pipe1.port136.q0.depth_cells";
+    let q1 = "chip.tm.pipe1.port136.q1.depth_cells";
+    assert_eq!(first(d, q0, |v| v > 768), Some((24077, 774)));
+    // The first promoted frame: number 313, in from leaf 0 at 27,553, at ingress stage 0 a
+    // parser's 64 cycles later, in queue 1 (9 cells) after the 190 cycles of ingress and the
+    // hand-over to the TM, while 936 cells wait in queue 0.
+    let seen = |path: &str, n: u64| first(d, path, |v| v == n).unwrap().0;
+    assert_eq!(seen("chip.port8.rx_pkt", 313), 27553);
+    assert_eq!(seen("chip.pipe0.ingress.stage00.pkt_id", 313), 27553 + 64);
+    assert_eq!(first(d, q1, |v| v > 0), Some((27553 + 190, 9)));
+    let q0_then = numbers(d, q0)
+        .into_iter()
+        .take_while(|&(c, _)| c <= 27743)
+        .last()
+        .unwrap();
+    assert_eq!(q0_then.1, 936);
+    // Queue 1 holds only frames that arrived CE-marked (no ACK goes toward leaf 1 here) and
+    // stays short: never more than two of them (18 cells).
+    assert!(numbers(d, q1).iter().all(|&(_, v)| v <= 18));
+    // It leaves toward leaf 1 at 28,235, back to back with the next promoted frame, ahead of
+    // the 103 frames (146 to 311) that reached the spine before it and wait in queue 0.
+    let tx = numbers(d, "chip.port136.tx_pkt");
+    let i = tx.iter().position(|&(_, v)| v == 313).unwrap();
+    assert_eq!((tx[i], tx[i + 1]), ((28235, 313), (28420, 316)));
+    let sent_at = |n: u64| tx.iter().find(|&&(_, v)| v == n).map(|&(c, _)| c);
+    let arrived_at = |n: u64| {
+        ["chip.port8.rx_pkt", "chip.port264.rx_pkt"]
+            .iter()
+            .find_map(|p| first(d, p, |v| v == n).map(|(c, _)| c))
+    };
+    let overtaken: Vec<u64> = (1..313)
+        .filter(|&n| arrived_at(n).is_some_and(|c| c < 27553))
+        .filter(|&n| sent_at(n).is_some_and(|c| c > 28235))
+        .collect();
+    assert_eq!(
+        (overtaken.len(), overtaken.first(), overtaken.last()),
+        (103, Some(&146), Some(&311))
+    );
+    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    std::fs::remove_dir_all(&story.dir).unwrap();
 }
