@@ -114,10 +114,7 @@ fn ecmp_groups(routes: &[(Ipv4Addr, u16)]) -> Vec<(Ipv4Addr, Vec<u16>)> {
 }
 
 /// `program` with `routes` added to its route table.
-pub(crate) fn with_routes(
-    program: &Program,
-    routes: &[(Ipv4Addr, u16)],
-) -> Result<Program, ConfigError> {
+pub fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program, ConfigError> {
     let mut p = program.clone();
     if routes.is_empty() {
         return Ok(p);
