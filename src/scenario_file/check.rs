@@ -229,6 +229,7 @@ impl ScenarioFile {
                 ),
             },
         };
+        let mut scheme_chip = None;
         let (program, port_queues, scheme) = match &raw.scheme {
             None => {
                 if raw.scheme_params.is_some() {
@@ -266,6 +267,7 @@ impl ScenarioFile {
                     },
                 );
                 setup.hosts.apply(&mut transport);
+                scheme_chip = setup.chip;
                 (
                     Some(setup.program),
                     setup.port_queues,
@@ -607,6 +609,7 @@ impl ScenarioFile {
             buckets,
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
+            scheme_chip,
             waves,
             scheme,
             compare,

@@ -39,7 +39,11 @@ impl ScenarioFile {
             }
         }
         for &c in &topo.chips {
-            self.control.apply(topo.net.node_mut::<Chip>(c))?;
+            let chip = topo.net.node_mut::<Chip>(c);
+            if let Some(setup) = &self.scheme_chip {
+                setup.apply_to(chip)?;
+            }
+            self.control.apply(chip)?;
         }
         if let Some((w, switch)) = &self.waves {
             let chips = topo.chips.len();

@@ -16,6 +16,7 @@ use t2_tm::QueueConfig;
 
 use crate::params::Tofino2Params;
 
+pub mod bfc;
 pub mod dctcp;
 pub mod droptail;
 pub mod pabo;
@@ -27,6 +28,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &dctcp::SCHEME,
     &slytherin::SCHEME,
     &pabo::SCHEME,
+    &bfc::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -141,6 +143,26 @@ pub struct Setup {
     /// Every switch port's egress queues; `None` keeps the TM's default carving.
     pub port_queues: Option<Vec<QueueConfig>>,
     pub hosts: Hosts,
+    /// What every switch needs beyond its program and queues (mirror sessions, pktgen
+    /// applications, control-plane entries that depend on the switch's ports); `None` for
+    /// schemes that need nothing more.
+    pub chip: Option<ChipSetup>,
+}
+
+/// A scheme's per-switch set-up, run on every switch after the network is built and
+/// before the run.
+#[derive(Clone, Copy, Debug)]
+pub struct ChipSetup {
+    /// Period of the scheme's periodic control frames, cycles (passed to `apply`).
+    pub refresh_cycles: u64,
+    pub apply: fn(&mut crate::Chip, u64) -> Result<(), String>,
+}
+
+impl ChipSetup {
+    /// Sets up `chip`.
+    pub fn apply_to(&self, chip: &mut crate::Chip) -> Result<(), String> {
+        (self.apply)(chip, self.refresh_cycles)
+    }
 }
 
 /// What the hosts do under a scheme: their part of it.
