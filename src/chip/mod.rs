@@ -305,6 +305,16 @@ impl ChipCounters {
     pub fn dropped(&self) -> u64 {
         self.drops.values().sum()
     }
+
+    /// Frames the programs consumed after acting on them (`DropReason::Consumed`): control
+    /// frames, not lost data.
+    pub fn consumed_frames(&self) -> u64 {
+        self.drops
+            .iter()
+            .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
+            .map(|(_, n)| n)
+            .sum()
+    }
 }
 
 /// A Tofino2 chip.

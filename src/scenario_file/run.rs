@@ -179,6 +179,12 @@ impl ScenarioFile {
         for (i, &c) in topo.chips.iter().enumerate() {
             let chip = topo.net.node::<Chip>(c);
             for (cause, n) in &chip.counters().drops {
+                // Control frames the program acted on (BFC pause frames) are not lost data.
+                if let crate::chip::DropCause::Pipeline(_, t2_pipeline::DropReason::Consumed) =
+                    cause
+                {
+                    continue;
+                }
                 count(format!("switch{i}"), format!("chip.{cause}"), *n);
             }
             for p in 0..t2_testbench::Node::port_count(chip) {
@@ -264,7 +270,8 @@ impl ScenarioFile {
             let n = PauseCounts {
                 pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
                 pfc_received: k.pfc_frames_received,
-                bfc_received: 0,
+                // BFC pause frames the program consumed (after acting on them).
+                bfc_received: k.consumed_frames(),
             };
             if n != PauseCounts::default() {
                 pause_frames.insert(format!("switch{i}"), n);

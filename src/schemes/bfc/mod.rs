@@ -122,8 +122,7 @@ pub const CONTROL_QUEUE: u64 = 31;
 pub const TAG_ETHERTYPE: u16 = 0x88B7;
 /// First 16 bits of a dequeue record (pktgen headers begin with a byte of at most 0x3F).
 pub const RECORD_MARKER: u64 = 0xBFC0;
-/// Mirror session of the dequeue records.
-pub const RECORD_SESSION: u8 = 1;
+/// Mirror session of the dequeue records of packets that entered pipe p: session p.
 /// Bytes of the packet a dequeue record keeps (after its 12-byte mirror header).
 pub const RECORD_TRUNCATE_BYTES: u32 = 64;
 /// Pktgen applications of pipe 0: the periodic refresh and the resume burst.
@@ -214,59 +213,73 @@ pub fn port_queues() -> Vec<QueueConfig> {
 /// one frame per front-panel port) and the table that sends packet `k` of a burst to port
 /// `k`.
 pub fn setup_chip(chip: &mut Chip, refresh_cycles: u64) -> Result<(), String> {
-    let recirc = chip
-        .recirculation_port(0)
-        .ok_or("BFC needs pipe 0's recirculation port (a recirculation cap above 0)")?;
-    chip.set_mirror_session(
-        RECORD_SESSION,
-        Some(MirrorSession {
-            port: recirc,
-            qid: 0,
-            truncate_bytes: Some(RECORD_TRUNCATE_BYTES),
-        }),
-    )
-    .map_err(|e| e.to_string())?;
+    let pipes = chip.params().pipes as usize;
     let front = t2_testbench::Node::port_count(chip);
-    for k in 0..front {
-        chip.schedule(
-            0,
-            ControlOp::AddEntry {
-                pipe: None,
-                table: "refresh_port".into(),
-                entry: t2_pipeline::ir::Entry {
-                    key: vec![t2_pipeline::ir::KeyValue {
-                        value: k as u64,
-                        mask: None,
-                    }],
-                    action: t2_pipeline::ir::ActionCall::new("to_port", &[chip.dev_port(k) as u64]),
-                    members: Vec::new(),
-                },
-            },
-        )
-        .map_err(|e| e.to_string())?;
-    }
     let mut template = Vec::new();
     BfcPause::none().write([2, 0, 0, 0, 0xbf, 0xc0], &mut template);
-    let burst = |trigger| PktgenApp {
-        trigger,
-        batches: 1,
-        packets_per_batch: front as u16,
-        packet_gap: BURST_GAP_CYCLES,
-        batch_gap: 0,
-        payload: template.clone(),
-    };
-    chip.set_pktgen_app(
-        0,
-        0,
-        REFRESH_APP,
-        Some(burst(PktgenTrigger::Periodic {
-            start: refresh_cycles,
-            period: refresh_cycles,
-        })),
-    )
-    .map_err(|e| e.to_string())?;
-    chip.set_pktgen_app(0, 0, RESUME_APP, Some(burst(PktgenTrigger::Deparser)))
+    for pipe in 0..pipes {
+        // Each pipe keeps the counters of the ports that enter it, so its records come back
+        // through its own recirculation port and its own pktgen sends its ports' bitmaps.
+        let ports: Vec<usize> = (0..front)
+            .filter(|&k| chip.dev_port(k) as usize >> 7 == pipe)
+            .collect();
+        if ports.is_empty() {
+            continue;
+        }
+        let recirc = chip
+            .recirculation_port(pipe)
+            .ok_or("BFC needs every pipe's recirculation port (a recirculation cap above 0)")?;
+        chip.set_mirror_session(
+            pipe as u8,
+            Some(MirrorSession {
+                port: recirc,
+                qid: 0,
+                truncate_bytes: Some(RECORD_TRUNCATE_BYTES),
+            }),
+        )
         .map_err(|e| e.to_string())?;
+        for (k, &port) in ports.iter().enumerate() {
+            chip.schedule(
+                0,
+                ControlOp::AddEntry {
+                    pipe: Some(pipe),
+                    table: "refresh_port".into(),
+                    entry: t2_pipeline::ir::Entry {
+                        key: vec![t2_pipeline::ir::KeyValue {
+                            value: k as u64,
+                            mask: None,
+                        }],
+                        action: t2_pipeline::ir::ActionCall::new(
+                            "to_port",
+                            &[chip.dev_port(port) as u64],
+                        ),
+                        members: Vec::new(),
+                    },
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        let burst = |trigger| PktgenApp {
+            trigger,
+            batches: 1,
+            packets_per_batch: ports.len() as u16,
+            packet_gap: BURST_GAP_CYCLES,
+            batch_gap: 0,
+            payload: template.clone(),
+        };
+        chip.set_pktgen_app(
+            0,
+            pipe,
+            REFRESH_APP,
+            Some(burst(PktgenTrigger::Periodic {
+                start: refresh_cycles,
+                period: refresh_cycles,
+            })),
+        )
+        .map_err(|e| e.to_string())?;
+        chip.set_pktgen_app(0, pipe, RESUME_APP, Some(burst(PktgenTrigger::Deparser)))
+            .map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -371,16 +384,23 @@ pub fn program(cfg: &Config) -> Program {
     }
 
     let mut b = forwarding("bfc_switch")
-        .header("gen_first", &[("kind", 16)])
-        .header("pktgen_rest", &[("batch_id", 16), ("packet_id", 16)])
-        .header(
-            "deq_rest",
-            &[("in_port", 16), ("uq", 16), ("caused", 8), ("pad", 8), ("fidx", 32)],
-        )
+        // First header of the graph: a copy made with it carries mirror type 1.
         .header(
             "bfc_deq",
             &[
                 ("kind", 16),
+                ("in_port", 16),
+                ("uq", 16),
+                ("caused", 8),
+                ("pad", 8),
+                ("fidx", 32),
+            ],
+        )
+        .header("gen_first", &[("kind", 16)])
+        .header("pktgen_rest", &[("batch_id", 16), ("packet_id", 16)])
+        .header(
+            "deq_rest",
+            &[
                 ("in_port", 16),
                 ("uq", 16),
                 ("caused", 8),
@@ -482,6 +502,8 @@ pub fn program(cfg: &Config) -> Program {
         .metadata("meta.qidx", 16)
         .metadata("meta.depth", 32)
         .metadata("meta.flow", 1)
+        .metadata("meta.session", 8)
+        .metadata("meta.seen", 32)
         .metadata("meta.frame", 1)
         .metadata("meta.qp_op", 2)
         .metadata("meta.pb_op", 2)
@@ -697,19 +719,54 @@ pub fn program(cfg: &Config) -> Program {
     b = b
         .action(
             Action::new("ghost_split")
-                .prim(alu(AluOp::Shl, "meta.ghost_index", f("ghost_md.pipe_id"), c(11)))
+                .prim(alu(
+                    AluOp::Shl,
+                    "meta.ghost_index",
+                    f("ghost_md.pipe_id"),
+                    c(11),
+                ))
                 .prim(alu(AluOp::And, "meta.ghost_low", f("ghost_md.qid"), c(31)))
-                .prim(alu(AluOp::Min, "meta.ghost_nmask", f("ghost_md.qlength"), c(1)))
-                .prim(alu(AluOp::Shl, "meta.ghost_pk", f("ghost_md.pipe_id"), c(6)))
+                .prim(alu(
+                    AluOp::Min,
+                    "meta.ghost_nmask",
+                    f("ghost_md.qlength"),
+                    c(1),
+                ))
+                .prim(alu(
+                    AluOp::Shl,
+                    "meta.ghost_pk",
+                    f("ghost_md.pipe_id"),
+                    c(6),
+                ))
                 .prim(alu(AluOp::Shr, "meta.ghost_qh", f("ghost_md.qid"), c(5))),
         )
         .action(
             // Busy: arg = mask (OR it in); empty: arg = !mask (AND it in).
             Action::new("ghost_join")
-                .prim(alu(AluOp::Or, "meta.ghost_key", f("meta.ghost_index"), f("ghost_md.qid")))
-                .prim(alu(AluOp::Shr, "meta.ghost_mask", c(0x8000_0000), f("meta.ghost_low")))
-                .prim(alu(AluOp::Sub, "meta.ghost_nmask", f("meta.ghost_nmask"), c(1)))
-                .prim(alu(AluOp::Or, "meta.ghost_pk", f("meta.ghost_pk"), f("meta.ghost_qh"))),
+                .prim(alu(
+                    AluOp::Or,
+                    "meta.ghost_key",
+                    f("meta.ghost_index"),
+                    f("ghost_md.qid"),
+                ))
+                .prim(alu(
+                    AluOp::Shr,
+                    "meta.ghost_mask",
+                    c(0x8000_0000),
+                    f("meta.ghost_low"),
+                ))
+                .prim(alu(
+                    AluOp::Sub,
+                    "meta.ghost_nmask",
+                    f("meta.ghost_nmask"),
+                    c(1),
+                ))
+                .prim(alu(
+                    AluOp::Or,
+                    "meta.ghost_pk",
+                    f("meta.ghost_pk"),
+                    f("meta.ghost_qh"),
+                )),
         )
         .action(Action::new("ghost_arg").prim(alu(
             AluOp::Xor,
@@ -756,7 +813,7 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("meta.in_port", f("deq_rest.in_port")))
                 .prim(alu(AluOp::And, "meta.uq5", f("deq_rest.uq"), c(31)))
                 .prim(Primitive::Drop {
-                    reason: DropCause::NotIpv4,
+                    reason: DropCause::Consumed,
                 }),
         )
         .action(Action::new("touch_last").prim(Primitive::Execute {
@@ -766,6 +823,7 @@ pub fn program(cfg: &Config) -> Program {
         .action(
             Action::new("idle")
                 .prim(alu(AluOp::Sub, "meta.idle", f("meta.now"), f("meta.last")))
+                .prim(alu(AluOp::Min, "meta.seen", f("meta.last"), c(1)))
                 .prim(Primitive::Execute {
                     register_action: "count_flow".into(),
                     index: f("meta.fidx"),
@@ -800,7 +858,12 @@ pub fn program(cfg: &Config) -> Program {
         .action(
             // Data: arg = mask (OR: a new pause); record: arg = !mask (AND: a resume).
             Action::new("pause_edge")
-                .prim(alu(AluOp::Sub, "meta.edge", f("meta.ctr_old"), f("meta.is_deq")))
+                .prim(alu(
+                    AluOp::Sub,
+                    "meta.edge",
+                    f("meta.ctr_old"),
+                    f("meta.is_deq"),
+                ))
                 .prim(alu(AluOp::Xor, "meta.arg", f("meta.mask"), f("meta.neg"))),
         )
         .action(Action::new("read_busy").prim(Primitive::Execute {
@@ -813,8 +876,18 @@ pub fn program(cfg: &Config) -> Program {
         }))
         .action(
             Action::new("combine")
-                .prim(alu(AluOp::Or, "meta.blocked", f("meta.busy"), f("meta.paused")))
-                .prim(alu(AluOp::Xor, "meta.unpaused", f("meta.paused"), c(0xFFFF_FFFF))),
+                .prim(alu(
+                    AluOp::Or,
+                    "meta.blocked",
+                    f("meta.busy"),
+                    f("meta.paused"),
+                ))
+                .prim(alu(
+                    AluOp::Xor,
+                    "meta.unpaused",
+                    f("meta.paused"),
+                    c(0xFFFF_FFFF),
+                )),
         )
         .action(Action::new("active").prim(alu(
             AluOp::And,
@@ -845,8 +918,18 @@ pub fn program(cfg: &Config) -> Program {
     b = b
         .action(
             Action::new("sum_pairs")
-                .prim(alu(AluOp::Add, "meta.count01", f("meta.count0"), f("meta.count1")))
-                .prim(alu(AluOp::Add, "meta.count23", f("meta.count2"), f("meta.count3"))),
+                .prim(alu(
+                    AluOp::Add,
+                    "meta.count01",
+                    f("meta.count0"),
+                    f("meta.count1"),
+                ))
+                .prim(alu(
+                    AluOp::Add,
+                    "meta.count23",
+                    f("meta.count2"),
+                    f("meta.count3"),
+                )),
         )
         .action(Action::new("sum_all").prim(alu(
             AluOp::Add,
@@ -871,19 +954,21 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("meta.cand", Operand::param("q"))),
         )
         .action(Action::new("reassign").prim(set("meta.reassign", c(1))))
-        .action(
-            Action::new("assign")
-                .prim(Primitive::Execute {
-                    register_action: "assign_queue".into(),
-                    index: f("meta.fidx"),
-                }),
-        )
+        .action(Action::new("assign").prim(Primitive::Execute {
+            register_action: "assign_queue".into(),
+            index: f("meta.fidx"),
+        }))
         .action(
             Action::new("queue")
                 .prim(Primitive::SetQid {
                     qid: f("meta.queue"),
                 })
-                .prim(alu(AluOp::Add, "meta.qidx", f("meta.qbase"), f("meta.queue")))
+                .prim(alu(
+                    AluOp::Add,
+                    "meta.qidx",
+                    f("meta.qbase"),
+                    f("meta.queue"),
+                ))
                 .prim(set("bfc_tag.queue", f("meta.queue"))),
         )
         .action(Action::new("read_depth").prim(Primitive::Execute {
@@ -940,6 +1025,7 @@ pub fn program(cfg: &Config) -> Program {
         .table(first_free)
         .table(hashed)
         .table(table0("reassign", "reassign"))
+        .table(table0("assign_new", "reassign"))
         .table(table0("flow_queue", "assign"))
         .table(table0("queue", "queue"))
         .table(table0("read_depth", "read_depth"))
@@ -978,10 +1064,15 @@ pub fn program(cfg: &Config) -> Program {
         }))
         .action(fill)
         .table(
-            Table::new("refresh_port", MatchKind::Exact, &["pktgen_rest.packet_id"], 256)
-                .action("to_port")
-                .action("no_port")
-                .default_action("no_port", &[]),
+            Table::new(
+                "refresh_port",
+                MatchKind::Exact,
+                &["pktgen_rest.packet_id"],
+                256,
+            )
+            .action("to_port")
+            .action("no_port")
+            .default_action("no_port", &[]),
         )
         .table(table0("fill_bitmap", "fill_bitmap"))
         .action(
@@ -993,10 +1084,7 @@ pub fn program(cfg: &Config) -> Program {
                     c(1),
                 ))
                 .prim(set("meta.qp_op", c(1)))
-                .prim(set("meta.frame", c(1)))
-                .prim(Primitive::Drop {
-                    reason: DropCause::NotIpv4,
-                }),
+                .prim(set("meta.frame", c(1))),
         )
         .action(Action::new("frame_diff").prim(alu(
             AluOp::Xor,
@@ -1010,7 +1098,11 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("bfc_apply.queue", Operand::param("q")))
                 .prim(set("meta.changed", c(1))),
         )
-        .action(Action::new("no_change"))
+        // A frame that changes nothing is consumed here; one that does is resubmitted (a
+        // dropped packet is not) and consumed on its second pass.
+        .action(Action::new("no_change").prim(Primitive::Drop {
+            reason: DropCause::Consumed,
+        }))
         .action(Action::new("resubmit_change").prim(Primitive::Resubmit {
             header: Some("bfc_apply".into()),
         }))
@@ -1023,18 +1115,38 @@ pub fn program(cfg: &Config) -> Program {
                     f("ig_intr_md.ingress_port"),
                     c(1),
                 ))
-                .prim(alu(AluOp::Shr, "meta.mask", c(0x8000_0000), f("bfc_apply.queue")))
-                .prim(alu(AluOp::Shr, "meta.afc_hi", f("ig_intr_md.ingress_port"), c(3)))
-                .prim(alu(AluOp::And, "meta.afc_ch", f("ig_intr_md.ingress_port"), c(7)))
+                .prim(alu(
+                    AluOp::Shr,
+                    "meta.mask",
+                    c(0x8000_0000),
+                    f("bfc_apply.queue"),
+                ))
+                .prim(alu(
+                    AluOp::Shr,
+                    "meta.afc_hi",
+                    f("ig_intr_md.ingress_port"),
+                    c(3),
+                ))
+                .prim(alu(
+                    AluOp::And,
+                    "meta.afc_ch",
+                    f("ig_intr_md.ingress_port"),
+                    c(7),
+                ))
                 .prim(alu(AluOp::Shl, "meta.afc_q", f("bfc_apply.queue"), c(15)))
                 .prim(set("meta.qp_op", c(2)))
                 .prim(Primitive::Drop {
-                    reason: DropCause::NotIpv4,
+                    reason: DropCause::Consumed,
                 }),
         )
         .action(
             Action::new("apply_shift")
-                .prim(alu(AluOp::Shr, "meta.shifted", f("bfc.w0"), f("meta.shift")))
+                .prim(alu(
+                    AluOp::Shr,
+                    "meta.shifted",
+                    f("bfc.w0"),
+                    f("meta.shift"),
+                ))
                 .prim(alu(AluOp::Shl, "meta.afc_hi", f("meta.afc_hi"), c(25)))
                 .prim(alu(AluOp::Shl, "meta.afc_ch", f("meta.afc_ch"), c(19))),
         )
@@ -1042,8 +1154,18 @@ pub fn program(cfg: &Config) -> Program {
             Action::new("apply_bit")
                 .prim(alu(AluOp::And, "meta.bit", f("meta.shifted"), c(1)))
                 .prim(alu(AluOp::And, "meta.bit1", f("meta.shifted"), c(1)))
-                .prim(alu(AluOp::Or, "meta.afc_a", f("meta.afc_hi"), f("meta.afc_ch")))
-                .prim(alu(AluOp::Or, "meta.afc_b", f("meta.afc_q"), c(0x8000_0000))),
+                .prim(alu(
+                    AluOp::Or,
+                    "meta.afc_a",
+                    f("meta.afc_hi"),
+                    f("meta.afc_ch"),
+                ))
+                .prim(alu(
+                    AluOp::Or,
+                    "meta.afc_b",
+                    f("meta.afc_q"),
+                    c(0x8000_0000),
+                )),
         )
         .action(
             // Set: arg = mask (OR); clear: arg = !mask (AND).
@@ -1117,15 +1239,25 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("bfc_deq.caused", f("bfc_tag.caused")))
                 .prim(set("bfc_deq.fidx", f("bfc_tag.fidx")))
                 .prim(Primitive::MirrorWithHeader {
-                    session: c(RECORD_SESSION as u64),
+                    session: f("meta.session"),
                     header: "bfc_deq".into(),
                 }),
         )
+        .action(Action::new("record_session").prim(alu(
+            AluOp::Shr,
+            "meta.session",
+            f("bfc_tag.in_port"),
+            c(7),
+        )))
+        .table(table0("record_session", "record_session"))
         .table(table0("depart", "depart"));
 
     b = b
         .ingress(ingress(cfg))
-        .egress(vec![on(is("bfc_tag.$valid"), vec![Stmt::apply("depart")])])
+        .egress(vec![on(
+            is("bfc_tag.$valid"),
+            vec![Stmt::apply("record_session"), Stmt::apply("depart")],
+        )])
         .ghost(vec![
             Stmt::apply("ghost_split"),
             Stmt::apply("ghost_join"),
@@ -1180,10 +1312,7 @@ fn ingress(cfg: &Config) -> Vec<Stmt> {
             Stmt::apply("flow_size"),
             Stmt::apply("pause_index"),
             Stmt::apply("pause_slot"),
-            on(
-                is("meta.is_data"),
-                vec![Stmt::apply("port_key")],
-            ),
+            on(is("meta.is_data"), vec![Stmt::apply("port_key")]),
         ],
     );
     let frame_tail = on(
@@ -1211,11 +1340,16 @@ fn ingress(cfg: &Config) -> Vec<Stmt> {
             Stmt::apply("threshold"),
             Stmt::apply("hashed_queue"),
             Stmt::apply("first_free"),
+            // An entry never touched (last-seen 0) is assigned at once.
             on(
                 when("meta.size_before", Cmp::Eq, c(0)),
-                vec![on(
-                    when("meta.idle", Cmp::Gt, c(cfg.sticky_ns)),
-                    vec![Stmt::apply("reassign")],
+                vec![Stmt::if_(
+                    when("meta.seen", Cmp::Eq, c(0)),
+                    vec![Stmt::apply("assign_new")],
+                    vec![on(
+                        when("meta.idle", Cmp::Gt, c(cfg.sticky_ns)),
+                        vec![Stmt::apply("reassign")],
+                    )],
                 )],
             ),
             Stmt::apply("flow_queue"),
