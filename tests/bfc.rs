@@ -62,11 +62,14 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
         ] {
             println!("  {r}: {:?}", reg(chip, r));
         }
-        for port in 0..4 {
+        for port in 0..8 {
             for q in 0..32 {
                 let st = chip.tm().queue_stats(port, q);
-                if st.paused {
-                    println!("  port {port} queue {q} paused");
+                if st.paused || st.queued_packets > 0 {
+                    println!(
+                        "  port {port} queue {q} paused {} packets {} cells {}",
+                        st.paused, st.queued_packets, st.depth_cells
+                    );
                 }
             }
         }
