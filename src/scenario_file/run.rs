@@ -252,7 +252,8 @@ impl ScenarioFile {
         for &h in &topo.hosts {
             let host = topo.net.node::<TransportHost>(h);
             frames.sent += host.frames_sent() - host.frames_on_nic();
-            frames.received += host.frames_received() - host.foreign();
+            // BFC pause frames a host took in are control frames, not data it was sent.
+            frames.received += host.frames_received() - host.foreign() - host.bfc_frames();
         }
         for &c in &topo.chips {
             frames.inside_chips += topo.net.node::<Chip>(c).packets_inside();
