@@ -497,7 +497,7 @@ pub fn program(cfg: &Config) -> Program {
         .metadata("meta.th", 32)
         .metadata("meta.hq", 5)
         .metadata("meta.cand", 8)
-        .metadata("meta.queue", 8)
+        .metadata("meta.queue", 5)
         .metadata("meta.qbase", 16)
         .metadata("meta.qidx", 16)
         .metadata("meta.depth", 32)
@@ -1265,7 +1265,10 @@ pub fn program(cfg: &Config) -> Program {
             Stmt::apply("ghost_busy"),
             Stmt::apply("ghost_depth"),
         ]);
-    b.build_unchecked()
+    // Every data packet's departure makes one record: the 12-byte `bfc_deq` header, the
+    // first RECORD_TRUNCATE_BYTES of the packet and the FCS, mirrored and recirculated once.
+    let record = 12 + RECORD_TRUNCATE_BYTES + 4;
+    b.overhead(record, record).build_unchecked()
 }
 
 fn is(field: &str) -> Condition {
