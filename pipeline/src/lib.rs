@@ -56,16 +56,20 @@ pub enum DropReason {
     TtlExpired = 5,
     /// The program's parser graph reached `reject`.
     ParserReject = 6,
+    /// The program consumed the packet: a control frame or a record it has acted on (a BFC
+    /// pause frame turned into AFC, a dequeue record counted), not lost data.
+    Consumed = 7,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::ParserError,
         DropReason::Ipv4ChecksumError,
         DropReason::NotIpv4,
         DropReason::NoRoute,
         DropReason::TtlExpired,
         DropReason::ParserReject,
+        DropReason::Consumed,
     ];
 
     /// The reason stored in the PHV's drop field; 0 means "not dropped".
@@ -82,6 +86,7 @@ impl DropReason {
             DropReason::NoRoute => "no_route",
             DropReason::TtlExpired => "ttl_expired",
             DropReason::ParserReject => "parser_reject",
+            DropReason::Consumed => "consumed",
         }
     }
 }

@@ -305,6 +305,19 @@ impl ChipCounters {
     pub fn dropped(&self) -> u64 {
         self.drops.values().sum()
     }
+
+    /// Frames the programs consumed after acting on them (`DropReason::Consumed`) that came
+    /// in on a port: control frames, not lost data. Mirror copies consumed (BFC's dequeue
+    /// records) are in `mirror_drops` as well as `drops` and are left out.
+    pub fn consumed_frames(&self) -> u64 {
+        let consumed = |m: &BTreeMap<DropCause, u64>| -> u64 {
+            m.iter()
+                .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
+                .map(|(_, n)| n)
+                .sum()
+        };
+        consumed(&self.drops) - consumed(&self.mirror_drops)
+    }
 }
 
 /// A Tofino2 chip.

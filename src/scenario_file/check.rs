@@ -232,6 +232,7 @@ impl ScenarioFile {
             mlfq: None,
         };
         let mut recirculation_mirror = None;
+        let mut scheme_chip = None;
         let (program, port_queues, scheme) = match &raw.scheme {
             None => {
                 if raw.scheme_params.is_some() {
@@ -288,6 +289,7 @@ impl ScenarioFile {
                         return bad("scheme", format!("{name}: {e}"));
                     }
                 }
+                scheme_chip = setup.chip;
                 (
                     Some(setup.program),
                     setup.port_queues,
@@ -672,6 +674,7 @@ impl ScenarioFile {
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             recirculation_mirror,
+            scheme_chip,
             waves,
             scheme,
             compare,

@@ -114,6 +114,8 @@ pub struct ScenarioFile {
     pub compare: Option<(Vec<String>, SchemeSettings)>,
     /// Mirror sessions and pktgen applications every switch gets.
     pub control: crate::control_toml::ControlSetup,
+    /// The scheme's own per-switch set-up, if it has one.
+    pub scheme_chip: Option<crate::schemes::ChipSetup>,
     /// Packet captures (`output.pcap`).
     pub pcap: Option<crate::pcap::PcapRequest>,
     /// `output.vcd` as written, and whether `output.pcap_dir` was given (for

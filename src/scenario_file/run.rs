@@ -59,7 +59,11 @@ impl ScenarioFile {
             }
         }
         for &c in &topo.chips {
-            self.control.apply(topo.net.node_mut::<Chip>(c))?;
+            let chip = topo.net.node_mut::<Chip>(c);
+            if let Some(setup) = &self.scheme_chip {
+                setup.apply_to(chip)?;
+            }
+            self.control.apply(chip)?;
         }
         if let Some((w, switch)) = &self.waves {
             let chips = topo.chips.len();
@@ -195,6 +199,12 @@ impl ScenarioFile {
         for (i, &c) in topo.chips.iter().enumerate() {
             let chip = topo.net.node::<Chip>(c);
             for (cause, n) in &chip.counters().drops {
+                // Control frames the program acted on (BFC pause frames) are not lost data.
+                if let crate::chip::DropCause::Pipeline(_, t2_pipeline::DropReason::Consumed) =
+                    cause
+                {
+                    continue;
+                }
                 count(format!("switch{i}"), format!("chip.{cause}"), *n);
             }
             for p in 0..t2_testbench::Node::port_count(chip) {
@@ -262,7 +272,8 @@ impl ScenarioFile {
         for &h in &topo.hosts {
             let host = topo.net.node::<TransportHost>(h);
             frames.sent += host.frames_sent() - host.frames_on_nic();
-            frames.received += host.frames_received() - host.foreign();
+            // BFC pause frames a host took in are control frames, not data it was sent.
+            frames.received += host.frames_received() - host.foreign() - host.bfc_frames();
         }
         for &c in &topo.chips {
             let chip = topo.net.node::<Chip>(c);
@@ -286,7 +297,8 @@ impl ScenarioFile {
             let n = PauseCounts {
                 pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
                 pfc_received: k.pfc_frames_received,
-                bfc_received: 0,
+                // BFC pause frames the program consumed (after acting on them).
+                bfc_received: k.consumed_frames(),
             };
             if n != PauseCounts::default() {
                 pause_frames.insert(format!("switch{i}"), n);

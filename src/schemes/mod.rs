@@ -16,6 +16,7 @@ use t2_tm::QueueConfig;
 
 use crate::params::Tofino2Params;
 
+pub mod bfc;
 pub mod dctcp;
 pub mod droptail;
 pub mod mice_elephant;
@@ -34,6 +35,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &mice_elephant::HYBRID,
     &mice_elephant::PFC_ONLY,
     &mice_elephant::QCN_ONLY,
+    &bfc::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -163,6 +165,10 @@ pub struct Setup {
     /// to `bytes`, to pipe 0's recirculation port (where a program turns them into control
     /// frames and routes them back into the network, as QCN's CNMs are); `None`: nothing.
     pub recirculation_mirror: Option<(u8, u32)>,
+    /// What every switch needs beyond its program and queues (mirror sessions, pktgen
+    /// applications, control-plane entries that depend on the switch's ports); `None` for
+    /// schemes that need nothing more.
+    pub chip: Option<ChipSetup>,
 }
 
 /// PFC as a scheme sets it on every switch's TM: which classes are lossless and the
@@ -183,6 +189,22 @@ impl Pfc {
         tm.pfc_xoff_cells = self.xoff_cells;
         tm.pfc_xon_cells = self.xon_cells;
         tm.pfc_headroom_cells = self.headroom_cells;
+    }
+}
+
+/// A scheme's per-switch set-up, run on every switch after the network is built and
+/// before the run.
+#[derive(Clone, Copy, Debug)]
+pub struct ChipSetup {
+    /// Period of the scheme's periodic control frames, cycles (passed to `apply`).
+    pub refresh_cycles: u64,
+    pub apply: fn(&mut crate::Chip, u64) -> Result<(), String>,
+}
+
+impl ChipSetup {
+    /// Sets up `chip`.
+    pub fn apply_to(&self, chip: &mut crate::Chip) -> Result<(), String> {
+        (self.apply)(chip, self.refresh_cycles)
     }
 }
 

@@ -328,6 +328,8 @@ pub enum DropCause {
     NotIpv4,
     NoRoute,
     TtlExpired,
+    /// A control frame or record the program has acted on (not data lost).
+    Consumed,
 }
 
 impl DropCause {
@@ -336,6 +338,7 @@ impl DropCause {
             DropCause::NotIpv4 => crate::DropReason::NotIpv4,
             DropCause::NoRoute => crate::DropReason::NoRoute,
             DropCause::TtlExpired => crate::DropReason::TtlExpired,
+            DropCause::Consumed => crate::DropReason::Consumed,
         }
     }
 }

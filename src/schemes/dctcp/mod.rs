@@ -32,6 +32,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
     Setup {
         program: target.routed(program(p.int("k_cells"))),
         port_queues: None,
+        chip: None,
         hosts: Hosts {
             congestion: Congestion::Dctcp,
             ..Hosts::PLAIN

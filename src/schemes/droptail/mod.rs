@@ -30,6 +30,7 @@ fn build(_: &SchemeParams, target: &Target) -> Setup {
     Setup {
         program: target.routed(program()),
         port_queues: None,
+        chip: None,
         hosts: Hosts::PLAIN,
         pfc: None,
         recirculation_mirror: None,

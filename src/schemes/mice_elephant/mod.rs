@@ -319,6 +319,7 @@ pub fn build(c: Config, target: &Target) -> Setup {
         // Every variant sets PFC, so that QCN alone runs with it off whatever the scenario says.
         pfc: Some(c.pfc),
         recirculation_mirror: v.qcn().then_some((CNM_SESSION, CNM_COPY_BYTES)),
+        chip: None,
     }
 }
 

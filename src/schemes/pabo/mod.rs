@@ -303,6 +303,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
     Setup {
         program: target.routed(program(&Lut::new(config))),
         port_queues: Some(port_queues(config.capacity_cells)),
+        chip: None,
         hosts: Hosts {
             resend_bounced: true,
             ..Hosts::PLAIN

@@ -74,6 +74,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         },
         pfc: None,
         recirculation_mirror: None,
+        chip: None,
     }
 }
 

@@ -74,6 +74,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
     Setup {
         program: target.routed(program(p.int("k_cells"))),
         port_queues: Some(port_queues(target.params)),
+        chip: None,
         hosts: Hosts {
             congestion: Congestion::Dctcp,
             ..Hosts::PLAIN
