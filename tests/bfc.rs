@@ -68,6 +68,9 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
     assert_eq!((r.flows, r.completed), (3, 3));
     assert_eq!(r.drops.total(), 0, "{:?}", r.drops);
     assert_eq!((r.timeouts, r.retransmitted_segments), (0, 0));
+    // Every frame is somewhere: pause frames and dequeue records the switches make are sent,
+    // those their programs consume are received.
+    assert_eq!(r.frames.unaccounted, 0, "{:?}", r.frames);
     // Pause frames reached the senders and the left switch (which turned them into AFC).
     for node in ["host0", "host1", "host4", "switch0"] {
         assert!(

@@ -310,14 +310,21 @@ impl ChipCounters {
     /// in on a port: control frames, not lost data. Mirror copies consumed (BFC's dequeue
     /// records) are in `mirror_drops` as well as `drops` and are left out.
     pub fn consumed_frames(&self) -> u64 {
-        let consumed = |m: &BTreeMap<DropCause, u64>| -> u64 {
-            m.iter()
-                .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
-                .map(|(_, n)| n)
-                .sum()
-        };
         consumed(&self.drops) - consumed(&self.mirror_drops)
     }
+
+    /// Mirror copies the programs consumed after acting on them (BFC's dequeue records).
+    pub fn consumed_copies(&self) -> u64 {
+        consumed(&self.mirror_drops)
+    }
+}
+
+/// Of the drops in `m`, those that were `DropReason::Consumed`.
+fn consumed(m: &BTreeMap<DropCause, u64>) -> u64 {
+    m.iter()
+        .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// A Tofino2 chip.

@@ -272,17 +272,20 @@ impl ScenarioFile {
         for &h in &topo.hosts {
             let host = topo.net.node::<TransportHost>(h);
             frames.sent += host.frames_sent() - host.frames_on_nic();
-            // BFC pause frames a host took in are control frames, not data it was sent.
-            frames.received += host.frames_received() - host.foreign() - host.bfc_frames();
+            // A frame a host cannot place (not its transport's) stays unaccounted: a census
+            // that balances then says every frame reached a place that knew what to do.
+            frames.received += host.frames_received() - host.foreign();
         }
         for &c in &topo.chips {
             let chip = topo.net.node::<Chip>(c);
             frames.inside_chips += chip.packets_inside();
-            // Frames a switch makes (PFC frames, mirror copies such as CNMs) are sent too,
-            // and the PFC frames a switch takes in and obeys are received.
+            // Frames a switch makes (PFC frames, mirror copies such as CNMs and BFC's dequeue
+            // records, packet-generator frames such as BFC's pause frames) are sent too; the
+            // PFC frames a switch's MAC obeys and the frames its program consumes after
+            // acting on them (BFC's pause frames and records) are received.
             let k = chip.counters();
-            frames.sent += k.pfc_xoff_sent + k.pfc_xon_sent + k.mirrored;
-            frames.received += k.pfc_frames_received;
+            frames.sent += k.pfc_xoff_sent + k.pfc_xon_sent + k.mirrored + k.pktgen_generated;
+            frames.received += k.pfc_frames_received + k.consumed_frames() + k.consumed_copies();
         }
         frames.unaccounted = frames.sent as i64
             - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
