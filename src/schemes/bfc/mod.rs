@@ -12,9 +12,10 @@
 //!   5-tuple (collisions share an entry, as in BFC): `flow_last` (last enqueue or dequeue,
 //!   ns), `flow_size` (packets of the flow in the switch), `flow_queue` (its queue).
 //! - **Queue assignment** (sticky): a flow whose entry has size 0 and has been idle for more
-//!   than `sticky_ns` gets a new queue: the lowest data queue of the egress port that is
+//!   than `sticky_ns` gets a new queue: the first data queue of the egress port that is
 //!   empty and not paused (bitmaps `port_busy`, fed by the ghost thread from the TM's queue
-//!   depths, and `queue_paused`, the pauses the downstream has asked for), else a queue
+//!   depths, and `queue_paused`, the pauses the downstream has asked for), scanning from a
+//!   random queue (`Random` into `meta.start`) as the authors' code does, else a queue
 //!   hashed from the flow index. Otherwise it keeps its queue.
 //! - **Pause decision**: N_active = non-empty, unpaused data queues of the port (a popcount
 //!   of the two bitmaps by four byte tables); Th(N_active) in cells from table `threshold`
@@ -136,6 +137,9 @@ pub const PAUSE_BITS: &str = "pause_bits";
 pub const PAUSES_ISSUED: &str = "pauses_issued";
 /// The stage of `port_busy`: after the ghost thread's three stages computing its operand.
 const BUSY_STAGE: u32 = 3;
+/// Values of the random scan start for a new queue (5 bits): 31 data queues, the last value
+/// scanning as the first.
+const SCAN_STARTS: u64 = 32;
 /// Bitmap words the program parses and fills: the first 128 bits of the frame's 1024 (each
 /// a copy of the port's 32-bit word); the other 112 bytes ride as payload, zero.
 pub const BITMAP_WORDS: usize = 4;
@@ -330,14 +334,31 @@ pub fn program(cfg: &Config) -> Program {
     let mut bfc_fields: Vec<(&str, u16)> = vec![("subtype", 16)];
     bfc_fields.extend(bfc_words.iter().map(|(n, b)| (n.as_str(), *b)));
 
-    // Lowest data queue whose bit is clear in meta.blocked (busy or paused).
-    let mut first_free = Table::new("first_free", MatchKind::Ternary, &["meta.blocked"], 32)
-        .action("pick_free")
-        .action("pick_hashed")
-        .default_action("pick_hashed", &[]);
-    for q in 0..DATA_QUEUES {
-        let above: u64 = (0..q).map(bit).sum();
-        first_free = first_free.ternary_entry(&[(above, above | bit(q))], "pick_free", &[q]);
+    // The first data queue whose bit is clear in meta.blocked (busy or paused), scanning
+    // from the random start meta.start and wrapping, as the authors' code scans from a random
+    // start: flows that arrive together (before the ghost thread has shown their queue busy)
+    // then rarely pick the same queue. Start s scans s, s+1, ..., 30, 0, ..., s-1; the 32nd
+    // start value scans as start 0. Entries are in priority order (first match wins).
+    let mut first_free = Table::new(
+        "first_free",
+        MatchKind::Ternary,
+        &["meta.start", "meta.blocked"],
+        (SCAN_STARTS * DATA_QUEUES) as u32,
+    )
+    .action("pick_free")
+    .action("pick_hashed")
+    .default_action("pick_hashed", &[]);
+    for start in 0..SCAN_STARTS {
+        let from = start % DATA_QUEUES;
+        let order: Vec<u64> = (0..DATA_QUEUES).map(|k| (from + k) % DATA_QUEUES).collect();
+        for (k, &q) in order.iter().enumerate() {
+            let before: u64 = order[..k].iter().map(|&b| bit(b)).sum();
+            first_free = first_free.ternary_entry(
+                &[(start, 0x1F), (before, before | bit(q))],
+                "pick_free",
+                &[q],
+            );
+        }
     }
     // Lowest queue whose bit differs in meta.diff.
     let mut changed = Table::new("changed_queue", MatchKind::Ternary, &["meta.diff"], 32)
@@ -498,6 +519,7 @@ pub fn program(cfg: &Config) -> Program {
         .metadata("meta.n_active", 8)
         .metadata("meta.th", 32)
         .metadata("meta.hq", 5)
+        .metadata("meta.start", 5)
         .metadata("meta.cand", 8)
         .metadata("meta.queue", 5)
         .metadata("meta.qbase", 16)
@@ -845,7 +867,10 @@ pub fn program(cfg: &Config) -> Program {
                     f("ig_intr_tm_md.ucast_egress_port"),
                     c(4),
                 ))
-                .prim(alu(AluOp::And, "meta.hq", f("meta.fidx"), c(31))),
+                .prim(alu(AluOp::And, "meta.hq", f("meta.fidx"), c(31)))
+                .prim(Primitive::Random {
+                    dst: "meta.start".into(),
+                }),
         )
         .action(
             Action::new("pause_index")
