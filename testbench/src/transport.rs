@@ -413,6 +413,12 @@ pub struct TransportHost {
     open: Vec<usize>,
     /// Round-robin: the flow index from which the next data frame's flow is looked for.
     rr: usize,
+    /// No open flow's retransmission timer or QCN timer falls due before this cycle: a lower
+    /// bound that every place arming a timer lowers and that housekeeping recomputes when it
+    /// is reached, so that a tick with nothing due does not look at every open flow.
+    timers_from: Cycle,
+    /// A flow has finished since housekeeping last pruned `open`.
+    finished_since_prune: bool,
     acks: VecDeque<AckToSend>,
     receiving: BTreeMap<u32, RecvFlow>,
     /// Frames being serialized with the cycle each one's last bit leaves (at most two: the
@@ -470,6 +476,8 @@ impl TransportHost {
             flows: Vec::new(),
             open: Vec::new(),
             rr: 0,
+            timers_from: 0,
+            finished_since_prune: false,
             acks: VecDeque::new(),
             receiving: BTreeMap::new(),
             on_nic: VecDeque::with_capacity(2),
@@ -656,8 +664,11 @@ impl TransportHost {
             .find(|&i| flows[i].spec.id == id && flows[i].finish.is_none())
             .map(|i| &mut flows[i])
         {
-            f.rp.get_or_insert_with(|| ReactionPoint::new(line, params))
-                .on_cnm(now, cnm.qntz_fb);
+            let rp = f.rp.get_or_insert_with(|| ReactionPoint::new(line, params));
+            rp.on_cnm(now, cnm.qntz_fb);
+            if let Some(t) = rp.timer_at() {
+                self.timers_from = self.timers_from.min(t);
+            }
         }
     }
 
@@ -821,10 +832,12 @@ impl TransportHost {
         if f.snd_una >= f.spec.size_bytes {
             f.finish = Some(now);
             f.rto_at = None;
+            self.finished_since_prune = true;
             let q = f.queue as usize;
             self.queue_used[q] -= 1;
         } else {
             f.rto_at = Some(now + f.rto);
+            self.timers_from = self.timers_from.min(now + f.rto);
         }
     }
 
@@ -855,23 +868,31 @@ impl TransportHost {
                 ipv4_bytes_sent: 0,
             });
         }
-        for &i in &self.open {
-            let f = &mut self.flows[i];
-            if let Some(rp) = f.rp.as_mut() {
-                rp.on_time(now);
-            }
-            if f.rto_at.is_some_and(|t| t <= now) {
-                f.timeouts += 1;
-                f.snd_nxt = f.snd_una;
-                f.rto = (f.rto * 2).min(self.config.max_rto);
-                f.rto_at = None;
-                if let Some(d) = f.dctcp.as_mut() {
-                    d.on_timeout();
+        if now >= self.timers_from {
+            let mut next = Cycle::MAX;
+            for &i in &self.open {
+                let f = &mut self.flows[i];
+                if let Some(rp) = f.rp.as_mut() {
+                    rp.on_time(now);
+                    next = next.min(rp.timer_at().unwrap_or(Cycle::MAX));
                 }
+                if f.rto_at.is_some_and(|t| t <= now) {
+                    f.timeouts += 1;
+                    f.snd_nxt = f.snd_una;
+                    f.rto = (f.rto * 2).min(self.config.max_rto);
+                    f.rto_at = None;
+                    if let Some(d) = f.dctcp.as_mut() {
+                        d.on_timeout();
+                    }
+                }
+                next = next.min(f.rto_at.unwrap_or(Cycle::MAX));
             }
+            self.timers_from = next;
         }
-        let flows = &self.flows;
-        self.open.retain(|&i| flows[i].finish.is_none());
+        if std::mem::take(&mut self.finished_since_prune) {
+            let flows = &self.flows;
+            self.open.retain(|&i| flows[i].finish.is_none());
+        }
     }
 
     /// Whether flow `i` may start a frame in cycle `now` (PFC, BFC pause and QCN pacing).
@@ -937,6 +958,7 @@ impl TransportHost {
             f.high = f.high.max(f.snd_nxt);
             if f.rto_at.is_none() {
                 f.rto_at = Some(now + f.rto);
+                self.timers_from = self.timers_from.min(now + f.rto);
             }
             // PIAS's tag, when its hosts tag; else the mice/elephant class's DSCP (or 0).
             let dscp = self.config.mlfq.map_or(dscp, |m| m.level(f.bytes_sent));
@@ -1144,7 +1166,8 @@ impl Node for TransportHost {
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let frees = (!self.on_nic.is_empty() && frees > now).then_some(frees);
         let start = self.pending.last().map(|p| p.start);
-        let timers = self.open.iter().filter_map(|&i| self.flows[i].rto_at).min();
+        // A lower bound: a visit there with nothing due only recomputes it.
+        let timers = (self.timers_from != Cycle::MAX).then_some(self.timers_from);
         let pause_ends = self.paused_until.iter().copied().filter(|&t| t > now).min();
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
