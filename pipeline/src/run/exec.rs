@@ -44,6 +44,42 @@ fn splitmix64(state: &mut u64) -> u64 {
 /// A CRC over `bytes`, MSB first, initial value 0, no reflection, no final XOR.
 pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
     let width = algorithm.bits();
+    let mask = (1u64 << width) - 1;
+    CRC_TABLES.with(|tables| {
+        let mut tables = tables.borrow_mut();
+        let table = match tables
+            .iter()
+            .position(|(w, p, _)| *w == width && *p == polynomial)
+        {
+            Some(i) => &tables[i].2,
+            None => {
+                let t = Box::new(std::array::from_fn(|b| {
+                    crc_bitwise(width, polynomial, &[b as u8])
+                }));
+                tables.push((width, polynomial, t));
+                &tables[tables.len() - 1].2
+            }
+        };
+        // A byte at a time: the register's top byte and the input byte pick the remainder
+        // that eight bit steps would leave (the table holds it for every such byte).
+        let mut reg = 0u64;
+        for &b in bytes {
+            let top = ((reg >> (width - 8)) as u8 ^ b) as usize;
+            reg = ((reg << 8) ^ table[top]) & mask;
+        }
+        reg as u32
+    })
+}
+
+thread_local! {
+    /// Byte tables of the CRCs used so far, by (width, polynomial): a handful per program.
+    #[allow(clippy::type_complexity)]
+    static CRC_TABLES: std::cell::RefCell<Vec<(u32, u32, Box<[u64; 256]>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The same CRC a bit at a time (the definition; `crc` uses it to fill its byte tables).
+fn crc_bitwise(width: u32, polynomial: u32, bytes: &[u8]) -> u64 {
     let top = 1u64 << (width - 1);
     let mask = (1u64 << width) - 1;
     let mut reg = 0u64;
@@ -57,7 +93,7 @@ pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
             };
         }
     }
-    reg as u32
+    reg
 }
 
 fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
@@ -689,6 +725,33 @@ impl StageProgram for PlacedThread {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_byte_table_crc_equals_the_bitwise_definition() {
+        let mut state = 7u64;
+        for algorithm in [HashAlgorithm::Crc16, HashAlgorithm::Crc32] {
+            for poly in [
+                algorithm.default_polynomial(),
+                0x1021,
+                0x1EDC_6F41 & 0xFFFF,
+                0x1EDC_6F41,
+            ] {
+                for len in 0..40 {
+                    let bytes: Vec<u8> = (0..len).map(|_| splitmix64(&mut state) as u8).collect();
+                    assert_eq!(
+                        crc(algorithm, poly, &bytes) as u64,
+                        crc_bitwise(algorithm.bits(), poly, &bytes),
+                        "{algorithm:?} {poly:#x} {bytes:?}"
+                    );
+                }
+            }
+        }
+        // CRC-32/POSIX without its final XOR: the check value of "123456789", inverted.
+        assert_eq!(
+            crc(HashAlgorithm::Crc32, 0x04C1_1DB7, b"123456789"),
+            0x89A1_897F
+        );
+    }
     use super::*;
 
     #[test]
