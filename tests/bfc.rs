@@ -146,3 +146,291 @@ fn a_received_bitmap_pauses_and_resumes_the_named_queue_through_afc() {
     assert_eq!(jumped, stepped);
     assert_eq!(jumped_counters, counters);
 }
+
+// ---- exact pause and resume on two switches ----
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use t2_testbench::{Direction, Tap, TapFrame};
+use t2sim::schemes::bfc::{PAUSE_BITS, PAUSE_COUNTERS};
+
+/// Every BFC pause frame crossing a link: (cycle, node, port, leaving?, bitmap word 0).
+type FrameLog = Rc<RefCell<Vec<(Cycle, usize, usize, bool, u32)>>>;
+
+struct PauseFrames(FrameLog);
+
+impl Tap for PauseFrames {
+    fn frame(&mut self, f: &TapFrame<'_>) {
+        if BfcPause::is_bfc(f.bytes) {
+            let w = u32::from_be_bytes(f.bytes[16..20].try_into().unwrap());
+            self.0
+                .borrow_mut()
+                .push((f.cycle, f.node.0, f.port, f.direction == Direction::Tx, w));
+        }
+    }
+}
+
+/// The placed BFC program's ingress: (parser cycles, each stage's cycles, the stage of each
+/// table), from the compiler's report.
+fn placed_ingress() -> (u64, Vec<u64>, std::collections::BTreeMap<String, usize>) {
+    let params = t2sim::Tofino2Params::default();
+    let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
+    let checked = t2_pipeline::check::check_with(&p, &params.pipeline.phv).unwrap();
+    let budget = t2_pipeline::place::Budget::tofino2();
+    let placed = t2_pipeline::place::place(&checked, &budget);
+    let r = t2_pipeline::report::Report::new(
+        &checked,
+        &placed,
+        &budget,
+        &params.pipeline,
+        params.clock_hz,
+    );
+    let ing = r.latency.iter().find(|l| l.gress == "ingress").unwrap();
+    let tables = r
+        .tables
+        .iter()
+        .filter(|t| t.thread == "ingress")
+        .map(|t| (t.name.clone(), t.stage))
+        .collect();
+    (
+        ing.parser_cycles as u64,
+        ing.stage_cycles.iter().map(|&c| c as u64).collect(),
+        tables,
+    )
+}
+
+const PAUSE_STORY: &str =
+    "name = \"bfc-pause\"\nseed = 1\nduration_us = 20\ndrain_us = 200\nscheme = \"bfc\"\n\
+[topology]\nkind = \"dumbbell\"\nhosts_per_side = 3\nlink_gbps = 100\nlink_delay_ns = 1000\n\
+[transport]\nmss = 1000\nwindow_bytes = 100000000\nrto_us = 1000\n\
+[[workload.flows]]\nsrc = 0\ndst = 3\nsize_bytes = 60000\n\
+[[workload.flows]]\nsrc = 4\ndst = 3\nsize_bytes = 60000\n";
+
+/// Two flows of 60 frames into host 3 of the two-switch dumbbell: host 0's crosses the left
+/// switch (switch 0), host 4's enters the right switch (switch 1) directly.
+fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
+    let text = t2sim::scenario_file::ScenarioText {
+        text: PAUSE_STORY.into(),
+        shown: "PAUSE_STORY".into(),
+        base: ".".into(),
+    };
+    let flows = [(0, 3), (4, 3)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(src, dst))| FlowSpec {
+            start: 0,
+            id: i as u32,
+            src,
+            dst,
+            size_bytes: 60_000,
+        })
+        .collect();
+    (ScenarioFile::from_text(&text, &[]).unwrap(), flows)
+}
+
+/// What happens to the pause of the left switch's queue 0 (the queue host 0's flow leaves it
+/// by, so uq 0 at the right switch), cycle by cycle.
+#[derive(Debug, PartialEq, Default)]
+struct PauseTimeline {
+    /// Right switch, counter (port from the left switch, uq 0): first 0 -> 1, last 1 -> 0.
+    counter_set: Cycle,
+    bit_set: Cycle,
+    counter_zero: Cycle,
+    bit_clear: Cycle,
+    /// Pause frames out of the right switch toward the left one carrying bit 0: the first,
+    /// and the first with it clear after the counter fell to 0 (the resume).
+    pause_tx: Cycle,
+    previous_tx_clear: bool,
+    resume_tx: Cycle,
+    pause_rx: Cycle,
+    resume_rx: Cycle,
+    /// Left switch, its queue 0 toward the right switch.
+    afc_paused: Cycle,
+    afc_resumed: Cycle,
+    /// Data frames received by the right switch from the left one, and the cycles its
+    /// recirculation port (pipe 3) sent a record.
+    data_rx: Vec<Cycle>,
+    records: Vec<Cycle>,
+    peak_counter: u64,
+}
+
+/// Data frames (not BFC frames) into node `node` port `port`.
+struct DataIn(Rc<RefCell<Vec<Cycle>>>, usize, usize);
+
+impl Tap for DataIn {
+    fn frame(&mut self, f: &TapFrame<'_>) {
+        if f.node.0 == self.1
+            && f.port == self.2
+            && f.direction == Direction::Rx
+            && !BfcPause::is_bfc(f.bytes)
+        {
+            self.0.borrow_mut().push(f.cycle);
+        }
+    }
+}
+
+struct Both(PauseFrames, DataIn);
+
+impl Tap for Both {
+    fn frame(&mut self, f: &TapFrame<'_>) {
+        self.0.frame(f);
+        self.1.frame(f);
+    }
+}
+
+fn pause_timeline(stepping: Stepping) -> PauseTimeline {
+    let (mut s, flows) = pause_network();
+    s.topology.stepping = stepping;
+    let mut topo = s.build().unwrap();
+    topo.add_flows(&flows).unwrap();
+    let (left, right) = (topo.chips[0], topo.chips[1]);
+    // Port 3 of each switch faces the other (device port 392: pipe 3).
+    assert_eq!(topo.net.peer(right, 3), Some((left, 3)));
+    let log: FrameLog = Rc::new(RefCell::new(Vec::new()));
+    let data = Rc::new(RefCell::new(Vec::new()));
+    topo.net.set_tap(Some(Box::new(Both(
+        PauseFrames(log.clone()),
+        DataIn(data.clone(), right.0, 3),
+    ))));
+    let prog = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
+    let index = |name: &str| prog.registers.iter().position(|x| x.name == name).unwrap();
+    let (ctr, bits) = (index(PAUSE_COUNTERS), index(PAUSE_BITS));
+    let dev = topo.net.node::<Chip>(right).dev_port(3) as usize;
+    let recirc = topo.net.node::<Chip>(right).recirculation_port(3).unwrap();
+    let mut tl = PauseTimeline::default();
+    let (mut last_ctr, mut last_bit, mut last_paused, mut records) = (0, false, false, 0);
+    let mut t = 0;
+    while t < 40_000 {
+        t += 1;
+        topo.net.run_until(t);
+        let r = topo.net.node::<Chip>(right);
+        let regs = r.ingress_registers(dev >> 7).unwrap();
+        let (c, b) = (regs[ctr][dev << 5], regs[bits][dev] & 0x8000_0000 != 0);
+        tl.peak_counter = tl.peak_counter.max(c);
+        match (last_ctr, c) {
+            (0, 1) if tl.counter_set == 0 => tl.counter_set = t,
+            (1, 0) => tl.counter_zero = t,
+            _ => {}
+        }
+        match (last_bit, b) {
+            (false, true) if tl.bit_set == 0 => tl.bit_set = t,
+            (true, false) => tl.bit_clear = t,
+            _ => {}
+        }
+        let n = r.port_frames(recirc).1;
+        if n != records {
+            tl.records.push(t);
+            records = n;
+        }
+        let paused = topo.net.node::<Chip>(left).tm().queue_stats(3, 0).paused;
+        match (last_paused, paused) {
+            (false, true) if tl.afc_paused == 0 => tl.afc_paused = t,
+            (true, false) => tl.afc_resumed = t,
+            _ => {}
+        }
+        (last_ctr, last_bit, last_paused) = (c, b, paused);
+    }
+    let frames = log.borrow();
+    let out = |tx: bool, node: usize| {
+        frames
+            .iter()
+            .filter(move |f| f.3 == tx && f.1 == node && f.2 == 3)
+            .map(|f| (f.0, f.4 & 0x8000_0000 != 0))
+    };
+    let sent: Vec<(Cycle, bool)> = out(true, right.0).collect();
+    let k = sent.iter().position(|f| f.1).unwrap();
+    (tl.pause_tx, tl.previous_tx_clear) = (sent[k].0, k > 0 && !sent[k - 1].1);
+    tl.resume_tx = sent
+        .iter()
+        .find(|f| f.0 > tl.counter_zero && !f.1)
+        .unwrap()
+        .0;
+    let got: Vec<(Cycle, bool)> = out(false, left.0).collect();
+    tl.pause_rx = got.iter().find(|f| f.1).unwrap().0;
+    tl.resume_rx = got.iter().find(|f| f.0 > tl.resume_tx && !f.1).unwrap().0;
+    tl.data_rx = data.borrow().clone();
+    tl
+}
+
+/// The pause of an upstream queue at the exact cycle its downstream queue passes Th, and its
+/// resume on the last decrement, on two switches (`PAUSE_STORY`: hosts 0 and 4 send 60
+/// frames each at line rate to host 3; host 0's flow crosses the left switch in its queue 0,
+/// so at the right switch it carries uq 0 on port 3). Cycles below are the model's with this
+/// input; each is derived from the one before it:
+///
+/// - **Counter**: a data frame from the left switch whose ingress reads its queue above
+///   Th(N_active = 2) = 106 cells, with a packet of its flow already in the switch, adds 1 to
+///   `pause_ctr[(392 << 5) + 0]` in `count_pause`'s stage (15): it enters the parser in the
+///   cycle its last bit arrives (8472, the tap's `data_rx`), and the counter holds the new
+///   value 64 (parser) + 266 (stages 0-14) = 330 cycles later (8802).
+/// - **Bit**: the same packet sets the bit of uq 0 in `pause_bits[392]` in stage 18, the
+///   cycles of stages 15-17 (27 + 2 + 27 = 56) later.
+/// - **Pause frame**: the next refresh (pipe 3's pktgen, every 1,500 cycles) makes its frame
+///   at m = the next multiple of 1,500 (9000); it enters the ingress 8 cycles later (150
+///   bytes through the pktgen's 384 Gb/s MAC) and its last bit leaves port 3
+///   `unloaded_latency(148 B)` = 992 cycles after that (10000): ingress 479, TM, egress 189,
+///   serialization. The frame before it (1,500 cycles earlier) had the bit clear.
+/// - **AFC**: the frame's last bit reaches the left switch 1,500 cycles (1 us) later; the
+///   (11500); the first ingress pass finds the bit changed and resubmits (479 + 1), the
+///   second records it and its deparser's AFC word (479) takes effect
+///   `afc_latency_cycles` (100) later: queue 0 of the left switch's port 3 is paused from
+///   12559, 3,757 cycles (2.5 us) after the crossing packet's counter went up. By then 28 of
+///   the flow's frames had passed Th (the peak of the counter).
+/// - **Last decrement**: each dequeue record of a packet that paused comes back through the
+///   recirculation port of pipe 3 and enters the parser the cycle after the port sends it;
+///   it lowers the counter 330 cycles later in stage 15. The record sent at 18918 takes it
+///   to 0 (19249) and clears the bit 56 cycles later in stage 18 (19305), setting the
+///   deparser's pktgen trigger.
+/// - **Resume**: the resume application makes its frame the cycle after the record leaves the
+///   ingress deparser (entry 18919 + 479 + 1 = 19399), and it leaves port 3 8 + 992 cycles
+///   later (20399); the left switch un-pauses its queue 1,500 + 479 + 1 + 479 + 100 cycles
+///   after that (22958), 3,709 cycles (2.5 us) after the last decrement.
+#[test]
+fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
+    let i = 479;
+    let (stage15, stages15to17) = (64 + 266, 27 + 2 + 27);
+    let (ser_in, through) = (8, 992);
+    let (link, afc) = (1500, 100);
+    let (parser, stages, tables) = placed_ingress();
+    assert_eq!(parser + stages[..15].iter().sum::<u64>(), stage15);
+    assert_eq!(stages[15..18].iter().sum::<u64>(), stages15to17);
+    assert_eq!(parser + stages.iter().sum::<u64>() + 64, i);
+    assert_eq!((tables["count_pause"], tables["pause_bits"]), (15, 18));
+    let (s, _) = pause_network();
+    let chip = s.build().unwrap();
+    let r = chip.net.node::<Chip>(chip.chips[1]);
+    assert_eq!(r.ingress_latency(), i);
+    assert_eq!(r.unloaded_latency(148, 3), through);
+    assert_eq!(r.params().tm.afc_latency_cycles as Cycle, afc);
+
+    let tl = pause_timeline(Stepping::EveryCycle);
+    // Pause: the frame from the left switch whose last bit arrived at 8471.
+    assert_eq!(tl.counter_set, 8802);
+    assert!(tl.data_rx.contains(&(tl.counter_set - stage15)));
+    assert_eq!(tl.bit_set, tl.counter_set + stages15to17);
+    let m = tl.bit_set.div_ceil(1500) * 1500;
+    assert_eq!(m, 9000);
+    assert_eq!(tl.pause_tx, m + ser_in + through);
+    assert!(tl.previous_tx_clear);
+    assert_eq!(tl.pause_rx, tl.pause_tx + link);
+    assert_eq!(tl.afc_paused, tl.pause_rx + i + 1 + i + afc);
+    assert_eq!(
+        (tl.pause_tx, tl.pause_rx, tl.afc_paused),
+        (10000, 11500, 12559)
+    );
+    // 28 of the flow's frames passed Th before the pause took effect upstream.
+    assert_eq!(tl.peak_counter, 28);
+    // Resume: the record the recirculation port sent at 18918.
+    assert_eq!(tl.counter_zero, 19249);
+    assert!(tl.records.contains(&(tl.counter_zero - stage15 - 1)));
+    assert_eq!(tl.bit_clear, tl.counter_zero + stages15to17);
+    let made = tl.counter_zero - stage15 + i + 1;
+    assert_eq!(tl.resume_tx, made + ser_in + through);
+    assert_eq!(tl.resume_rx, tl.resume_tx + link);
+    assert_eq!(tl.afc_resumed, tl.resume_rx + i + 1 + i + afc);
+    assert_eq!(
+        (tl.resume_tx, tl.resume_rx, tl.afc_resumed),
+        (20399, 21899, 22958)
+    );
+    assert_eq!(pause_timeline(Stepping::Jump), tl);
+}
