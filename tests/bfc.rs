@@ -434,3 +434,205 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     );
     assert_eq!(pause_timeline(Stepping::Jump), tl);
 }
+
+// ---- queue assignment ----
+
+/// A BFC chip (pipe 0: port 0 from an upstream probe, port 1 to a downstream probe; host
+/// 10.0.0.2 behind port 1) set up as a scheme run sets it up, with port 1's data queues
+/// shaped so that a queue holding a second frame stays busy long enough to be seen taken:
+/// queues 1-30 at 1 Gb/s (12,792 cycles a 1,066-byte frame on the wire), queue 0 at
+/// 10 Gb/s (1,280) so that it is free again when the sticky window is tested.
+fn assignment_chip() -> Chip {
+    let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
+    let dst = std::net::Ipv4Addr::new(10, 0, 0, 2);
+    let mut c = common::pipe0_chip(&[(0, 0), (0, 2)], vec![(dst, 1)], p);
+    let mut q = t2sim::schemes::bfc::port_queues();
+    c.set_port_queues(0, &q).unwrap();
+    for data in &mut q[..t2sim::schemes::bfc::DATA_QUEUES as usize] {
+        data.max_rate_bps = Some(1_000_000_000);
+    }
+    q[0].max_rate_bps = Some(10_000_000_000);
+    c.set_port_queues(1, &q).unwrap();
+    t2sim::schemes::bfc::setup_chip(&mut c, 1500).unwrap();
+    c
+}
+
+/// A 1,042-byte UDP frame (1,000 bytes of payload) of flow `src` to 10.0.0.2.
+fn flow_frame(src: u8) -> Vec<u8> {
+    common::udp_frame(
+        std::net::Ipv4Addr::new(10, 1, 0, src),
+        std::net::Ipv4Addr::new(10, 0, 0, 2),
+        64,
+        1000,
+    )
+}
+
+/// Flows (by source) A = 1, B = 2, C = 3, D_k = 10 + k (k = 1..=30), E = 50.
+const ASSIGN_E: u8 = 51;
+
+/// The upstream script: (cycle the last bit leaves, flow). Frames of one flow or of
+/// consecutive flows at least 130 cycles apart (128 at 100 Gb/s).
+fn assignment_script() -> Vec<(Cycle, u8)> {
+    let mut s = vec![
+        (100, 1),
+        (230, 1),
+        (1000, 2),
+        (1130, 2),
+        (1400, 1),
+        // B again once its frames and records are gone, within the sticky window.
+        (17_000, 2),
+        // B again after more than 6 us idle with nothing in the switch.
+        (40_000, 2),
+        // C after queue 0 was paused by the downstream (frame at 42,000).
+        (46_000, 3),
+    ];
+    // 30 flows of 3 frames, each flow 600 cycles after the one before: each finds the
+    // queues of those before it busy (held by the shaper) and takes the next.
+    for k in 1..=30u64 {
+        for j in 0..3 {
+            s.push((48_000 + 600 * (k - 1) + 130 * j, 10 + k as u8));
+        }
+    }
+    s.push((48_000 + 600 * 30, ASSIGN_E));
+    s
+}
+
+/// One frame's enqueue into port 1: its cycle, its queue, and the data queues that were
+/// busy (holding a frame) or paused in the cycle before, as a bitmap with queue q at bit q.
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Enqueue {
+    cycle: Cycle,
+    queue: usize,
+    blocked_before: u32,
+}
+
+/// The enqueues into port 1's data queues, in order (one per frame of the script), the
+/// flow-table index of flow E (the new entry of `flow_last` once its frame has passed) and
+/// the `flow_queue` array at the end.
+fn assignments(stepping: Stepping) -> (Vec<Enqueue>, usize, Vec<u64>) {
+    let mut net = Network::new(stepping);
+    let chip = net.add(assignment_chip());
+    let script = assignment_script();
+    let up = net.add(Probe::new(
+        G100,
+        script.iter().map(|&(t, f)| (t, flow_frame(f))).collect(),
+    ));
+    let down = net.add(Probe::new(G100, vec![(42_000, bitmap(&[0]))]));
+    net.link(up, 0, chip, 0, 1).unwrap();
+    net.link(chip, 1, down, 0, 1).unwrap();
+    let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
+    let last = p
+        .registers
+        .iter()
+        .position(|r| r.name == "flow_last")
+        .unwrap();
+    let used = |net: &Network| -> Vec<usize> {
+        net.node::<Chip>(chip).ingress_registers(0).unwrap()[last]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &v)| v != 0)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let mut enqueued = vec![0u64; 32];
+    let mut order = Vec::new();
+    let e_sent = script.last().unwrap().0;
+    let mut before_e = Vec::new();
+    let mut e_index = None;
+    let mut blocked = 0u32;
+    let mut t = 0;
+    while t < e_sent + 3000 {
+        t += 1;
+        net.run_until(t);
+        let c = net.node::<Chip>(chip);
+        let blocked_before = blocked;
+        blocked = (0..t2sim::schemes::bfc::DATA_QUEUES as usize)
+            .filter(|&q| {
+                let s = c.tm().queue_stats(1, q);
+                s.depth_cells > 0 || s.paused
+            })
+            .map(|q| 1 << q)
+            .sum();
+        for (q, n) in enqueued.iter_mut().enumerate() {
+            let now = c.tm().queue_stats(1, q).enqueued;
+            if now != *n {
+                assert_eq!(now, *n + 1, "one enqueue per queue per cycle");
+                if q != t2sim::schemes::bfc::CONTROL_QUEUE as usize {
+                    order.push(Enqueue {
+                        cycle: t,
+                        queue: q,
+                        blocked_before,
+                    });
+                }
+                *n = now;
+            }
+        }
+        if t == e_sent {
+            before_e = used(&net);
+        }
+        if t == e_sent + 2000 {
+            let after = used(&net);
+            let new: Vec<usize> = after
+                .into_iter()
+                .filter(|k| !before_e.contains(k))
+                .collect();
+            assert_eq!(new.len(), 1, "flow E has an entry of its own");
+            e_index = Some(new[0]);
+        }
+    }
+    let queues = net.node::<Chip>(chip).ingress_registers(0).unwrap()[p
+        .registers
+        .iter()
+        .position(|r| r.name == "flow_queue")
+        .unwrap()]
+    .clone();
+    (order, e_index.unwrap(), queues)
+}
+
+/// A flow's queue at one switch (`assignment_chip`, `assignment_script`), read from the TM's
+/// enqueues into port 1 and the `flow_queue` register. Every frame reaches the TM 481 cycles
+/// after the probe sends it (1 cycle of link, 479 of ingress, 1 into the TM).
+///
+/// - A (2 frames at 100 and 230) finds the port idle: queue 0, the lowest empty, unpaused
+///   data queue. B (1000, 1130) finds queue 0 holding A's second frame: queue 1.
+/// - A's third frame (1400) has A's second still in the switch: it keeps queue 0 (sticky),
+///   though queue 0 is busy and a lower-numbered free queue would otherwise be chosen.
+/// - B again at 17,000: its frames and records are gone (size 0) and queue 0 is free, but B
+///   was last seen (its second frame's record) less than `sticky_ns` (6 us) before: queue 1.
+/// - B again at 40,000, idle more than 6 us with nothing in the switch: reassigned, to the
+///   lowest free queue, 0.
+/// - The downstream pauses queue 0 at 42,000 (a BFC frame naming it; applied by AFC and
+///   recorded in `queue_paused`). C's first frame (46,000) skips it: queue 1.
+/// - D_1..D_30 (3 frames each, 600 cycles apart): each finds the queues of those before it
+///   held by the shaper and takes the next, 1..=30 (D_1 takes 1: C's frame has left).
+/// - E (66,000) finds every data queue busy or paused: its queue is the hashed one,
+///   `(flow index & 31) mod 31`, the flow index being the CRC-32 of its 5-tuple taken mod
+///   the table's 65,536 entries: 56,582 & 31 = 6, so queue 6.
+#[test]
+fn a_flow_gets_the_lowest_free_queue_keeps_it_while_sticky_and_else_a_hashed_one() {
+    let (order, e, flow_queue) = assignments(Stepping::EveryCycle);
+    let script = assignment_script();
+    assert_eq!(order.len(), script.len(), "one enqueue per frame");
+    for (frame, enq) in script.iter().zip(&order) {
+        assert_eq!(enq.cycle, frame.0 + 481, "{frame:?}: {enq:?}");
+    }
+    let queues: Vec<usize> = order.iter().map(|e| e.queue).collect();
+    let mut expected = vec![0, 0, 1, 1, 0, 1, 0, 1];
+    for k in 1..=30 {
+        expected.extend([k, k, k]);
+    }
+    expected.push(6);
+    assert_eq!(queues, expected);
+    // A's third frame: queue 0 held A's second, so the lowest free queue was not 0.
+    assert_eq!(order[4].blocked_before & 1, 1);
+    // B at 17,000: queue 0 and every other data queue empty; B kept queue 1.
+    assert_eq!(order[5].blocked_before, 0);
+    // C: queue 0 paused (and nothing else busy).
+    assert_eq!(order[7].blocked_before, 1);
+    // E: all 31 data queues busy or paused.
+    assert_eq!(order.last().unwrap().blocked_before, (1 << 31) - 1);
+    assert_eq!(e, 56_582);
+    assert_eq!((e & 31) % 31, 6);
+    assert_eq!(flow_queue[e], 6);
+    assert_eq!(assignments(Stepping::Jump), (order, e, flow_queue));
+}
