@@ -83,6 +83,8 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
 
 mod common;
 
+use common::waves::{at, first, numbers, run_story};
+
 use t2_clock::Cycle;
 use t2_pipeline::bfc::BfcPause;
 use t2_testbench::{Network, Probe, Stepping};
@@ -199,21 +201,12 @@ fn placed_ingress() -> (u64, Vec<u64>, std::collections::BTreeMap<String, usize>
     )
 }
 
-const PAUSE_STORY: &str =
-    "name = \"bfc-pause\"\nseed = 1\nduration_us = 20\ndrain_us = 200\nscheme = \"bfc\"\n\
-[topology]\nkind = \"dumbbell\"\nhosts_per_side = 3\nlink_gbps = 100\nlink_delay_ns = 1000\n\
-[transport]\nmss = 1000\nwindow_bytes = 100000000\nrto_us = 1000\n\
-[[workload.flows]]\nsrc = 0\ndst = 3\nsize_bytes = 60000\n\
-[[workload.flows]]\nsrc = 4\ndst = 3\nsize_bytes = 60000\n";
-
-/// Two flows of 60 frames into host 3 of the two-switch dumbbell: host 0's crosses the left
-/// switch (switch 0), host 4's enters the right switch (switch 1) directly.
+/// The network and flows of `scenarios/bfc_story.toml` (its dump off): hosts 0 and 4 send
+/// 200 frames each at line rate to host 3 of the two-switch dumbbell; host 0's flow crosses
+/// the left switch (switch 0), host 4's enters the right switch (switch 1) directly.
 fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
-    let text = t2sim::scenario_file::ScenarioText {
-        text: PAUSE_STORY.into(),
-        shown: "PAUSE_STORY".into(),
-        base: ".".into(),
-    };
+    let mut s = ScenarioFile::load(Path::new("scenarios/bfc_story.toml")).unwrap();
+    s.waves = None;
     let flows = [(0, 3), (4, 3)]
         .iter()
         .enumerate()
@@ -222,10 +215,10 @@ fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
             id: i as u32,
             src,
             dst,
-            size_bytes: 60_000,
+            size_bytes: 200_000,
         })
         .collect();
-    (ScenarioFile::from_text(&text, &[]).unwrap(), flows)
+    (s, flows)
 }
 
 /// What happens to the pause of the left switch's queue 0 (the queue host 0's flow leaves it
@@ -242,6 +235,9 @@ struct PauseTimeline {
     pause_tx: Cycle,
     previous_tx_clear: bool,
     resume_tx: Cycle,
+    /// The first two frames toward the left switch after the counter fell to 0, with
+    /// whether bit 0 was set.
+    after_zero: Vec<(Cycle, bool)>,
     pause_rx: Cycle,
     resume_rx: Cycle,
     /// Left switch, its queue 0 toward the right switch.
@@ -306,15 +302,17 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
         let r = topo.net.node::<Chip>(right);
         let regs = r.ingress_registers(dev >> 7).unwrap();
         let (c, b) = (regs[ctr][dev << 5], regs[bits][dev] & 0x8000_0000 != 0);
-        tl.peak_counter = tl.peak_counter.max(c);
+        if tl.counter_zero == 0 {
+            tl.peak_counter = tl.peak_counter.max(c);
+        }
         match (last_ctr, c) {
             (0, 1) if tl.counter_set == 0 => tl.counter_set = t,
-            (1, 0) => tl.counter_zero = t,
+            (1, 0) if tl.counter_zero == 0 => tl.counter_zero = t,
             _ => {}
         }
         match (last_bit, b) {
             (false, true) if tl.bit_set == 0 => tl.bit_set = t,
-            (true, false) => tl.bit_clear = t,
+            (true, false) if tl.bit_clear == 0 => tl.bit_clear = t,
             _ => {}
         }
         let n = r.port_frames(recirc).1;
@@ -325,7 +323,7 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
         let paused = topo.net.node::<Chip>(left).tm().queue_stats(3, 0).paused;
         match (last_paused, paused) {
             (false, true) if tl.afc_paused == 0 => tl.afc_paused = t,
-            (true, false) => tl.afc_resumed = t,
+            (true, false) if tl.afc_resumed == 0 => tl.afc_resumed = t,
             _ => {}
         }
         (last_ctr, last_bit, last_paused) = (c, b, paused);
@@ -340,11 +338,13 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
     let sent: Vec<(Cycle, bool)> = out(true, right.0).collect();
     let k = sent.iter().position(|f| f.1).unwrap();
     (tl.pause_tx, tl.previous_tx_clear) = (sent[k].0, k > 0 && !sent[k - 1].1);
-    tl.resume_tx = sent
+    tl.after_zero = sent
         .iter()
-        .find(|f| f.0 > tl.counter_zero && !f.1)
-        .unwrap()
-        .0;
+        .filter(|f| f.0 > tl.counter_zero)
+        .take(2)
+        .copied()
+        .collect();
+    tl.resume_tx = tl.after_zero[0].0;
     let got: Vec<(Cycle, bool)> = out(false, left.0).collect();
     tl.pause_rx = got.iter().find(|f| f.1).unwrap().0;
     tl.resume_rx = got.iter().find(|f| f.0 > tl.resume_tx && !f.1).unwrap().0;
@@ -353,10 +353,11 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 }
 
 /// The pause of an upstream queue at the exact cycle its downstream queue passes Th, and its
-/// resume on the last decrement, on two switches (`PAUSE_STORY`: hosts 0 and 4 send 60
-/// frames each at line rate to host 3; host 0's flow crosses the left switch in its queue 0,
-/// so at the right switch it carries uq 0 on port 3). Cycles below are the model's with this
-/// input; each is derived from the one before it:
+/// resume on the last decrement, on two switches (`scenarios/bfc_story.toml`: hosts 0 and 4
+/// send 200 frames each at line rate to host 3; host 0's flow leaves the left switch by its
+/// queue 0, so at the right switch it carries uq 0 and comes in on port 3, device port 392).
+/// The cycles are the model's for this input (the story's waves show the same ones); each is
+/// derived from the one before it:
 ///
 /// - **Counter**: a data frame from the left switch whose ingress reads its queue above
 ///   Th(N_active = 2) = 106 cells, with a packet of its flow already in the switch, adds 1 to
@@ -364,27 +365,30 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 ///   cycle its last bit arrives (8472, the tap's `data_rx`), and the counter holds the new
 ///   value 64 (parser) + 266 (stages 0-14) = 330 cycles later (8802).
 /// - **Bit**: the same packet sets the bit of uq 0 in `pause_bits[392]` in stage 18, the
-///   cycles of stages 15-17 (27 + 2 + 27 = 56) later.
+///   cycles of stages 15-17 (27 + 2 + 27 = 56) later (8858).
 /// - **Pause frame**: the next refresh (pipe 3's pktgen, every 1,500 cycles) makes its frame
-///   at m = the next multiple of 1,500 (9000); it enters the ingress 8 cycles later (150
-///   bytes through the pktgen's 384 Gb/s MAC) and its last bit leaves port 3
+///   at the next multiple of 1,500 (9000); it enters the ingress 8 cycles later (150 bytes
+///   through the pktgen's 384 Gb/s MAC) and its last bit leaves port 3
 ///   `unloaded_latency(148 B)` = 992 cycles after that (10000): ingress 479, TM, egress 189,
 ///   serialization. The frame before it (1,500 cycles earlier) had the bit clear.
-/// - **AFC**: the frame's last bit reaches the left switch 1,500 cycles (1 us) later; the
+/// - **AFC**: the frame's last bit reaches the left switch 1,500 cycles (1 us) later
 ///   (11500); the first ingress pass finds the bit changed and resubmits (479 + 1), the
-///   second records it and its deparser's AFC word (479) takes effect
-///   `afc_latency_cycles` (100) later: queue 0 of the left switch's port 3 is paused from
-///   12559, 3,757 cycles (2.5 us) after the crossing packet's counter went up. By then 28 of
-///   the flow's frames had passed Th (the peak of the counter).
+///   second records it and its deparser's AFC word (479) takes effect `afc_latency_cycles`
+///   (100) later: queue 0 of the left switch's port 3 is paused from 12559, 3,757 cycles
+///   (2.5 us) after the crossing packet's counter went up. By then 44 of the flow's frames had
+///   passed Th (the counter's peak).
 /// - **Last decrement**: each dequeue record of a packet that paused comes back through the
 ///   recirculation port of pipe 3 and enters the parser the cycle after the port sends it;
-///   it lowers the counter 330 cycles later in stage 15. The record sent at 18918 takes it
-///   to 0 (19249) and clears the bit 56 cycles later in stage 18 (19305), setting the
+///   it lowers the counter 330 cycles later in stage 15. The record sent at 25038 takes it
+///   to 0 (25369) and clears the bit 56 cycles later in stage 18 (25425), setting the
 ///   deparser's pktgen trigger.
-/// - **Resume**: the resume application makes its frame the cycle after the record leaves the
-///   ingress deparser (entry 18919 + 479 + 1 = 19399), and it leaves port 3 8 + 992 cycles
-///   later (20399); the left switch un-pauses its queue 1,500 + 479 + 1 + 479 + 100 cycles
-///   after that (22958), 3,709 cycles (2.5 us) after the last decrement.
+/// - **Resume**: two frames with the bit clear leave port 3. The periodic refresh made at
+///   25500 reads the cleared word and leaves first (26500); the resume burst, made the cycle
+///   after the record left the ingress deparser (25038 + 1 + 479 + 1 = 25519), would leave
+///   unloaded at 26519 but finds the port sending the refresh and follows it one frame
+///   time later (26520). The refresh's frame reaches the left switch at 28000, which
+///   un-pauses its queue 479 + 1 + 479 + 100 cycles after that (29059), 3,690 cycles
+///   (2.5 us) after the last decrement.
 #[test]
 fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     let i = 479;
@@ -404,7 +408,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     assert_eq!(r.params().tm.afc_latency_cycles as Cycle, afc);
 
     let tl = pause_timeline(Stepping::EveryCycle);
-    // Pause: the frame from the left switch whose last bit arrived at 8471.
+    // Pause: the frame from the left switch whose last bit arrived at 8472.
     assert_eq!(tl.counter_set, 8802);
     assert!(tl.data_rx.contains(&(tl.counter_set - stage15)));
     assert_eq!(tl.bit_set, tl.counter_set + stages15to17);
@@ -419,18 +423,30 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
         (10000, 11500, 12559)
     );
     // 28 of the flow's frames passed Th before the pause took effect upstream.
-    assert_eq!(tl.peak_counter, 28);
-    // Resume: the record the recirculation port sent at 18918.
-    assert_eq!(tl.counter_zero, 19249);
+    assert_eq!(tl.peak_counter, 44);
+    // Resume: the record the recirculation port sent at 25038.
+    assert_eq!(tl.counter_zero, 25369);
     assert!(tl.records.contains(&(tl.counter_zero - stage15 - 1)));
     assert_eq!(tl.bit_clear, tl.counter_zero + stages15to17);
-    let made = tl.counter_zero - stage15 + i + 1;
-    assert_eq!(tl.resume_tx, made + ser_in + through);
+    // The periodic refresh made at 25,500 reads the cleared word (stage 18 is 386 cycles
+    // after its parser entry at 25,508) and leaves first; the resume burst the last record
+    // triggered (made at 25,519, unloaded out at 26,519) finds port 3 still sending it and
+    // follows one frame time later (168 wire bytes at 100 Gb/s: 20.16 cycles).
+    let burst_made = tl.counter_zero - stage15 + i + 1;
+    let refresh_made = tl.bit_clear.div_ceil(1500) * 1500;
+    assert_eq!((refresh_made, burst_made), (25_500, 25_519));
+    assert!(refresh_made + ser_in + parser + stages[..18].iter().sum::<u64>() > tl.bit_clear);
+    let refresh_tx = refresh_made + ser_in + through;
+    assert!(burst_made + ser_in + through < refresh_tx + 20);
+    assert_eq!(
+        tl.after_zero,
+        [(refresh_tx, false), (refresh_tx + 20, false)]
+    );
     assert_eq!(tl.resume_rx, tl.resume_tx + link);
     assert_eq!(tl.afc_resumed, tl.resume_rx + i + 1 + i + afc);
     assert_eq!(
         (tl.resume_tx, tl.resume_rx, tl.afc_resumed),
-        (20399, 21899, 22958)
+        (26500, 28000, 29059)
     );
     assert_eq!(pause_timeline(Stepping::Jump), tl);
 }
@@ -635,4 +651,92 @@ fn a_flow_gets_the_lowest_free_queue_keeps_it_while_sticky_and_else_a_hashed_one
     assert_eq!((e & 31) % 31, 6);
     assert_eq!(flow_queue[e], 6);
     assert_eq!(assignments(Stepping::Jump), (order, e, flow_queue));
+}
+
+/// The story scenario's waves (docs/schemes/bfc.md, "Waves"), on the right switch: the same
+/// run and cycles as `a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement`,
+/// seen in the dump, with the frames from the left switch stopping while its AFC pause holds.
+#[test]
+fn story_waves_show_a_pause_from_th_to_the_upstream_and_its_resume() {
+    let story = run_story("bfc_story");
+    let r = &story.results;
+    assert_eq!(r.drops.total(), 0);
+    assert_eq!((r.flows, r.completed), (2, 2));
+
+    // The save file tells the story in the order the scenario file gives it.
+    let titles: Vec<&str> = story.groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert!(titles[0].starts_with("1 queues toward host 3"));
+    assert!(titles[5].starts_with("6 host 4's flow"));
+    assert_eq!(
+        story.groups[1].1,
+        [
+            "chip.pipe3.reg.pause_ctr.sum[63:0]",
+            "chip.pipe3.reg.pause_bits.sum[63:0]"
+        ]
+    );
+    let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(traced, 3 + 2 + 2 + 1 + 2 + 2);
+
+    // 1. Host 0's flow (queue 1 toward host 3) passes Th = 106 cells (two busy queues) and
+    //    peaks at 280.
+    let d = &story.dump;
+    let q1 = "chip.tm.pipe0.port8.q1.depth_cells";
+    assert_eq!(first(d, q1, |v| v > 106), Some((8427, 112)));
+    assert_eq!(numbers(d, q1).iter().map(|&(_, v)| v).max(), Some(280));
+
+    // 2. Its pause counter goes up at 8802 and its bit (uq 0: bit 31 of the word) at 8858;
+    //    the counter is back at 0 at 25369 and the bit clears at 25425.
+    let (ctr, bits) = (
+        "chip.pipe3.reg.pause_ctr.sum",
+        "chip.pipe3.reg.pause_bits.sum",
+    );
+    assert_eq!(first(d, ctr, |v| v > 0), Some((8802, 1)));
+    assert_eq!(numbers(d, bits)[..3], [(0, 0), (8858, 1 << 31), (25425, 0)]);
+    assert_eq!(
+        numbers(d, ctr)
+            .into_iter()
+            .find(|&(c, v)| c > 8802 && v == 0),
+        Some((25369, 0))
+    );
+    assert_eq!(numbers(d, ctr).iter().map(|&(_, v)| v).max(), Some(44));
+
+    // 3. The refresh made at 9000 is queued in the control queue (9000 + 8 + 479 + 1) and
+    //    is on the wire toward the left switch from 9979 to 10000 (148 + 20 bytes).
+    assert_eq!(at(d, "chip.tm.pipe3.port392.q31.depth_cells", 9488), "1");
+    let tx = numbers(d, "chip.port392.tx_pkt");
+    let k = tx.iter().position(|&(c, _)| c == 9979).unwrap();
+    assert!(tx[k].1 > 0);
+    assert_eq!(tx[k + 1], (10000, 0));
+
+    // 4. The left switch's queue is paused from 12559: the last data frame it had dequeued
+    //    arrives at 14329; then only its refresh frames (every 1,500 cycles, arriving at
+    //    1,000 mod 1,500) until it is resumed at 29059 and its next frame arrives at 30880
+    //    (dequeue, egress and serialization, 1,500 of link).
+    let arrivals: Vec<Cycle> = numbers(d, "chip.port392.rx_pkt")
+        .into_iter()
+        .filter(|&(_, v)| v > 0)
+        .map(|(c, _)| c)
+        .collect();
+    let data: Vec<Cycle> = arrivals
+        .iter()
+        .copied()
+        .filter(|&c| c % 1500 != 1000)
+        .collect();
+    let gap = data.windows(2).max_by_key(|w| w[1] - w[0]).unwrap();
+    assert_eq!(gap, [14329, 30880]);
+
+    // 5. The record that takes the counter to 0 leaves pipe 3's recirculation port at 25038
+    //    (80 + 20 bytes at 384 Gb/s: busy 3 cycles) and is recirculation number 301.
+    let busy = numbers(d, "chip.recirc.pipe3.tx_busy");
+    assert!(busy.contains(&(25035, 1)) && busy.contains(&(25038, 0)));
+    assert!(numbers(d, "chip.recirculated").contains(&(25038, 301)));
+
+    // 6. Host 4's flow (NIC queue 1: bit 30) is paused at its own port from 8508 to 24355.
+    assert_eq!(
+        numbers(d, "chip.pipe1.reg.pause_bits.sum")[..3],
+        [(0, 0), (8508, 1 << 30), (24355, 0)]
+    );
+    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    std::fs::remove_dir_all(&story.dir).unwrap();
 }
