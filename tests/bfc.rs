@@ -1,6 +1,16 @@
-//! BFC on the modelled Tofino2 (`src/schemes/bfc`): a received pause bitmap becomes an AFC
-//! pause and resume of the queue it names at the exact cycle (two ingress passes and the AFC
-//! latency), stepping and jumping alike; the two-switch run (ignored: known defect).
+//! BFC on the modelled Tofino2 (`src/schemes/bfc`, docs/schemes/bfc.md "Verification"), each
+//! exact test stepping and jumping alike:
+//! - a flow's queue assignment: lowest empty unpaused data queue, sticky while the flow has
+//!   packets in the switch and for `sticky_ns` after, reassigned after that, paused queues
+//!   skipped, the hashed queue when all 31 are blocked;
+//! - a received pause bitmap becomes an AFC pause and resume of the queue it names at the
+//!   exact cycle (two ingress passes and the AFC latency);
+//! - on two switches, a pause from the cycle the crossing packet's counter goes up to the
+//!   upstream queue pausing, and its resume from the last decrement, every cycle derived;
+//! - the story waves (`scenarios/bfc_story.toml`) show those cycles;
+//! - the two-switch run loses nothing and leaves every counter at 0.
+//!
+//! The proptests over random traffic are in `tests/bfc_properties.rs`.
 
 use std::path::Path;
 use t2_testbench::workload::FlowSpec;
