@@ -18,7 +18,9 @@
 //! `chip.tm.pipe<p>.port<d>.depth_cells`, `chip.tm.pipe<p>.port<d>.q<q>.{depth_cells,paused}`
 //! (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
 //! `chip.ghost.pipe<p>.{valid,updates,qid,qlength,ping_pong}` (TM pipe `p`'s queue-depth
-//! updates reaching the ingress pipes). Queues are declared as they are when tracing starts.
+//! updates reaching the ingress pipes), `chip.pipe<p>.reg.<array>.sum` (the sum of an ingress
+//! register array's cells in pipe `p`: a counter array's total, or the value of the one
+//! cell in use). Queues are declared as they are when tracing starts.
 //!
 //! Packets are numbered 1, 2, 3 ... as their frames arrive (0 means "no packet"), and every
 //! packet-number signal returns to 0 when the packet has passed, so back-to-back packets show
@@ -96,6 +98,8 @@ pub struct ChipTrace {
     pub(crate) gresses: Vec<[GressSignals; 2]>,
     /// Per TM pipe.
     pub(crate) ghost: Vec<GhostSignals>,
+    /// `[pipe][register array]`: the sum of the array's cells in the pipe's ingress.
+    pub(crate) register_sums: Vec<Vec<Option<SignalId>>>,
     /// Chip-local packet number by packet handle, assigned when a frame arrives.
     pub(crate) serial: Vec<u32>,
     pub(crate) next_serial: u32,
@@ -113,6 +117,8 @@ pub(crate) struct TraceLayout {
     pub ports: Vec<(usize, bool, usize, u16)>,
     pub buffer_cells: u32,
     pub rx_fifo_frames: u32,
+    /// The names of the ingress program's register arrays, in the program's order.
+    pub registers: Vec<String>,
 }
 
 fn width_for(max: u64) -> u8 {
@@ -203,8 +209,20 @@ impl ChipTrace {
                 })
             })
             .collect::<Result<_, DeclareError>>()?;
+        let register_sums = (0..layout.pipes)
+            .map(|p| {
+                layout
+                    .registers
+                    .iter()
+                    .map(|r| {
+                        t.declare(&format!("chip.pipe{p}.reg.{r}.sum"), SignalKind::Vector(64))
+                    })
+                    .collect::<Result<_, DeclareError>>()
+            })
+            .collect::<Result<_, DeclareError>>()?;
         Ok(ChipTrace {
             tracer: t,
+            register_sums,
             drops,
             recirculated,
             free_cells,

@@ -628,6 +628,11 @@ impl Chip {
                 .collect(),
             buffer_cells: self.params.tm.buffer_cells,
             rx_fifo_frames: self.params.rx_fifo_frames,
+            registers: self
+                .program
+                .iter()
+                .flat_map(|p| p.registers.iter().map(|r| r.name.clone()))
+                .collect(),
         };
         let mut trace = ChipTrace::new(&layout, filter)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
@@ -710,6 +715,19 @@ impl Chip {
                     }
                     if let Some(id) = paused {
                         tr.set(now, id, Value::Bits(stats.paused as u64));
+                    }
+                }
+            }
+        }
+        for (pipe, sums) in self.pipes.iter().zip(&t.register_sums) {
+            // Summed only when traced: a sum costs a pass over the array every sample.
+            if sums.iter().all(Option::is_none) {
+                continue;
+            }
+            if let Some(cells) = pipe.ingress_program.registers() {
+                for (id, array) in sums.iter().zip(cells) {
+                    if let Some(id) = *id {
+                        tr.set(now, id, Value::Bits(array.iter().sum()));
                     }
                 }
             }

@@ -153,7 +153,9 @@ impl ScenarioFile {
         Ok(results)
     }
 
-    fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
+    /// The results of `flows` on `topo` as it stands at cycle `end`: what `run` reports at
+    /// the end, and what a test checks part-way (the frame census balances at any cycle).
+    pub fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
         let clock = self.topology.params.clock();
         let mut records = Vec::with_capacity(flows.len());
         let (mut timeouts, mut retransmitted, mut duplicates) = (0, 0, 0);

@@ -635,6 +635,11 @@ impl TransportHost {
         self.bfc_frames
     }
 
+    /// BFC: the pause bitmap the NIC obeys (the last one received; none paused before).
+    pub fn bfc_paused(&self) -> &BfcPause {
+        &self.bfc_paused
+    }
+
     /// Well-formed CNMs received (with `qcn`); malformed ones count as foreign.
     pub fn cnm_frames(&self) -> u64 {
         self.cnm_frames
