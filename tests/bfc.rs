@@ -1,6 +1,7 @@
 //! BFC on the modelled Tofino2 (`src/schemes/bfc`, docs/schemes/bfc.md "Verification"), each
 //! exact test stepping and jumping alike:
-//! - a flow's queue assignment: lowest empty unpaused data queue, sticky while the flow has
+//! - a flow's queue assignment: the first empty unpaused data queue from a random start
+//!   (the draws replayed from the program's generator), sticky while the flow has
 //!   packets in the switch and for `sticky_ns` after, reassigned after that, paused queues
 //!   skipped, the hashed queue when all 31 are blocked;
 //! - a received pause bitmap becomes an AFC pause and resume of the queue it names at the
@@ -231,26 +232,28 @@ fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
     (s, flows)
 }
 
-/// What happens to the pause of the left switch's queue 0 (the queue host 0's flow leaves it
-/// by, so uq 0 at the right switch), cycle by cycle.
+/// What happens to the pause of the left switch's queue `uq` (the queue host 0's flow leaves
+/// it by, so its uq at the right switch), cycle by cycle.
 #[derive(Debug, PartialEq, Default)]
 struct PauseTimeline {
-    /// Right switch, counter (port from the left switch, uq 0): first 0 -> 1, last 1 -> 0.
+    /// The left switch's queue toward the right one that host 0's flow took.
+    uq: usize,
+    /// Right switch, counter (port from the left switch, uq): first 0 -> 1, last 1 -> 0.
     counter_set: Cycle,
     bit_set: Cycle,
     counter_zero: Cycle,
     bit_clear: Cycle,
-    /// Pause frames out of the right switch toward the left one carrying bit 0: the first,
+    /// Pause frames out of the right switch toward the left one carrying bit uq: the first,
     /// and the first with it clear after the counter fell to 0 (the resume).
     pause_tx: Cycle,
     previous_tx_clear: bool,
     resume_tx: Cycle,
     /// The first two frames toward the left switch after the counter fell to 0, with
-    /// whether bit 0 was set.
+    /// whether bit uq was set.
     after_zero: Vec<(Cycle, bool)>,
     pause_rx: Cycle,
     resume_rx: Cycle,
-    /// Left switch, its queue 0 toward the right switch.
+    /// Left switch, its queue uq toward the right switch.
     afc_paused: Cycle,
     afc_resumed: Cycle,
     /// Data frames received by the right switch from the left one, and the cycles its
@@ -305,13 +308,26 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
     let recirc = topo.net.node::<Chip>(right).recirculation_port(3).unwrap();
     let mut tl = PauseTimeline::default();
     let (mut last_ctr, mut last_bit, mut last_paused, mut records) = (0, false, false, 0);
+    let mut uq = None;
     let mut t = 0;
     while t < 40_000 {
         t += 1;
         topo.net.run_until(t);
+        // The left switch's queue toward the right one that host 0's flow took (its first
+        // data frame is queued long before anything pauses).
+        let left_tm = topo.net.node::<Chip>(left).tm();
+        let taken = (0..t2sim::schemes::bfc::DATA_QUEUES as usize)
+            .find(|&q| left_tm.queue_stats(3, q).enqueued > 0);
+        let Some(q) = uq.or(taken) else {
+            continue;
+        };
+        uq = Some(q);
         let r = topo.net.node::<Chip>(right);
         let regs = r.ingress_registers(dev >> 7).unwrap();
-        let (c, b) = (regs[ctr][dev << 5], regs[bits][dev] & 0x8000_0000 != 0);
+        let (c, b) = (
+            regs[ctr][(dev << 5) + q],
+            regs[bits][dev] & 0x8000_0000 >> q != 0,
+        );
         if tl.counter_zero == 0 {
             tl.peak_counter = tl.peak_counter.max(c);
         }
@@ -330,7 +346,7 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
             tl.records.push(t);
             records = n;
         }
-        let paused = topo.net.node::<Chip>(left).tm().queue_stats(3, 0).paused;
+        let paused = topo.net.node::<Chip>(left).tm().queue_stats(3, q).paused;
         match (last_paused, paused) {
             (false, true) if tl.afc_paused == 0 => tl.afc_paused = t,
             (true, false) if tl.afc_resumed == 0 => tl.afc_resumed = t,
@@ -338,12 +354,14 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
         }
         (last_ctr, last_bit, last_paused) = (c, b, paused);
     }
+    tl.uq = uq.expect("host 0's flow reached the left switch's TM");
     let frames = log.borrow();
+    let bit = 0x8000_0000u32 >> tl.uq;
     let out = |tx: bool, node: usize| {
         frames
             .iter()
             .filter(move |f| f.3 == tx && f.1 == node && f.2 == 3)
-            .map(|f| (f.0, f.4 & 0x8000_0000 != 0))
+            .map(move |f| (f.0, f.4 & bit != 0))
     };
     let sent: Vec<(Cycle, bool)> = out(true, right.0).collect();
     let k = sent.iter().position(|f| f.1).unwrap();
@@ -365,7 +383,8 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 /// The pause of an upstream queue at the exact cycle its downstream queue passes Th, and its
 /// resume on the last decrement, on two switches (`scenarios/bfc_story.toml`: hosts 0 and 4
 /// send 200 frames each at line rate to host 3; host 0's flow leaves the left switch by its
-/// queue 0, so at the right switch it carries uq 0 and comes in on port 3, device port 392).
+/// queue `uq` (16, from its random start), which it carries at the right switch, coming in
+/// on port 3, device port 392).
 /// The cycles are the model's for this input (the story's waves show the same ones); each is
 /// derived from the one before it:
 ///
@@ -374,7 +393,7 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 ///   `pause_ctr[(392 << 5) + 0]` in `count_pause`'s stage (15): it enters the parser in the
 ///   cycle its last bit arrives (8472, the tap's `data_rx`), and the counter holds the new
 ///   value 64 (parser) + 266 (stages 0-14) = 330 cycles later (8802).
-/// - **Bit**: the same packet sets the bit of uq 0 in `pause_bits[392]` in stage 18, the
+/// - **Bit**: the same packet sets the bit of uq in `pause_bits[392]` in stage 18, the
 ///   cycles of stages 15-17 (27 + 2 + 27 = 56) later (8858).
 /// - **Pause frame**: the next refresh (pipe 3's pktgen, every 1,500 cycles) makes its frame
 ///   at the next multiple of 1,500 (9000); it enters the ingress 8 cycles later (150 bytes
@@ -384,7 +403,7 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 /// - **AFC**: the frame's last bit reaches the left switch 1,500 cycles (1 us) later
 ///   (11500); the first ingress pass finds the bit changed and resubmits (479 + 1), the
 ///   second records it and its deparser's AFC word (479) takes effect `afc_latency_cycles`
-///   (100) later: queue 0 of the left switch's port 3 is paused from 12559, 3,757 cycles
+///   (100) later: queue uq of the left switch's port 3 is paused from 12559, 3,757 cycles
 ///   (2.5 us) after the crossing packet's counter went up. By then 44 of the flow's frames had
 ///   passed Th (the counter's peak).
 /// - **Last decrement**: each dequeue record of a packet that paused comes back through the
@@ -432,7 +451,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
         (tl.pause_tx, tl.pause_rx, tl.afc_paused),
         (10000, 11500, 12559)
     );
-    // 28 of the flow's frames passed Th before the pause took effect upstream.
+    // 44 of the flow's frames passed Th before the pause took effect upstream.
     assert_eq!(tl.peak_counter, 44);
     // Resume: the record the recirculation port sent at 25038.
     assert_eq!(tl.counter_zero, 25369);
@@ -458,6 +477,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
         (tl.resume_tx, tl.resume_rx, tl.afc_resumed),
         (26500, 28000, 29059)
     );
+    assert_eq!(tl.uq, 16);
     assert_eq!(pause_timeline(Stepping::Jump), tl);
 }
 
@@ -466,8 +486,8 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
 /// A BFC chip (pipe 0: port 0 from an upstream probe, port 1 to a downstream probe; host
 /// 10.0.0.2 behind port 1) set up as a scheme run sets it up, with port 1's data queues
 /// shaped so that a queue holding a second frame stays busy long enough to be seen taken:
-/// queues 1-30 at 1 Gb/s (12,792 cycles a 1,066-byte frame on the wire), queue 0 at
-/// 10 Gb/s (1,280) so that it is free again when the sticky window is tested.
+/// queues 1-30 at 1 Gb/s (12,792 cycles a 1,066-byte frame on the wire), queue 0 (the one
+/// the downstream pauses) at 10 Gb/s (1,280).
 fn assignment_chip() -> Chip {
     let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
     let dst = std::net::Ipv4Addr::new(10, 0, 0, 2);
@@ -615,51 +635,98 @@ fn assignments(stepping: Stepping) -> (Vec<Enqueue>, usize, Vec<u64>) {
     (order, e_index.unwrap(), queues)
 }
 
+/// Whether each frame of `assignment_script` finds its flow's entry free for a new queue
+/// (never used, or nothing of the flow in the switch and idle more than `sticky_ns`), in
+/// script order; the others keep their flow's queue.
+fn assignment_is_new() -> Vec<bool> {
+    // A: new, sticky, sticky (its second frame still inside); B: new, sticky; B at 17,000:
+    // sticky (its last record under 6 us before); B at 40,000: new; C: new.
+    let mut new = vec![true, false, true, false, false, false, true, true];
+    for _ in 1..=30 {
+        new.extend([true, false, false]);
+    }
+    new.push(true);
+    new
+}
+
+/// The first data queue not in `blocked` (bit q = queue q) scanning from `start` as the
+/// program's `first_free` does: s, s+1, ..., 30, 0, ..., s-1, the start value 31 as 0.
+fn first_free_from(start: u32, blocked: u32) -> Option<usize> {
+    let data = t2sim::schemes::bfc::DATA_QUEUES as u32;
+    (0..data)
+        .map(|k| ((start % data + k) % data) as usize)
+        .find(|&q| blocked & 1 << q == 0)
+}
+
 /// A flow's queue at one switch (`assignment_chip`, `assignment_script`), read from the TM's
 /// enqueues into port 1 and the `flow_queue` register. Every frame reaches the TM 481 cycles
 /// after the probe sends it (1 cycle of link, 479 of ingress, 1 into the TM).
 ///
-/// - A (2 frames at 100 and 230) finds the port idle: queue 0, the lowest empty, unpaused
-///   data queue. B (1000, 1130) finds queue 0 holding A's second frame: queue 1.
-/// - A's third frame (1400) has A's second still in the switch: it keeps queue 0 (sticky),
-///   though queue 0 is busy and a lower-numbered free queue would otherwise be chosen.
-/// - B again at 17,000: its frames and records are gone (size 0) and queue 0 is free, but B
-///   was last seen (its second frame's record) less than `sticky_ns` (6 us) before: queue 1.
-/// - B again at 40,000, idle more than 6 us with nothing in the switch: reassigned, to the
-///   lowest free queue, 0.
+/// A frame whose flow gets a new queue takes the first data queue neither busy nor paused,
+/// scanning from the random start it drew: every data frame draws one number in table
+/// `port_key` (ingress of pipe 0, seeded 0: `t2_pipeline::run::exec::random_draws`), and the
+/// start is its low 5 bits. The others keep their flow's queue. So:
+///
+/// - A (2 frames at 100 and 230) finds the port idle; B (1000, 1130) finds A's queue busy.
+/// - A's third frame (1400) has A's second still in the switch: it keeps its busy queue.
+/// - B again at 17,000: its frames and records are gone (size 0) and its queue is free, but
+///   B was last seen (its second frame's record) less than `sticky_ns` (6 us) before: it
+///   keeps its queue.
+/// - B again at 40,000, idle more than 6 us with nothing in the switch: reassigned.
 /// - The downstream pauses queue 0 at 42,000 (a BFC frame naming it; applied by AFC and
-///   recorded in `queue_paused`). C's first frame (46,000) skips it: queue 1.
+///   recorded in `queue_paused`). C's first frame (46,000) skips it.
 /// - D_1..D_30 (3 frames each, 600 cycles apart): each finds the queues of those before it
-///   held by the shaper and takes the next, 1..=30 (D_1 takes 1: C's frame has left).
+///   held by the shaper and takes a free one; the 30 take the 30 unpaused data queues.
 /// - E (66,000) finds every data queue busy or paused: its queue is the hashed one,
 ///   `(flow index & 31) mod 31`, the flow index being the CRC-32 of its 5-tuple taken mod
 ///   the table's 65,536 entries: 56,582 & 31 = 6, so queue 6.
 #[test]
-fn a_flow_gets_the_lowest_free_queue_keeps_it_while_sticky_and_else_a_hashed_one() {
+fn a_flow_gets_a_free_queue_from_a_random_start_keeps_it_while_sticky_and_else_a_hashed_one() {
     let (order, e, flow_queue) = assignments(Stepping::EveryCycle);
     let script = assignment_script();
     assert_eq!(order.len(), script.len(), "one enqueue per frame");
     for (frame, enq) in script.iter().zip(&order) {
         assert_eq!(enq.cycle, frame.0 + 481, "{frame:?}: {enq:?}");
     }
-    let queues: Vec<usize> = order.iter().map(|e| e.queue).collect();
-    let mut expected = vec![0, 0, 1, 1, 0, 1, 0, 1];
-    for k in 1..=30 {
-        expected.extend([k, k, k]);
+    let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
+    let draws = p.tables.iter().position(|t| t.name == "port_key").unwrap();
+    let starts: Vec<u32> = t2_pipeline::run::exec::random_draws(0, draws)
+        .take(script.len())
+        .map(|v| v & 31)
+        .collect();
+    let mut flow_queues = std::collections::BTreeMap::new();
+    let mut expected = Vec::new();
+    for (k, (&(_, flow), &new)) in script.iter().zip(&assignment_is_new()).enumerate() {
+        let q = if new {
+            first_free_from(starts[k], order[k].blocked_before).unwrap_or(6)
+        } else {
+            flow_queues[&flow]
+        };
+        flow_queues.insert(flow, q);
+        expected.push(q);
     }
-    expected.push(6);
+    let queues: Vec<usize> = order.iter().map(|e| e.queue).collect();
     assert_eq!(queues, expected);
-    // A's third frame: queue 0 held A's second, so the lowest free queue was not 0.
-    assert_eq!(order[4].blocked_before & 1, 1);
-    // B at 17,000: queue 0 and every other data queue empty; B kept queue 1.
-    assert_eq!(order[5].blocked_before, 0);
-    // C: queue 0 paused (and nothing else busy).
+    // The queues this run drew, pinned so that a change of generator or scan shows.
+    assert_eq!(&queues[..8], &[16, 16, 28, 28, 16, 28, 10, 22]);
+    // A's third frame: its queue held A's second, and A kept it.
+    assert_ne!(order[4].blocked_before & 1 << queues[4], 0);
+    // B at 17,000: its own queue empty (A's, at 1 Gb/s, still drains); B kept its queue.
+    assert_eq!(order[5].blocked_before, 1 << queues[0]);
+    assert_eq!(queues[5], queues[3]);
+    // C: queue 0 paused (and nothing else busy), so C is elsewhere.
     assert_eq!(order[7].blocked_before, 1);
-    // E: all 31 data queues busy or paused.
+    assert_ne!(queues[7], 0);
+    // D_1..D_30 took the 30 unpaused data queues, one each.
+    let mut d: Vec<usize> = (0..30).map(|k| queues[8 + 3 * k]).collect();
+    d.sort_unstable();
+    assert_eq!(d, (1..=30).collect::<Vec<_>>());
+    // E: all 31 data queues busy or paused: the hashed queue.
     assert_eq!(order.last().unwrap().blocked_before, (1 << 31) - 1);
     assert_eq!(e, 56_582);
     assert_eq!((e & 31) % 31, 6);
     assert_eq!(flow_queue[e], 6);
+    assert_eq!(*queues.last().unwrap(), 6);
     assert_eq!(assignments(Stepping::Jump), (order, e, flow_queue));
 }
 
@@ -688,21 +755,22 @@ fn story_waves_show_a_pause_from_th_to_the_upstream_and_its_resume() {
     let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
     assert_eq!(traced, 3 + 2 + 2 + 1 + 2 + 2);
 
-    // 1. Host 0's flow (queue 1 toward host 3) passes Th = 106 cells (two busy queues) and
-    //    peaks at 280.
+    // 1. Host 0's flow (queue 3 toward host 3, from its random start) passes Th = 106 cells
+    //    (two busy queues) and peaks at 280.
     let d = &story.dump;
-    let q1 = "chip.tm.pipe0.port8.q1.depth_cells";
-    assert_eq!(first(d, q1, |v| v > 106), Some((8427, 112)));
-    assert_eq!(numbers(d, q1).iter().map(|&(_, v)| v).max(), Some(280));
+    let q3 = "chip.tm.pipe0.port8.q3.depth_cells";
+    assert_eq!(first(d, q3, |v| v > 106), Some((8427, 112)));
+    assert_eq!(numbers(d, q3).iter().map(|&(_, v)| v).max(), Some(280));
 
-    // 2. Its pause counter goes up at 8802 and its bit (uq 0: bit 31 of the word) at 8858;
+    // 2. Its pause counter goes up at 8802 and its bit (uq 16, the left switch's queue: bit
+    //    15 of the word) at 8858;
     //    the counter is back at 0 at 25369 and the bit clears at 25425.
     let (ctr, bits) = (
         "chip.pipe3.reg.pause_ctr.sum",
         "chip.pipe3.reg.pause_bits.sum",
     );
     assert_eq!(first(d, ctr, |v| v > 0), Some((8802, 1)));
-    assert_eq!(numbers(d, bits)[..3], [(0, 0), (8858, 1 << 31), (25425, 0)]);
+    assert_eq!(numbers(d, bits)[..3], [(0, 0), (8858, 1 << 15), (25425, 0)]);
     assert_eq!(
         numbers(d, ctr)
             .into_iter()

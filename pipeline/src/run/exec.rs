@@ -41,6 +41,20 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The state table `table`'s generator starts from once its program is seeded with `seed`.
+fn random_start(seed: u64, table: usize) -> u64 {
+    let mut s = seed ^ (table as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    splitmix64(&mut s)
+}
+
+/// The numbers table `table` (its index in the program) draws, in order, one per `random`
+/// primitive it runs, after [`State::seed`] with `seed`; a field keeps their low bits. Tests
+/// use it to know what a program drew without looking inside the chip.
+pub fn random_draws(seed: u64, table: usize) -> impl Iterator<Item = u32> {
+    let mut state = random_start(seed, table);
+    std::iter::from_fn(move || Some((splitmix64(&mut state) >> 32) as u32))
+}
+
 /// A CRC over `bytes`, MSB first, initial value 0, no reflection, no final XOR.
 pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
     let width = algorithm.bits();
@@ -135,8 +149,7 @@ impl State {
     /// the order packets reach it, so the numbers do not depend on how tables are placed.
     pub fn seed(&mut self, seed: u64) {
         for (t, r) in self.random.iter_mut().enumerate() {
-            let mut s = seed ^ (t as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
-            *r = splitmix64(&mut s);
+            *r = random_start(seed, t);
         }
     }
 
