@@ -4,8 +4,9 @@
 mod common;
 
 use proptest::prelude::*;
+use std::io::{self, Write};
 use std::net::Ipv4Addr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use t2_clock::Cycle;
 use t2_pipeline::check::{check, Checked, Thread};
 use t2_pipeline::exec::Interpreter;
@@ -13,6 +14,7 @@ use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{fields, layout, Phv};
+use t2_testbench::transport::MICE_PFC_CLASS;
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::schemes::mice_elephant::{
     self, quantised_fb, Config, Variant, CNM_COPY_BYTES, CNM_SESSION, ELEPHANT_QID, MICE_QID,
@@ -93,8 +95,9 @@ fn run(
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    while net.next_event().is_some() {
-        net.step();
+    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
+    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
+        net.visit_cycle(t);
     }
     assert_eq!(net.pool().live(), 0);
     (
@@ -299,8 +302,9 @@ fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    while net.next_event().is_some() {
-        net.step();
+    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
+    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
+        net.visit_cycle(t);
     }
     assert_eq!(net.pool().live(), 0);
     (
@@ -326,6 +330,119 @@ fn pfc_pauses_the_mice_class_at_k_and_drops_only_past_k_plus_k0() {
     assert_eq!(delivered, 240 - 33);
     let jumped = pfc_run(Stepping::Jump);
     assert_eq!((jumped.0, jumped.1, jumped.2), (a, b, delivered));
+}
+
+/// A `Write` into memory that the test keeps a handle on after the chip took it.
+#[derive(Clone, Default)]
+struct SharedBytes(Arc<Mutex<Vec<u8>>>);
+
+impl Write for SharedBytes {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A PFC frame for `class` with `quanta`.
+fn pfc_frame(class: u8, quanta: u16) -> Vec<u8> {
+    let mut f = Vec::new();
+    PfcFrame::one_class(class, quanta).write([2, 0, 0, 0, 0, 9], &mut f);
+    f
+}
+
+/// The downstream probe on port 0 sends PFC frames to the chip (the chip is the upstream
+/// switch that honours them) while a source sends mice frames through port 0, with every
+/// queue's `pfc_paused` traced. Returns the dump, the receiver's arrivals and the chip's
+/// device port 0 name.
+fn pfc_hold_run(stepping: Stepping) -> (Vec<u8>, Vec<Cycle>, u16) {
+    let c = Config {
+        by_dscp: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let mut net = Network::new(stepping);
+    let chip_id = net.add(chip(&c));
+    let buf = SharedBytes::default();
+    let filter = t2_waves::TraceFilter::parse("chip.tm.**.pfc_paused").unwrap();
+    net.node_mut::<Chip>(chip_id)
+        .enable_trace(filter, Box::new(buf.clone()))
+        .unwrap();
+    // Last bits leave the probe at these cycles and arrive one cycle later (1-cycle link).
+    let pfc = vec![
+        (1000, pfc_frame(MICE_PFC_CLASS, 100)),
+        (1500, pfc_frame(MICE_PFC_CLASS, 100)),
+        (3000, pfc_frame(MICE_PFC_CLASS, 400)),
+        (4500, pfc_frame(MICE_PFC_CLASS, 0)),
+        // A hold of an empty queue: nothing but the bit changes when it ends.
+        (5000, pfc_frame(MICE_PFC_CLASS, 100)),
+        // A class no queue of port 0 is mapped to: nothing holds.
+        (6000, pfc_frame(4, 100)),
+    ];
+    let mice = vec![
+        (1100, mice_frame(SOURCE, 1000)),
+        (3100, mice_frame(SOURCE, 1000)),
+    ];
+    let rx = net.add(Probe::new(G100, pfc));
+    let a = net.add(Probe::new(G100, mice));
+    net.link(chip_id, 0, rx, 0, 1).unwrap();
+    net.link(a, 0, chip_id, 1, 1).unwrap();
+    // `run_until` jumps over quiet cycles when asked to (`step` always steps one).
+    net.run_until(8000);
+    assert_eq!(net.next_event(), None);
+    if stepping == Stepping::Jump {
+        assert!(net.visited_cycles() < 8000, "{}", net.visited_cycles());
+    }
+    let chip = net.node_mut::<Chip>(chip_id);
+    chip.finish_trace(8000).unwrap();
+    let dev = chip.dev_port(0);
+    let arrivals = net.node::<Probe>(rx).arrivals();
+    let bytes = buf.0.lock().unwrap().clone();
+    (bytes, arrivals, dev)
+}
+
+#[test]
+fn pfc_paused_rises_when_a_frame_takes_effect_and_falls_when_its_quanta_run_out() {
+    let (bytes, arrivals, dev) = pfc_hold_run(Stepping::Jump);
+    let dump = common::waves::parse_dump(&bytes);
+    let mice_q = format!("chip.tm.pipe0.port{dev}.q{MICE_QID}.pfc_paused");
+    // A frame arriving in cycle t takes effect in t + 1. 100 quanta at 100 Gb/s are
+    // 51,200 bit times, 512 ns, 768 cycles at 1.5 GHz; 400 quanta 3,072 cycles.
+    // - 1001 in, holds from 1002; refreshed at 1501 (from 1502), so it ends at 1502 + 768;
+    // - 3001 in, holds from 3002 for 3,072 cycles, but the XON of 4501 ends it at 4502;
+    // - 5001 in, holds the empty queue from 5002 to 5002 + 768: with no packet waiting, only
+    //   the traced bit asks the kernel to visit the end;
+    // - the class-4 frame at 6001 holds nothing on port 0.
+    assert_eq!(
+        common::waves::numbers(&dump, &mice_q),
+        [
+            (0, 0),
+            (1002, 1),
+            (2270, 0),
+            (3002, 1),
+            (4502, 0),
+            (5002, 1),
+            (5770, 0)
+        ]
+    );
+    // Every other queue of the port stays released.
+    for q in (0..16).filter(|&q| q != MICE_QID as usize) {
+        let path = format!("chip.tm.pipe0.port{dev}.q{q}.pfc_paused");
+        assert_eq!(common::waves::numbers(&dump, &path), [(0, 0)], "{path}");
+    }
+    // The bit is the hold: the mice frame sent at 1100 (in the queue a few hundred cycles
+    // later) leaves only once the bit falls, and the one sent at 3100 once the XON lands.
+    // Both reach the receiver the same 391 cycles after the fall: the dequeue, the egress
+    // pipeline, the MAC's serialization and the 1-cycle link.
+    assert_eq!(arrivals, [2270 + 391, 4502 + 391]);
+    // Jumping over the quiet cycles records the same edges, byte for byte.
+    let (stepped, stepped_arrivals, _) = pfc_hold_run(Stepping::EveryCycle);
+    assert_eq!(stepped_arrivals, arrivals);
+    assert!(
+        stepped == bytes,
+        "stepping and jumping give different dumps"
+    );
 }
 
 #[test]
