@@ -561,3 +561,96 @@ proptest! {
         prop_assert!(stepped == r, "stepping every cycle differs from jumping");
     }
 }
+
+/// The cycles in which port `port` of the traced switch starts sending a frame the chip made
+/// itself (a PFC frame or a CNM): busy with no packet number.
+fn chip_made_frames(d: &common::waves::Dump, port: u16) -> Vec<Cycle> {
+    use common::waves::{at, numbers};
+    let tx_pkt = format!("chip.port{port}.tx_pkt");
+    numbers(d, &format!("chip.port{port}.tx_busy"))
+        .into_iter()
+        .filter(|&(c, busy)| busy == 1 && at(d, &tx_pkt, c) == "0")
+        .map(|(c, _)| c)
+        .collect()
+}
+
+#[test]
+fn story_waves_show_mice_held_by_pfc_and_cnms_from_the_elephant_queue() {
+    use common::waves::{at, first, numbers, run_story};
+    let story = run_story("mice_elephant_story");
+    let r = &story.results;
+    assert_eq!(r.drops.total(), 0);
+    assert_eq!((r.flows, r.completed), (11, 11));
+    assert_eq!(r.frames.unaccounted, 0);
+    // Only the spine makes CNMs; it hears the hot leaf's XOFF and XON, and sends 34 frames
+    // of its own.
+    assert_eq!(r.recirculated, 11);
+    let spine = &r.pause_frames["switch3"];
+    assert_eq!((spine.pfc_sent, spine.pfc_received), (34, 2));
+
+    let titles: Vec<&str> = story.groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 5, "{titles:?}");
+    assert!(titles[0].starts_with("1 mice queue") && titles[4].starts_with("5 CNMs"));
+    assert_eq!(
+        story.groups[1].1,
+        ["chip.tm.pipe1.port136.q1.pfc_paused"],
+        "the hold is its own group"
+    );
+    let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(traced, 1 + 1 + 3 + 4 + 5);
+
+    let d = &story.dump;
+    let mice = "chip.tm.pipe1.port136.q1.depth_cells";
+    let elephants = "chip.tm.pipe1.port136.q0.depth_cells";
+    let hold = "chip.tm.pipe1.port136.q1.pfc_paused";
+    // 1. Every flow's first 100 KB are mice, so the three 2 MB flows fill the mice queue
+    //    from the start; it passes one ingress port's XOFF (139 cells) within 20 us, and
+    //    the spine's first PFC frames go out toward the sources (2).
+    assert_eq!(first(d, mice, |v| v > 139), Some((30045, 140)));
+    assert_eq!(chip_made_frames(d, 264)[0], 54716);
+    assert_eq!(chip_made_frames(d, 8)[0], 56014);
+    // 2. When the 40 KB mice reach the hot leaf, it holds the spine's mice queue: the
+    //    bit rises in the cycle its XOFF takes effect and falls when its XON does. The
+    //    queue, whose senders the spine has paused too, stays at 294 cells throughout.
+    assert_eq!(numbers(d, hold), [(0, 0), (200163, 1), (334198, 0)]);
+    assert_eq!(at(d, mice, 200163), "294");
+    assert!(numbers(d, mice)
+        .iter()
+        .all(|&(c, _)| !(200163..334198).contains(&c)));
+    // ... and drains after it (the drain).
+    assert_eq!(at(d, mice, 334611), "287");
+    assert_eq!(numbers(d, mice).last(), Some(&(786454, 0)));
+    // 3. Once the mice queue has drained, the elephants' own frames queue up toward the
+    //    hot leaf, past Qeq (192 cells), to at most 1,225 cells.
+    assert_eq!(first(d, elephants, |v| v > 192), Some((647252, 196)));
+    assert_eq!(
+        numbers(d, elephants).iter().map(|&(_, v)| v).max(),
+        Some(1225)
+    );
+    // 4. The first CNM: a frame leaves pipe 1's egress sampled and congested, its copy is
+    //    queued for pipe 0's recirculation port the next cycle, rewritten into a CNM by
+    //    pipe 0's egress, sent round the port and counted as recirculated when it comes
+    //    back into pipe 0's ingress, which routes it to the sampled frame's source.
+    assert_eq!(at(d, "chip.pipe1.egress.exit", 911362), "to_mac");
+    let recirc_q = "chip.tm.pipe0.recirc.q0.depth_cells";
+    assert_eq!(first(d, recirc_q, |v| v > 0), Some((911363, 1)));
+    assert_eq!(at(d, "chip.pipe0.egress.exit", 911924), "to_mac");
+    assert_eq!(
+        numbers(d, "chip.recirc.pipe0.tx_busy")[1..3],
+        [(911925, 1), (911929, 0)]
+    );
+    assert_eq!(first(d, "chip.recirculated", |v| v > 0), Some((911929, 1)));
+    // 5. It leaves toward its source on leaf 2; all eleven CNMs leave after the PFC
+    //    frames (18 toward leaf 2, 16 toward leaf 0), 7 toward leaf 2 and 4 toward leaf 0.
+    let (to_leaf2, to_leaf0) = (chip_made_frames(d, 264), chip_made_frames(d, 8));
+    assert_eq!(at(d, "chip.pipe2.egress.exit", 912748), "to_mac");
+    assert_eq!(to_leaf2[18], 912749);
+    let cnms = |frames: &[Cycle]| frames.iter().filter(|&&c| c > 911929).count();
+    assert_eq!((to_leaf2.len(), cnms(&to_leaf2)), (25, 7));
+    assert_eq!((to_leaf0.len(), cnms(&to_leaf0)), (20, 4));
+    assert_eq!(numbers(d, "chip.recirculated").last().unwrap().1, 11);
+    // The elephant queue drains when the last elephant ends.
+    assert_eq!(numbers(d, elephants).last(), Some(&(11452827, 0)));
+    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    std::fs::remove_dir_all(&story.dir).unwrap();
+}
