@@ -4,9 +4,8 @@
 mod common;
 
 use proptest::prelude::*;
-use std::io::{self, Write};
 use std::net::Ipv4Addr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use t2_clock::Cycle;
 use t2_pipeline::check::{check, Checked, Thread};
 use t2_pipeline::exec::Interpreter;
@@ -332,20 +331,6 @@ fn pfc_pauses_the_mice_class_at_k_and_drops_only_past_k_plus_k0() {
     assert_eq!((jumped.0, jumped.1, jumped.2), (a, b, delivered));
 }
 
-/// A `Write` into memory that the test keeps a handle on after the chip took it.
-#[derive(Clone, Default)]
-struct SharedBytes(Arc<Mutex<Vec<u8>>>);
-
-impl Write for SharedBytes {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A PFC frame for `class` with `quanta`.
 fn pfc_frame(class: u8, quanta: u16) -> Vec<u8> {
     let mut f = Vec::new();
@@ -364,7 +349,7 @@ fn pfc_hold_run(stepping: Stepping) -> (Vec<u8>, Vec<Cycle>, u16) {
     };
     let mut net = Network::new(stepping);
     let chip_id = net.add(chip(&c));
-    let buf = SharedBytes::default();
+    let buf = common::waves::SharedBytes::default();
     let filter = t2_waves::TraceFilter::parse("chip.tm.**.pfc_paused").unwrap();
     net.node_mut::<Chip>(chip_id)
         .enable_trace(filter, Box::new(buf.clone()))

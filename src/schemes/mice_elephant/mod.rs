@@ -27,7 +27,10 @@
 
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::params::Tofino2Params;
-use t2_pipeline::examples::{forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::examples::{
+    cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header, forwarding, forwarding_ingress,
+    ipv4_host,
+};
 use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
 use t2_pipeline::ir::{
     Action, AluOp, Cmp, Condition, Half, HashAlgorithm, MatchKind, Operand, ParserState, Primitive,
@@ -419,34 +422,9 @@ pub fn program(c: &Config) -> Program {
     if qcn {
         // The mirror header first: a copy's mirror type is its header's place plus 1, and
         // the parser's first state selects on type 1.
-        b = b
-            .header("mirror_md", &[("fb", 8), ("msdu_len", 16), ("pad", 8)])
-            .header(
-                "orig_eth",
-                &[
-                    ("dst_hi", 16),
-                    ("dst_lo", 32),
-                    ("src_hi", 16),
-                    ("src_lo", 32),
-                    ("ether_type", 16),
-                ],
-            );
+        b = cnm_copy_headers(b);
     }
-    b = b
-        .header(
-            "cnm",
-            &[
-                ("fb", 16),
-                ("cpid_hi", 32),
-                ("cpid_lo", 32),
-                ("q_offset", 16),
-                ("q_delta", 16),
-                ("prio", 16),
-                ("edst_hi", 16),
-                ("edst_lo", 32),
-                ("msdu_len", 16),
-            ],
-        )
+    b = cnm_header(b)
         .metadata("meta.orig_dst", 32)
         .action(
             Action::new("cnm_to_source")
@@ -472,18 +450,7 @@ pub fn program(c: &Config) -> Program {
     let mut parser = Vec::new();
     if qcn {
         // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
-        parser.push(
-            ParserState::new("start")
-                .select(&["eg_intr_md.mirror_type"], "parse_eth")
-                .case(&[1], "parse_mirror"),
-        );
-        parser.push(
-            ParserState::new("parse_mirror")
-                .extract("mirror_md")
-                .extract("orig_eth")
-                .select(&["orig_eth.ether_type"], "accept")
-                .case(&[CNM_ETHERTYPE as u64], "parse_cnm"),
-        );
+        parser.extend(cnm_copy_parser());
     }
     parser.extend([
         ParserState::new(if qcn { "parse_eth" } else { "start" })
@@ -626,7 +593,8 @@ fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
         );
     }
     let sample = c.sample_bytes;
-    b.metadata("meta.sampled", 8)
+    let b = b
+        .metadata("meta.sampled", 8)
         .metadata("meta.q_old", 32)
         .metadata("meta.fb_up", 32)
         .metadata("meta.fb_down", 32)
@@ -712,49 +680,9 @@ fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
             "meta.fb_excess",
             Operand::field("meta.fb_up"),
             Operand::field("meta.fb_down"),
-        )))
-        .action(
-            Action::new("sample_cnm")
-                .param("session", 8)
-                .param("fb", 6)
-                .prim(Primitive::MirrorWithHeader {
-                    session: Operand::param("session"),
-                    header: "mirror_md".into(),
-                })
-                .prim(Primitive::set("mirror_md.fb", Operand::param("fb")))
-                .prim(Primitive::alu(
-                    AluOp::Sub,
-                    "mirror_md.msdu_len",
-                    Operand::field("eg_intr_md.pkt_length"),
-                    Operand::Const(18),
-                )),
-        )
-        .action(
-            Action::new("cnm_body")
-                .prim(Primitive::SetValid {
-                    header: "cnm".into(),
-                })
-                .prim(copy("cnm.fb", "mirror_md.fb"))
-                .prim(set("cnm.cpid_hi", 0))
-                .prim(copy("cnm.cpid_lo", "eg_intr_md.egress_port"))
-                .prim(set("cnm.q_offset", 0))
-                .prim(set("cnm.q_delta", 0))
-                .prim(set("cnm.prio", 0))
-                .prim(copy("cnm.edst_hi", "orig_eth.dst_hi"))
-                .prim(copy("cnm.edst_lo", "orig_eth.dst_lo"))
-                .prim(copy("cnm.msdu_len", "mirror_md.msdu_len")),
-        )
-        .action(
-            Action::new("cnm_eth")
-                .prim(Primitive::SetInvalid {
-                    header: "mirror_md".into(),
-                })
-                .prim(copy("orig_eth.dst_hi", "orig_eth.src_hi"))
-                .prim(copy("orig_eth.dst_lo", "orig_eth.src_lo"))
-                .prim(set("orig_eth.src_hi", 0x0200))
-                .prim(set("orig_eth.src_lo", 0x0000_cc01))
-                .prim(set("orig_eth.ether_type", CNM_ETHERTYPE as u64)),
-        )
+        )));
+    // The sampled frame's mirror, and the CNM its copy's egress pass makes of it.
+    cnm_actions(b, "sample_cnm")
         .table(keyless("cp_sample_t", "cp_sample"))
         .table(keyless("cp_q_t", "cp_q"))
         .table(keyless("cp_double_t", "cp_double"))
