@@ -175,6 +175,68 @@ fn a_sampled_frame_gets_the_standards_feedback_for_set_queue_states() {
     }
 }
 
+/// The interpreter's `random` generator (`t2_pipeline::exec`, splitmix64), written out here
+/// so that the test derives the draws itself.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn randomised_sampling_draws_each_interval_from_the_random_extern() {
+    let c = Config {
+        sample_random: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    // 150 KB: the widest power-of-two span within 30% is 32,768 bytes, centred on 150,000.
+    assert_eq!(mice_elephant::sample_interval_range(150_000), (133_616, 15));
+    let (low, k) = mice_elephant::sample_interval_range(c.sample_bytes);
+    let (mut interp, checked) = interpreter(&c);
+    // Every elephant data frame draws once from `cp_draw_t`'s generator (seeded as the
+    // interpreter seeds table t: seed 0 xor t x 0xd1b54a32d192ed03, one step).
+    let t = checked
+        .tables
+        .iter()
+        .position(|t| t.name == "cp_draw_t")
+        .unwrap() as u64;
+    let mut state = splitmix64(&mut (t.wrapping_mul(0xd1b5_4a32_d192_ed03)));
+    // 1,046-byte frames (with FCS) into a deep queue (every sample sends a CNM): frame n is
+    // sampled when the bytes counted since the last sample reach the interval drawn at it;
+    // the first frame is sampled (the interval starts at 0), not counting itself.
+    let frame = 1046;
+    let (mut counted, mut interval) = (0u64, 0u64);
+    let mut expected = Vec::new();
+    let mut sampled = Vec::new();
+    for n in 0..3000 {
+        let draw = (splitmix64(&mut state) >> 32) & ((1 << k) - 1);
+        if counted >= interval {
+            expected.push(n);
+            counted = 0;
+            interval = low + draw;
+        } else {
+            counted += frame;
+        }
+        if egress(&mut interp, &checked, 1000).is_some() {
+            sampled.push(n);
+        }
+    }
+    assert_eq!(sampled, expected);
+    // The gaps vary within [133,616, 166,383] bytes: 128 to 160 frames.
+    let gaps: Vec<usize> = sampled.windows(2).map(|w| w[1] - w[0] - 1).collect();
+    assert!(gaps.iter().all(|g| (128..=160).contains(g)), "{gaps:?}");
+    assert!(gaps.iter().any(|&g| g != gaps[0]), "{gaps:?}");
+    assert_eq!(sampled.len(), 21);
+    // Without it, every interval is exactly 150,000 bytes: 144 frames counted (150,624).
+    let (mut interp, checked) = interpreter(&Config::defaults(Variant::Isolation));
+    let fixed: Vec<usize> = (0..3000)
+        .filter(|_| egress(&mut interp, &checked, 1000).is_some())
+        .collect();
+    assert_eq!(fixed[..3], [144, 289, 434]);
+}
+
 fn tcp_frame(total_len: usize, dscp: u8) -> Vec<u8> {
     let ep = Endpoints {
         src_mac: MacAddr([2, 0, 0, 0, 0, 2]),
