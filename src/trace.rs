@@ -15,8 +15,9 @@
 //! `chip.pipe<p>.{ingress,egress}.{occupancy,exit}`,
 //! `chip.pipe<p>.{ingress,egress}.stage<kk>.{valid,pkt_id}`,
 //! `chip.tm.free_cells`, `chip.tm.pool<p>.used_cells`,
-//! `chip.tm.pipe<p>.port<d>.depth_cells`, `chip.tm.pipe<p>.port<d>.q<q>.{depth_cells,paused}`
-//! (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
+//! `chip.tm.pipe<p>.port<d>.depth_cells`,
+//! `chip.tm.pipe<p>.port<d>.q<q>.{depth_cells,paused,pfc_paused}` (`paused` by AFC,
+//! `pfc_paused` held by a received PFC frame for the queue's class) (and `chip.tm.pipe<p>.recirc...` for the recirculation port),
 //! `chip.ghost.pipe<p>.{valid,updates,qid,qlength,ping_pong}` (TM pipe `p`'s queue-depth
 //! updates reaching the ingress pipes), `chip.pipe<p>.reg.<array>.sum` (the sum of an ingress
 //! register array's cells in pipe `p`: a counter array's total, or the value of the one
@@ -54,10 +55,20 @@ pub(crate) struct PortSignals {
     pub rx_fifo: Option<SignalId>,
     /// Cells queued for the port, all queues.
     pub depth_cells: Option<SignalId>,
-    /// Per queue: depth in cells, paused.
-    pub queues: Vec<(Option<SignalId>, Option<SignalId>)>,
+    /// Per queue: depth in cells, paused (AFC), held by PFC.
+    pub queues: Vec<QueueSignals>,
     /// Whether any queue signal is traced (so untraced queues cost nothing).
     pub any_queue: bool,
+}
+
+/// Signals of one queue.
+pub(crate) struct QueueSignals {
+    pub depth_cells: Option<SignalId>,
+    /// Paused by AFC.
+    pub paused: Option<SignalId>,
+    /// Held by a received PFC frame: rises in the cycle the frame takes effect, falls in
+    /// the cycle its quanta run out or an XON takes effect.
+    pub pfc_paused: Option<SignalId>,
 }
 
 /// Signals of one TM pipe's ghost updates, pulses in the cycle they reach the ingress pipes.
@@ -154,10 +165,11 @@ impl ChipTrace {
             };
             let queues = (0..queues)
                 .map(|q| {
-                    Ok((
-                        t.declare(&format!("{tm}.q{q}.depth_cells"), cells)?,
-                        t.declare(&format!("{tm}.q{q}.paused"), SignalKind::Bit)?,
-                    ))
+                    Ok(QueueSignals {
+                        depth_cells: t.declare(&format!("{tm}.q{q}.depth_cells"), cells)?,
+                        paused: t.declare(&format!("{tm}.q{q}.paused"), SignalKind::Bit)?,
+                        pfc_paused: t.declare(&format!("{tm}.q{q}.pfc_paused"), SignalKind::Bit)?,
+                    })
                 })
                 .collect::<Result<Vec<_>, DeclareError>>()?;
             let pkt = SignalKind::Vector(32);
@@ -171,7 +183,9 @@ impl ChipTrace {
                 tx_busy: t.declare(&format!("{mac}.tx_busy"), SignalKind::Bit)?,
                 rx_fifo: t.declare(&format!("{mac}.rx_fifo"), fifo)?,
                 depth_cells: t.declare(&format!("{tm}.depth_cells"), cells)?,
-                any_queue: queues.iter().any(|(d, p)| d.is_some() || p.is_some()),
+                any_queue: queues.iter().any(|q| {
+                    q.depth_cells.is_some() || q.paused.is_some() || q.pfc_paused.is_some()
+                }),
                 queues,
             });
         }
@@ -317,6 +331,14 @@ impl ChipTrace {
         }
     }
 
+    /// Whether any queue's PFC hold is traced (the chip then visits every cycle a hold ends).
+    pub(crate) fn traces_pfc_holds(&self) -> bool {
+        self.ports
+            .iter()
+            .flat_map(|p| &p.queues)
+            .any(|q| q.pfc_paused.is_some())
+    }
+
     /// Whether any ghost signal is traced (the chip then visits every delivery cycle).
     pub(crate) fn traces_ghost(&self) -> bool {
         self.ghost.iter().any(GhostSignals::any)
@@ -407,6 +429,7 @@ const LEAF_ORDER: &[&str] = &[
     "used_cells",
     "depth_cells",
     "paused",
+    "pfc_paused",
     "updates",
     "qid",
     "qlength",

@@ -159,8 +159,9 @@ fn vcd_and_trace_flags() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    // free_cells; port 0 (device port 8) total depth and 16 queues x (depth, paused); 10 stages x (valid, pkt_id).
-    assert!(text.contains("waves            54 signals in"), "{text}");
+    // free_cells; port 0 (device port 8) total depth and 16 queues x (depth, paused,
+    // pfc_paused); 10 stages x (valid, pkt_id).
+    assert!(text.contains("waves            70 signals in"), "{text}");
     let dump = std::fs::read_to_string(&vcd).unwrap();
     assert!(dump.contains("$scope module stage07 $end"));
     assert!(!dump.contains("$scope module stage10 $end"));

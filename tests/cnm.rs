@@ -9,9 +9,9 @@ mod common;
 use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
+use t2_pipeline::examples::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
 use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
-    ProgramBuilder, Stmt, Table,
+    Cmp, Condition, MatchKind, Operand, ParserState, Program, ProgramBuilder, Stmt, Table,
 };
 use t2_pipeline::qcn::Cnm;
 use t2_testbench::{Network, Probe, Stepping};
@@ -23,101 +23,23 @@ const SESSION: u8 = 9;
 const FB: u64 = 20;
 const CP: [u8; 6] = [2, 0, 0, 0, 0xcc, 0x01];
 
-fn set(dst: &str, v: u64) -> Primitive {
-    Primitive::set(dst, Operand::Const(v))
-}
-
-fn copy(dst: &str, src: &str) -> Primitive {
-    Primitive::set(dst, Operand::field(src))
-}
-
 fn program() -> Program {
     // Host routes (`ipv4_host`, `forward`) from the DCTCP program, plus the CNM machinery.
     let base = t2sim::schemes::dctcp::program(400);
-    let mut b = ProgramBuilder::new("cnm")
-        .header("mirror_md", &[("fb", 8), ("msdu_len", 16), ("pad", 8)])
-        .header(
-            "orig_eth",
-            &[
-                ("dst_hi", 16),
-                ("dst_lo", 32),
-                ("src_hi", 16),
-                ("src_lo", 32),
-                ("ether_type", 16),
-            ],
-        )
-        .header(
-            "cnm",
-            &[
-                ("fb", 16),
-                ("cpid_hi", 32),
-                ("cpid_lo", 32),
-                ("q_offset", 16),
-                ("q_delta", 16),
-                ("prio", 16),
-                ("edst_hi", 16),
-                ("edst_lo", 32),
-                ("msdu_len", 16),
-            ],
-        )
-        .parser(vec![
-            ParserState::new("start")
-                .select(&["eg_intr_md.mirror_type"], "parse_eth")
-                .case(&[1], "parse_mirror"),
-            ParserState::new("parse_mirror")
-                .extract("mirror_md")
-                .extract("orig_eth")
-                .select(&["orig_eth.ether_type"], "accept")
-                .case(&[0x22e9], "parse_cnm"),
-            ParserState::new("parse_cnm").extract("cnm"),
-            ParserState::new("parse_eth")
-                .extract("ethernet")
-                .select(&["ethernet.ether_type"], "accept")
-                .case(&[0x0800], "parse_ipv4"),
-            ParserState::new("parse_ipv4").extract("ipv4"),
-        ])
-        .action(
-            Action::new("sample")
-                .param("session", 8)
-                .param("fb", 6)
-                .prim(Primitive::MirrorWithHeader {
-                    session: Operand::param("session"),
-                    header: "mirror_md".into(),
-                })
-                .prim(Primitive::set("mirror_md.fb", Operand::param("fb")))
-                .prim(Primitive::alu(
-                    AluOp::Sub,
-                    "mirror_md.msdu_len",
-                    Operand::field("eg_intr_md.pkt_length"),
-                    Operand::Const(18),
-                )),
-        )
-        .action(
-            Action::new("cnm_body")
-                .prim(Primitive::SetValid {
-                    header: "cnm".into(),
-                })
-                .prim(copy("cnm.fb", "mirror_md.fb"))
-                .prim(set("cnm.cpid_hi", 0))
-                .prim(copy("cnm.cpid_lo", "eg_intr_md.egress_port"))
-                .prim(set("cnm.q_offset", 0))
-                .prim(set("cnm.q_delta", 0))
-                .prim(set("cnm.prio", 0))
-                .prim(copy("cnm.edst_hi", "orig_eth.dst_hi"))
-                .prim(copy("cnm.edst_lo", "orig_eth.dst_lo"))
-                .prim(copy("cnm.msdu_len", "mirror_md.msdu_len")),
-        )
-        .action(
-            Action::new("cnm_eth")
-                .prim(Primitive::SetInvalid {
-                    header: "mirror_md".into(),
-                })
-                .prim(copy("orig_eth.dst_hi", "orig_eth.src_hi"))
-                .prim(copy("orig_eth.dst_lo", "orig_eth.src_lo"))
-                .prim(set("orig_eth.src_hi", 0x0200))
-                .prim(set("orig_eth.src_lo", 0x0000_cc01))
-                .prim(set("orig_eth.ether_type", 0x22e9)),
-        )
+    let b = cnm_header(cnm_copy_headers(ProgramBuilder::new("cnm"))).parser(
+        cnm_copy_parser()
+            .into_iter()
+            .chain([
+                ParserState::new("parse_cnm").extract("cnm"),
+                ParserState::new("parse_eth")
+                    .extract("ethernet")
+                    .select(&["ethernet.ether_type"], "accept")
+                    .case(&[0x0800], "parse_ipv4"),
+                ParserState::new("parse_ipv4").extract("ipv4"),
+            ])
+            .collect(),
+    );
+    let mut b = cnm_actions(b, "sample")
         .table(
             Table::new("sample_t", MatchKind::Exact, &[], 0)
                 .action("sample")

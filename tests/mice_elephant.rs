@@ -13,6 +13,7 @@ use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{fields, layout, Phv};
+use t2_testbench::transport::MICE_PFC_CLASS;
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::schemes::mice_elephant::{
     self, quantised_fb, Config, Variant, CNM_COPY_BYTES, CNM_SESSION, ELEPHANT_QID, MICE_QID,
@@ -93,8 +94,9 @@ fn run(
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    while net.next_event().is_some() {
-        net.step();
+    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
+    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
+        net.visit_cycle(t);
     }
     assert_eq!(net.pool().live(), 0);
     (
@@ -171,6 +173,68 @@ fn a_sampled_frame_gets_the_standards_feedback_for_set_queue_states() {
         assert_eq!(interp.state.registers[bytes][PORT as usize], 1046);
         assert_eq!(interp.state.registers[q_old][PORT as usize], q);
     }
+}
+
+/// The interpreter's `random` generator (`t2_pipeline::exec`, splitmix64), written out here
+/// so that the test derives the draws itself.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn randomised_sampling_draws_each_interval_from_the_random_extern() {
+    let c = Config {
+        sample_random: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    // 150 KB: the widest power-of-two span within 30% is 32,768 bytes, centred on 150,000.
+    assert_eq!(mice_elephant::sample_interval_range(150_000), (133_616, 15));
+    let (low, k) = mice_elephant::sample_interval_range(c.sample_bytes);
+    let (mut interp, checked) = interpreter(&c);
+    // Every elephant data frame draws once from `cp_draw_t`'s generator (seeded as the
+    // interpreter seeds table t: seed 0 xor t x 0xd1b54a32d192ed03, one step).
+    let t = checked
+        .tables
+        .iter()
+        .position(|t| t.name == "cp_draw_t")
+        .unwrap() as u64;
+    let mut state = splitmix64(&mut (t.wrapping_mul(0xd1b5_4a32_d192_ed03)));
+    // 1,046-byte frames (with FCS) into a deep queue (every sample sends a CNM): frame n is
+    // sampled when the bytes counted since the last sample reach the interval drawn at it;
+    // the first frame is sampled (the interval starts at 0), not counting itself.
+    let frame = 1046;
+    let (mut counted, mut interval) = (0u64, 0u64);
+    let mut expected = Vec::new();
+    let mut sampled = Vec::new();
+    for n in 0..3000 {
+        let draw = (splitmix64(&mut state) >> 32) & ((1 << k) - 1);
+        if counted >= interval {
+            expected.push(n);
+            counted = 0;
+            interval = low + draw;
+        } else {
+            counted += frame;
+        }
+        if egress(&mut interp, &checked, 1000).is_some() {
+            sampled.push(n);
+        }
+    }
+    assert_eq!(sampled, expected);
+    // The gaps vary within [133,616, 166,383] bytes: 128 to 160 frames.
+    let gaps: Vec<usize> = sampled.windows(2).map(|w| w[1] - w[0] - 1).collect();
+    assert!(gaps.iter().all(|g| (128..=160).contains(g)), "{gaps:?}");
+    assert!(gaps.iter().any(|&g| g != gaps[0]), "{gaps:?}");
+    assert_eq!(sampled.len(), 21);
+    // Without it, every interval is exactly 150,000 bytes: 144 frames counted (150,624).
+    let (mut interp, checked) = interpreter(&Config::defaults(Variant::Isolation));
+    let fixed: Vec<usize> = (0..3000)
+        .filter(|_| egress(&mut interp, &checked, 1000).is_some())
+        .collect();
+    assert_eq!(fixed[..3], [144, 289, 434]);
 }
 
 fn tcp_frame(total_len: usize, dscp: u8) -> Vec<u8> {
@@ -299,8 +363,9 @@ fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    while net.next_event().is_some() {
-        net.step();
+    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
+    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
+        net.visit_cycle(t);
     }
     assert_eq!(net.pool().live(), 0);
     (
@@ -326,6 +391,105 @@ fn pfc_pauses_the_mice_class_at_k_and_drops_only_past_k_plus_k0() {
     assert_eq!(delivered, 240 - 33);
     let jumped = pfc_run(Stepping::Jump);
     assert_eq!((jumped.0, jumped.1, jumped.2), (a, b, delivered));
+}
+
+/// A PFC frame for `class` with `quanta`.
+fn pfc_frame(class: u8, quanta: u16) -> Vec<u8> {
+    let mut f = Vec::new();
+    PfcFrame::one_class(class, quanta).write([2, 0, 0, 0, 0, 9], &mut f);
+    f
+}
+
+/// The downstream probe on port 0 sends PFC frames to the chip (the chip is the upstream
+/// switch that honours them) while a source sends mice frames through port 0, with every
+/// queue's `pfc_paused` traced. Returns the dump, the receiver's arrivals and the chip's
+/// device port 0 name.
+fn pfc_hold_run(stepping: Stepping) -> (Vec<u8>, Vec<Cycle>, u16) {
+    let c = Config {
+        by_dscp: true,
+        ..Config::defaults(Variant::Isolation)
+    };
+    let mut net = Network::new(stepping);
+    let chip_id = net.add(chip(&c));
+    let buf = common::waves::SharedBytes::default();
+    let filter = t2_waves::TraceFilter::parse("chip.tm.**.pfc_paused").unwrap();
+    net.node_mut::<Chip>(chip_id)
+        .enable_trace(filter, Box::new(buf.clone()))
+        .unwrap();
+    // Last bits leave the probe at these cycles and arrive one cycle later (1-cycle link).
+    let pfc = vec![
+        (1000, pfc_frame(MICE_PFC_CLASS, 100)),
+        (1500, pfc_frame(MICE_PFC_CLASS, 100)),
+        (3000, pfc_frame(MICE_PFC_CLASS, 400)),
+        (4500, pfc_frame(MICE_PFC_CLASS, 0)),
+        // A hold of an empty queue: nothing but the bit changes when it ends.
+        (5000, pfc_frame(MICE_PFC_CLASS, 100)),
+        // A class no queue of port 0 is mapped to: nothing holds.
+        (6000, pfc_frame(4, 100)),
+    ];
+    let mice = vec![
+        (1100, mice_frame(SOURCE, 1000)),
+        (3100, mice_frame(SOURCE, 1000)),
+    ];
+    let rx = net.add(Probe::new(G100, pfc));
+    let a = net.add(Probe::new(G100, mice));
+    net.link(chip_id, 0, rx, 0, 1).unwrap();
+    net.link(a, 0, chip_id, 1, 1).unwrap();
+    // `run_until` jumps over quiet cycles when asked to (`step` always steps one).
+    net.run_until(8000);
+    assert_eq!(net.next_event(), None);
+    if stepping == Stepping::Jump {
+        assert!(net.visited_cycles() < 8000, "{}", net.visited_cycles());
+    }
+    let chip = net.node_mut::<Chip>(chip_id);
+    chip.finish_trace(8000).unwrap();
+    let dev = chip.dev_port(0);
+    let arrivals = net.node::<Probe>(rx).arrivals();
+    let bytes = buf.0.lock().unwrap().clone();
+    (bytes, arrivals, dev)
+}
+
+#[test]
+fn pfc_paused_rises_when_a_frame_takes_effect_and_falls_when_its_quanta_run_out() {
+    let (bytes, arrivals, dev) = pfc_hold_run(Stepping::Jump);
+    let dump = common::waves::parse_dump(&bytes);
+    let mice_q = format!("chip.tm.pipe0.port{dev}.q{MICE_QID}.pfc_paused");
+    // A frame arriving in cycle t takes effect in t + 1. 100 quanta at 100 Gb/s are
+    // 51,200 bit times, 512 ns, 768 cycles at 1.5 GHz; 400 quanta 3,072 cycles.
+    // - 1001 in, holds from 1002; refreshed at 1501 (from 1502), so it ends at 1502 + 768;
+    // - 3001 in, holds from 3002 for 3,072 cycles, but the XON of 4501 ends it at 4502;
+    // - 5001 in, holds the empty queue from 5002 to 5002 + 768: with no packet waiting, only
+    //   the traced bit asks the kernel to visit the end;
+    // - the class-4 frame at 6001 holds nothing on port 0.
+    assert_eq!(
+        common::waves::numbers(&dump, &mice_q),
+        [
+            (0, 0),
+            (1002, 1),
+            (2270, 0),
+            (3002, 1),
+            (4502, 0),
+            (5002, 1),
+            (5770, 0)
+        ]
+    );
+    // Every other queue of the port stays released.
+    for q in (0..16).filter(|&q| q != MICE_QID as usize) {
+        let path = format!("chip.tm.pipe0.port{dev}.q{q}.pfc_paused");
+        assert_eq!(common::waves::numbers(&dump, &path), [(0, 0)], "{path}");
+    }
+    // The bit is the hold: the mice frame sent at 1100 (in the queue a few hundred cycles
+    // later) leaves only once the bit falls, and the one sent at 3100 once the XON lands.
+    // Both reach the receiver the same 391 cycles after the fall: the dequeue, the egress
+    // pipeline, the MAC's serialization and the 1-cycle link.
+    assert_eq!(arrivals, [2270 + 391, 4502 + 391]);
+    // Jumping over the quiet cycles records the same edges, byte for byte.
+    let (stepped, stepped_arrivals, _) = pfc_hold_run(Stepping::EveryCycle);
+    assert_eq!(stepped_arrivals, arrivals);
+    assert!(
+        stepped == bytes,
+        "stepping and jumping give different dumps"
+    );
 }
 
 #[test]
@@ -443,4 +607,97 @@ proptest! {
         let stepped = run_text(scenario("mice-elephant", &params, degree, mice, seed, true));
         prop_assert!(stepped == r, "stepping every cycle differs from jumping");
     }
+}
+
+/// The cycles in which port `port` of the traced switch starts sending a frame the chip made
+/// itself (a PFC frame or a CNM): busy with no packet number.
+fn chip_made_frames(d: &common::waves::Dump, port: u16) -> Vec<Cycle> {
+    use common::waves::{at, numbers};
+    let tx_pkt = format!("chip.port{port}.tx_pkt");
+    numbers(d, &format!("chip.port{port}.tx_busy"))
+        .into_iter()
+        .filter(|&(c, busy)| busy == 1 && at(d, &tx_pkt, c) == "0")
+        .map(|(c, _)| c)
+        .collect()
+}
+
+#[test]
+fn story_waves_show_mice_held_by_pfc_and_cnms_from_the_elephant_queue() {
+    use common::waves::{at, first, numbers, run_story};
+    let story = run_story("mice_elephant_story");
+    let r = &story.results;
+    assert_eq!(r.drops.total(), 0);
+    assert_eq!((r.flows, r.completed), (11, 11));
+    assert_eq!(r.frames.unaccounted, 0);
+    // Only the spine makes CNMs; it hears the hot leaf's XOFF and XON, and sends 34 frames
+    // of its own.
+    assert_eq!(r.recirculated, 11);
+    let spine = &r.pause_frames["switch3"];
+    assert_eq!((spine.pfc_sent, spine.pfc_received), (34, 2));
+
+    let titles: Vec<&str> = story.groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles.len(), 5, "{titles:?}");
+    assert!(titles[0].starts_with("1 mice queue") && titles[4].starts_with("5 CNMs"));
+    assert_eq!(
+        story.groups[1].1,
+        ["chip.tm.pipe1.port136.q1.pfc_paused"],
+        "the hold is its own group"
+    );
+    let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(traced, 1 + 1 + 3 + 4 + 5);
+
+    let d = &story.dump;
+    let mice = "chip.tm.pipe1.port136.q1.depth_cells";
+    let elephants = "chip.tm.pipe1.port136.q0.depth_cells";
+    let hold = "chip.tm.pipe1.port136.q1.pfc_paused";
+    // 1. Every flow's first 100 KB are mice, so the three 2 MB flows fill the mice queue
+    //    from the start; it passes one ingress port's XOFF (139 cells) within 20 us, and
+    //    the spine's first PFC frames go out toward the sources (2).
+    assert_eq!(first(d, mice, |v| v > 139), Some((30045, 140)));
+    assert_eq!(chip_made_frames(d, 264)[0], 54716);
+    assert_eq!(chip_made_frames(d, 8)[0], 56014);
+    // 2. When the 40 KB mice reach the hot leaf, it holds the spine's mice queue: the
+    //    bit rises in the cycle its XOFF takes effect and falls when its XON does. The
+    //    queue, whose senders the spine has paused too, stays at 294 cells throughout.
+    assert_eq!(numbers(d, hold), [(0, 0), (200163, 1), (334198, 0)]);
+    assert_eq!(at(d, mice, 200163), "294");
+    assert!(numbers(d, mice)
+        .iter()
+        .all(|&(c, _)| !(200163..334198).contains(&c)));
+    // ... and drains after it (the drain).
+    assert_eq!(at(d, mice, 334611), "287");
+    assert_eq!(numbers(d, mice).last(), Some(&(786454, 0)));
+    // 3. Once the mice queue has drained, the elephants' own frames queue up toward the
+    //    hot leaf, past Qeq (192 cells), to at most 1,225 cells.
+    assert_eq!(first(d, elephants, |v| v > 192), Some((647252, 196)));
+    assert_eq!(
+        numbers(d, elephants).iter().map(|&(_, v)| v).max(),
+        Some(1225)
+    );
+    // 4. The first CNM: a frame leaves pipe 1's egress sampled and congested, its copy is
+    //    queued for pipe 0's recirculation port the next cycle, rewritten into a CNM by
+    //    pipe 0's egress, sent round the port and counted as recirculated when it comes
+    //    back into pipe 0's ingress, which routes it to the sampled frame's source.
+    assert_eq!(at(d, "chip.pipe1.egress.exit", 911362), "to_mac");
+    let recirc_q = "chip.tm.pipe0.recirc.q0.depth_cells";
+    assert_eq!(first(d, recirc_q, |v| v > 0), Some((911363, 1)));
+    assert_eq!(at(d, "chip.pipe0.egress.exit", 911924), "to_mac");
+    assert_eq!(
+        numbers(d, "chip.recirc.pipe0.tx_busy")[1..3],
+        [(911925, 1), (911929, 0)]
+    );
+    assert_eq!(first(d, "chip.recirculated", |v| v > 0), Some((911929, 1)));
+    // 5. It leaves toward its source on leaf 2; all eleven CNMs leave after the PFC
+    //    frames (18 toward leaf 2, 16 toward leaf 0), 7 toward leaf 2 and 4 toward leaf 0.
+    let (to_leaf2, to_leaf0) = (chip_made_frames(d, 264), chip_made_frames(d, 8));
+    assert_eq!(at(d, "chip.pipe2.egress.exit", 912748), "to_mac");
+    assert_eq!(to_leaf2[18], 912749);
+    let cnms = |frames: &[Cycle]| frames.iter().filter(|&&c| c > 911929).count();
+    assert_eq!((to_leaf2.len(), cnms(&to_leaf2)), (25, 7));
+    assert_eq!((to_leaf0.len(), cnms(&to_leaf0)), (20, 4));
+    assert_eq!(numbers(d, "chip.recirculated").last().unwrap().1, 11);
+    // The elephant queue drains when the last elephant ends.
+    assert_eq!(numbers(d, elephants).last(), Some(&(11452827, 0)));
+    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    std::fs::remove_dir_all(&story.dir).unwrap();
 }

@@ -1,29 +1,15 @@
 //! Waveforms: the dump says what the model did, cycle for cycle, and GTKWave's own tools
 //! accept it.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use t2_clock::Cycle;
 use t2_testbench::{Host, Stepping};
 use t2_waves::{TraceFilter, Value};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::Chip;
 mod common;
-use common::waves::{assert_gtkwave_shows_save_file, at, parse_dump};
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+use common::waves::{assert_gtkwave_shows_save_file, at, parse_dump, SharedBytes};
 
 fn one_packet() -> IncastScenario {
     IncastScenario {
@@ -52,7 +38,7 @@ fn traced_run(s: &IncastScenario) -> TracedRun {
 /// [`traced_run`] tracing what `filter` selects.
 fn traced_run_of(s: &IncastScenario, filter: TraceFilter) -> TracedRun {
     let mut b = s.build().unwrap();
-    let buf = Shared::default();
+    let buf = SharedBytes::default();
     let chip = b.net.node_mut::<Chip>(b.chip);
     chip.enable_trace(filter, Box::new(buf.clone())).unwrap();
     chip.trace_mut().unwrap().tracer_mut().keep_log();

@@ -358,6 +358,10 @@ pub struct Chip {
     /// Ghost updates are chip events: the program has a ghost control or they are traced.
     /// Otherwise the TM's ghost feed stays lazy and costs the kernel nothing.
     ghost_events: bool,
+    /// The ends of PFC holds are chip events: a queue's `pfc_paused` is traced. Otherwise
+    /// nothing changes when a hold ends until the queue's next dequeue, which the TM's own
+    /// readiness already schedules.
+    pfc_release_events: bool,
     /// Scratch for the ghost updates of a cycle (reused, so delivering allocates nothing).
     ghost_updates: Vec<(Cycle, GhostUpdate)>,
     ghost_words: Vec<GhostWord>,
@@ -587,6 +591,7 @@ impl Chip {
             egress_latency,
             trace: None,
             ghost_events,
+            pfc_release_events: false,
             ghost_updates: Vec::new(),
             ghost_words: Vec::new(),
             pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
@@ -642,6 +647,9 @@ impl Chip {
             self.ghost_events = true;
             self.tm.keep_ghost_delivered(true);
         }
+        // A traced hold falls in the cycle it ends, which the kernel must visit.
+        self.pfc_release_events = trace.traces_pfc_holds();
+        self.tm.keep_pfc_releases(self.pfc_release_events);
         self.trace = Some(Box::new(trace));
         Ok(())
     }
@@ -708,13 +716,18 @@ impl Chip {
                 tr.set(now, id, Value::Bits(self.tm.port_depth_cells(i) as u64));
             }
             if sig.any_queue {
-                for (q, &(depth, paused)) in sig.queues.iter().enumerate() {
+                for (q, qs) in sig.queues.iter().enumerate() {
                     let stats = self.tm.queue_stats(i, q);
-                    if let Some(id) = depth {
+                    if let Some(id) = qs.depth_cells {
                         tr.set(now, id, Value::Bits(stats.depth_cells as u64));
                     }
-                    if let Some(id) = paused {
+                    if let Some(id) = qs.paused {
                         tr.set(now, id, Value::Bits(stats.paused as u64));
+                    }
+                    if let Some(id) = qs.pfc_paused {
+                        // The tick's dequeue applied the PFC frames due by `now`.
+                        let held = self.tm.pfc_paused(i, q, now);
+                        tr.set(now, id, Value::Bits(held as u64));
                     }
                 }
             }
@@ -1083,6 +1096,9 @@ impl Chip {
         consider(self.to_tm.front().map(|e| e.0));
         consider(self.to_mac.front().map(|e| e.0));
         consider(self.tm.next_event(now));
+        if self.pfc_release_events {
+            consider(self.tm.next_pfc_release(now));
+        }
         if self.pktgen_on {
             for g in &self.pktgen {
                 consider(g.next_event());

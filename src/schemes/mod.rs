@@ -219,7 +219,9 @@ pub struct Hosts {
     pub mlfq: Option<MlfqTags>,
     /// Mice/elephant classes at the source (`TransportConfig::mice_bytes`).
     pub mice_bytes: Option<u64>,
-    /// QCN reaction points; `None` keeps the scenario's `transport.qcn`.
+    /// QCN reaction points the scheme needs; `None` keeps the scenario's `transport.qcn`. A
+    /// scenario that sets its own `[transport.qcn]` keeps it either way (its parameters win
+    /// over the scheme's defaults).
     pub qcn: Option<t2_testbench::qcn::QcnParams>,
 }
 
@@ -244,7 +246,7 @@ impl Hosts {
         transport.resend_bounced = self.resend_bounced;
         transport.mlfq = self.mlfq;
         transport.mice_bytes = self.mice_bytes;
-        if self.qcn.is_some() {
+        if transport.qcn.is_none() {
             transport.qcn = self.qcn;
         }
     }
@@ -397,6 +399,32 @@ pub fn parse_settings(settings: &[String]) -> Result<BTreeMap<String, f64>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scenarios_own_qcn_parameters_win_over_the_schemes() {
+        let clock = t2_clock::Clock::tofino2();
+        let standard = t2_testbench::qcn::QcnParams::standard(clock);
+        let hosts = Hosts {
+            qcn: Some(standard),
+            ..Hosts::PLAIN
+        };
+        // No `[transport.qcn]`: the scheme's reaction points.
+        let mut transport = TransportConfig::fixed(64_000, 1_000);
+        hosts.apply(&mut transport);
+        assert_eq!(transport.qcn, Some(standard));
+        // The scenario's own parameters stay (a scheme overwrote them silently before).
+        let own = t2_testbench::qcn::QcnParams {
+            timer: 2_250_000,
+            ..standard
+        };
+        let mut transport = TransportConfig::fixed(64_000, 1_000);
+        transport.qcn = Some(own);
+        hosts.apply(&mut transport);
+        assert_eq!(transport.qcn, Some(own));
+        // A scheme without QCN leaves the transport's as it is.
+        Hosts::PLAIN.apply(&mut transport);
+        assert_eq!(transport.qcn, Some(own));
+    }
 
     #[test]
     fn names_are_unique_and_found() {

@@ -8,6 +8,20 @@ use t2_clock::Cycle;
 use t2sim::scenario_file::{RunResults, ScenarioFile};
 use vcd::{Command, ScopeItem};
 
+/// A dump destination in memory that the test keeps a handle on after the chip took it.
+#[derive(Clone, Default)]
+pub struct SharedBytes(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl io::Write for SharedBytes {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Every change in a dump: path -> [(cycle, value as text)], the cycle read from `chip.cycle`.
 pub type Dump = BTreeMap<String, Vec<(Cycle, String)>>;
 

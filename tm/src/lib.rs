@@ -60,7 +60,7 @@ use ghost::{Ghost, GhostUpdate};
 use queue::{Queue, Queued};
 use sched::{bit, PortScheduler};
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use t2_clock::{Clock, Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
 
@@ -327,6 +327,11 @@ pub struct TrafficManager {
     drops: [u64; TmDrop::ALL.len()],
     /// AFC requests in the order they take effect.
     afc_pending: VecDeque<PauseRequest>,
+    /// The cycles at which a PFC hold ends, kept only while a tracer watches the holds
+    /// ([`TrafficManager::keep_pfc_releases`]) so that a jumping kernel visits each end.
+    /// A hold that a later frame extends or ends leaves its old cycle here: visiting a
+    /// cycle in which nothing changes is harmless.
+    pfc_releases: Option<BTreeSet<Cycle>>,
     groups: PriorityGroups,
     ghost: Ghost,
 }
@@ -402,6 +407,7 @@ impl TrafficManager {
             pools,
             drops: [0; TmDrop::ALL.len()],
             afc_pending: VecDeque::new(),
+            pfc_releases: None,
             groups: PriorityGroups {
                 cells: vec![0; ports.len() * PRIORITIES],
                 min_cells: vec![0; ports.len() * PRIORITIES],
@@ -712,9 +718,48 @@ impl TrafficManager {
                             q.pfc_paused_until = until;
                         }
                     }
+                    if let Some(releases) = self.pfc_releases.as_mut() {
+                        releases.insert(until);
+                    }
                 }
             }
         }
+        if let Some(releases) = self.pfc_releases.as_mut() {
+            while releases.first().is_some_and(|&t| t <= now) {
+                releases.pop_first();
+            }
+        }
+    }
+
+    /// Keeps the cycles at which PFC holds end (for [`TrafficManager::next_pfc_release`]),
+    /// or stops keeping them. A tracer of the hold bits turns this on; nothing else needs
+    /// it, so a run without that tracer pays nothing for it.
+    pub fn keep_pfc_releases(&mut self, keep: bool) {
+        self.pfc_releases = match keep {
+            true => Some(
+                self.ports
+                    .iter()
+                    .flat_map(|p| &p.queues)
+                    .map(|q| q.pfc_paused_until)
+                    .collect(),
+            ),
+            false => None,
+        };
+    }
+
+    /// The first cycle after `now` at which a PFC hold applied so far ends (while kept, see
+    /// [`TrafficManager::keep_pfc_releases`]). Holds that are not yet applied are in
+    /// [`TrafficManager::next_event`] already.
+    pub fn next_pfc_release(&self, now: Cycle) -> Option<Cycle> {
+        self.pfc_releases.as_ref()?.range(now + 1..).next().copied()
+    }
+
+    /// Whether a received PFC frame holds queue `q` of port `p` in cycle `now`: from the
+    /// cycle the frame takes effect up to, not including, the cycle its quanta run out or
+    /// an XON for the class takes effect. Requests due by `now` must have been applied
+    /// (`apply_due_afc`; `dequeue` does it).
+    pub fn pfc_paused(&self, p: usize, q: usize, now: Cycle) -> bool {
+        self.ports[p].queues[q].pfc_paused_until > now
     }
 
     /// The first cycle at which port `p` may send, or `None` if no queue can until

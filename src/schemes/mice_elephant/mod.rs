@@ -27,7 +27,10 @@
 
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::params::Tofino2Params;
-use t2_pipeline::examples::{forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::examples::{
+    cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header, forwarding, forwarding_ingress,
+    ipv4_host,
+};
 use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
 use t2_pipeline::ir::{
     Action, AluOp, Cmp, Condition, Half, HashAlgorithm, MatchKind, Operand, ParserState, Primitive,
@@ -171,6 +174,18 @@ const SAMPLE: Param = Param {
           standard's shortening under heavy feedback is not modelled)",
 };
 
+const SAMPLE_RANDOM: Param = Param {
+    name: "sample_random",
+    default: 0.0,
+    min: 0.0,
+    max: 1.0,
+    integer: true,
+    doc: "1: after each sample the congestion point draws the next interval uniformly from \
+          the chip's Random extern, over the widest power-of-two range centred on \
+          sample_bytes within its 85-115% (802.1Qau randomises the interval); 0: every \
+          interval is sample_bytes (default)",
+};
+
 pub static SCHEME: Scheme = Scheme {
     name: "mice-elephant",
     summary: "mice (first X bytes of a flow) in a strict-priority lossless PFC queue, elephants \
@@ -186,6 +201,7 @@ pub static SCHEME: Scheme = Scheme {
         PFC_XON,
         QEQ,
         SAMPLE,
+        SAMPLE_RANDOM,
     ],
     build: build_isolation,
     shipped,
@@ -196,7 +212,7 @@ pub static HYBRID: Scheme = Scheme {
     summary: "the hybrid Mice/Elephant argues against: one lossless queue under PFC and a QCN \
               congestion point; hosts honour PFC and run QCN",
     doc: "docs/schemes/mice-elephant.md",
-    params: &[PFC_XOFF, PFC_BUFFER, PFC_XON, QEQ, SAMPLE],
+    params: &[PFC_XOFF, PFC_BUFFER, PFC_XON, QEQ, SAMPLE, SAMPLE_RANDOM],
     build: build_hybrid,
     shipped: shipped_none,
 };
@@ -214,7 +230,7 @@ pub static QCN_ONLY: Scheme = Scheme {
     name: "qcn-only",
     summary: "one lossy queue with a QCN congestion point, QCN hosts (Mice/Elephant's baseline)",
     doc: "docs/schemes/mice-elephant.md",
-    params: &[QEQ, SAMPLE],
+    params: &[QEQ, SAMPLE, SAMPLE_RANDOM],
     build: build_qcn_only,
     shipped: shipped_none,
 };
@@ -230,6 +246,8 @@ pub struct Config {
     pub pfc: Pfc,
     pub qeq_cells: u64,
     pub sample_bytes: u64,
+    /// Draw each sampling interval at random around `sample_bytes` ([`sample_interval_range`]).
+    pub sample_random: bool,
 }
 
 impl Config {
@@ -244,6 +262,7 @@ impl Config {
             pfc: pfc_cells(d(PFC_XOFF), d(PFC_BUFFER), d(PFC_XON), variant),
             qeq_cells: d(QEQ),
             sample_bytes: d(SAMPLE),
+            sample_random: false,
         }
     }
 
@@ -266,6 +285,7 @@ impl Config {
         if has("qeq_cells") {
             c.qeq_cells = p.int("qeq_cells");
             c.sample_bytes = p.int("sample_bytes");
+            c.sample_random = p.int("sample_random") == 1;
         }
         c
     }
@@ -419,34 +439,9 @@ pub fn program(c: &Config) -> Program {
     if qcn {
         // The mirror header first: a copy's mirror type is its header's place plus 1, and
         // the parser's first state selects on type 1.
-        b = b
-            .header("mirror_md", &[("fb", 8), ("msdu_len", 16), ("pad", 8)])
-            .header(
-                "orig_eth",
-                &[
-                    ("dst_hi", 16),
-                    ("dst_lo", 32),
-                    ("src_hi", 16),
-                    ("src_lo", 32),
-                    ("ether_type", 16),
-                ],
-            );
+        b = cnm_copy_headers(b);
     }
-    b = b
-        .header(
-            "cnm",
-            &[
-                ("fb", 16),
-                ("cpid_hi", 32),
-                ("cpid_lo", 32),
-                ("q_offset", 16),
-                ("q_delta", 16),
-                ("prio", 16),
-                ("edst_hi", 16),
-                ("edst_lo", 32),
-                ("msdu_len", 16),
-            ],
-        )
+    b = cnm_header(b)
         .metadata("meta.orig_dst", 32)
         .action(
             Action::new("cnm_to_source")
@@ -472,18 +467,7 @@ pub fn program(c: &Config) -> Program {
     let mut parser = Vec::new();
     if qcn {
         // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
-        parser.push(
-            ParserState::new("start")
-                .select(&["eg_intr_md.mirror_type"], "parse_eth")
-                .case(&[1], "parse_mirror"),
-        );
-        parser.push(
-            ParserState::new("parse_mirror")
-                .extract("mirror_md")
-                .extract("orig_eth")
-                .select(&["orig_eth.ether_type"], "accept")
-                .case(&[CNM_ETHERTYPE as u64], "parse_cnm"),
-        );
+        parser.extend(cnm_copy_parser());
     }
     parser.extend([
         ParserState::new(if qcn { "parse_eth" } else { "start" })
@@ -600,6 +584,97 @@ pub fn program(c: &Config) -> Program {
     b.build_unchecked()
 }
 
+/// The range the next sampling interval is drawn from with `sample_random`: the widest
+/// power-of-two span (`2^k` bytes, `2^k` at most 30% of `sample_bytes`) centred on
+/// `sample_bytes`, so that a draw of k random bits added to the low end is uniform over it.
+/// Returns (low end, k).
+pub fn sample_interval_range(sample_bytes: u64) -> (u64, u32) {
+    let span = (sample_bytes * 3 / 10).max(1);
+    let k = 63 - span.leading_zeros();
+    (sample_bytes - (1 << k) / 2, k)
+}
+
+/// The guard of an update on comparator 0 holding (`true`) or not.
+fn on(holds: bool) -> Vec<t2_pipeline::ir::Guard> {
+    vec![t2_pipeline::ir::Guard {
+        condition: 0,
+        holds,
+    }]
+}
+
+/// A per-port byte counter whose RegisterAction `cp_count` samples the first frame once
+/// `sample` bytes have left since the last sample, and restarts.
+fn fixed_sampling(b: ProgramBuilder, sample: u64) -> ProgramBuilder {
+    b.register("cp_bytes", 32, 512).register_action(
+        RegisterAction::new("cp_count", "cp_bytes")
+            .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::Const(sample))
+            .update(SaluUpdate {
+                when: on(true),
+                half: Half::Lo,
+                op: SaluOp::Set,
+                a: SaluOperand::Const(0),
+                b: SaluOperand::Const(0),
+            })
+            .update(SaluUpdate {
+                when: on(false),
+                half: Half::Lo,
+                op: SaluOp::Add,
+                a: SaluOperand::Cell,
+                b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
+            })
+            .output("meta.sampled", SaluOutputValue::Predicate),
+    )
+}
+
+/// As [`fixed_sampling`], but each port's interval is held in the `hi` half of its cell and
+/// redrawn at each sample: `cp_draw` takes k bits from the chip's Random extern
+/// (`meta.cp_jitter`), `cp_next` adds the range's low end ([`sample_interval_range`]), and
+/// `cp_count` samples when the bytes counted (`lo`) reach `hi`, then sets `lo` to 0 and
+/// `hi` to the new draw. A port's first frame is sampled (its interval starts at 0).
+fn random_sampling(b: ProgramBuilder, sample: u64) -> ProgramBuilder {
+    let (low, k) = sample_interval_range(sample);
+    b.metadata("meta.cp_jitter", k as u8)
+        .metadata("meta.cp_next", 32)
+        .register_pair("cp_bytes", 32, 512)
+        .register_action(
+            RegisterAction::new("cp_count", "cp_bytes")
+                .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::CellHi)
+                .update(SaluUpdate {
+                    when: on(true),
+                    half: Half::Lo,
+                    op: SaluOp::Set,
+                    a: SaluOperand::Const(0),
+                    b: SaluOperand::Const(0),
+                })
+                .update(SaluUpdate {
+                    when: on(true),
+                    half: Half::Hi,
+                    op: SaluOp::Set,
+                    a: SaluOperand::Field("meta.cp_next".into()),
+                    b: SaluOperand::Const(0),
+                })
+                .update(SaluUpdate {
+                    when: on(false),
+                    half: Half::Lo,
+                    op: SaluOp::Add,
+                    a: SaluOperand::Cell,
+                    b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
+                })
+                .output("meta.sampled", SaluOutputValue::Predicate),
+        )
+        .action(Action::new("cp_draw").prim(Primitive::Random {
+            dst: "meta.cp_jitter".into(),
+        }))
+        .action(Action::new("cp_next").prim(Primitive::alu(
+            AluOp::Add,
+            "meta.cp_next",
+            Operand::field("meta.cp_jitter"),
+            Operand::Const(low),
+        )))
+        .table(keyless("cp_draw_t", "cp_draw"))
+        .table(keyless("cp_next_t", "cp_next"))
+}
+
 /// The QCN congestion point in egress, on the elephant class (every packet under the
 /// baselines): a per-port byte counter picks the sampled frames; for one, the queue found at
 /// enqueue `Q` and the one found at the previous sample `Qold` (per-port register) give
@@ -626,38 +701,18 @@ fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
         );
     }
     let sample = c.sample_bytes;
-    b.metadata("meta.sampled", 8)
+    let b = if c.sample_random {
+        random_sampling(b, sample)
+    } else {
+        fixed_sampling(b, sample)
+    };
+    let b = b
+        .metadata("meta.sampled", 8)
         .metadata("meta.q_old", 32)
         .metadata("meta.fb_up", 32)
         .metadata("meta.fb_down", 32)
         .metadata("meta.fb_excess", 32)
-        .register("cp_bytes", 32, 512)
         .register("cp_q_old", 32, 512)
-        .register_action(
-            RegisterAction::new("cp_count", "cp_bytes")
-                .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::Const(sample))
-                .update(SaluUpdate {
-                    when: vec![t2_pipeline::ir::Guard {
-                        condition: 0,
-                        holds: true,
-                    }],
-                    half: Half::Lo,
-                    op: SaluOp::Set,
-                    a: SaluOperand::Const(0),
-                    b: SaluOperand::Const(0),
-                })
-                .update(SaluUpdate {
-                    when: vec![t2_pipeline::ir::Guard {
-                        condition: 0,
-                        holds: false,
-                    }],
-                    half: Half::Lo,
-                    op: SaluOp::Add,
-                    a: SaluOperand::Cell,
-                    b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
-                })
-                .output("meta.sampled", SaluOutputValue::Predicate),
-        )
         .register_action(
             RegisterAction::new("cp_swap_q", "cp_q_old")
                 .update(SaluUpdate {
@@ -712,49 +767,9 @@ fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
             "meta.fb_excess",
             Operand::field("meta.fb_up"),
             Operand::field("meta.fb_down"),
-        )))
-        .action(
-            Action::new("sample_cnm")
-                .param("session", 8)
-                .param("fb", 6)
-                .prim(Primitive::MirrorWithHeader {
-                    session: Operand::param("session"),
-                    header: "mirror_md".into(),
-                })
-                .prim(Primitive::set("mirror_md.fb", Operand::param("fb")))
-                .prim(Primitive::alu(
-                    AluOp::Sub,
-                    "mirror_md.msdu_len",
-                    Operand::field("eg_intr_md.pkt_length"),
-                    Operand::Const(18),
-                )),
-        )
-        .action(
-            Action::new("cnm_body")
-                .prim(Primitive::SetValid {
-                    header: "cnm".into(),
-                })
-                .prim(copy("cnm.fb", "mirror_md.fb"))
-                .prim(set("cnm.cpid_hi", 0))
-                .prim(copy("cnm.cpid_lo", "eg_intr_md.egress_port"))
-                .prim(set("cnm.q_offset", 0))
-                .prim(set("cnm.q_delta", 0))
-                .prim(set("cnm.prio", 0))
-                .prim(copy("cnm.edst_hi", "orig_eth.dst_hi"))
-                .prim(copy("cnm.edst_lo", "orig_eth.dst_lo"))
-                .prim(copy("cnm.msdu_len", "mirror_md.msdu_len")),
-        )
-        .action(
-            Action::new("cnm_eth")
-                .prim(Primitive::SetInvalid {
-                    header: "mirror_md".into(),
-                })
-                .prim(copy("orig_eth.dst_hi", "orig_eth.src_hi"))
-                .prim(copy("orig_eth.dst_lo", "orig_eth.src_lo"))
-                .prim(set("orig_eth.src_hi", 0x0200))
-                .prim(set("orig_eth.src_lo", 0x0000_cc01))
-                .prim(set("orig_eth.ether_type", CNM_ETHERTYPE as u64)),
-        )
+        )));
+    // The sampled frame's mirror, and the CNM its copy's egress pass makes of it.
+    cnm_actions(b, "sample_cnm")
         .table(keyless("cp_sample_t", "cp_sample"))
         .table(keyless("cp_q_t", "cp_q"))
         .table(keyless("cp_double_t", "cp_double"))
@@ -784,30 +799,38 @@ fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
                             "ipv4.total_len",
                             Cmp::Gt,
                             Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
-                            vec![
-                                Stmt::apply("cp_sample_t"),
-                                when(
-                                    "meta.sampled",
-                                    Cmp::Eq,
-                                    Operand::Const(1),
-                                    vec![
-                                        Stmt::apply("cp_q_t"),
-                                        Stmt::apply("cp_double_t"),
-                                        Stmt::apply("cp_offsets_t"),
-                                        when(
-                                            "meta.fb_up",
-                                            Cmp::Gt,
-                                            Operand::field("meta.fb_down"),
-                                            vec![
-                                                Stmt::apply("cp_excess_t"),
-                                                Stmt::apply("cp_feedback"),
-                                            ],
-                                            vec![],
-                                        ),
-                                    ],
-                                    vec![],
-                                ),
-                            ],
+                            [
+                                if c.sample_random {
+                                    vec![Stmt::apply("cp_draw_t"), Stmt::apply("cp_next_t")]
+                                } else {
+                                    vec![]
+                                },
+                                vec![
+                                    Stmt::apply("cp_sample_t"),
+                                    when(
+                                        "meta.sampled",
+                                        Cmp::Eq,
+                                        Operand::Const(1),
+                                        vec![
+                                            Stmt::apply("cp_q_t"),
+                                            Stmt::apply("cp_double_t"),
+                                            Stmt::apply("cp_offsets_t"),
+                                            when(
+                                                "meta.fb_up",
+                                                Cmp::Gt,
+                                                Operand::field("meta.fb_down"),
+                                                vec![
+                                                    Stmt::apply("cp_excess_t"),
+                                                    Stmt::apply("cp_feedback"),
+                                                ],
+                                                vec![],
+                                            ),
+                                        ],
+                                        vec![],
+                                    ),
+                                ],
+                            ]
+                            .concat(),
                             vec![],
                         )],
                         vec![],
