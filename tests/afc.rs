@@ -268,7 +268,7 @@ fn an_ingress_program_pauses_the_recirculation_port_queue() {
     let exit = 101 + net.node::<Chip>(chip).ingress_latency();
     let mut paused_from = None;
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
         let c = net.node::<Chip>(chip);
         if paused_from.is_none() && c.tm().queue_stats(recirc, 0).paused {
             paused_from = Some(net.now());

@@ -566,8 +566,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
         }
         let mut departures = Vec::new();
         let mut last = 0;
-        while net.now() < 60_000 {
-            net.step();
+        while net.advance_until(60_000) {
             let r = net.node::<Chip>(chip).counters().recirculated;
             if r != last {
                 assert_eq!(r, last + 1, "one a cycle at most");

@@ -107,7 +107,7 @@ fn run(stepping: Stepping) -> (Frames, Frames) {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(chip, 1, monitor, 0, 1).unwrap();
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
     }
     assert_eq!(net.pool().live(), 0);
     (

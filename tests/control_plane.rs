@@ -116,7 +116,7 @@ fn run(ops: &[(Cycle, ControlOp)], frames: &[(Cycle, usize, Ipv4Addr)], stepping
         })
         .collect();
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
     }
     let c = net.node_mut::<Chip>(chip);
     let counter = c.read_register(0, Gress::Ingress, "counter", 0).unwrap();
@@ -432,7 +432,7 @@ fn sessions_and_queues_change_at_their_cycle() {
             })
             .collect();
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
         }
         let c = net.node::<Chip>(chip);
         let errors: Vec<(Cycle, String)> = c
@@ -563,7 +563,7 @@ fn an_egress_entry_is_seen_from_packets_entering_the_egress_at_c_minus_the_parse
             })
             .collect();
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
         }
         [0, 1].map(|k| {
             net.node::<Probe>(rx[k])

@@ -93,7 +93,7 @@ fn a_program_mirrors_with_truncation_and_recirculates() {
         let mut recirculated_at = Vec::new();
         let mut last = 0;
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
             let r = net.node::<Chip>(chip).counters().recirculated;
             if r != last {
                 recirculated_at.push(net.now());

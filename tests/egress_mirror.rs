@@ -75,7 +75,7 @@ fn run(chip: Chip, stepping: Stepping) -> Run {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(chip, 1, monitor, 0, 1).unwrap();
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
     }
     let c = net.node::<Chip>(chip);
     Run {
@@ -268,7 +268,7 @@ proptest! {
         let (mut net, [chip, rx, monitor]) =
             mirror_net(senders.clone(), truncate, limit, ingress_mirror, Stepping::EveryCycle);
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
             let c = net.node::<Chip>(chip);
             let k = c.counters();
             let inside = c.mirror_copies_inside();
@@ -301,7 +301,7 @@ proptest! {
         prop_assert!(stepped.1.iter().all(|(_, f)| truncate.is_none_or(|t| f.len() <= t as usize)));
         let (mut net, _) = mirror_net(senders, truncate, limit, ingress_mirror, Stepping::Jump);
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
         }
         prop_assert_eq!(result(&net), stepped);
     }

@@ -114,7 +114,7 @@ fn watch(net: &mut Network, chip: NodeId, cells: &[usize], limit: Cycle) -> Chan
     let mut last: Vec<Vec<u64>> = vec![vec![0; cells.len()]; 4];
     let mut log = Vec::new();
     while net.next_event().is_some_and(|t| t < limit) {
-        net.step();
+        net.advance();
         let now = net.now();
         let c = net.node::<Chip>(chip);
         for (pipe, last) in last.iter_mut().enumerate() {
@@ -357,7 +357,7 @@ fn the_shipped_ghost_occupancy_program_marks_from_the_depth_ingress_has_heard() 
         // The depth of the receiver's queue as heard by the ingress pipes, per cycle.
         let mut heard = vec![0];
         while net.next_event().is_some_and(|t| t < 30_000) {
-            net.step();
+            net.advance();
             let now = net.now();
             let h = net.node_mut::<Chip>(chip).ghost_qlength(now, 0, 0);
             heard.resize(now as usize, *heard.last().unwrap());

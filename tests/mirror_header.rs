@@ -228,7 +228,7 @@ fn run(stepping: Stepping) -> Run {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(chip, 1, monitor, 0, 1).unwrap();
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
     }
     let c = net.node::<Chip>(chip);
     assert_eq!(c.packets_inside(), 0);
@@ -354,7 +354,7 @@ mod conservation {
             net.link(chip, 0, rx, 0, 1).unwrap();
             net.link(chip, 1, monitor, 0, 1).unwrap();
             while net.next_event().is_some() {
-                net.step();
+                net.advance();
                 let c = net.node::<Chip>(chip);
                 let k = c.counters();
                 prop_assert_eq!(

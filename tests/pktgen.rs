@@ -359,8 +359,7 @@ fn a_deparser_trigger_fires_its_application_the_next_cycle() {
         net.link(chip, 1, tx, 0, 1).unwrap();
         let mut entries = Vec::new();
         let mut entered = 0;
-        while net.now() < 3000 {
-            net.step();
+        while net.advance_until(3000) {
             let e = net.node::<Chip>(chip).pipe_entered(0).0;
             if e != entered {
                 entries.push(net.now());

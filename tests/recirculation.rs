@@ -86,7 +86,7 @@ proptest! {
         let mut departures: Vec<(Cycle, u64)> = Vec::new();
         let (mut frames, mut bytes) = (0, 0);
         while net.next_event().is_some() {
-            net.step();
+            net.advance();
             let c = net.node::<Chip>(chip);
             let (_, f) = c.port_frames(recirc);
             let b = c.port_tx_bytes(recirc);

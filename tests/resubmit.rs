@@ -128,7 +128,7 @@ fn run(frames: &[(Cycle, usize, Ipv4Addr)], stepping: Stepping) -> Run {
     let mut entries = Vec::new();
     let mut entered = 0;
     while net.next_event().is_some() {
-        net.step();
+        net.advance();
         let c = net.node::<Chip>(chip);
         let k = c.counters();
         assert_eq!(k.received, k.transmitted + k.dropped() + c.packets_inside());

@@ -518,6 +518,26 @@ impl Network {
         std::mem::replace(&mut self.tap, tap)
     }
 
+    /// Visits the next cycle the kernel would visit ([`Network::next_visit`]) if it is no
+    /// later than `end`: the next cycle when stepping every cycle, the next in which
+    /// something happens when jumping. Returns whether it visited one. A test that compares
+    /// the two modes drives the network with this (unlike [`Network::step`], which always
+    /// runs exactly one cycle and so never jumps).
+    pub fn advance_until(&mut self, end: Cycle) -> bool {
+        match self.next_visit() {
+            Some(t) if t <= end => {
+                self.visit(t);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Network::advance_until`] with no end.
+    pub fn advance(&mut self) -> bool {
+        self.advance_until(Cycle::MAX)
+    }
+
     /// Runs exactly the next cycle (cycle 0 first), ticking every node, whatever the mode.
     pub fn step(&mut self) {
         let t = if self.visited_cycles == 0 {
