@@ -94,9 +94,8 @@ fn run(
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
-    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
-        net.visit_cycle(t);
+    while net.next_event().is_some() {
+        net.advance();
     }
     assert_eq!(net.pool().live(), 0);
     (
@@ -363,9 +362,8 @@ fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
     net.link(chip, 0, rx, 0, 1).unwrap();
     net.link(a, 0, chip, 1, 1).unwrap();
     net.link(b, 0, chip, 2, 1).unwrap();
-    // `next_visit` jumps over quiet cycles when jumping (`step` would step every cycle).
-    while let (Some(_), Some(t)) = (net.next_event(), net.next_visit()) {
-        net.visit_cycle(t);
+    while net.next_event().is_some() {
+        net.advance();
     }
     assert_eq!(net.pool().live(), 0);
     (
