@@ -251,7 +251,7 @@ impl ChipTrace {
     }
 
     /// Starts writing the dump to `out`.
-    pub(crate) fn begin(&mut self, out: Box<dyn io::Write>) -> io::Result<()> {
+    pub(crate) fn begin(&mut self, out: Box<dyn io::Write + Send>) -> io::Result<()> {
         self.tracer.begin(out)
     }
 

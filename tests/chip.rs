@@ -29,7 +29,7 @@ fn scenario(senders: u32, frame_bytes: u32, load_percent: u32, duration: Cycle) 
 fn assert_conserved(b: &Built) {
     let c = b.census();
     assert_eq!(c.offered, c.accounted(), "cycle {}: {c:?}", b.net.now());
-    assert_eq!(b.net.pool().live() as u64, c.in_chip + c.on_links);
+    assert_eq!(b.net.live_packets() as u64, c.in_chip + c.on_links);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn every_drop_has_its_reason() {
     assert_eq!(got.foreign(), 0);
     assert_eq!(c.received, 7);
     assert_eq!(c.transmitted, 2);
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
     assert_eq!(
         net.node::<Chip>(chip).dev_port(1),
         (2 << 7) | (8 + 3 * 8 + 6)
@@ -458,7 +458,7 @@ fn lossless_traffic_sends_pfc_frames_and_is_dropped_only_past_headroom() {
         assert_eq!(pfc_heard, c.pfc_xoff_sent + c.pfc_xon_sent);
         assert_eq!(offered, rx.received().len() as u64 + c.dropped());
         assert_eq!(c.transmitted, rx.received().len() as u64 + pfc_heard);
-        assert_eq!(b.net.pool().live(), 0);
+        assert_eq!(b.net.live_packets(), 0);
         c
     };
     let jump = run(Stepping::Jump);
@@ -674,5 +674,5 @@ fn port_mirroring_copies_and_truncates() {
     }
     let c = net.node::<Chip>(chip).counters();
     assert_eq!((c.mirrored, c.received, c.transmitted), (20, 20, 40));
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
 }

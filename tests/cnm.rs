@@ -109,7 +109,7 @@ fn run(stepping: Stepping) -> (Frames, Frames) {
     while net.next_event().is_some() {
         net.advance();
     }
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
     (
         net.node::<Probe>(rx).received().to_vec(),
         net.node::<Probe>(monitor).received().to_vec(),

@@ -84,7 +84,7 @@ fn run(chip: Chip, stepping: Stepping) -> Run {
         counters: c.counters().clone(),
         inside: c.packets_inside(),
         copies_inside: c.mirror_copies_inside(),
-        live: net.pool().live(),
+        live: net.live_packets(),
     }
 }
 

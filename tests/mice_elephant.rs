@@ -97,7 +97,7 @@ fn run(
     while net.next_event().is_some() {
         net.advance();
     }
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
     (
         net.node::<Probe>(rx).received().to_vec(),
         net.node::<Probe>(a).received().to_vec(),
@@ -365,7 +365,7 @@ fn pfc_run(stepping: Stepping) -> (Frames, Frames, usize, String) {
     while net.next_event().is_some() {
         net.advance();
     }
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
     (
         net.node::<Probe>(a).received().to_vec(),
         net.node::<Probe>(b).received().to_vec(),

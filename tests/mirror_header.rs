@@ -233,7 +233,7 @@ fn run(stepping: Stepping) -> Run {
     let c = net.node::<Chip>(chip);
     assert_eq!(c.packets_inside(), 0);
     assert_eq!(c.mirror_copies_inside(), 0);
-    assert_eq!(net.pool().live(), 0, "every packet and copy was freed");
+    assert_eq!(net.live_packets(), 0, "every packet and copy was freed");
     Run {
         rx: net.node::<Probe>(rx).received().to_vec(),
         copies: net.node::<Probe>(monitor).received().to_vec(),
@@ -367,7 +367,7 @@ mod conservation {
                     k.mirror_delivered + copy_drops + c.mirror_copies_inside()
                 );
             }
-            prop_assert_eq!(net.pool().live(), 0);
+            prop_assert_eq!(net.live_packets(), 0);
             let k = net.node::<Chip>(chip).counters().clone();
             prop_assert_eq!((k.received, k.mirrored, k.mirror_delivered), (sent, copies, copies));
             prop_assert_eq!(k.dropped(), sent - copies);

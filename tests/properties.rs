@@ -91,7 +91,7 @@ proptest! {
             b.net.step();
             let census = b.census();
             prop_assert_eq!(census.offered, census.accounted(), "cycle {}: {:?}", b.net.now(), census);
-            prop_assert_eq!(b.net.pool().live() as u64, census.in_chip + census.on_links);
+            prop_assert_eq!(b.net.live_packets() as u64, census.in_chip + census.on_links);
         }
     }
 }

@@ -138,7 +138,7 @@ fn run(frames: &[(Cycle, usize, Ipv4Addr)], stepping: Stepping) -> Run {
             entered = e;
         }
     }
-    assert_eq!(net.pool().live(), 0);
+    assert_eq!(net.live_packets(), 0);
     Run {
         rx: net.node::<Probe>(rx).received().to_vec(),
         entries,

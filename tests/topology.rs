@@ -122,7 +122,7 @@ fn a_lone_flow_meets_its_ideal_fct_on_every_shape() {
             fct >= ideal && fct < ideal + hops as u64,
             "{shape:?}: {fct} vs {ideal}"
         );
-        assert_eq!(t.net.pool().live(), 0);
+        assert_eq!(t.net.live_packets(), 0);
     }
 }
 
@@ -338,7 +338,7 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
             host.frames_on_nic() + host.frames_held()
         })
         .sum();
-    assert_eq!(net.pool().live() as u64, inside + on_links + on_nics);
+    assert_eq!(net.live_packets() as u64, inside + on_links + on_nics);
 }
 
 /// A monitor that checks frame conservation after every visited cycle.
@@ -394,7 +394,7 @@ fn every_byte_arrives_through_an_overloaded_chip() {
     let now = h.net.now();
     h.net.run_until(now + 1_000_000);
     assert_conserved(&h.net, &hosts, &chips);
-    assert_eq!(h.net.pool().live() as u64, 0);
+    assert_eq!(h.net.live_packets() as u64, 0);
 }
 
 #[test]

@@ -613,7 +613,11 @@ impl Chip {
 
     /// Traces the signals `filter` selects into a VCD dump written to `out`, from now on.
     /// Fails if the dump cannot be started.
-    pub fn enable_trace(&mut self, filter: TraceFilter, out: Box<dyn io::Write>) -> io::Result<()> {
+    pub fn enable_trace(
+        &mut self,
+        filter: TraceFilter,
+        out: Box<dyn io::Write + Send>,
+    ) -> io::Result<()> {
         let layout = TraceLayout {
             clock_hz: self.params.clock_hz,
             pipes: self.pipes.len(),

@@ -336,7 +336,7 @@ mod tests {
                 .run_until(|n| n.node::<Probe>(b).received().len() > 4, 2_000)
                 .unwrap());
             assert_eq!(h.net.now(), 2_000);
-            assert_eq!(h.net.pool().live(), 0);
+            assert_eq!(h.net.live_packets(), 0);
             out.push((seen, h.net.node::<Probe>(b).received().to_vec()));
         }
         assert_eq!(out[0], out[1], "jump == step");

@@ -88,7 +88,7 @@ mod tests {
             vec![0, 1, 2, 3]
         );
         assert!(rx.iter().all(|r| r.flow_id == 7 && r.frame_bytes == 1480));
-        assert_eq!(net.pool().live(), 0);
+        assert_eq!(net.live_packets(), 0);
         let tx = net.link_tx(a, 0);
         assert_eq!((tx.frames, tx.bytes), (4, 4 * 1480));
         assert_eq!(net.peer(a, 0), Some((b, 0)));

@@ -17,7 +17,7 @@ pub struct Sent {
 /// last bit reaches the node in `now`, then `tick(now)` if the node is due. A node never
 /// needs to be ticked at a cycle before the one `next_event` reported; being ticked at
 /// any other cycle (as when stepping every cycle) must change nothing.
-pub trait Node: Any {
+pub trait Node: Any + Send {
     /// A short name for errors and reports.
     fn name(&self) -> &str;
 

@@ -1389,7 +1389,7 @@ mod tests {
                 s.resent_bounced(),
                 s.foreign(),
                 net.node::<TransportHost>(b).data_bytes_received(),
-                net.pool().live(),
+                net.live_packets(),
             )
         };
         let (finish, timeouts, resent, foreign, bytes, live) = run(Stepping::Jump, resend);
@@ -1700,7 +1700,7 @@ mod tests {
                 assert_eq!(fct, expect, "{size} B");
                 assert_eq!(fct, framing.ideal_fct(size, line, 600 + 11), "{size} B");
                 assert_eq!(net.node::<TransportHost>(b).data_bytes_received(), size);
-                assert_eq!(net.pool().live(), 0);
+                assert_eq!(net.live_packets(), 0);
             }
         }
     }
@@ -1736,7 +1736,7 @@ mod tests {
         assert_eq!(receiver.data_bytes_received(), 50_000 + 7_777 + 120_000);
         assert!(net.node::<Tap>(t).dropped > 0);
         // Every frame is accounted for: all were delivered or dropped at the tap.
-        assert_eq!(net.pool().live(), 0);
+        assert_eq!(net.live_packets(), 0);
         assert_eq!(net.frames_on_links(), 0);
     }
 

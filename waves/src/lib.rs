@@ -174,7 +174,7 @@ pub struct Tracer {
     /// Signals touched in the cycle being written, and their staged values.
     staged: Vec<Option<Value>>,
     touched: Vec<u32>,
-    out: Option<vcd::Writer<Box<dyn Write>>>,
+    out: Option<vcd::Writer<Box<dyn Write + Send>>>,
     ids: Vec<IdCode>,
     cycle_id: Option<IdCode>,
     /// Each signal's id code as text, and the cycle counter's, for the fast value path.
@@ -279,7 +279,7 @@ impl Tracer {
     }
 
     /// Starts the dump: writes the header (scopes, variables, initial values) to `w`.
-    pub fn begin(&mut self, w: Box<dyn Write>) -> io::Result<()> {
+    pub fn begin(&mut self, w: Box<dyn Write + Send>) -> io::Result<()> {
         let mut v = vcd::Writer::new(w);
         v.version(concat!("t2sim ", env!("CARGO_PKG_VERSION")))?;
         v.comment("time unit: 1 ps; one clock cycle is 1e12 / clock_hz ps, rounded per cycle")?;
@@ -560,7 +560,7 @@ fn bits(value: u64, max_width: u32) -> impl Iterator<Item = Bit> {
 }
 
 fn write_value(
-    out: &mut vcd::Writer<Box<dyn Write>>,
+    out: &mut vcd::Writer<Box<dyn Write + Send>>,
     id: IdCode,
     signal: &Signal,
     value: Value,

@@ -33,7 +33,7 @@ pub enum Gress {
 
 /// What the MAU stages of a gress do to a packet. Placement has already decided which
 /// stage holds which table; `apply` runs the tables of one stage.
-pub trait StageProgram {
+pub trait StageProgram: Send {
     /// Stages (from 0) that hold tables, ascending.
     fn active_stages(&self) -> Vec<usize>;
     /// Runs stage `stage`'s tables on a packet's PHV.
