@@ -231,7 +231,9 @@ pub fn compare_on(
                 toml::Value::Integer(period as i64),
             ));
         }
-        let scenario = ScenarioFile::from_text(source, &overrides)?;
+        let mut scenario = ScenarioFile::from_text(source, &overrides)?;
+        // Cores the side-by-side runs leave over go to splitting each run's network.
+        scenario.set_threads(threads / names.len());
         let (_, values) = scenario
             .scheme
             .clone()

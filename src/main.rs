@@ -314,6 +314,12 @@ struct RunArgs {
     /// file's VCD dump and captures unless they name their own (overrides output.dir).
     #[arg(long, value_name = "DIR", requires = "scenario")]
     out: Option<PathBuf>,
+    /// With --scenario: threads the network is split over, its switches (each with its
+    /// hosts) running side by side (default: every core; the results are the same whatever
+    /// the number; a run with captures uses one).
+    #[arg(long, value_name = "N", requires = "scenario",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
     /// With --scenario: the seed of every random choice (overrides the file's `seed`).
     #[arg(long, requires = "scenario")]
     seed: Option<u64>,
@@ -381,8 +387,10 @@ fn run_scenario_file(
     path: &std::path::Path,
     out: Option<PathBuf>,
     seed: Option<u64>,
+    threads: usize,
 ) -> Result<(), String> {
     let mut scenario = ScenarioFile::load(path)?;
+    scenario.set_threads(threads);
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
@@ -428,7 +436,10 @@ fn run_scenario_file(
 
 fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.scenario {
-        return run_scenario_file(path, args.out.clone(), args.seed);
+        let threads = args
+            .threads
+            .map_or_else(t2sim::parallel::default_threads, usize::from);
+        return run_scenario_file(path, args.out.clone(), args.seed, threads);
     }
     let mut params = match &args.params {
         Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,

@@ -197,8 +197,10 @@ pub fn sweep_on(
     let run_point = |_: usize, p: &Point| -> Result<(usize, String, String), String> {
         let (n, shown) = (p.n, &p.shown);
         each(n, total, shown);
-        let scenario = ScenarioFile::from_text(source, &p.overrides)
+        let mut scenario = ScenarioFile::from_text(source, &p.overrides)
             .map_err(|e| format!("point {n} ({shown}): {e}"))?;
+        // Cores the side-by-side runs leave over go to splitting each run's network.
+        scenario.set_threads(threads / mine.len());
         let fit = match &scenario.scheme {
             Some(_) => Some(Fit::of(
                 scenario

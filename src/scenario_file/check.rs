@@ -685,6 +685,7 @@ impl ScenarioFile {
                 params.clock(),
             )?,
             pcap,
+            threads: 1,
             vcd_as_written: raw.output.vcd.clone(),
             pcap_dir_given: raw.output.pcap_dir.is_some(),
         })

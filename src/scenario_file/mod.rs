@@ -118,6 +118,9 @@ pub struct ScenarioFile {
     pub scheme_chip: Option<crate::schemes::ChipSetup>,
     /// Packet captures (`output.pcap`).
     pub pcap: Option<crate::pcap::PcapRequest>,
+    /// Threads the run's network is split over (`Network::set_threads`; 1 unless set with
+    /// [`ScenarioFile::set_threads`]). Results do not depend on it.
+    threads: usize,
     /// `output.vcd` as written, and whether `output.pcap_dir` was given (for
     /// [`ScenarioFile::set_out_dir`]).
     vcd_as_written: Option<PathBuf>,
@@ -125,6 +128,14 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
+    /// Runs the network on up to `threads` threads (at least 1): its switches, each with
+    /// its hosts, are dealt out to partitions that advance side by side. A run with packet
+    /// captures stays on one thread (a capture sees every frame in one order). Results are
+    /// byte-identical whatever the number.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         ScenarioFile::from_text(&ScenarioText::read(path)?, &[])

@@ -107,6 +107,9 @@ impl ScenarioFile {
                 flows.len()
             ));
         }
+        if self.pcap.is_none() {
+            topo.net.set_threads(self.threads)?;
+        }
         topo.add_flows(&flows)?;
         let capturing = match &self.pcap {
             Some(p) => Some(p.start(&mut topo.net, clock)?),
