@@ -330,3 +330,44 @@ fn out_of_range_numbers_are_errors_not_overflows() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn threads_split_a_scenario_run_without_changing_its_output() {
+    let dir = std::env::temp_dir().join(format!("t2sim-cli-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ls.toml");
+    let cdf = concat!(env!("CARGO_MANIFEST_DIR"), "/data/workloads/W3.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"cli-threads\"\nseed = 3\nduration_us = 6\ndrain_us = 50\n\
+             [topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+             link_gbps = 100\nlink_delay_ns = 1000\n\
+             [workload]\ncdf = \"{cdf}\"\nload = 0.6\narrivals = \"poisson\"\n"
+        ),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let one = t2sim(&["run", "--scenario", path, "--threads", "1"]);
+    let three = t2sim(&["run", "--scenario", path, "--threads", "3"]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains("flows"));
+    assert_eq!(one.stdout, three.stdout);
+    for (args, needle) in [
+        (
+            vec!["run", "--scenario", path, "--threads", "0"],
+            "--threads",
+        ),
+        (vec!["run", "--threads", "2"], "--scenario"),
+    ] {
+        let out = t2sim(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
