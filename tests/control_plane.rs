@@ -329,6 +329,31 @@ fn operations_that_cannot_land_are_refused_then_or_when_scheduled() {
             (400, "chip chip: pipe 0 delete_entry in `fwd`: no entry has key [KeyValue { value: 167772162, mask: None }]".to_string()),
         ]
     );
+    // The same adds landing in one cycle go in together, with the same outcome and errors
+    // as one by one: the duplicate and the too-wide argument are refused (the latter named
+    // as entries[1], the place it would have had), the rest apply.
+    let same_cycle: Vec<(u64, ControlOp)> = [entry(DST, 8), entry(DST, 10), entry(OTHER, 1 << 9)]
+        .into_iter()
+        .map(|entry| {
+            (
+                100,
+                ControlOp::AddEntry {
+                    pipe: Some(0),
+                    table: "fwd".into(),
+                    entry,
+                },
+            )
+        })
+        .collect();
+    let r = run(&same_cycle, &[(500, 2, DST)], Stepping::Jump);
+    assert_eq!(r.out[0].len(), 1);
+    assert_eq!(
+        r.errors,
+        [
+            (100, "chip chip: pipe 0 add_entry in `fwd`: an entry with key [KeyValue { value: 167772161, mask: None }] is already there (modify it instead)".to_string()),
+            (100, "chip chip: pipe 0 add_entry in `fwd`: tables[0] (fwd).entries[1]: argument 0 (512) does not fit in 9 bits".to_string()),
+        ]
+    );
     // The built-in forwarding has no program tables.
     let config = ChipConfig {
         params: Tofino2Params::default(),

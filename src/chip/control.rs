@@ -181,7 +181,26 @@ impl Chip {
                         problem,
                     }),
                 ControlOp::AddEntry { pipe, table, entry } => {
-                    self.table_op(pipe, &table, TableOp::Add(entry))
+                    // The adds due now to the same table and pipes go in together.
+                    let mut entries = vec![entry];
+                    while let Some(next) = self.control_ops.first_entry() {
+                        match next.get() {
+                            ControlOp::AddEntry {
+                                pipe: p, table: t, ..
+                            } if next.key().0 <= now && *p == pipe && *t == table => {
+                                if let ControlOp::AddEntry { entry, .. } = next.remove() {
+                                    entries.push(entry);
+                                }
+                            }
+                            _ => break,
+                        }
+                    }
+                    let mut results = self.add_entries(pipe, &table, entries);
+                    let last = results.pop().expect("one result an entry");
+                    for e in results.into_iter().filter_map(Result::err) {
+                        self.control_errors.push((now, e));
+                    }
+                    last
                 }
                 ControlOp::ModifyEntry { pipe, table, entry } => {
                     self.table_op(pipe, &table, TableOp::Modify(entry))
@@ -344,12 +363,44 @@ impl Chip {
         table: &str,
         op: TableOp,
     ) -> Result<(), ConfigError> {
+        self.table_ops(pipe, table, std::slice::from_ref(&op))
+    }
+
+    /// Adds `entries`, due in the same cycle, to `table` of `pipe` (or every pipe), with one
+    /// check of the program for all of them; the result of each. Adding entries together
+    /// succeeds exactly when adding them one by one would (an add depends on the entries
+    /// before it only through the key it must not repeat and the table's size, both
+    /// checked on the way), so only a failure is worked out again one entry at a time, for
+    /// each entry's own error.
+    fn add_entries(
+        &mut self,
+        pipe: Option<usize>,
+        table: &str,
+        entries: Vec<Entry>,
+    ) -> Vec<Result<(), ConfigError>> {
+        let ops: Vec<TableOp> = entries.into_iter().map(TableOp::Add).collect();
+        if ops.len() > 1 && self.table_ops(pipe, table, &ops).is_ok() {
+            return vec![Ok(()); ops.len()];
+        }
+        ops.into_iter()
+            .map(|op| self.table_op(pipe, table, op))
+            .collect()
+    }
+
+    /// Applies table operations, in order, to `pipe` (or every pipe): all of them or none.
+    fn table_ops(
+        &mut self,
+        pipe: Option<usize>,
+        table: &str,
+        ops: &[TableOp],
+    ) -> Result<(), ConfigError> {
         let name = self.name.clone();
         let what = |p: usize| {
-            let verb = match op {
-                TableOp::Add(_) => "add_entry",
-                TableOp::Modify(_) => "modify_entry",
-                TableOp::Delete(_) => "delete_entry",
+            let verb = match ops {
+                [TableOp::Add(_)] => "add_entry",
+                [TableOp::Modify(_)] => "modify_entry",
+                [TableOp::Delete(_)] => "delete_entry",
+                _ => "add_entry (several)",
             };
             format!("chip {name}: pipe {p} {verb} in `{table}`")
         };
@@ -375,25 +426,27 @@ impl Chip {
                 .iter_mut()
                 .find(|t| t.name == table)
                 .expect("checked when scheduled");
-            let at = |key: &[KeyValue]| t.entries.iter().position(|e| e.key == key);
-            match &op {
-                TableOp::Add(e) => {
-                    if at(&e.key).is_some() {
-                        return Err(bad(format!(
-                            "an entry with key {:?} is already there (modify it instead)",
-                            e.key
-                        )));
+            for op in ops {
+                let at = |key: &[KeyValue]| t.entries.iter().position(|e| e.key == key);
+                match op {
+                    TableOp::Add(e) => {
+                        if at(&e.key).is_some() {
+                            return Err(bad(format!(
+                                "an entry with key {:?} is already there (modify it instead)",
+                                e.key
+                            )));
+                        }
+                        t.entries.push(e.clone());
                     }
-                    t.entries.push(e.clone());
-                }
-                TableOp::Modify(e) => {
-                    let k =
-                        at(&e.key).ok_or_else(|| bad(format!("no entry has key {:?}", e.key)))?;
-                    t.entries[k] = e.clone();
-                }
-                TableOp::Delete(key) => {
-                    let k = at(key).ok_or_else(|| bad(format!("no entry has key {key:?}")))?;
-                    t.entries.remove(k);
+                    TableOp::Modify(e) => {
+                        let k = at(&e.key)
+                            .ok_or_else(|| bad(format!("no entry has key {:?}", e.key)))?;
+                        t.entries[k] = e.clone();
+                    }
+                    TableOp::Delete(key) => {
+                        let k = at(key).ok_or_else(|| bad(format!("no entry has key {key:?}")))?;
+                        t.entries.remove(k);
+                    }
                 }
             }
             let checked =

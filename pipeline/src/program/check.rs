@@ -22,8 +22,8 @@ use crate::program::ir::{
 };
 use crate::program::parser_check;
 use crate::DropReason;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
 
 /// Tofino2 stateful-ALU limits (`bf-p4c/specs/device.cpp`, `bf-asm/target.h`).
 pub const SALU_MAX_CONDITIONS: usize = 4;
@@ -140,6 +140,8 @@ pub struct CTable {
     pub exact: BTreeMap<Vec<u32>, Target>,
     /// Ternary entries in priority order: (value, mask) per key component.
     pub ternary: Vec<(Vec<(u32, u32)>, Target)>,
+    /// `ternary` grouped for lookup, built on the first lookup.
+    pub ternary_index: TernaryIndex,
     /// Register arrays the table's actions touch (the table and arrays share a stage).
     pub registers: Vec<usize>,
     pub selector: Option<CSelector>,
@@ -163,6 +165,77 @@ impl CTable {
             .values()
             .chain(self.ternary.iter().map(|e| &e.1))
             .flat_map(Target::calls)
+    }
+}
+
+/// A ternary table's entries grouped by the value of one key component that every entry
+/// matches in full (its mask covers the field), so that a lookup tries only the entries with
+/// the packet's value there, still in priority order. A lookup gives the same entry as
+/// trying every entry in order: an entry with another value there cannot match. Built on the
+/// first lookup; a clone starts empty, because a clone may be given other entries.
+#[derive(Default)]
+pub struct TernaryIndex(OnceLock<Option<Grouped>>);
+
+/// Entries (indices into `ternary`, ascending) by their value in key component `component`.
+struct Grouped {
+    component: usize,
+    entries: HashMap<u32, Vec<u32>>,
+}
+
+/// Below this many entries a table is scanned in order.
+const INDEX_FROM_ENTRIES: usize = 16;
+
+impl TernaryIndex {
+    /// The entries of `t` (indices into `t.ternary`, in priority order) that can match a
+    /// packet whose key component `c` holds `value(c)`; `None` when every entry must be
+    /// tried (small tables, or no component every entry matches in full).
+    pub fn candidates(&self, t: &CTable, value: impl Fn(usize) -> u32) -> Option<&[u32]> {
+        let grouped = self.0.get_or_init(|| Self::group(t)).as_ref()?;
+        Some(
+            grouped
+                .entries
+                .get(&value(grouped.component))
+                .map_or(&[], |v| v.as_slice()),
+        )
+    }
+
+    fn group(t: &CTable) -> Option<Grouped> {
+        if t.ternary.len() < INDEX_FROM_ENTRIES {
+            return None;
+        }
+        let width = |c: usize| match t.keys[c].bits {
+            32.. => u32::MAX,
+            b => (1u32 << b) - 1,
+        };
+        let component = (0..t.keys.len()).find(|&c| {
+            t.ternary
+                .iter()
+                .all(|(pairs, _)| pairs[c].1 & width(c) == width(c))
+        })?;
+        let mut entries: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, (pairs, _)) in t.ternary.iter().enumerate() {
+            let (v, m) = pairs[component];
+            // A value with bits outside the field (under the mask) matches no packet.
+            if v & m & !width(component) == 0 {
+                entries
+                    .entry(v & width(component))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        Some(Grouped { component, entries })
+    }
+}
+
+impl Clone for TernaryIndex {
+    fn clone(&self) -> TernaryIndex {
+        TernaryIndex::default()
+    }
+}
+
+impl std::fmt::Debug for TernaryIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TernaryIndex")
     }
 }
 
@@ -1756,6 +1829,7 @@ fn lower_table(
         default,
         exact,
         ternary,
+        ternary_index: TernaryIndex::default(),
         registers,
         selector,
         stage: match t.stage {
@@ -1879,5 +1953,109 @@ fn flatten(body: &[CStmt], guards: &mut Vec<(usize, bool)>, out: &mut Vec<FlatUn
                 guards.pop();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::examples::{forwarding, forwarding_ingress};
+    use crate::program::ir::{Action, Operand, Stmt, Table};
+
+    /// A table with `entries` of (diffserv value, mask, port value, port mask).
+    fn table(entries: &[(u64, u64, u64, u64)]) -> CTable {
+        let mut t = Table::new(
+            "classify",
+            MatchKind::Ternary,
+            &["ipv4.diffserv", "l4.dst_port"],
+            1024,
+        )
+        .action("set_queue")
+        .default_action("set_queue", &[0]);
+        for (k, &(d, dm, p, pm)) in entries.iter().enumerate() {
+            t = t.ternary_entry(&[(d, dm), (p, pm)], "set_queue", &[k as u64 % 8]);
+        }
+        let program = forwarding("index")
+            .action(
+                Action::new("set_queue")
+                    .param("qid", 7)
+                    .prim(Primitive::SetQid {
+                        qid: Operand::param("qid"),
+                    }),
+            )
+            .table(t)
+            .ingress(forwarding_ingress(vec![Stmt::apply("classify")]))
+            .build_unchecked();
+        let checked = check(&program).unwrap();
+        let t = checked.tables.iter().find(|t| t.name == "classify");
+        t.expect("the table").clone()
+    }
+
+    /// The entry a linear scan finds for key values `x`, and the one the index finds.
+    fn both(t: &CTable, x: [u32; 2]) -> (Option<usize>, Option<usize>) {
+        let hits = |i: &usize| {
+            t.ternary[*i]
+                .0
+                .iter()
+                .zip(x)
+                .all(|(&(v, m), x)| x & m == v & m)
+        };
+        let linear = (0..t.ternary.len()).find(hits);
+        let indexed = t
+            .ternary_index
+            .candidates(t, |c| x[c])
+            .expect("indexed")
+            .iter()
+            .map(|&i| i as usize)
+            .find(hits);
+        (linear, indexed)
+    }
+
+    #[test]
+    fn the_ternary_index_finds_the_entry_a_scan_in_priority_order_finds() {
+        // The port matched in full by every entry (some twice, with different diffserv
+        // masks, so priority among them matters); diffserv anywhere from exact to ignored.
+        // A small xorshift: the test needs varied values, not good ones.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let entries: Vec<(u64, u64, u64, u64)> = (0..60)
+            .map(|_| {
+                let port = next() % 12;
+                let masks = [0xff, 0xfc, 0xf0, 0];
+                (next() % 256, masks[next() as usize % 4], port, 0xffff)
+            })
+            .collect();
+        let t = table(&entries);
+        for _ in 0..5_000 {
+            let x = [(next() % 256) as u32, (next() % 14) as u32];
+            let (linear, indexed) = both(&t, x);
+            assert_eq!(linear, indexed, "{x:?}");
+        }
+        // A clone starts without the index and builds its own.
+        let mut fewer = t.clone();
+        fewer.ternary.truncate(20);
+        for port in 0..14 {
+            for d in [0u32, 46 << 2, 255] {
+                let (linear, indexed) = both(&fewer, [d, port]);
+                assert_eq!(linear, indexed);
+            }
+        }
+    }
+
+    #[test]
+    fn small_tables_and_tables_without_a_full_component_are_scanned() {
+        let few: Vec<_> = (0..15).map(|k| (k, 0xff, k, 0xffff)).collect();
+        let t = table(&few);
+        assert!(t.ternary_index.candidates(&t, |_| 0).is_none());
+        // Every component partly masked somewhere: no component to group on.
+        let mut many: Vec<_> = (0..40).map(|k| (k, 0xff, k, 0xffff)).collect();
+        many.push((0, 0, 0, 0xff00));
+        let t = table(&many);
+        assert!(t.ternary_index.candidates(&t, |_| 0).is_none());
     }
 }

@@ -188,19 +188,34 @@ impl State {
     fn find<'a>(t: &'a CTable, phv: &Phv) -> Option<&'a Call> {
         let target = match t.kind {
             MatchKind::Exact => {
-                let key: Vec<u32> = t.keys.iter().map(|&f| phv.get(f)).collect();
-                t.exact.get(&key)
+                // The key on the stack: a lookup allocates nothing.
+                let mut key = [0u32; 8];
+                if t.keys.len() <= key.len() {
+                    for (k, &f) in key.iter_mut().zip(&t.keys) {
+                        *k = phv.get(f);
+                    }
+                    t.exact.get(&key[..t.keys.len()])
+                } else {
+                    t.exact
+                        .get(&t.keys.iter().map(|&f| phv.get(f)).collect::<Vec<_>>())
+                }
             }
-            MatchKind::Ternary | MatchKind::Lpm => t
-                .ternary
-                .iter()
-                .find(|(pairs, _)| {
+            MatchKind::Ternary | MatchKind::Lpm => {
+                let hits = |pairs: &[(u32, u32)]| {
                     t.keys
                         .iter()
                         .zip(pairs)
                         .all(|(&f, &(v, m))| phv.get(f) & m == v & m)
-                })
-                .map(|(_, c)| c),
+                };
+                match t.ternary_index.candidates(t, |c| phv.get(t.keys[c])) {
+                    Some(ids) => ids
+                        .iter()
+                        .map(|&i| &t.ternary[i as usize])
+                        .find(|(pairs, _)| hits(pairs)),
+                    None => t.ternary.iter().find(|(pairs, _)| hits(pairs)),
+                }
+                .map(|(_, c)| c)
+            }
         }?;
         Some(match target {
             Target::Call(c) => c,
