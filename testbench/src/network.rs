@@ -1038,7 +1038,7 @@ fn tap_frame(
 mod tests {
     use super::*;
     use crate::host::{Host, UdpFlow};
-    use std::collections::VecDeque;
+    use std::collections::{BTreeMap, VecDeque};
     use std::net::Ipv4Addr;
     use t2_clock::Clock;
     use t2_pipeline::headers::MacAddr;
@@ -1212,6 +1212,42 @@ mod tests {
         assert_eq!(net.set_threads(2), Ok(2));
         assert_eq!(net.set_threads(1), Ok(1), "joined back");
         assert_eq!(net.lookahead, None);
+    }
+
+    /// Every frame a tap sees, per node and port, in the order it saw them there.
+    #[derive(Default)]
+    struct Seen(std::sync::Arc<std::sync::Mutex<BTreeMap<(usize, usize), Vec<String>>>>);
+
+    impl Tap for Seen {
+        fn frame(&mut self, f: &TapFrame<'_>) {
+            let line = format!("{} {:?} {}", f.cycle, f.direction, f.bytes.len());
+            let mut seen = self.0.lock().unwrap();
+            seen.entry((f.node.0, f.port)).or_default().push(line);
+        }
+    }
+
+    #[test]
+    fn a_tapped_split_network_runs_on_one_thread_and_the_tap_sees_every_frame() {
+        let watch = |threads: usize| {
+            let (mut net, ids) = chain(Stepping::Jump);
+            net.set_threads(threads).unwrap();
+            let seen = Seen::default();
+            let frames = seen.0.clone();
+            net.set_tap(Some(Box::new(seen)));
+            net.run_until(20_000);
+            let frames = frames.lock().unwrap().clone();
+            (outcome(&net, ids), frames)
+        };
+        let (one, at_ports) = watch(1);
+        // 80 frames, each over 3 links, each seen leaving and arriving.
+        assert_eq!(at_ports.values().map(Vec::len).sum::<usize>(), 80 * 3 * 2);
+        // Split, each port's frames are seen in the same order (a cycle's frames reach the
+        // tap one partition after another, so only the order across ports may differ).
+        assert_eq!(watch(2), (one, at_ports));
+        // A network with a tap is not split.
+        let (mut net, _) = chain(Stepping::Jump);
+        net.set_tap(Some(Box::new(Seen::default())));
+        assert!(net.set_threads(2).unwrap_err().contains("one thread"));
     }
 
     #[test]
