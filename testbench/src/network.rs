@@ -1214,9 +1214,12 @@ mod tests {
         assert_eq!(net.lookahead, None);
     }
 
-    /// Every frame a tap sees, per node and port, in the order it saw them there.
+    /// Frames seen at each (node, port), in the order seen there.
+    type AtPorts = BTreeMap<(usize, usize), Vec<String>>;
+
+    /// Every frame a tap sees.
     #[derive(Default)]
-    struct Seen(std::sync::Arc<std::sync::Mutex<BTreeMap<(usize, usize), Vec<String>>>>);
+    struct Seen(std::sync::Arc<Mutex<AtPorts>>);
 
     impl Tap for Seen {
         fn frame(&mut self, f: &TapFrame<'_>) {
