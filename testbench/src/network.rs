@@ -24,7 +24,7 @@ use std::fmt;
 use std::ops::DerefMut;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
 
@@ -400,13 +400,19 @@ fn two_mut<T>(v: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
     }
 }
 
-/// A barrier for the few threads of a parallel run, which meet twice a window: waiting
-/// threads spin briefly (a window is often a few microseconds of work), then yield.
+/// A barrier for the few threads of a parallel run, which meet twice a window. A thread that
+/// arrives early spins briefly (a short window is a few microseconds of work), then sleeps,
+/// so that it does not take a core from the threads still working.
 struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
 }
+
+/// Checks of the barrier before a waiting thread sleeps.
+const BARRIER_SPINS: u32 = 4_000;
 
 impl SpinBarrier {
     fn new(threads: usize) -> SpinBarrier {
@@ -414,6 +420,8 @@ impl SpinBarrier {
             threads,
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
         }
     }
 
@@ -421,17 +429,21 @@ impl SpinBarrier {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
+            // Under the lock, so that a thread about to sleep sees the change or is woken.
+            let _held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.generation.fetch_add(1, Ordering::Release);
+            self.wake.notify_all();
             return;
         }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
-            if spins < 2_000 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
+        for _ in 0..BARRIER_SPINS {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
             }
+            std::hint::spin_loop();
+        }
+        let mut held = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        while self.generation.load(Ordering::Acquire) == generation {
+            held = self.wake.wait(held).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
