@@ -737,17 +737,7 @@ impl Network {
         if self.parts.len() > 1 && self.tap.is_none() {
             self.run_parallel(end);
         } else {
-            loop {
-                let t = match self.stepping {
-                    Stepping::EveryCycle => self.now + 1,
-                    Stepping::Jump => match self.next_event() {
-                        Some(t) => t,
-                        None => break,
-                    },
-                };
-                if t > end {
-                    break;
-                }
+            while let Some(t) = self.next_visit().filter(|&t| t <= end) {
                 self.visit(t);
             }
         }
@@ -965,17 +955,10 @@ impl Network {
             if done(self) {
                 return true;
             }
-            let t = match self.stepping {
-                Stepping::EveryCycle => self.now + 1,
-                Stepping::Jump => match self.next_event() {
-                    Some(t) => t,
-                    None => break,
-                },
-            };
-            if t > limit {
-                break;
+            match self.next_visit().filter(|&t| t <= limit) {
+                Some(t) => self.visit(t),
+                None => break,
             }
-            self.visit(t);
         }
         self.now = self.now.max(limit);
         done(self)
