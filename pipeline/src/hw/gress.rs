@@ -297,6 +297,11 @@ impl GressPipeline {
 
     /// Does everything the gress does in cycle `now`: runs the tables of every stage that a
     /// packet has reached, and returns the packet leaving the deparser, if any.
+    ///
+    /// The chip calls this on every visit, and most visits find nothing due: that test is
+    /// inlined into the caller, and the work of a due cycle is a call of its own, so a quiet
+    /// tick does not pay for the registers the busy path saves.
+    #[inline]
     pub fn tick(
         &mut self,
         now: Cycle,
@@ -306,6 +311,18 @@ impl GressPipeline {
         if self.next_at.is_none_or(|t| t > now) {
             return None;
         }
+        self.tick_due(now, program, pool)
+    }
+
+    /// [`GressPipeline::tick`] in a cycle in which some packet reaches a stage with tables
+    /// or the exit.
+    #[inline(never)]
+    fn tick_due(
+        &mut self,
+        now: Cycle,
+        program: &mut dyn StageProgram,
+        pool: &mut PacketPool,
+    ) -> Option<Exit> {
         let exit = self.run_cycle(now, program, pool);
         self.next_at = self.compute_next_event();
         exit
@@ -417,6 +434,7 @@ impl GressPipeline {
     /// Kept as packets enter and move; working it out anew costs one look-up per stage with
     /// tables (each stage point keeps count of the packets it has processed), however many
     /// packets are inside.
+    #[inline]
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
         debug_assert_eq!(self.next_at, self.compute_next_event());
         debug_assert!(
