@@ -32,12 +32,13 @@ impl Default for PhvParams {
     }
 }
 
-/// Width of a PHV container.
+/// Width of a PHV container. The discriminants index per-width tables (8, 16, 32 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Width {
-    B8,
-    B16,
-    B32,
+    B8 = 0,
+    B16 = 1,
+    B32 = 2,
 }
 
 /// One PHV container.
@@ -114,7 +115,7 @@ impl Field {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn mask(self) -> u32 {
         if self.bits >= 32 {
             u32::MAX
@@ -124,86 +125,142 @@ impl Field {
     }
 }
 
+/// Per width (8, 16, 32 bits): log2 of the container's bytes, and the mask of its bits.
+const BYTES_LOG2: [u32; 3] = [0, 1, 2];
+const WIDTH_MASK: [u32; 3] = [0xff, 0xffff, 0xffff_ffff];
+
+/// Bytes after the last container, so that every container can be read and written as a
+/// 4-byte word (see [`Phv`]).
+const PAD: usize = 3;
+
 /// The containers of one packet. Sized once from [`PhvParams`]; reused for every packet that
 /// passes through the slot that owns it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Every container lives in one byte array, the 8-bit ones first, then the 16-bit, then the
+/// 32-bit ones, each little-endian, with [`PAD`] zero bytes at the end. A container of any
+/// width is accessed as the 4-byte word at its offset, masked to its width: reading or
+/// writing a field is then the same few instructions whatever the width, with no branch on
+/// it, and clearing or copying a PHV is one `fill` or `copy` of the array. A write leaves the
+/// bytes past its container's width as they were (the mask stops at the width), so
+/// neighbouring containers and the padding are never changed.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Phv {
-    c8: Box<[u8]>,
-    c16: Box<[u16]>,
-    c32: Box<[u32]>,
+    bytes: Box<[u8]>,
+    /// Byte offset of the first container of each width.
+    base: [u32; 3],
+}
+
+impl std::fmt::Debug for Phv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let width = |w: usize, end: usize| -> Vec<u32> {
+            let n = (end - self.base[w] as usize) >> BYTES_LOG2[w];
+            (0..n)
+                .map(|i| self.word(self.base[w] as usize + (i << BYTES_LOG2[w])) & WIDTH_MASK[w])
+                .collect()
+        };
+        f.debug_struct("Phv")
+            .field("c8", &width(0, self.base[1] as usize))
+            .field("c16", &width(1, self.base[2] as usize))
+            .field("c32", &width(2, self.bytes.len() - PAD))
+            .finish()
+    }
 }
 
 impl Phv {
     pub fn new(p: &PhvParams) -> Phv {
+        let b16 = p.containers_8 as u32;
+        let b32 = b16 + 2 * p.containers_16 as u32;
+        let len = b32 as usize + 4 * p.containers_32 as usize + PAD;
         Phv {
-            c8: vec![0; p.containers_8 as usize].into_boxed_slice(),
-            c16: vec![0; p.containers_16 as usize].into_boxed_slice(),
-            c32: vec![0; p.containers_32 as usize].into_boxed_slice(),
+            bytes: vec![0; len].into_boxed_slice(),
+            base: [0, b16, b32],
         }
     }
 
     /// Copies every container of `other` (same sizes) without allocating.
+    #[inline]
     pub fn copy_from(&mut self, other: &Phv) {
-        self.c8.copy_from_slice(&other.c8);
-        self.c16.copy_from_slice(&other.c16);
-        self.c32.copy_from_slice(&other.c32);
+        debug_assert_eq!(self.base, other.base);
+        self.bytes.copy_from_slice(&other.bytes);
     }
 
     /// Zeroes every container.
+    #[inline]
     pub fn clear(&mut self) {
-        self.c8.fill(0);
-        self.c16.fill(0);
-        self.c32.fill(0);
+        self.bytes.fill(0);
     }
 
-    #[inline]
+    /// Byte offset of container `c`. Past the last container of its width it lands in the
+    /// next width (or past the end), as an out-of-range index into that width's own array
+    /// would be an error; `debug_assert`s catch it, and callers place containers within
+    /// [`PhvParams`].
+    #[inline(always)]
+    fn offset(&self, c: Container) -> usize {
+        let w = c.width as usize;
+        let at = self.base[w] as usize + ((c.index as usize) << BYTES_LOG2[w]);
+        debug_assert!(
+            at + c.bytes() <= self.base.get(w + 1).map_or(self.bytes.len() - PAD, |&b| b as usize),
+            "{c:?} is beyond the PHV"
+        );
+        at
+    }
+
+    /// The 4-byte word at byte `at` (little-endian).
+    #[inline(always)]
+    fn word(&self, at: usize) -> u32 {
+        u32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"))
+    }
+
+    #[inline(always)]
+    fn set_word(&mut self, at: usize, v: u32) {
+        self.bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    #[inline(always)]
     pub fn container(&self, c: Container) -> u32 {
-        let i = c.index as usize;
-        match c.width {
-            Width::B8 => self.c8[i] as u32,
-            Width::B16 => self.c16[i] as u32,
-            Width::B32 => self.c32[i],
-        }
+        self.word(self.offset(c)) & WIDTH_MASK[c.width as usize]
     }
 
     /// Writes a whole container; bits beyond its width are dropped.
-    #[inline]
+    #[inline(always)]
     pub fn set_container(&mut self, c: Container, v: u32) {
-        let i = c.index as usize;
-        match c.width {
-            Width::B8 => self.c8[i] = v as u8,
-            Width::B16 => self.c16[i] = v as u16,
-            Width::B32 => self.c32[i] = v,
-        }
+        let at = self.offset(c);
+        let m = WIDTH_MASK[c.width as usize];
+        let old = self.word(at);
+        self.set_word(at, (old & !m) | (v & m));
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, f: Field) -> u32 {
         (self.container(f.container) >> f.shift) & f.mask()
     }
 
     /// Writes a field, leaving the container's other bits alone; `v` is truncated to the
-    /// field's width.
-    #[inline]
+    /// field's width (and to the container's).
+    #[inline(always)]
     pub fn set(&mut self, f: Field, v: u32) {
-        let m = f.mask() << f.shift;
-        let old = self.container(f.container);
-        self.set_container(f.container, (old & !m) | ((v << f.shift) & m));
+        let at = self.offset(f.container);
+        let m = (f.mask() << f.shift) & WIDTH_MASK[f.container.width as usize];
+        let old = self.word(at);
+        self.set_word(at, (old & !m) | ((v << f.shift) & m));
     }
 
-    /// Loads a container from big-endian bytes.
-    #[inline]
+    /// Loads a container from big-endian bytes. The whole container is written, so its
+    /// bytes are stored without reading them first.
+    #[inline(always)]
     pub fn extract(&mut self, c: Container, bytes: &[u8]) {
-        let v = match c.width {
-            Width::B8 => bytes[0] as u32,
-            Width::B16 => u16::from_be_bytes([bytes[0], bytes[1]]) as u32,
-            Width::B32 => u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
-        };
-        self.set_container(c, v);
+        let at = self.offset(c);
+        match c.width {
+            Width::B8 => self.bytes[at] = bytes[0],
+            Width::B16 => self.bytes[at..at + 2].copy_from_slice(&[bytes[1], bytes[0]]),
+            Width::B32 => {
+                self.bytes[at..at + 4].copy_from_slice(&[bytes[3], bytes[2], bytes[1], bytes[0]])
+            }
+        }
     }
 
     /// Stores a container as big-endian bytes.
-    #[inline]
+    #[inline(always)]
     pub fn emit(&self, c: Container, out: &mut [u8]) {
         let v = self.container(c);
         match c.width {
@@ -243,5 +300,92 @@ mod tests {
         assert_eq!(out, [1, 2, 3, 4]);
         phv.clear();
         assert_eq!(phv.container(Container::b32(0)), 0);
+    }
+
+    /// Every container of a PHV with the given sizes, widths in order.
+    fn all(p: &PhvParams) -> Vec<Container> {
+        (0..p.containers_8)
+            .map(Container::b8)
+            .chain((0..p.containers_16).map(Container::b16))
+            .chain((0..p.containers_32).map(Container::b32))
+            .collect()
+    }
+
+    /// Containers share one byte array and are written as 4-byte words: a write, whole or
+    /// of a field, and whatever value it is given, changes its own container and no other,
+    /// the last container of each width and of the PHV included.
+    #[test]
+    fn a_write_changes_its_container_and_no_other() {
+        let p = PhvParams::default();
+        let mut phv = Phv::new(&p);
+        let containers = all(&p);
+        // Distinct values everywhere, so that a stray byte would show.
+        for (i, &c) in containers.iter().enumerate() {
+            phv.set_container(c, 0x9e37_79b9u32.wrapping_mul(i as u32 + 1));
+        }
+        let before: Vec<u32> = containers.iter().map(|&c| phv.container(c)).collect();
+        for (i, &c) in containers.iter().enumerate() {
+            let bits = (c.bytes() * 8) as u32;
+            assert!(bits == 32 || before[i] >> bits == 0, "{c:?} holds bits past its width");
+            let mut w = phv.clone();
+            w.set_container(c, u32::MAX);
+            w.set(Field::at(c, 3, 32), 0);
+            w.extract(c, &[0xa5, 0x5a, 0xc3, 0x3c]);
+            let expect = 0xa55a_c33c >> (32 - bits);
+            for (j, &d) in containers.iter().enumerate() {
+                let want = if j == i { expect } else { before[j] };
+                assert_eq!(w.container(d), want, "writing {c:?} changed {d:?}");
+            }
+        }
+    }
+
+    /// A gress reuses a slot's PHV for every packet and clears it at entry: whatever the
+    /// packet before wrote, the next one reads zero from every container it does not write
+    /// itself, and its own values from those it does.
+    #[test]
+    fn a_reused_phv_reads_as_cleared_except_what_the_next_packet_wrote() {
+        let p = PhvParams::default();
+        let containers = all(&p);
+        let mut phv = Phv::new(&p);
+        let mut state = 1u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 32) as u32
+        };
+        for _packet in 0..20 {
+            phv.clear();
+            let mut written = vec![None; containers.len()];
+            for _ in 0..40 {
+                let i = next() as usize % containers.len();
+                let c = containers[i];
+                let v = next();
+                let bits = c.bytes() as u32 * 8;
+                let width = ((1u64 << bits) - 1) as u32;
+                written[i] = Some(match next() % 3 {
+                    0 => {
+                        phv.set_container(c, v);
+                        v & width
+                    }
+                    1 => {
+                        // The container's bytes from the front of the source.
+                        phv.extract(c, &v.to_be_bytes());
+                        (v as u64 >> (32 - bits)) as u32
+                    }
+                    _ => {
+                        let shift = (next() % bits) as u8;
+                        let f = Field::at(c, shift, 1 + (next() % 8) as u8);
+                        phv.set(f, v);
+                        let m = (f.mask() << shift) & width;
+                        (written[i].unwrap_or(0) & !m) | ((v << shift) & m)
+                    }
+                });
+            }
+            for (i, &c) in containers.iter().enumerate() {
+                assert_eq!(phv.container(c), written[i].unwrap_or(0), "{c:?}");
+            }
+        }
+        let fresh = Phv::new(&p);
+        phv.clear();
+        assert_eq!(phv, fresh);
     }
 }
