@@ -271,6 +271,78 @@ impl Phv {
     }
 }
 
+/// Some containers of a PHV, to copy between PHVs of one size: their 4-byte words and the
+/// bytes of each that belong to the set, worked out once (containers sharing a word are
+/// copied together).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerSet {
+    containers: Vec<Container>,
+    /// (byte offset, mask of the set's bits in the word there), by offset.
+    words: Vec<(u32, u32)>,
+    /// The layout `words` is for ([`Phv::base`] of PHVs sized by the same parameters).
+    base: [u32; 3],
+}
+
+impl ContainerSet {
+    /// `containers` (repeats ignored) in PHVs sized by `p`.
+    pub fn new(p: &PhvParams, containers: &[Container]) -> ContainerSet {
+        let layout = Phv::new(p);
+        let mut bytes: Vec<(usize, u32)> = Vec::new();
+        let mut unique: Vec<Container> = Vec::new();
+        for &c in containers {
+            if unique.contains(&c) {
+                continue;
+            }
+            unique.push(c);
+            bytes.push((layout.offset(c), WIDTH_MASK[c.width as usize]));
+        }
+        bytes.sort_unstable();
+        let mut words: Vec<(u32, u32)> = Vec::new();
+        for (at, mask) in bytes {
+            let len = (32 - mask.leading_zeros()) as usize / 8;
+            match words.last_mut() {
+                // Wholly within the word the one before starts: share it.
+                Some((start, m)) if at + len <= *start as usize + 4 => {
+                    *m |= mask << (8 * (at - *start as usize));
+                }
+                _ => words.push((at as u32, mask)),
+            }
+        }
+        ContainerSet {
+            containers: unique,
+            words,
+            base: layout.base,
+        }
+    }
+
+    /// The containers, in the order first given.
+    pub fn containers(&self) -> &[Container] {
+        &self.containers
+    }
+}
+
+impl Phv {
+    /// Copies the containers of `set` from `other` (a PHV of the same size), leaving every
+    /// other container alone.
+    #[inline(always)]
+    pub fn copy_set(&mut self, other: &Phv, set: &ContainerSet) {
+        assert_eq!(self.base, other.base, "PHVs of different sizes");
+        if set.base != self.base {
+            // PHVs of another size than the set was laid out for: container by container.
+            for &c in &set.containers {
+                self.set_container(c, other.container(c));
+            }
+            return;
+        }
+        for &(at, m) in &set.words {
+            let at = at as usize;
+            let new = other.word(at) & m;
+            let old = self.word(at) & !m;
+            self.set_word(at, old | new);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +409,54 @@ mod tests {
                 assert_eq!(w.container(d), want, "writing {c:?} changed {d:?}");
             }
         }
+    }
+
+    /// Copying a set moves exactly its containers, whether they share a 4-byte word (small
+    /// neighbours) or not, and whatever the order they are named in.
+    #[test]
+    fn copying_a_set_moves_its_containers_and_no_other() {
+        let p = PhvParams::default();
+        let containers = all(&p);
+        let (mut from, mut to) = (Phv::new(&p), Phv::new(&p));
+        for (i, &c) in containers.iter().enumerate() {
+            from.set_container(c, 0x0101_0101u32.wrapping_mul(i as u32 + 1));
+            to.set_container(c, !0x0101_0101u32.wrapping_mul(i as u32 + 1));
+        }
+        let picked = [
+            Container::b8(3),
+            Container::b8(4),
+            Container::b8(6),
+            Container::b8(79),
+            Container::b16(0),
+            Container::b16(1),
+            Container::b16(119),
+            Container::b32(0),
+            Container::b32(79),
+            Container::b8(4),
+        ];
+        let set = ContainerSet::new(&p, &picked);
+        assert_eq!(set.containers().len(), 9);
+        // 8-bit 3, 4 and 6 share a word; so do 16-bit 0 and 1.
+        assert_eq!(set.words.len(), 6);
+        let before = to.clone();
+        to.copy_set(&from, &set);
+        for &c in &containers {
+            let want = if picked.contains(&c) { &from } else { &before };
+            assert_eq!(to.container(c), want.container(c), "{c:?}");
+        }
+        // PHVs of another size than the set's take the container-by-container path.
+        let small = PhvParams {
+            containers_8: 80,
+            containers_16: 110,
+            containers_32: 80,
+            ..p
+        };
+        let (mut a, mut b) = (Phv::new(&small), Phv::new(&small));
+        b.set_container(Container::b32(0), 7);
+        b.set_container(Container::b32(1), 8);
+        a.copy_set(&b, &ContainerSet::new(&p, &[Container::b32(0)]));
+        assert_eq!(a.container(Container::b32(0)), 7);
+        assert_eq!(a.container(Container::b32(1)), 0);
     }
 
     /// A gress reuses a slot's PHV for every packet and clears it at entry: whatever the
