@@ -298,8 +298,11 @@ impl GressPipeline {
         self.in_flight.push_back(now);
         // The stage points that had processed every packet inside wait for this one.
         let newest = self.in_flight.len() - 1;
-        for ((due, &passed), &(offset, _)) in
-            self.due.iter_mut().zip(&self.passed).zip(&self.stage_points)
+        for ((due, &passed), &(offset, _)) in self
+            .due
+            .iter_mut()
+            .zip(&self.passed)
+            .zip(&self.stage_points)
         {
             if passed == newest {
                 *due = now + offset;
@@ -470,7 +473,10 @@ impl GressPipeline {
                 .get(self.passed[i])
                 .map_or(Cycle::MAX, |&e| e + offset)
         }));
-        let exit = self.in_flight.front().map_or(Cycle::MAX, |&e| e + self.exit_offset);
+        let exit = self
+            .in_flight
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.exit_offset);
         let next = self.due.iter().fold(exit, |n, &due| n.min(due));
         (next != Cycle::MAX).then_some(next)
     }

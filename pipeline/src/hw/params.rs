@@ -165,6 +165,9 @@ mod tests {
         p.phv.dark[2] = 0;
         let e = p.validate().unwrap_err();
         assert_eq!(e.name, "pipeline.phv.containers_32");
-        assert!(e.problem.contains("need 12 32-bit containers, have 7"), "{e}");
+        assert!(
+            e.problem.contains("need 12 32-bit containers, have 7"),
+            "{e}"
+        );
     }
 }

@@ -199,7 +199,11 @@ impl Phv {
         let w = c.width as usize;
         let at = self.base[w] as usize + ((c.index as usize) << BYTES_LOG2[w]);
         debug_assert!(
-            at + c.bytes() <= self.base.get(w + 1).map_or(self.bytes.len() - PAD, |&b| b as usize),
+            at + c.bytes()
+                <= self
+                    .base
+                    .get(w + 1)
+                    .map_or(self.bytes.len() - PAD, |&b| b as usize),
             "{c:?} is beyond the PHV"
         );
         at
@@ -398,7 +402,10 @@ mod tests {
         let before: Vec<u32> = containers.iter().map(|&c| phv.container(c)).collect();
         for (i, &c) in containers.iter().enumerate() {
             let bits = (c.bytes() * 8) as u32;
-            assert!(bits == 32 || before[i] >> bits == 0, "{c:?} holds bits past its width");
+            assert!(
+                bits == 32 || before[i] >> bits == 0,
+                "{c:?} holds bits past its width"
+            );
             let mut w = phv.clone();
             w.set_container(c, u32::MAX);
             w.set(Field::at(c, 3, 32), 0);
@@ -469,7 +476,9 @@ mod tests {
         let mut phv = Phv::new(&p);
         let mut state = 1u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 32) as u32
         };
         for _packet in 0..20 {
