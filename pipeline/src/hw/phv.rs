@@ -148,6 +148,9 @@ pub struct Phv {
     bytes: Box<[u8]>,
     /// Byte offset of the first container of each width.
     base: [u32; 3],
+    /// `base` in one word (8-bit containers always start at 0), to tell PHVs of the same
+    /// layout apart from others in one comparison.
+    layout: u64,
 }
 
 impl std::fmt::Debug for Phv {
@@ -174,13 +177,14 @@ impl Phv {
         Phv {
             bytes: vec![0; len].into_boxed_slice(),
             base: [0, b16, b32],
+            layout: (b16 as u64) << 32 | b32 as u64,
         }
     }
 
     /// Copies every container of `other` (same sizes) without allocating.
     #[inline]
     pub fn copy_from(&mut self, other: &Phv) {
-        debug_assert_eq!(self.base, other.base);
+        debug_assert_eq!(self.layout, other.layout);
         self.bytes.copy_from_slice(&other.bytes);
     }
 
@@ -283,8 +287,8 @@ pub struct ContainerSet {
     containers: Vec<Container>,
     /// (byte offset, mask of the set's bits in the word there), by offset.
     words: Vec<(u32, u32)>,
-    /// The layout `words` is for ([`Phv::base`] of PHVs sized by the same parameters).
-    base: [u32; 3],
+    /// The layout `words` is for (that of PHVs sized by the same parameters).
+    layout: u64,
 }
 
 impl ContainerSet {
@@ -315,7 +319,7 @@ impl ContainerSet {
         ContainerSet {
             containers: unique,
             words,
-            base: layout.base,
+            layout: layout.layout,
         }
     }
 
@@ -330,8 +334,8 @@ impl Phv {
     /// other container alone.
     #[inline(always)]
     pub fn copy_set(&mut self, other: &Phv, set: &ContainerSet) {
-        assert_eq!(self.base, other.base, "PHVs of different sizes");
-        if set.base != self.base {
+        assert_eq!(self.layout, other.layout, "PHVs of different sizes");
+        if set.layout != self.layout {
             // PHVs of another size than the set was laid out for: container by container.
             for &c in &set.containers {
                 self.set_container(c, other.container(c));
