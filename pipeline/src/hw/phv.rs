@@ -115,17 +115,26 @@ impl Field {
         }
     }
 
+    /// The field's bits, low-aligned: one load from a table indexed by `bits` (any `u8`).
     #[inline(always)]
     fn mask(self) -> u32 {
-        if self.bits >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << self.bits) - 1
-        }
+        FIELD_MASK[self.bits as usize]
     }
 }
 
-/// Per width (8, 16, 32 bits): log2 of the container's bytes, and the mask of its bits.
+/// The mask of a field of `bits` bits, for every `bits` a `u8` holds (32 and more: all).
+const FIELD_MASK: [u32; 256] = {
+    let mut m = [u32::MAX; 256];
+    let mut bits = 0;
+    while bits < 32 {
+        m[bits] = (1u32 << bits) - 1;
+        bits += 1;
+    }
+    m
+};
+
+/// Per width (8, 16, 32 bits): log2 of the container's bytes (the width's discriminant),
+/// and the mask of its bits.
 const BYTES_LOG2: [u32; 3] = [0, 1, 2];
 const WIDTH_MASK: [u32; 3] = [0xff, 0xffff, 0xffff_ffff];
 
@@ -147,7 +156,7 @@ const PAD: usize = 3;
 pub struct Phv {
     bytes: Box<[u8]>,
     /// Byte offset of the first container of each width.
-    base: [u32; 3],
+    base: [usize; 3],
     /// `base` in one word (8-bit containers always start at 0), to tell PHVs of the same
     /// layout apart from others in one comparison.
     layout: u64,
@@ -156,14 +165,14 @@ pub struct Phv {
 impl std::fmt::Debug for Phv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let width = |w: usize, end: usize| -> Vec<u32> {
-            let n = (end - self.base[w] as usize) >> BYTES_LOG2[w];
+            let n = (end - self.base[w]) >> BYTES_LOG2[w];
             (0..n)
-                .map(|i| self.word(self.base[w] as usize + (i << BYTES_LOG2[w])) & WIDTH_MASK[w])
+                .map(|i| self.word(self.base[w] + (i << BYTES_LOG2[w])) & WIDTH_MASK[w])
                 .collect()
         };
         f.debug_struct("Phv")
-            .field("c8", &width(0, self.base[1] as usize))
-            .field("c16", &width(1, self.base[2] as usize))
+            .field("c8", &width(0, self.base[1]))
+            .field("c16", &width(1, self.base[2]))
             .field("c32", &width(2, self.bytes.len() - PAD))
             .finish()
     }
@@ -176,7 +185,7 @@ impl Phv {
         let len = b32 as usize + 4 * p.containers_32 as usize + PAD;
         Phv {
             bytes: vec![0; len].into_boxed_slice(),
-            base: [0, b16, b32],
+            base: [0, b16 as usize, b32 as usize],
             layout: (b16 as u64) << 32 | b32 as u64,
         }
     }
@@ -201,13 +210,10 @@ impl Phv {
     #[inline(always)]
     fn offset(&self, c: Container) -> usize {
         let w = c.width as usize;
-        let at = self.base[w] as usize + ((c.index as usize) << BYTES_LOG2[w]);
+        // The discriminant of a width is log2 of its bytes (`BYTES_LOG2`).
+        let at = self.base[w] + ((c.index as usize) << w);
         debug_assert!(
-            at + c.bytes()
-                <= self
-                    .base
-                    .get(w + 1)
-                    .map_or(self.bytes.len() - PAD, |&b| b as usize),
+            at + c.bytes() <= self.base.get(w + 1).map_or(self.bytes.len() - PAD, |&b| b),
             "{c:?} is beyond the PHV"
         );
         at
