@@ -236,7 +236,11 @@ mod tests {
         while let Some(now) = g.next_event() {
             p.now = now;
             visited.push(now);
+            // A tick before the next event does nothing; the kept next event is the scan's.
+            g.tick(now - 1, &mut p);
+            assert_eq!(g.next_event(), Some(now));
             g.tick(now, &mut p);
+            assert_eq!(g.next_at, g.compute_next_event());
         }
         assert_eq!(visited, [11, 37, 38]);
         assert_eq!(g.occupancy(), 0);
