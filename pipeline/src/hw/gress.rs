@@ -340,36 +340,46 @@ impl GressPipeline {
         program: &mut dyn StageProgram,
         pool: &mut PacketPool,
     ) -> Option<Exit> {
-        let exit = self.run_cycle(now, program, pool);
-        self.next_at = self.compute_next_event();
+        let next_stage = self.run_stages(now, program);
+        let exit = self.run_exit(now, pool);
+        // The next event: the earliest stage point's, or the oldest packet's exit.
+        let next_exit = self
+            .in_flight
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.exit_offset);
+        let next = next_stage.min(next_exit);
+        self.next_at = (next != Cycle::MAX).then_some(next);
+        debug_assert_eq!(self.next_at, self.compute_next_event());
         exit
     }
 
-    /// The work of a cycle in which some packet reaches a stage with tables or the exit.
-    fn run_cycle(
-        &mut self,
-        now: Cycle,
-        program: &mut dyn StageProgram,
-        pool: &mut PacketPool,
-    ) -> Option<Exit> {
-        // Whether a packet is at a stage (or the exit) is read from `in_flight`, a short
-        // queue of entry cycles, rather than from the slots, whose PHVs span many cache lines.
+    /// Runs the tables of every stage a packet reaches in cycle `now`; returns the earliest
+    /// cycle a stage point is due next (`Cycle::MAX`: none).
+    fn run_stages(&mut self, now: Cycle, program: &mut dyn StageProgram) -> Cycle {
+        // Whether a packet is at a stage is read from `due` (and `in_flight`, a short queue
+        // of entry cycles), not from the slots, whose PHVs span many cache lines.
+        let mut next = Cycle::MAX;
         for i in 0..self.stage_points.len() {
-            if self.due[i] != now {
-                continue;
+            if self.due[i] == now {
+                let (offset, stage) = self.stage_points[i];
+                let entered = now - offset;
+                debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&entered));
+                let slot = &mut self.slots[(entered & self.mask) as usize];
+                debug_assert!(slot.live && slot.entered == entered);
+                program.apply(stage, &mut slot.phv);
+                self.passed[i] += 1;
+                self.due[i] = self
+                    .in_flight
+                    .get(self.passed[i])
+                    .map_or(Cycle::MAX, |&e| e + offset);
             }
-            let (offset, stage) = self.stage_points[i];
-            let entered = now - offset;
-            debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&entered));
-            let slot = &mut self.slots[(entered & self.mask) as usize];
-            debug_assert!(slot.live && slot.entered == entered);
-            program.apply(stage, &mut slot.phv);
-            self.passed[i] += 1;
-            self.due[i] = self
-                .in_flight
-                .get(self.passed[i])
-                .map_or(Cycle::MAX, |&e| e + offset);
+            next = next.min(self.due[i]);
         }
+        next
+    }
+
+    /// The packet leaving the deparser in cycle `now`, if one does.
+    fn run_exit(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<Exit> {
         let exit_offset = self.exit_offset;
         let port_field = match self.gress {
             Gress::Ingress => layout::INGRESS_PORT,
