@@ -75,6 +75,10 @@ pub struct GhostPipeline {
     spare: Vec<Phv>,
     phv: crate::hw::params::PhvParams,
     fields: [Field; 4],
+    /// The next cycle a ghost PHV inside reaches a stage with ghost units (`None`: empty),
+    /// kept up to date by entries and ticks so that a tick with nothing due costs one
+    /// comparison (the chip ticks the ghost thread on every visit).
+    next_at: Option<Cycle>,
 }
 
 impl GhostPipeline {
@@ -99,6 +103,7 @@ impl GhostPipeline {
             spare: Vec::new(),
             phv: params.phv,
             fields: ghost_fields(),
+            next_at: None,
         })
     }
 
@@ -119,13 +124,28 @@ impl GhostPipeline {
         phv.clear();
         word.write_to(&self.fields, &mut phv);
         self.in_flight.push_back((now, phv));
+        // Its first event is its first stage with ghost units; those inside keep theirs.
+        let first = now + self.stage_points[0].0;
+        self.next_at = Some(self.next_at.map_or(first, |t| t.min(first)));
     }
 
     /// Runs the ghost units of every stage a ghost PHV has reached in cycle `now`, oldest
     /// delivery first, through `program` (the pipe's ingress program, which owns the
     /// registers). Call it before the ingress packets of the same cycle: in a stage, the
     /// ghost thread's register access comes before the packet's.
+    #[inline]
     pub fn tick(&mut self, now: Cycle, program: &mut dyn StageProgram) {
+        if self.next_at.is_none_or(|t| t > now) {
+            return;
+        }
+        self.tick_due(now, program);
+        self.next_at = self.compute_next_event();
+    }
+
+    /// [`GhostPipeline::tick`] in a cycle in which a ghost PHV reaches a stage with ghost
+    /// units.
+    #[inline(never)]
+    fn tick_due(&mut self, now: Cycle, program: &mut dyn StageProgram) {
         for (i, &(offset, stage)) in self.stage_points.iter().enumerate() {
             while let Some((d, phv)) = self.in_flight.get_mut(self.passed[i]) {
                 if *d + offset != now {
@@ -151,7 +171,13 @@ impl GhostPipeline {
     }
 
     /// The first cycle at which a ghost PHV inside reaches a stage with ghost units, if any.
+    #[inline]
     pub fn next_event(&self) -> Option<Cycle> {
+        debug_assert_eq!(self.next_at, self.compute_next_event());
+        self.next_at
+    }
+
+    fn compute_next_event(&self) -> Option<Cycle> {
         self.stage_points
             .iter()
             .zip(&self.passed)
@@ -210,7 +236,11 @@ mod tests {
         while let Some(now) = g.next_event() {
             p.now = now;
             visited.push(now);
+            // A tick before the next event does nothing; the kept next event is the scan's.
+            g.tick(now - 1, &mut p);
+            assert_eq!(g.next_event(), Some(now));
             g.tick(now, &mut p);
+            assert_eq!(g.next_at, g.compute_next_event());
         }
         assert_eq!(visited, [11, 37, 38]);
         assert_eq!(g.occupancy(), 0);

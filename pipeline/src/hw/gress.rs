@@ -136,6 +136,10 @@ pub struct GressPipeline {
     stage_points: Vec<(Cycle, usize)>,
     /// For each stage point, how many of `in_flight` (from the oldest) it has processed.
     passed: Vec<usize>,
+    /// For each stage point, the cycle the next packet it has not processed reaches it
+    /// (`Cycle::MAX`: none inside), so that a busy cycle finds its stages with one
+    /// comparison each.
+    due: Vec<Cycle>,
     exit_offset: Cycle,
     /// Offset from entry at which a packet reaches each stage, tables or not.
     all_stage_offsets: Vec<Cycle>,
@@ -195,6 +199,7 @@ impl GressPipeline {
             mask: size - 1,
             in_flight: VecDeque::new(),
             passed: vec![0; active_stages.len()],
+            due: vec![Cycle::MAX; active_stages.len()],
             stage_points,
             exit_offset,
             all_stage_offsets,
@@ -291,12 +296,29 @@ impl GressPipeline {
             slot.phv.set(field, value);
         }
         self.in_flight.push_back(now);
+        // The stage points that had processed every packet inside wait for this one.
+        let newest = self.in_flight.len() - 1;
+        for ((due, &passed), &(offset, _)) in self
+            .due
+            .iter_mut()
+            .zip(&self.passed)
+            .zip(&self.stage_points)
+        {
+            if passed == newest {
+                *due = now + offset;
+            }
+        }
         let first = now + self.first_offset;
         self.next_at = Some(self.next_at.map_or(first, |t| t.min(first)));
     }
 
     /// Does everything the gress does in cycle `now`: runs the tables of every stage that a
     /// packet has reached, and returns the packet leaving the deparser, if any.
+    ///
+    /// The chip calls this on every visit, and most visits find nothing due: that test is
+    /// inlined into the caller, and the work of a due cycle is a call of its own, so a quiet
+    /// tick does not pay for the registers the busy path saves.
+    #[inline]
     pub fn tick(
         &mut self,
         now: Cycle,
@@ -306,32 +328,58 @@ impl GressPipeline {
         if self.next_at.is_none_or(|t| t > now) {
             return None;
         }
-        let exit = self.run_cycle(now, program, pool);
-        self.next_at = self.compute_next_event();
-        exit
+        self.tick_due(now, program, pool)
     }
 
-    /// The work of a cycle in which some packet reaches a stage with tables or the exit.
-    fn run_cycle(
+    /// [`GressPipeline::tick`] in a cycle in which some packet reaches a stage with tables
+    /// or the exit.
+    #[inline(never)]
+    fn tick_due(
         &mut self,
         now: Cycle,
         program: &mut dyn StageProgram,
         pool: &mut PacketPool,
     ) -> Option<Exit> {
-        // Whether a packet is at a stage (or the exit) is read from `in_flight`, a short
-        // queue of entry cycles, rather than from the slots, whose PHVs span many cache lines.
+        let next_stage = self.run_stages(now, program);
+        let exit = self.run_exit(now, pool);
+        // The next event: the earliest stage point's, or the oldest packet's exit.
+        let next_exit = self
+            .in_flight
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.exit_offset);
+        let next = next_stage.min(next_exit);
+        self.next_at = (next != Cycle::MAX).then_some(next);
+        debug_assert_eq!(self.next_at, self.compute_next_event());
+        exit
+    }
+
+    /// Runs the tables of every stage a packet reaches in cycle `now`; returns the earliest
+    /// cycle a stage point is due next (`Cycle::MAX`: none).
+    fn run_stages(&mut self, now: Cycle, program: &mut dyn StageProgram) -> Cycle {
+        // Whether a packet is at a stage is read from `due` (and `in_flight`, a short queue
+        // of entry cycles), not from the slots, whose PHVs span many cache lines.
+        let mut next = Cycle::MAX;
         for i in 0..self.stage_points.len() {
-            let (offset, stage) = self.stage_points[i];
-            let Some(&entered) = self.in_flight.get(self.passed[i]) else {
-                continue;
-            };
-            if entered + offset == now {
+            if self.due[i] == now {
+                let (offset, stage) = self.stage_points[i];
+                let entered = now - offset;
+                debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&entered));
                 let slot = &mut self.slots[(entered & self.mask) as usize];
                 debug_assert!(slot.live && slot.entered == entered);
                 program.apply(stage, &mut slot.phv);
                 self.passed[i] += 1;
+                self.due[i] = self
+                    .in_flight
+                    .get(self.passed[i])
+                    .map_or(Cycle::MAX, |&e| e + offset);
             }
+            next = next.min(self.due[i]);
         }
+        next
+    }
+
+    /// The packet leaving the deparser in cycle `now`, if one does.
+    fn run_exit(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<Exit> {
         let exit_offset = self.exit_offset;
         let port_field = match self.gress {
             Gress::Ingress => layout::INGRESS_PORT,
@@ -417,6 +465,7 @@ impl GressPipeline {
     /// Kept as packets enter and move; working it out anew costs one look-up per stage with
     /// tables (each stage point keeps count of the packets it has processed), however many
     /// packets are inside.
+    #[inline]
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
         debug_assert_eq!(self.next_at, self.compute_next_event());
         debug_assert!(
@@ -427,6 +476,24 @@ impl GressPipeline {
     }
 
     fn compute_next_event(&self) -> Option<Cycle> {
+        debug_assert!(self.due.iter().enumerate().all(|(i, &due)| {
+            let offset = self.stage_points[i].0;
+            due == self
+                .in_flight
+                .get(self.passed[i])
+                .map_or(Cycle::MAX, |&e| e + offset)
+        }));
+        let exit = self
+            .in_flight
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.exit_offset);
+        let next = self.due.iter().fold(exit, |n, &due| n.min(due));
+        (next != Cycle::MAX).then_some(next)
+    }
+
+    /// [`GressPipeline::compute_next_event`] from `in_flight` alone (what `due` keeps).
+    #[cfg(test)]
+    fn next_event_from_scratch(&self) -> Option<Cycle> {
         let mut next = self.in_flight.front().map(|&e| e + self.exit_offset);
         for (&(offset, _), &passed) in self.stage_points.iter().zip(&self.passed) {
             if let Some(&e) = self.in_flight.get(passed) {
@@ -540,6 +607,8 @@ mod tests {
                 if let Some(e) = g.tick(now, &mut program, &mut pool) {
                     out.push((now, e.pkt));
                 }
+                // What each stage point keeps agrees with the packets inside.
+                assert_eq!(g.compute_next_event(), g.next_event_from_scratch());
                 let next = if step {
                     Some(now + 1)
                 } else {

@@ -117,6 +117,21 @@ impl PipelineParams {
                 );
             }
         }
+        // The intrinsic metadata sits in fixed containers past the header layout; a PHV
+        // without them could not hold a packet (each width's containers are one array).
+        let metadata = crate::hw::fields::FIRST_FREE;
+        for (i, name) in ["8", "16", "32"].iter().enumerate() {
+            if totals[i] < metadata[i] {
+                return err(
+                    &format!("phv.containers_{name}"),
+                    format!(
+                        "the built-in header layout and intrinsic metadata need {} {name}-bit \
+                         containers, have {}",
+                        metadata[i], totals[i]
+                    ),
+                );
+            }
+        }
         let need = crate::hw::layout::CONTAINERS_USED;
         for (i, name) in ["8", "16", "32"].iter().enumerate() {
             if p.normal[i] < need[i] {
@@ -130,5 +145,29 @@ impl PipelineParams {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PHV too small for the intrinsic metadata's fixed containers is an error naming the
+    /// width, not a packet writing past the end of its array.
+    #[test]
+    fn a_phv_without_room_for_the_intrinsic_metadata_is_refused() {
+        assert_eq!(PipelineParams::default().validate(), Ok(()));
+        let mut p = PipelineParams::default();
+        // 7 normal 32-bit containers hold the header layout (6), not the metadata (12).
+        p.phv.normal[2] = 7;
+        p.phv.containers_32 = 7;
+        p.phv.mocha[2] = 0;
+        p.phv.dark[2] = 0;
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.name, "pipeline.phv.containers_32");
+        assert!(
+            e.problem.contains("need 12 32-bit containers, have 7"),
+            "{e}"
+        );
     }
 }

@@ -127,7 +127,7 @@ fn load(phv: &mut Phv, e: &Extract, bytes: &[u8]) {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn store(phv: &Phv, e: &Extract, out: &mut [u8]) {
     if e.len == e.container.bytes() {
         phv.emit(e.container, out);

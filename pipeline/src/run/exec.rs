@@ -17,7 +17,7 @@ use crate::hw::ghost::{GhostPipeline, GhostWord};
 use crate::hw::gress::{Gress, GressPipeline, StageProgram};
 use crate::hw::layout;
 use crate::hw::params::PipelineParams;
-use crate::hw::phv::{Field, Phv};
+use crate::hw::phv::{Container, ContainerSet, Field, Phv};
 use crate::program::check::{
     CGateway, CStmt, CTable, Call, Checked, Op, SOperand, Target, Thread, Unit, Value,
 };
@@ -522,6 +522,95 @@ struct Part {
 struct StageUnit {
     index: usize,
     part: Option<Arc<Part>>,
+    /// The unit's guards as the stage reads them: (gateway outcome bit, outcome it needs,
+    /// whether the bit's container is among the stage's writes). Filled in by
+    /// [`Stage::plan`].
+    guards: Vec<(Field, bool, bool)>,
+}
+
+/// What one stage runs: its units in program order, and every container any of them may
+/// write, worked out once at placement so that a packet's pass through the stage copies
+/// only those (see [`PlacedThread::apply`]).
+#[derive(Clone, Debug, Default)]
+struct Stage {
+    units: Vec<StageUnit>,
+    writes: ContainerSet,
+}
+
+impl Stage {
+    /// Fills in the stage's write set and its units' guards.
+    fn plan(&mut self, p: &Checked, flat: &[crate::program::check::FlatUnit]) {
+        let mut writes = Vec::new();
+        for su in &self.units {
+            match (&su.part, flat[su.index].unit) {
+                (_, Unit::Gateway(g)) => writes.push(p.gateways[g].bit),
+                (Some(part), Unit::Table(_)) => {
+                    writes.push(part.hit);
+                    table_writes(p, &part.entries, &mut writes);
+                }
+                (None, Unit::Table(t)) => table_writes(p, &p.tables[t], &mut writes),
+            }
+        }
+        let mut containers: Vec<Container> = Vec::new();
+        for f in writes {
+            if !containers.contains(&f.container) {
+                containers.push(f.container);
+            }
+        }
+        for su in &mut self.units {
+            su.guards = flat[su.index]
+                .guards
+                .iter()
+                .map(|&(g, outcome)| {
+                    let bit = p.gateways[g].bit;
+                    (bit, outcome, containers.contains(&bit.container))
+                })
+                .collect();
+        }
+        self.writes = ContainerSet::new(&p.phv, &containers);
+    }
+}
+
+/// Every field table `t` may write: those of each action it can run (its own list, its
+/// default and its entries' calls), as [`State::run_action`] writes them.
+fn table_writes(p: &Checked, t: &CTable, out: &mut Vec<Field>) {
+    let actions = t
+        .actions
+        .iter()
+        .copied()
+        .chain([t.default.action])
+        .chain(t.entry_calls().map(|c| c.action));
+    for a in actions {
+        for op in &p.actions[a].ops {
+            op_writes(p, op, out);
+        }
+    }
+}
+
+/// The fields primitive `op` writes when [`State::run_action`] runs it (kept beside it:
+/// a write missing here is caught by the check in [`PlacedThread::apply`] in debug builds).
+fn op_writes(p: &Checked, op: &Op, out: &mut Vec<Field>) {
+    match *op {
+        Op::Set { dst, .. } | Op::Alu { dst, .. } | Op::Hash { dst, .. } => out.push(dst),
+        Op::Random { dst } => out.push(dst),
+        Op::SetEgressPort(_) => {
+            out.extend([layout::UCAST_EGRESS_PORT, layout::EGRESS_PORT_VALID]);
+        }
+        Op::SetQid(_) => out.push(layout::QID),
+        Op::Drop(_) => out.push(layout::DROP_REASON),
+        Op::MarkEcn => out.push(layout::IPV4_ECN),
+        Op::Execute {
+            register_action, ..
+        } => out.extend(
+            p.register_actions[register_action]
+                .outputs
+                .iter()
+                .map(|o| o.0),
+        ),
+        Op::Mirror(_) => out.extend([fields::MIRROR_SESSION, fields::MIRROR_VALID]),
+        Op::Recirculate => out.push(fields::RECIRCULATE),
+        Op::Resubmit(_) => out.extend([fields::RESUBMIT, fields::RESUBMIT_HEADER]),
+    }
 }
 
 /// The parts of split table `t`: its exact entries in key order, or its ternary entries in
@@ -559,15 +648,16 @@ fn parts_of(t: &CTable, split: &Split) -> Vec<Part> {
 #[derive(Clone, Debug)]
 pub struct PlacedThread {
     program: Arc<Checked>,
-    /// Per stage: the units placed there, in program order.
-    stages: Vec<Vec<StageUnit>>,
+    /// Per stage: the units placed there, in program order, and what they may write.
+    stages: Vec<Stage>,
     thread: Thread,
     /// Ingress only: per stage, the ghost thread's flat units placed there. The ghost thread
     /// runs with the ingress one because they share the register arrays.
-    ghost: Vec<Vec<StageUnit>>,
+    ghost: Vec<Stage>,
     pub state: State,
-    /// The PHV as it entered the stage being run (reused, so running allocates nothing).
-    entering: Option<Phv>,
+    /// The stage's units write here while they read the PHV as it entered the stage (see
+    /// [`PlacedThread::apply`]); reused, so running allocates nothing.
+    written: Option<Phv>,
 }
 
 impl PlacedThread {
@@ -576,28 +666,31 @@ impl PlacedThread {
     pub fn new(program: Arc<Checked>, placed: &Placed, thread: Thread) -> PlacedThread {
         let k = thread.index();
         let n = placed.stage_usage.len();
-        let mut stages: Vec<Vec<StageUnit>> = vec![Vec::new(); n];
+        let mut stages: Vec<Stage> = vec![Stage::default(); n];
         for (i, s) in placed.stage_of[k].iter().enumerate() {
             let Some(s) = *s else { continue };
             match (placed.split_of(thread, i), program.flat[k][i].unit) {
                 (Some(split), Unit::Table(t)) => {
                     let parts = parts_of(&program.tables[t], split);
                     for (&(stage, _), part) in split.parts.iter().zip(parts) {
-                        stages[stage].push(StageUnit {
+                        stages[stage].units.push(StageUnit {
                             index: i,
                             part: Some(Arc::new(part)),
+                            guards: Vec::new(),
                         });
                     }
                 }
-                _ => stages[s].push(StageUnit {
+                _ => stages[s].units.push(StageUnit {
                     index: i,
                     part: None,
+                    guards: Vec::new(),
                 }),
             }
         }
         // Program order within each stage, whatever order the parts were added in.
-        for units in &mut stages {
-            units.sort_by_key(|u| u.index);
+        for stage in &mut stages {
+            stage.units.sort_by_key(|u| u.index);
+            stage.plan(&program, &program.flat[k]);
         }
         // Ingress also runs the ghost thread's units, laid out as a ghost thread's own (the
         // throw-away thread's state is built once, with the chip).
@@ -614,7 +707,7 @@ impl PlacedThread {
             thread,
             ghost,
             state,
-            entering: None,
+            written: None,
         }
     }
 }
@@ -667,7 +760,7 @@ impl PlacedThread {
 impl StageProgram for PlacedThread {
     fn active_stages(&self) -> Vec<usize> {
         (0..self.stages.len())
-            .filter(|&s| !self.stages[s].is_empty())
+            .filter(|&s| !self.stages[s].units.is_empty())
             .collect()
     }
 
@@ -678,39 +771,49 @@ impl StageProgram for PlacedThread {
             stages,
             thread,
             state,
-            entering,
+            written,
             ghost: _,
         } = self;
         let flat = &p.flat[thread.index()];
-        // Every unit of the stage reads the PHV as it entered the stage. Gateway outcomes
-        // are the exception: a gateway predicates the tables of its own stage, so guards
-        // read the outcomes as they are now.
-        let entering = match entering.as_mut() {
-            Some(e) => {
-                e.copy_from(phv);
-                e
-            }
-            None => entering.insert(phv.clone()),
-        };
-        for su in &stages[stage] {
-            let u = &flat[su.index];
-            let enabled = u
-                .guards
-                .iter()
-                .all(|&(g, outcome)| (phv.get(p.gateways[g].bit) == 1) == outcome);
+        let Stage { units, writes } = &stages[stage];
+        // Every unit of the stage reads the PHV as it entered the stage, so they read `phv`,
+        // which does not change during the stage, and write `written`. That scratch PHV
+        // needs the current value of only the containers the stage may write (a write of
+        // part of a container keeps the rest); they go back to `phv` at the end. This
+        // copies a few containers instead of the whole PHV per stage.
+        let written = written.get_or_insert_with(|| phv.clone());
+        written.copy_set(phv, writes);
+        // Debug builds copy everything, so that the check below sees any write outside
+        // the write set.
+        #[cfg(debug_assertions)]
+        written.copy_from(phv);
+        for su in units {
+            // Gateway outcomes are the exception: a gateway predicates the tables of its
+            // own stage, so guards read the outcomes as they are now (in `written` if the
+            // stage may write the bit's container, else as they entered).
+            let enabled = su.guards.iter().all(|&(bit, outcome, here)| {
+                let now = if here { &*written } else { &*phv };
+                (now.get(bit) == 1) == outcome
+            });
             if !enabled {
                 continue;
             }
+            let u = &flat[su.index];
             match (&su.part, u.unit) {
-                (Some(part), Unit::Table(t)) => state.apply_part(p, t, part, entering, phv),
-                _ => state.run_unit(p, u.unit, entering, phv),
+                (Some(part), Unit::Table(t)) => state.apply_part(p, t, part, phv, written),
+                _ => state.run_unit(p, u.unit, phv, written),
             }
         }
+        phv.copy_set(written, writes);
+        debug_assert!(
+            *written == *phv,
+            "stage {stage} wrote a container outside the write set {writes:?}"
+        );
     }
 
     fn ghost_stages(&self) -> Vec<usize> {
         (0..self.ghost.len())
-            .filter(|&s| !self.ghost[s].is_empty())
+            .filter(|&s| !self.ghost[s].units.is_empty())
             .collect()
     }
 
