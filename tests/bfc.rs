@@ -36,17 +36,7 @@ fn reg(chip: &Chip, name: &str) -> Vec<(usize, u64)> {
 
 /// The flows of `scenarios/bfc_two_switch.toml`.
 fn two_switch_flows() -> Vec<FlowSpec> {
-    [(0, 3), (1, 3), (4, 3)]
-        .iter()
-        .enumerate()
-        .map(|(i, &(src, dst))| FlowSpec {
-            start: 0,
-            id: i as u32,
-            src,
-            dst,
-            size_bytes: 2_000_000,
-        })
-        .collect()
+    common::flows_at_start(&[(0, 3), (1, 3), (4, 3)], 2_000_000)
 }
 
 /// The two-switch run: every flow completes with nothing dropped or resent; hosts and the
@@ -218,18 +208,7 @@ fn placed_ingress() -> (u64, Vec<u64>, std::collections::BTreeMap<String, usize>
 fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
     let mut s = ScenarioFile::load(Path::new("scenarios/bfc_story.toml")).unwrap();
     s.waves = None;
-    let flows = [(0, 3), (4, 3)]
-        .iter()
-        .enumerate()
-        .map(|(i, &(src, dst))| FlowSpec {
-            start: 0,
-            id: i as u32,
-            src,
-            dst,
-            size_bytes: 200_000,
-        })
-        .collect();
-    (s, flows)
+    (s, common::flows_at_start(&[(0, 3), (4, 3)], 200_000))
 }
 
 /// What happens to the pause of the left switch's queue `uq` (the queue host 0's flow leaves

@@ -69,3 +69,22 @@ pub fn pipe0_chip(
     };
     t2sim::Chip::new("chip", &config).unwrap()
 }
+
+/// Flows that all start at cycle 0, one per (source host, destination host) pair, numbered
+/// from 0 in order, each of `size_bytes`.
+pub fn flows_at_start(
+    pairs: &[(usize, usize)],
+    size_bytes: u64,
+) -> Vec<t2_testbench::workload::FlowSpec> {
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &(src, dst))| t2_testbench::workload::FlowSpec {
+            start: 0,
+            id: i as u32,
+            src,
+            dst,
+            size_bytes,
+        })
+        .collect()
+}
