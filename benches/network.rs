@@ -9,7 +9,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::path::Path;
 use std::time::Duration;
-use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+use t2sim::scenario::{ScenarioFile, ScenarioText};
 
 const SCENARIO: &str = r#"
 name = "bench-leaf-spine"

@@ -4,21 +4,15 @@
 //! traffic manager (`t2-tm`), makes it a testbench node, and holds the scenarios and the
 //! command-line front end.
 
+pub mod capture;
 pub mod chip;
-pub mod compare;
-pub mod control_toml;
 pub mod headroom;
-pub mod parallel;
 pub mod params;
-pub mod pcap;
-pub mod plots;
 pub mod program;
 pub mod progress;
 pub mod scenario;
-pub mod scenario_file;
 pub mod schemes;
-pub mod sweep;
-pub mod topology;
+pub mod study;
 pub mod trace;
 
 pub use chip::{AfcMessage, Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};

@@ -7,9 +7,9 @@ use std::time::Instant;
 use t2_pipeline::ir::Program;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
-use t2sim::pcap::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
+use t2sim::capture::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
 use t2sim::scenario::{IncastScenario, WaveRequest};
-use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+use t2sim::scenario::{ScenarioFile, ScenarioText};
 use t2sim::schemes;
 use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
@@ -98,19 +98,19 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
     let grid = args
         .grid
         .iter()
-        .map(|g| t2sim::sweep::Axis::parse(g))
+        .map(|g| t2sim::study::sweep::Axis::parse(g))
         .collect::<Result<Vec<_>, _>>()?;
     let shard = args
         .shard
         .as_deref()
-        .map(t2sim::sweep::parse_shard)
+        .map(t2sim::study::sweep::parse_shard)
         .transpose()?;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let source = ScenarioText::read(&args.scenario)?;
     let threads = args
         .threads
-        .map_or_else(t2sim::parallel::default_threads, usize::from);
-    let s = t2sim::sweep::sweep_on(&source, &grid, shard, threads, |n, total, point| {
+        .map_or_else(t2sim::study::parallel::default_threads, usize::from);
+    let s = t2sim::study::sweep::sweep_on(&source, &grid, shard, threads, |n, total, point| {
         if terminal {
             eprintln!("t2sim: sweep: point {}/{total}: {point}", n + 1);
         }
@@ -124,7 +124,7 @@ fn sweep(args: &SweepArgs) -> Result<(), String> {
 
 fn sweep_merge(args: &MergeArgs) -> Result<(), String> {
     let dirs: Vec<&std::path::Path> = args.shards.iter().map(|d| d.as_path()).collect();
-    let s = t2sim::sweep::merge(&dirs)?;
+    let s = t2sim::study::sweep::merge(&dirs)?;
     emit(&wrote(&s.write(&args.out)?));
     Ok(())
 }
@@ -176,15 +176,15 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
     // The file's parameters of schemes the command leaves out do not apply.
     let mut settings = file.1;
     settings.retain(|scheme, _| names.contains(scheme));
-    for (scheme, values) in t2sim::compare::scheme_settings(&args.settings)? {
+    for (scheme, values) in t2sim::study::compare::scheme_settings(&args.settings)? {
         settings.entry(scheme).or_default().extend(values);
     }
     let started = Instant::now();
     let source = ScenarioText::read(&args.scenario)?;
     let threads = args
         .threads
-        .map_or_else(t2sim::parallel::default_threads, usize::from);
-    let c = t2sim::compare::compare_on(&source, &names, &settings, threads, |name| {
+        .map_or_else(t2sim::study::parallel::default_threads, usize::from);
+    let c = t2sim::study::compare::compare_on(&source, &names, &settings, threads, |name| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("t2sim: compare: running {name}");
         }
@@ -407,7 +407,7 @@ fn run_scenario_file(
         for p in results.write(dir, clock)? {
             written.push(p.display().to_string());
         }
-        written.extend(t2sim::plots::run(&results, dir)?);
+        written.extend(t2sim::study::plots::run(&results, dir)?);
     }
     let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
@@ -438,7 +438,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.scenario {
         let threads = args
             .threads
-            .map_or_else(t2sim::parallel::default_threads, usize::from);
+            .map_or_else(t2sim::study::parallel::default_threads, usize::from);
         return run_scenario_file(path, args.out.clone(), args.seed, threads);
     }
     let mut params = match &args.params {
@@ -568,7 +568,7 @@ fn default_comparison() -> Result<(), String> {
     };
     let names: Vec<String> = schemes::names().iter().map(|s| s.to_string()).collect();
     let started = Instant::now();
-    let c = t2sim::compare::compare(&source, &names, &Default::default(), |_| {})?;
+    let c = t2sim::study::compare::compare(&source, &names, &Default::default(), |_| {})?;
     let mut text =
         String::from("t2sim: every shipped scheme on one small network, judged side by side\n");
     text += &c.text();

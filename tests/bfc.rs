@@ -15,7 +15,7 @@
 
 use std::path::Path;
 use t2_testbench::workload::FlowSpec;
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario::ScenarioFile;
 use t2sim::Chip;
 
 fn reg(chip: &Chip, name: &str) -> Vec<(usize, u64)> {

@@ -23,7 +23,7 @@ use std::path::Path;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Node, Stepping, TransportHost};
-use t2sim::scenario_file::{RunResults, ScenarioFile};
+use t2sim::scenario::{RunResults, ScenarioFile};
 use t2sim::schemes::bfc;
 use t2sim::Chip;
 

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use t2sim::compare::{compare, compare_on, scheme_settings, Figures};
-use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+use t2sim::scenario::{ScenarioFile, ScenarioText};
+use t2sim::study::compare::{compare, compare_on, scheme_settings, Figures};
 
 fn scenario() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/compare_incast.toml")
@@ -69,7 +69,7 @@ fn each_row_is_the_schemes_own_run_of_the_same_flows() {
         );
         assert!(run.fit.fits, "{}", run.scheme);
         // The same flows: sizes, ends and starts do not depend on the scheme.
-        let flows = |r: &t2sim::scenario_file::RunResults| -> Vec<(u64, usize, usize, u64)> {
+        let flows = |r: &t2sim::scenario::RunResults| -> Vec<(u64, usize, usize, u64)> {
             r.records
                 .iter()
                 .map(|f| (f.start, f.src, f.dst, f.size_bytes))
@@ -209,11 +209,11 @@ fn threads_change_nothing_but_the_wall_time() {
     assert_eq!(one.text(), three.text());
     assert_eq!(one.csv(), three.csv());
     let grid = [
-        t2sim::sweep::Axis::parse("scheme=droptail,dctcp").unwrap(),
-        t2sim::sweep::Axis::parse("transport.window_bytes=16000,32000").unwrap(),
+        t2sim::study::sweep::Axis::parse("scheme=droptail,dctcp").unwrap(),
+        t2sim::study::sweep::Axis::parse("transport.window_bytes=16000,32000").unwrap(),
     ];
-    let a = t2sim::sweep::sweep_on(&src, &grid, None, 1, |_, _, _| {}).unwrap();
-    let b = t2sim::sweep::sweep_on(&src, &grid, None, 4, |_, _, _| {}).unwrap();
+    let a = t2sim::study::sweep::sweep_on(&src, &grid, None, 1, |_, _, _| {}).unwrap();
+    let b = t2sim::study::sweep::sweep_on(&src, &grid, None, 4, |_, _, _| {}).unwrap();
     assert_eq!(a.csv(), b.csv());
     assert_eq!(a.rows.len(), 4);
 }

@@ -2,7 +2,7 @@
 //! switch; bad ones are errors naming the key.
 
 use std::path::{Path, PathBuf};
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario::ScenarioFile;
 use t2sim::Chip;
 
 fn scratch(name: &str) -> PathBuf {

@@ -15,7 +15,7 @@ use t2_pipeline::ir::Program;
 use t2_pipeline::{headers, PipelineParams};
 use t2_testbench::Rng;
 use t2sim::scenario::IncastScenario;
-use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+use t2sim::scenario::{ScenarioFile, ScenarioText};
 use t2sim::Tofino2Params;
 
 fn root() -> &'static Path {

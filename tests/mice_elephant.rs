@@ -571,13 +571,13 @@ start_ns = 0
     )
 }
 
-fn run_text(text: String) -> t2sim::scenario_file::RunResults {
-    let source = t2sim::scenario_file::ScenarioText {
+fn run_text(text: String) -> t2sim::scenario::RunResults {
+    let source = t2sim::scenario::ScenarioText {
         text,
         shown: "property".into(),
         base: ".".into(),
     };
-    t2sim::scenario_file::ScenarioFile::from_text(&source, &[])
+    t2sim::scenario::ScenarioFile::from_text(&source, &[])
         .unwrap()
         .run()
         .unwrap()

@@ -16,7 +16,7 @@ use t2_pipeline::pabo::Shim;
 use t2_pipeline::Phv;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::Stepping;
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario::ScenarioFile;
 use t2sim::schemes::pabo::{self, Config, Lut};
 use t2sim::schemes::{self, Target};
 use t2sim::{Chip, Tofino2Params};
@@ -624,7 +624,7 @@ fn story_waves_show_a_bounce_from_theta_to_the_wire() {
 fn fat_tree_three_to_one_bounces_where_the_paths_merge() {
     let file =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/pabo_fattree_3to1.toml");
-    let text = t2sim::scenario_file::ScenarioText::read(&file).unwrap();
+    let text = t2sim::scenario::ScenarioText::read(&file).unwrap();
     let run = |scheme: &str| {
         let set = [("scheme".to_string(), toml::Value::String(scheme.into()))];
         ScenarioFile::from_text(&text, &set).unwrap().run().unwrap()

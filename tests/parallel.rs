@@ -4,7 +4,7 @@
 //! runs").
 
 use std::path::{Path, PathBuf};
-use t2sim::scenario_file::{ScenarioFile, ScenarioText};
+use t2sim::scenario::{ScenarioFile, ScenarioText};
 
 /// BFC's leaf-spine setup, shrunk to 2 leaves x 2 spines x 4 hosts and 12 us of arrivals
 /// (with an incast of 4 x 50 KB every 5 us from 2 us) so that it runs in seconds in a debug

@@ -8,7 +8,7 @@ use std::process::Command;
 use t2_clock::{Clock, Cycle};
 use t2_pipeline::headers::MacAddr;
 use t2_testbench::{Host, Network, Stepping, UdpFlow};
-use t2sim::pcap::{
+use t2sim::capture::{
     cycle_to_ns_round, read_capture, CaptureSpec, PcapRequest, PortRef, ReplayRequest, ReplayTiming,
 };
 use t2sim::scenario::IncastScenario;

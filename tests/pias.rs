@@ -5,8 +5,8 @@
 use t2_testbench::transport::{Congestion, MlfqTags, TransportHost};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Stepping, TransportConfig};
+use t2sim::scenario::topology::{Shape, TopologySpec};
 use t2sim::schemes::{self, pias, Target};
-use t2sim::topology::{Shape, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;

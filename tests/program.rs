@@ -8,8 +8,8 @@ use t2_pipeline::ir::Program;
 use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Host, Stepping, TransportConfig};
+use t2sim::scenario::topology::{Shape, TopologySpec};
 use t2sim::scenario::IncastScenario;
-use t2sim::topology::{Shape, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
 fn one_packet(program: Program) -> IncastScenario {
@@ -218,7 +218,7 @@ fn two_flow_shares(fair: bool) -> [f64; 2] {
         .set_window_bytes(120_000)
         .unwrap();
     topo.add_flows(&[flow(1, 1), flow(2, 2)]).unwrap();
-    let count = |topo: &t2sim::topology::Topology, f: u32| {
+    let count = |topo: &t2sim::scenario::topology::Topology, f: u32| {
         let rx = topo.net.node::<TransportHost>(topo.hosts[0]);
         rx.arrivals(f).map_or(0, |a| a.len()) as f64
     };

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario::ScenarioFile;
 
 const QUEUE_ROWS: usize = 487;
 const MAX_DEPTH: u64 = 400;
@@ -240,7 +240,7 @@ fn stepping_every_cycle_gives_the_same_results_as_jumping() {
     let unsampled = s.run().unwrap();
     assert!(unsampled.queue_samples.is_empty());
     assert_eq!(
-        t2sim::scenario_file::RunResults {
+        t2sim::scenario::RunResults {
             queue_sample_ns: Some(1000),
             queue_samples: jumped.queue_samples.clone(),
             pause_samples: jumped.pause_samples.clone(),

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use t2_testbench::transport::Congestion;
-use t2sim::scenario_file::ScenarioFile;
+use t2sim::scenario::ScenarioFile;
 use t2sim::schemes;
 
 /// A small incast on one chip: 4 of 5 hosts send 20 KB to one host, DCTCP-able.

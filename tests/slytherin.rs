@@ -17,7 +17,7 @@ use t2sim::schemes::{self, slytherin, Target};
 
 mod common;
 use common::waves::{first, numbers, run_story};
-use t2sim::topology::{Shape, TopologySpec};
+use t2sim::scenario::topology::{Shape, TopologySpec};
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
@@ -359,7 +359,7 @@ fn the_shipped_scenario_runs_slytherin_on_every_switch() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join("slytherin_websearch.toml");
-    let f = t2sim::scenario_file::ScenarioFile::load(&path).unwrap();
+    let f = t2sim::scenario::ScenarioFile::load(&path).unwrap();
     let (name, values) = f.scheme.unwrap();
     assert_eq!(name, "slytherin");
     assert_eq!(values.int("k_cells"), 768);

@@ -5,7 +5,7 @@ use t2_pipeline::l3::ecmp_member;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Harness, Monitor, Network, NodeId, Scoreboard, Stepping, TransportConfig};
-use t2sim::topology::{Shape, Topology, TopologySpec};
+use t2sim::scenario::topology::{Shape, Topology, TopologySpec};
 use t2sim::{Chip, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
@@ -144,7 +144,7 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     assert_eq!(t.switch_hops(0, 127), 3);
     assert_eq!(t.peers[127].ip.to_string(), "10.0.0.128");
     assert_eq!(
-        t2sim::topology::host_peer(255).ip.to_string(),
+        t2sim::scenario::topology::host_peer(255).ip.to_string(),
         "10.0.1.0",
         "addresses carry past 255"
     );

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
-use t2sim::scenario_file::{RunResults, ScenarioFile};
+use t2sim::scenario::{RunResults, ScenarioFile};
 use vcd::{Command, ScopeItem};
 
 /// A dump destination in memory that the test keeps a handle on after the chip took it.

@@ -1,10 +1,10 @@
 //! Checking a scenario file: every key against its range and the chip, with errors that name
 //! the file, the key and the problem, before anything is built.
 
+use super::WaveRequest;
 use crate::params::Tofino2Params;
-use crate::scenario::WaveRequest;
+use crate::scenario::topology::{Shape, TopologySpec};
 use crate::schemes::{self};
-use crate::topology::{Shape, TopologySpec};
 use crate::trace::DEFAULT_TRACE;
 use std::path::Path;
 use t2_pipeline::ir::Program;
@@ -492,12 +492,12 @@ impl ScenarioFile {
             (None, None) => None,
             (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
             (Some(points), dir) => {
-                let specs = crate::pcap::CaptureSpec::parse_list(points)
+                let specs = crate::capture::CaptureSpec::parse_list(points)
                     .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
                 let dir = dir.as_ref().or(o.dir.as_ref()).ok_or_else(|| {
                     format!("{shown}: output.pcap: needs output.pcap_dir or output.dir")
                 })?;
-                Some(crate::pcap::PcapRequest {
+                Some(crate::capture::PcapRequest {
                     specs,
                     dir: base.join(dir),
                 })
@@ -678,7 +678,7 @@ impl ScenarioFile {
             waves,
             scheme,
             compare,
-            control: crate::control_toml::ControlSetup::new(
+            control: crate::scenario::control::ControlSetup::new(
                 &raw.mirror_session,
                 &raw.pktgen,
                 &raw.control,

@@ -2,7 +2,7 @@
 //! the time is up, sampling queues, and measuring what happened into [`RunResults`].
 
 use crate::chip::Chip;
-use crate::topology::Topology;
+use crate::scenario::topology::Topology;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use t2_clock::Cycle;

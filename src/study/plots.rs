@@ -9,8 +9,8 @@
 //!
 //! A single run draws the same three with one line. The same results give the same bytes.
 
-use crate::compare::{bucket_label, Comparison};
-use crate::scenario_file::RunResults;
+use crate::scenario::RunResults;
+use crate::study::compare::{bucket_label, Comparison};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -68,7 +68,7 @@ pub struct RunResults {
     pub bounces: Option<BounceCounts>,
     /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
     #[serde(skip)]
-    pub pcap_files: Vec<crate::pcap::CaptureFile>,
+    pub pcap_files: Vec<crate::capture::CaptureFile>,
     #[serde(skip)]
     pub queue_samples: Vec<QueueSample>,
     /// Pause frames sent so far (as `pause_frames` counts them, summed) at each queue

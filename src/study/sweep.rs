@@ -7,9 +7,9 @@
 //! parallel) share a sweep with nothing to coordinate; `merge` joins their folders into
 //! exactly the files one unsharded run writes (`sweep.csv`, `sweep.json`), byte for byte.
 
-use crate::compare::{csv_cells, csv_header, Figures};
-use crate::scenario_file::{ScenarioFile, ScenarioText};
+use crate::scenario::{ScenarioFile, ScenarioText};
 use crate::schemes::Fit;
+use crate::study::compare::{csv_cells, csv_header, Figures};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -126,7 +126,7 @@ pub fn sweep(
         source,
         grid,
         shard,
-        crate::parallel::default_threads(),
+        crate::study::parallel::default_threads(),
         each,
     )
 }
@@ -221,7 +221,7 @@ pub fn sweep_on(
         let _ = write!(line, ",{}", csv_cells(fit.as_ref(), &figures));
         Ok((n, line, csv_header(&figures.buckets)))
     };
-    let done = crate::parallel::map_in_order(&mine, threads, run_point)
+    let done = crate::study::parallel::map_in_order(&mine, threads, run_point)
         .into_iter()
         .collect::<Result<Vec<_>, String>>()?;
     let bucket_header = done.first().map(|(_, _, h)| h.clone());

@@ -1,6 +1,6 @@
 //! Judging schemes side by side: one scenario (topology, workload, seed) run once per scheme,
 //! each run's figures beside the scheme's fit on the chip, as a table for people and CSV/JSON
-//! for tools, with plots (`crate::plots`).
+//! for tools, with plots (`super::plots`).
 //!
 //! Every run is the scenario file with `scheme` (and the scheme's `[scheme_params]`) set, so
 //! the schemes see byte-for-byte the same flows: the workload is drawn from the seed before
@@ -17,7 +17,7 @@
 //! - the fit: verdict, stages used, SRAM and stateful share, MAU cycles, recirculation.
 
 use crate::params::Tofino2Params;
-use crate::scenario_file::{RunResults, ScenarioFile, ScenarioText};
+use crate::scenario::{RunResults, ScenarioFile, ScenarioText};
 use crate::schemes::{self, Fit, SchemeSettings, Target};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -180,7 +180,7 @@ pub fn compare(
         source,
         names,
         settings,
-        crate::parallel::default_threads(),
+        crate::study::parallel::default_threads(),
         each,
     )
 }
@@ -225,7 +225,7 @@ pub fn compare_on(
             let run_ns =
                 (plain.duration + plain.drain) * 1_000_000_000 / plain.topology.params.clock_hz;
             let period = DEFAULT_QUEUE_SAMPLE_NS
-                .max(run_ns.div_ceil(crate::scenario_file::MAX_QUEUE_SAMPLES - 1));
+                .max(run_ns.div_ceil(crate::scenario::MAX_QUEUE_SAMPLES - 1));
             overrides.push((
                 "output.queue_sample_ns".to_string(),
                 toml::Value::Integer(period as i64),
@@ -254,7 +254,7 @@ pub fn compare_on(
             results,
         })
     };
-    let runs = crate::parallel::map_in_order(names, threads, run_one)
+    let runs = crate::study::parallel::map_in_order(names, threads, run_one)
         .into_iter()
         .collect::<Result<Vec<SchemeRun>, String>>()?;
     let first = &runs.first().expect("at least one scheme ran").results;
@@ -396,7 +396,7 @@ impl Comparison {
         let json = serde_json::to_string_pretty(self).expect("a comparison serializes");
         std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
         written.push(p.display().to_string());
-        for p in crate::plots::comparison(self, dir)? {
+        for p in crate::study::plots::comparison(self, dir)? {
             written.push(p);
         }
         for r in &self.runs {

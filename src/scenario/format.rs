@@ -42,14 +42,14 @@ pub(super) struct FileScenario {
     pub(super) queues: Option<QueuesToml>,
     #[serde(default)]
     pub(super) output: OutputToml,
-    /// `[[mirror_session]]` and `[[pktgen]]`: every switch's (`crate::control_toml`).
+    /// `[[mirror_session]]` and `[[pktgen]]`: every switch's (`crate::scenario::control`).
     #[serde(default)]
-    pub(super) mirror_session: Vec<crate::control_toml::MirrorSessionToml>,
+    pub(super) mirror_session: Vec<crate::scenario::control::MirrorSessionToml>,
     #[serde(default)]
-    pub(super) pktgen: Vec<crate::control_toml::PktgenToml>,
+    pub(super) pktgen: Vec<crate::scenario::control::PktgenToml>,
     /// `[[control]]`: operations at a chosen time.
     #[serde(default)]
-    pub(super) control: Vec<crate::control_toml::ControlToml>,
+    pub(super) control: Vec<crate::scenario::control::ControlToml>,
 }
 
 /// `[compare]`: the schemes a comparison of this file runs, and their parameters.

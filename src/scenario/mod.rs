@@ -11,15 +11,23 @@
 //! and measures it, and `results.rs` holds what was measured and writes it out.
 
 mod check;
+pub mod control;
 mod format;
+mod incast;
 mod results;
 mod run;
+pub mod topology;
+mod waves;
+
+pub use incast::{
+    sender_ip, Built, Census, IncastScenario, RunSummary, ScenarioError, Spread, RECEIVER_IP,
+};
+pub use waves::WaveRequest;
 
 pub use results::{BounceCounts, FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
 
-use crate::scenario::WaveRequest;
+use crate::scenario::topology::TopologySpec;
 use crate::schemes::{SchemeParams, SchemeSettings};
-use crate::topology::TopologySpec;
 use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
 use t2_testbench::workload::Workload;
@@ -113,11 +121,11 @@ pub struct ScenarioFile {
     /// `[compare]`: the schemes to compare (checked names) and their parameters.
     pub compare: Option<(Vec<String>, SchemeSettings)>,
     /// Mirror sessions and pktgen applications every switch gets.
-    pub control: crate::control_toml::ControlSetup,
+    pub control: crate::scenario::control::ControlSetup,
     /// The scheme's own per-switch set-up, if it has one.
     pub scheme_chip: Option<crate::schemes::ChipSetup>,
     /// Packet captures (`output.pcap`).
-    pub pcap: Option<crate::pcap::PcapRequest>,
+    pub pcap: Option<crate::capture::PcapRequest>,
     /// Threads the run's network is split over (`Network::set_threads`; 1 unless set with
     /// [`ScenarioFile::set_threads`]). Results do not depend on it.
     threads: usize,

@@ -1,72 +1,19 @@
 //! The incast scenario: N hosts send UDP at a fixed rate through one chip to one receiver.
 //!
 //! With its defaults (4 senders at 100 Gb/s line rate, 1500 B frames, 100 ns links, 100 us)
-//! it is what `t2sim` runs with no arguments. Port 0 (pipe 0, MAC 0) faces the receiver;
+//! it is what `t2sim run` runs with no arguments. Port 0 (pipe 0, MAC 0) faces the receiver;
 //! senders are spread over the pipes round-robin so that traffic crosses the TM between pipes.
 
+use super::WaveRequest;
+use crate::capture::{CaptureFile, PcapRequest, ReplayRequest};
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
 use crate::params::Tofino2Params;
-use crate::pcap::{CaptureFile, PcapRequest, ReplayRequest};
 use std::fmt;
-use std::io::BufWriter;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
 use t2_clock::{Clock, Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
 use t2_pipeline::ir::Program;
 use t2_testbench::{Host, Network, NodeId, Stepping, UdpFlow};
-use t2_waves::TraceFilter;
-
-/// Where to write a waveform of the chip, and which signals to put in it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WaveRequest {
-    /// The VCD file; the GTKWave save file goes beside it with the extension `.gtkw`.
-    pub vcd: PathBuf,
-    pub filter: TraceFilter,
-    /// Groups the save file shows first, in order (a scheme's story); may be empty.
-    pub groups: Vec<crate::trace::WaveGroup>,
-}
-
-impl WaveRequest {
-    /// The save file's path.
-    pub fn gtkw(&self) -> PathBuf {
-        self.vcd.with_extension("gtkw")
-    }
-
-    /// Starts tracing `chip` into the VCD file.
-    pub fn start(&self, chip: &mut Chip) -> Result<(), String> {
-        let file = std::fs::File::create(&self.vcd)
-            .map_err(|e| format!("{}: cannot create the dump: {e}", self.vcd.display()))?;
-        chip.enable_trace(self.filter.clone(), Box::new(BufWriter::new(file)))
-            .map_err(|e| format!("{}: {e}", self.vcd.display()))?;
-        // Every story group must show something: a pattern naming no signal is a mistake, and
-        // better said now than after the run.
-        let signals = chip.trace().map_or(&[][..], |t| t.tracer().signals());
-        crate::trace::save_file_groups(signals, &self.groups)
-            .map(|_| ())
-            .inspect_err(|_| {
-                // No run follows: leave no half-written dump behind.
-                let _ = std::fs::remove_file(&self.vcd);
-            })
-    }
-
-    /// Ends `chip`'s trace at cycle `end` and writes the GTKWave save file beside the dump;
-    /// returns the number of signals traced.
-    pub fn finish(&self, chip: &mut Chip, end: Cycle, clock_hz: u64) -> Result<usize, String> {
-        let signals = chip
-            .finish_trace(end)
-            .map_err(|e| format!("{}: {e}", self.vcd.display()))?;
-        let gtkw = self.gtkw();
-        let write = || -> std::io::Result<()> {
-            let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
-            let end_ps = t2_waves::cycle_to_ps(end, clock_hz);
-            crate::trace::write_save_file(&mut f, &self.vcd, &signals, &self.groups, end_ps)?;
-            std::io::Write::flush(&mut f)
-        };
-        write().map_err(|e| format!("{}: {e}", gtkw.display()))?;
-        Ok(signals.len())
-    }
-}
 
 /// What to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -258,7 +205,7 @@ impl IncastScenario {
         if self.duration_cycles == 0 {
             return err("duration: must be above 0".into());
         }
-        let max_delay = crate::topology::MAX_LINK_DELAY_NS;
+        let max_delay = crate::scenario::topology::MAX_LINK_DELAY_NS;
         if !(1..=max_delay).contains(&self.link_delay_ns) {
             return err(format!(
                 "link delay: {} ns is outside 1..={max_delay} (1 s)",
