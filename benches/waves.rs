@@ -7,8 +7,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 use t2_waves::TraceFilter;
+use t2sim::chip::trace::DEFAULT_TRACE;
 use t2sim::scenario::IncastScenario;
-use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Chip;
 
 fn run(s: &IncastScenario, filter: Option<&TraceFilter>) -> u64 {

@@ -9,7 +9,7 @@
 //! `macs_per_pipe x mac_bps`; its recirculation port carries `recirculation_cap_percent` of
 //! that. A frame on the wire takes its bytes plus 20 (preamble, start delimiter and gap).
 
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 use serde::Serialize;
 use std::fmt::{self, Write as _};
 use t2_clock::PREAMBLE_AND_IFG_BYTES;

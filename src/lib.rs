@@ -7,15 +7,12 @@
 pub mod capture;
 pub mod chip;
 pub mod headroom;
-pub mod params;
-pub mod program;
 pub mod progress;
 pub mod scenario;
 pub mod schemes;
 pub mod study;
-pub mod trace;
 
+pub use chip::params::Tofino2Params;
 pub use chip::{AfcMessage, Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
-pub use params::Tofino2Params;
 /// PFC frames, as the chip and NICs send and read them.
 pub use t2_pipeline::pfc;

@@ -8,10 +8,10 @@ use t2_pipeline::ir::Program;
 use t2_testbench::Stepping;
 use t2_waves::TraceFilter;
 use t2sim::capture::{CaptureSpec, PcapRequest, ReplayRequest, ReplayTiming};
+use t2sim::chip::trace::DEFAULT_TRACE;
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::scenario::{ScenarioFile, ScenarioText};
 use t2sim::schemes;
-use t2sim::trace::DEFAULT_TRACE;
 use t2sim::Tofino2Params;
 
 /// t2sim: a cycle-accurate model of the Tofino2 switch ASIC.

@@ -236,7 +236,7 @@ mod placed_equals_interpreted {
             let routes: Vec<(Ipv4Addr, u16)> = (0..4).map(|i| (host(i), i as u16 * 8)).collect();
             for scheme in SCHEMES {
                 for (file, program) in (scheme.shipped)() {
-                    let program = t2sim::program::with_routes(&program, &routes)
+                    let program = t2sim::chip::pipes::with_routes(&program, &routes)
                         .map_err(|e| TestCaseError::fail(format!("{file}: {e}")))?;
                     let c = Arc::new(check(&program).map_err(|e| TestCaseError::fail(format!("{file}: {e}")))?);
                     let pl = place(&c, &Budget::tofino2());

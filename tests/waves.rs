@@ -208,7 +208,7 @@ fn gtkwave_accepts_the_dump() {
         duration_cycles: 20_000,
         waves: Some(WaveRequest {
             vcd: vcd.clone(),
-            filter: TraceFilter::parse(t2sim::trace::DEFAULT_TRACE).unwrap(),
+            filter: TraceFilter::parse(t2sim::chip::trace::DEFAULT_TRACE).unwrap(),
             groups: Vec::new(),
         }),
         ..IncastScenario::default()
@@ -281,7 +281,7 @@ fn ghost_updates_are_pulses_in_their_delivery_cycles() {
     };
     assert_eq!(traced_run_of(&stepped, filter).0, bytes);
     // The default set leaves them out.
-    let default = TraceFilter::parse(t2sim::trace::DEFAULT_TRACE).unwrap();
+    let default = TraceFilter::parse(t2sim::chip::trace::DEFAULT_TRACE).unwrap();
     assert!(!default.selects("chip.ghost.pipe0.valid"));
     // The save file shows each TM pipe's updates as a group.
     let dir = temp_dir("ghost");
@@ -377,7 +377,7 @@ fn dump_with_save_file(name: &str, filter: &str) -> (PathBuf, PathBuf, PathBuf) 
 #[test]
 fn the_save_file_asks_for_the_names_gtkwave_gives_the_dump() {
     for (name, filter) in [
-        ("names_default", t2sim::trace::DEFAULT_TRACE),
+        ("names_default", t2sim::chip::trace::DEFAULT_TRACE),
         ("names_all", "**"),
     ] {
         let (dir, vcd, gtkw) = dump_with_save_file(name, filter);
@@ -416,7 +416,7 @@ fn the_save_file_asks_for_the_names_gtkwave_gives_the_dump() {
 
 #[test]
 fn groups_follow_the_data_flow() {
-    let (dir, _, gtkw) = dump_with_save_file("groups", t2sim::trace::DEFAULT_TRACE);
+    let (dir, _, gtkw) = dump_with_save_file("groups", t2sim::chip::trace::DEFAULT_TRACE);
     let save = std::fs::read_to_string(&gtkw).unwrap();
     let titles: Vec<&str> = save
         .split("@800200\n-")
@@ -458,7 +458,7 @@ fn groups_follow_the_data_flow() {
 
 #[test]
 fn gtkwave_shows_every_trace_of_the_save_file() {
-    let (dir, vcd, gtkw) = dump_with_save_file("gtkwave", t2sim::trace::DEFAULT_TRACE);
+    let (dir, vcd, gtkw) = dump_with_save_file("gtkwave", t2sim::chip::trace::DEFAULT_TRACE);
     assert_gtkwave_shows_save_file(&dir, &vcd, &gtkw);
     std::fs::remove_dir_all(&dir).unwrap();
 }

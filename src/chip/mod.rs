@@ -32,7 +32,10 @@ mod ghost;
 mod ingress;
 mod mac;
 mod mirror;
+pub mod params;
+pub mod pipes;
 mod pktgen;
+pub mod trace;
 
 pub use control::ControlOp;
 pub use pktgen::{
@@ -40,10 +43,10 @@ pub use pktgen::{
     PKTGEN_HEADER_BYTES,
 };
 
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
+use crate::chip::pipes::build_pipes;
+use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
 use crate::pfc::PfcFrame;
-use crate::program::build_pipes;
-use crate::trace::{serial_in, ChipTrace, TraceLayout};
 use arbitrary_int::{u15, u2, u4, u7};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -604,7 +607,7 @@ impl Chip {
             control_seq: 0,
             control_errors: Vec::new(),
             program: match &config.program {
-                Some(p) => Some(crate::program::with_routes(p, &routes_for_control)?),
+                Some(p) => Some(crate::chip::pipes::with_routes(p, &routes_for_control)?),
                 None => None,
             },
             runtime: None,

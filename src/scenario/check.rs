@@ -2,10 +2,10 @@
 //! the file, the key and the problem, before anything is built.
 
 use super::WaveRequest;
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
+use crate::chip::trace::DEFAULT_TRACE;
 use crate::scenario::topology::{Shape, TopologySpec};
 use crate::schemes::{self};
-use crate::trace::DEFAULT_TRACE;
 use std::path::Path;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self};
@@ -457,7 +457,7 @@ impl ScenarioFile {
                 .map(|p| TraceFilter::parse(p))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("{shown}: {key}.signals: {e}"))?;
-            groups.push(crate::trace::WaveGroup {
+            groups.push(crate::chip::trace::WaveGroup {
                 title: g.title.clone(),
                 patterns,
             });

@@ -6,8 +6,8 @@
 
 use super::WaveRequest;
 use crate::capture::{CaptureFile, PcapRequest, ReplayRequest};
+use crate::chip::params::Tofino2Params;
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
-use crate::params::Tofino2Params;
 use std::fmt;
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate};

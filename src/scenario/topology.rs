@@ -13,8 +13,8 @@
 //!
 //! Host `i` has address 10.0.0.1 + i and MAC 02:00 followed by `i` in 4 bytes.
 
+use crate::chip::params::Tofino2Params;
 use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
-use crate::params::Tofino2Params;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};

@@ -14,7 +14,7 @@ pub struct WaveRequest {
     pub vcd: PathBuf,
     pub filter: TraceFilter,
     /// Groups the save file shows first, in order (a scheme's story); may be empty.
-    pub groups: Vec<crate::trace::WaveGroup>,
+    pub groups: Vec<crate::chip::trace::WaveGroup>,
 }
 
 impl WaveRequest {
@@ -32,7 +32,7 @@ impl WaveRequest {
         // Every story group must show something: a pattern naming no signal is a mistake, and
         // better said now than after the run.
         let signals = chip.trace().map_or(&[][..], |t| t.tracer().signals());
-        crate::trace::save_file_groups(signals, &self.groups)
+        crate::chip::trace::save_file_groups(signals, &self.groups)
             .map(|_| ())
             .inspect_err(|_| {
                 // No run follows: leave no half-written dump behind.
@@ -50,7 +50,7 @@ impl WaveRequest {
         let write = || -> std::io::Result<()> {
             let mut f = BufWriter::new(std::fs::File::create(&gtkw)?);
             let end_ps = t2_waves::cycle_to_ps(end, clock_hz);
-            crate::trace::write_save_file(&mut f, &self.vcd, &signals, &self.groups, end_ps)?;
+            crate::chip::trace::write_save_file(&mut f, &self.vcd, &signals, &self.groups, end_ps)?;
             std::io::Write::flush(&mut f)
         };
         write().map_err(|e| format!("{}: {e}", gtkw.display()))?;

@@ -14,7 +14,7 @@ use t2_testbench::transport::{Congestion, MlfqTags};
 use t2_testbench::TransportConfig;
 use t2_tm::QueueConfig;
 
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 
 pub mod bfc;
 pub mod dctcp;
@@ -94,14 +94,12 @@ pub fn with_ecmp(mut program: Program) -> Program {
         program
             .tables
             .iter()
-            .any(|t| t.name == crate::program::ROUTE_TABLE),
+            .any(|t| t.name == crate::chip::pipes::ROUTE_TABLE),
         "a scheme's program has ipv4_host"
     );
-    for table in program
-        .tables
-        .iter_mut()
-        .filter(|t| t.name == crate::program::ROUTE_TABLE || t.name == crate::program::SOURCE_TABLE)
-    {
+    for table in program.tables.iter_mut().filter(|t| {
+        t.name == crate::chip::pipes::ROUTE_TABLE || t.name == crate::chip::pipes::SOURCE_TABLE
+    }) {
         table.selector = Some(t2_pipeline::ir::Selector {
             inputs: t2_pipeline::examples::FIVE_TUPLE
                 .iter()

@@ -16,7 +16,7 @@
 //!   percentile;
 //! - the fit: verdict, stages used, SRAM and stateful share, MAU cycles, recirculation.
 
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 use crate::scenario::{RunResults, ScenarioFile, ScenarioText};
 use crate::schemes::{self, Fit, SchemeSettings, Target};
 use serde::Serialize;

@@ -171,7 +171,7 @@ impl Config {
     }
 
     pub fn default_100g() -> Config {
-        let params = crate::params::Tofino2Params::default();
+        let params = crate::chip::params::Tofino2Params::default();
         let p = SCHEME.resolve(&BTreeMap::new()).expect("defaults resolve");
         Config::new(
             &p,

@@ -26,7 +26,7 @@
 //! and the TTL are undone, so the encapsulated bytes arrive as they were sampled.
 
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 use t2_pipeline::examples::{
     cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header, forwarding, forwarding_ingress,
     ipv4_host,

@@ -167,7 +167,7 @@ impl Config {
 
     /// The defaults with the TM's defaults (what `programs/pabo_switch.json` holds).
     pub fn default_100g() -> Config {
-        let params = crate::params::Tofino2Params::default();
+        let params = crate::chip::params::Tofino2Params::default();
         let p = SCHEME
             .resolve(&BTreeMap::new())
             .expect("the defaults resolve");

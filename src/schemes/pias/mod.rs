@@ -6,7 +6,7 @@
 //! the thresholds. `programs/pias_switch.json` is built here.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
 use t2_testbench::transport::{Congestion, MlfqTags, MLFQ_LEVELS};

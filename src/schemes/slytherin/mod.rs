@@ -5,7 +5,7 @@
 //! from the paper and the measurements. `programs/slytherin_switch.json` is built here.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use crate::params::Tofino2Params;
+use crate::chip::params::Tofino2Params;
 use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{
     Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
