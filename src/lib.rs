@@ -7,7 +7,6 @@
 pub mod capture;
 pub mod chip;
 pub mod headroom;
-pub mod progress;
 pub mod scenario;
 pub mod schemes;
 pub mod study;

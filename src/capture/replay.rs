@@ -133,7 +133,6 @@ impl ReplayRequest {
 }
 
 #[cfg(test)]
-
 mod tests {
     use super::*;
     use crate::capture::{cycle_to_ns_round, CaptureSpec, CapturedFrame, PortRef};

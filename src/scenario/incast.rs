@@ -312,7 +312,7 @@ impl IncastScenario {
             Some(p) => Some(p.start(&mut b.net, clock).map_err(ScenarioError)?),
             None => None,
         };
-        crate::progress::run_until(&mut b.net, clock, self.duration_cycles);
+        crate::scenario::progress::run_until(&mut b.net, clock, self.duration_cycles);
         let mut summary = RunSummary::of(self, &b);
         summary.replayed = replayed;
         if let Some(c) = capturing {

@@ -14,6 +14,7 @@ mod check;
 pub mod control;
 mod format;
 mod incast;
+pub mod progress;
 mod results;
 mod run;
 pub mod topology;

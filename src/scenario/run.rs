@@ -119,8 +119,10 @@ impl ScenarioFile {
         // Run in slices so that a run whose flows are all done stops early. Queue samples
         // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
         // the way; stopping the kernel there changes nothing (it is exact at any stop).
-        let slice = clock.ns_to_cycles_ceil(crate::progress::SLICE_NS).max(1);
-        let mut progress = crate::progress::Progress::new(clock, end);
+        let slice = clock
+            .ns_to_cycles_ceil(crate::scenario::progress::SLICE_NS)
+            .max(1);
+        let mut progress = crate::scenario::progress::Progress::new(clock, end);
         let mut now = 0;
         let mut samples = Vec::new();
         let mut pauses = Vec::new();

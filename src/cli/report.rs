@@ -1,0 +1,100 @@
+//! `t2sim report`: a program (JSON file or a scheme's, built from its parameters) placed on
+//! the MAU stages, with the feasibility report as text or JSON.
+
+use super::emit;
+use clap::Args;
+use std::path::PathBuf;
+use t2_pipeline::ir::Program;
+use t2sim::schemes;
+use t2sim::Tofino2Params;
+
+#[derive(Args, Debug)]
+#[group(id = "what", required = true, args = ["program", "scheme"])]
+pub struct ReportArgs {
+    /// The program file (JSON).
+    #[arg(long)]
+    pub program: Option<PathBuf>,
+    /// A scheme's program instead of a file (`t2sim schemes` lists them), built from its
+    /// parameters for ports of --gbps.
+    #[arg(long, conflicts_with = "program")]
+    pub scheme: Option<String>,
+    /// A scheme parameter, NAME=VALUE (repeatable); the others keep their defaults.
+    #[arg(long = "set", value_name = "NAME=VALUE", requires = "scheme")]
+    pub settings: Vec<String>,
+    /// Port speed the scheme's program is built for, Gb/s.
+    #[arg(long, default_value_t = 100, requires = "scheme")]
+    pub gbps: u64,
+    /// Build the scheme's program for a network with equal-cost paths (ECMP selector).
+    #[arg(long, requires = "scheme")]
+    pub multipath: bool,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 1 if the program does not fit.
+    #[arg(long)]
+    pub require_fit: bool,
+    /// A JSON parameter file (start from `t2sim params`): stage count, stage latencies,
+    /// PHV and clock come from it.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+}
+
+/// Prints the report; `Ok(false)` when the program does not fit.
+pub fn report(args: &ReportArgs) -> Result<bool, String> {
+    let params = match &args.params {
+        Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
+        None => Tofino2Params::default(),
+    };
+    let (program, path) = match (&args.program, &args.scheme) {
+        (Some(file), _) => {
+            let path = file.display().to_string();
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{path}: {e}"))?;
+            (
+                Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?,
+                path,
+            )
+        }
+        (None, Some(name)) => (
+            scheme_program(name, args, &params)?,
+            format!("scheme {name}"),
+        ),
+        (None, None) => unreachable!("clap requires --program or --scheme"),
+    };
+    let (report, headroom) =
+        t2sim::headroom::feasibility(&program, &params).map_err(|e| format!("{path}: {e}"))?;
+    if args.json {
+        let mut json = serde_json::to_value(&report).expect("a report always serializes");
+        json["headroom"] = serde_json::to_value(&headroom).expect("headroom always serializes");
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json).expect("a JSON value always prints")
+        ));
+    } else {
+        emit(&format!("{report}\n{headroom}"));
+    }
+    Ok(report.fits)
+}
+
+/// The program of scheme `name` with `--set` applied, for ports of `--gbps`.
+pub fn scheme_program(
+    name: &str,
+    args: &ReportArgs,
+    params: &Tofino2Params,
+) -> Result<Program, String> {
+    let scheme = schemes::find(name)?;
+    let overrides = schemes::parse_settings(&args.settings)?;
+    let values = scheme
+        .resolve(&overrides)
+        .map_err(|e| format!("scheme {name}: {e}"))?;
+    let link_bps = args
+        .gbps
+        .checked_mul(1_000_000_000)
+        .filter(|_| args.gbps > 0)
+        .ok_or_else(|| format!("--gbps {}: must be a port speed in Gb/s above 0", args.gbps))?;
+    let target = schemes::Target {
+        params,
+        link_bps,
+        multipath: args.multipath,
+    };
+    Ok((scheme.build)(&values, &target).program)
+}
