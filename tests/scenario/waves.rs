@@ -1,6 +1,7 @@
 //! Waveforms: the dump says what the model did, cycle for cycle, and GTKWave's own tools
 //! accept it.
 
+use crate::common::waves::{assert_gtkwave_shows_save_file, at, parse_dump, SharedBytes};
 use std::io;
 use std::path::PathBuf;
 use t2_clock::Cycle;
@@ -8,8 +9,6 @@ use t2_testbench::{Host, Stepping};
 use t2_waves::{TraceFilter, Value};
 use t2sim::scenario::{IncastScenario, WaveRequest};
 use t2sim::Chip;
-mod common;
-use common::waves::{assert_gtkwave_shows_save_file, at, parse_dump, SharedBytes};
 
 fn one_packet() -> IncastScenario {
     IncastScenario {

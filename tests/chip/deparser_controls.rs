@@ -1,9 +1,7 @@
 //! The ingress deparser's controls set by a program: `mirror` copies the packet to a mirror
 //! session (with its truncation), `recirculate` sends it to the pipe's recirculation port.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
@@ -30,7 +28,7 @@ fn udp(src: Ipv4Addr, ttl: u8, payload: usize) -> Vec<u8> {
 /// session 5, `LOOPED` recirculated (each pass lowers the TTL through `ipv4_host`).
 fn program() -> Program {
     let mut p = t2sim::schemes::dctcp::program(400);
-    p.actions.push(common::mirror_to_action());
+    p.actions.push(crate::common::mirror_to_action());
     p.actions
         .push(Action::new("recirc").prim(Primitive::Recirculate));
     p.actions.push(Action::new("nothing"));

@@ -2,10 +2,8 @@
 //! flows, and the chip pauses and resumes the queue the message names, `afc_latency_cycles`
 //! after the packet leaves the egress deparser.
 
-mod common;
-
+use crate::common::udp_frame;
 use arbitrary_int::{u15, u2, u4, u7};
-use common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};

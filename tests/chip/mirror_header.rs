@@ -4,9 +4,7 @@
 //! the header. Exact bytes and cycles, stepping and jumping; bad mirror headers are refused
 //! naming the primitive.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::headers::internet_checksum;
@@ -183,7 +181,7 @@ fn program() -> Program {
 
 /// Pipe 0: port 0 to the receiver, port 1 to the monitor, port 2 from the sender.
 fn chip() -> Chip {
-    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], Vec::new(), program())
+    crate::common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], Vec::new(), program())
 }
 
 /// A UDP frame to `DST` with TOS `tos` (class `tos >> 5`), checksum fixed.

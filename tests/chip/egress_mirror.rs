@@ -3,9 +3,7 @@
 //! copy is never mirrored again by egress; copies are counted from creation to delivery or
 //! drop, on every cycle (a proptest), and jumping gives what stepping gives.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
@@ -23,7 +21,7 @@ const SESSION: u8 = 9;
 /// Host routes, and in egress a table that mirrors every packet to session 9.
 fn program() -> Program {
     let mut p = t2sim::schemes::dctcp::program(400);
-    p.actions.push(common::mirror_to_action());
+    p.actions.push(crate::common::mirror_to_action());
     p.tables.push(
         Table::new("egress_mirror", MatchKind::Exact, &[], 0)
             .action("mirror_to")
@@ -40,7 +38,7 @@ fn chip() -> Chip {
 
 /// [`chip`] running `program`.
 fn chip_with(program: Program) -> Chip {
-    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program)
+    crate::common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program)
 }
 
 fn session(truncate_bytes: u32) -> Option<MirrorSession> {
@@ -204,7 +202,7 @@ fn mirror_net(
     ingress_mirror: bool,
     stepping: Stepping,
 ) -> (Network, [NodeId; 3]) {
-    let mut c = common::pipe0_chip(
+    let mut c = crate::common::pipe0_chip(
         &[(0, 0), (0, 2), (1, 0), (1, 2)],
         vec![(RECEIVER, 0)],
         program(),

@@ -3,9 +3,7 @@
 //! that reach the table's stage from that cycle on; registers read back after a run; bad
 //! operations are refused naming what and why; jumping gives what stepping gives.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{
@@ -69,7 +67,7 @@ fn program() -> Program {
 
 /// Pipe 0: ports 0 and 1 out (device ports 8, 10), ports 2 and 3 in.
 fn chip() -> Chip {
-    common::pipe0_chip(&[(0, 0), (0, 2), (1, 0), (1, 2)], Vec::new(), program())
+    crate::common::pipe0_chip(&[(0, 0), (0, 2), (1, 0), (1, 2)], Vec::new(), program())
 }
 
 fn entry(dst: Ipv4Addr, port: u64) -> Entry {

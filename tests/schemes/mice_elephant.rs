@@ -1,8 +1,6 @@
 //! Mice/Elephant isolation (`src/schemes/mice_elephant`): classification, PFC on the mice
 //! class, the QCN congestion point and its CNMs, on one chip with exact cycles.
 
-mod common;
-
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -83,7 +81,7 @@ fn run(
             .map(|k| {
                 (
                     100 + k as Cycle,
-                    common::udp_frame(src, RECEIVER, 64, payload),
+                    crate::common::udp_frame(src, RECEIVER, 64, payload),
                 )
             })
             .collect::<Vec<_>>()
@@ -120,7 +118,7 @@ const PORT: u32 = 5;
 /// Runs one 1000-byte UDP frame through the egress of port 5 with `q` cells found at
 /// enqueue; returns the mirror session asked for (if any) and the mirror header's feedback.
 fn egress(interp: &mut Interpreter, c: &Checked, q: u32) -> Option<(u32, u8)> {
-    let bytes = common::udp_frame(SOURCE, RECEIVER, 64, 1000);
+    let bytes = crate::common::udp_frame(SOURCE, RECEIVER, 64, 1000);
     let mut phv = Phv::new(&c.phv);
     phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
     phv.set(layout::EGRESS_PORT, PORT);
@@ -320,7 +318,7 @@ fn a_flow_turns_elephant_after_its_first_x_bytes() {
 
 /// A UDP frame of `payload` bytes marked as mice (DSCP 46).
 fn mice_frame(src: Ipv4Addr, payload: usize) -> Vec<u8> {
-    let mut f = common::udp_frame(src, RECEIVER, 64, payload);
+    let mut f = crate::common::udp_frame(src, RECEIVER, 64, payload);
     f[15] = 46 << 2;
     f[24..26].copy_from_slice(&[0, 0]);
     let sum = t2_pipeline::headers::ipv4_header_checksum(&f[14..34]);
@@ -409,7 +407,7 @@ fn pfc_hold_run(stepping: Stepping) -> (Vec<u8>, Vec<Cycle>, u16) {
     };
     let mut net = Network::new(stepping);
     let chip_id = net.add(chip(&c));
-    let buf = common::waves::SharedBytes::default();
+    let buf = crate::common::waves::SharedBytes::default();
     let filter = t2_waves::TraceFilter::parse("chip.tm.**.pfc_paused").unwrap();
     net.node_mut::<Chip>(chip_id)
         .enable_trace(filter, Box::new(buf.clone()))
@@ -450,7 +448,7 @@ fn pfc_hold_run(stepping: Stepping) -> (Vec<u8>, Vec<Cycle>, u16) {
 #[test]
 fn pfc_paused_rises_when_a_frame_takes_effect_and_falls_when_its_quanta_run_out() {
     let (bytes, arrivals, dev) = pfc_hold_run(Stepping::Jump);
-    let dump = common::waves::parse_dump(&bytes);
+    let dump = crate::common::waves::parse_dump(&bytes);
     let mice_q = format!("chip.tm.pipe0.port{dev}.q{MICE_QID}.pfc_paused");
     // A frame arriving in cycle t takes effect in t + 1. 100 quanta at 100 Gb/s are
     // 51,200 bit times, 512 ns, 768 cycles at 1.5 GHz; 400 quanta 3,072 cycles.
@@ -460,7 +458,7 @@ fn pfc_paused_rises_when_a_frame_takes_effect_and_falls_when_its_quanta_run_out(
     //   the traced bit asks the kernel to visit the end;
     // - the class-4 frame at 6001 holds nothing on port 0.
     assert_eq!(
-        common::waves::numbers(&dump, &mice_q),
+        crate::common::waves::numbers(&dump, &mice_q),
         [
             (0, 0),
             (1002, 1),
@@ -474,7 +472,11 @@ fn pfc_paused_rises_when_a_frame_takes_effect_and_falls_when_its_quanta_run_out(
     // Every other queue of the port stays released.
     for q in (0..16).filter(|&q| q != MICE_QID as usize) {
         let path = format!("chip.tm.pipe0.port{dev}.q{q}.pfc_paused");
-        assert_eq!(common::waves::numbers(&dump, &path), [(0, 0)], "{path}");
+        assert_eq!(
+            crate::common::waves::numbers(&dump, &path),
+            [(0, 0)],
+            "{path}"
+        );
     }
     // The bit is the hold: the mice frame sent at 1100 (in the queue a few hundred cycles
     // later) leaves only once the bit falls, and the one sent at 3100 once the XON lands.
@@ -609,8 +611,8 @@ proptest! {
 
 /// The cycles in which port `port` of the traced switch starts sending a frame the chip made
 /// itself (a PFC frame or a CNM): busy with no packet number.
-fn chip_made_frames(d: &common::waves::Dump, port: u16) -> Vec<Cycle> {
-    use common::waves::{at, numbers};
+fn chip_made_frames(d: &crate::common::waves::Dump, port: u16) -> Vec<Cycle> {
+    use crate::common::waves::{at, numbers};
     let tx_pkt = format!("chip.port{port}.tx_pkt");
     numbers(d, &format!("chip.port{port}.tx_busy"))
         .into_iter()
@@ -621,7 +623,7 @@ fn chip_made_frames(d: &common::waves::Dump, port: u16) -> Vec<Cycle> {
 
 #[test]
 fn story_waves_show_mice_held_by_pfc_and_cnms_from_the_elephant_queue() {
-    use common::waves::{at, first, numbers, run_story};
+    use crate::common::waves::{at, first, numbers, run_story};
     let story = run_story("mice_elephant_story");
     let r = &story.results;
     assert_eq!(r.drops.total(), 0);
@@ -696,6 +698,6 @@ fn story_waves_show_mice_held_by_pfc_and_cnms_from_the_elephant_queue() {
     assert_eq!(numbers(d, "chip.recirculated").last().unwrap().1, 11);
     // The elephant queue drains when the last elephant ends.
     assert_eq!(numbers(d, elephants).last(), Some(&(11452827, 0)));
-    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    crate::common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
     std::fs::remove_dir_all(&story.dir).unwrap();
 }

@@ -3,9 +3,7 @@
 //! the tag in place, routes untagged ones, and its parser rejects double tags. Both gresses
 //! of the pipe run the program's graph.
 
-mod common;
-
-use common::{udp_frame, TEST_SRC};
+use crate::common::{udp_frame, TEST_SRC};
 use std::net::Ipv4Addr;
 use t2_pipeline::headers::with_vlan_tag;
 use t2_pipeline::ir::Program;

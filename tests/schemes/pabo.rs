@@ -21,8 +21,7 @@ use t2sim::schemes::pabo::{self, Config, Lut};
 use t2sim::schemes::{self, Target};
 use t2sim::{Chip, Tofino2Params};
 
-mod common;
-use common::waves::{at, first, numbers, run_story};
+use crate::common::waves::{at, first, numbers, run_story};
 
 fn config(lambda: f64) -> Config {
     let params = Tofino2Params::default();
@@ -611,7 +610,7 @@ fn story_waves_show_a_bounce_from_theta_to_the_wire() {
     let tx = numbers(d, "chip.port136.tx_pkt");
     let i = tx.iter().position(|&(_, v)| v == 144).unwrap();
     assert_eq!((tx[i].0, tx[i + 1].0), (15005, 15191));
-    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    crate::common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
     std::fs::remove_dir_all(&story.dir).unwrap();
 }
 

@@ -36,7 +36,7 @@ fn reg(chip: &Chip, name: &str) -> Vec<(usize, u64)> {
 
 /// The flows of `scenarios/bfc_two_switch.toml`.
 fn two_switch_flows() -> Vec<FlowSpec> {
-    common::flows_at_start(&[(0, 3), (1, 3), (4, 3)], 2_000_000)
+    crate::common::flows_at_start(&[(0, 3), (1, 3), (4, 3)], 2_000_000)
 }
 
 /// The two-switch run: every flow completes with nothing dropped or resent; hosts and the
@@ -82,9 +82,7 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
     }
 }
 
-mod common;
-
-use common::waves::{at, first, numbers, run_story};
+use crate::common::waves::{at, first, numbers, run_story};
 
 use t2_clock::Cycle;
 use t2_pipeline::bfc::BfcPause;
@@ -96,7 +94,7 @@ const G100: u64 = 100_000_000_000;
 /// scheme run sets it up.
 fn bfc_chip() -> Chip {
     let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
-    let mut c = common::pipe0_chip(&[(0, 0), (0, 2)], vec![], p);
+    let mut c = crate::common::pipe0_chip(&[(0, 0), (0, 2)], vec![], p);
     let q = t2sim::schemes::bfc::port_queues();
     for port in 0..2 {
         c.set_port_queues(port, &q).unwrap();
@@ -208,7 +206,7 @@ fn placed_ingress() -> (u64, Vec<u64>, std::collections::BTreeMap<String, usize>
 fn pause_network() -> (ScenarioFile, Vec<FlowSpec>) {
     let mut s = ScenarioFile::load(Path::new("scenarios/bfc_story.toml")).unwrap();
     s.waves = None;
-    (s, common::flows_at_start(&[(0, 3), (4, 3)], 200_000))
+    (s, crate::common::flows_at_start(&[(0, 3), (4, 3)], 200_000))
 }
 
 /// What happens to the pause of the left switch's queue `uq` (the queue host 0's flow leaves
@@ -470,7 +468,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
 fn assignment_chip() -> Chip {
     let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
     let dst = std::net::Ipv4Addr::new(10, 0, 0, 2);
-    let mut c = common::pipe0_chip(&[(0, 0), (0, 2)], vec![(dst, 1)], p);
+    let mut c = crate::common::pipe0_chip(&[(0, 0), (0, 2)], vec![(dst, 1)], p);
     let mut q = t2sim::schemes::bfc::port_queues();
     c.set_port_queues(0, &q).unwrap();
     for data in &mut q[..t2sim::schemes::bfc::DATA_QUEUES as usize] {
@@ -484,7 +482,7 @@ fn assignment_chip() -> Chip {
 
 /// A 1,042-byte UDP frame (1,000 bytes of payload) of flow `src` to 10.0.0.2.
 fn flow_frame(src: u8) -> Vec<u8> {
-    common::udp_frame(
+    crate::common::udp_frame(
         std::net::Ipv4Addr::new(10, 1, 0, src),
         std::net::Ipv4Addr::new(10, 0, 0, 2),
         64,
@@ -794,6 +792,6 @@ fn story_waves_show_a_pause_from_th_to_the_upstream_and_its_resume() {
         numbers(d, "chip.pipe1.reg.pause_bits.sum")[..3],
         [(0, 0), (8508, 1 << 30), (24355, 0)]
     );
-    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    crate::common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
     std::fs::remove_dir_all(&story.dir).unwrap();
 }

@@ -16,8 +16,6 @@
 //!
 //! Placed == interpreted for the shipped `programs/bfc_switch.json` is `tests/schemes.rs`.
 
-mod common;
-
 use proptest::prelude::*;
 use std::path::Path;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
@@ -222,7 +220,7 @@ fn run(flows: &[FlowSpec], stepping: Stepping) -> Result<Outcome, TestCaseError>
 /// `run` holds.
 #[test]
 fn an_incast_pauses_and_every_property_holds() {
-    let flows = common::flows_at_start(&[(0, 3), (1, 3), (4, 3)], 60_000);
+    let flows = crate::common::flows_at_start(&[(0, 3), (1, 3), (4, 3)], 60_000);
     let out = run(&flows, Stepping::Jump).unwrap();
     // Each switch's `pauses_issued` (the fourth array kept per switch).
     let issued: Vec<u64> = [3, 4 + 3]

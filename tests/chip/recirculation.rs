@@ -1,9 +1,7 @@
 //! Recirculation: the cap holds over every window, and recirculated packets take ingress slots
 //! from the front-panel ports of their pipe.
 
-mod common;
-
-use common::{udp_frame, TEST_SRC};
+use crate::common::{udp_frame, TEST_SRC};
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};

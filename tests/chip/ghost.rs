@@ -2,9 +2,7 @@
 //! ingress pipe, in lockstep with ingress, and ingress packets read what it wrote
 //! (docs/timing.md, "Ghost thread").
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::headers::parse_frame;
@@ -314,7 +312,7 @@ fn many_changed_queues_are_reported_round_robin_one_per_cycle() {
 /// `ident`.
 fn ect_frame(src: Ipv4Addr, dst: Ipv4Addr, ident: u16) -> Vec<u8> {
     use t2_pipeline::headers::ipv4_header_checksum;
-    let mut b = common::udp_frame_ident(src, dst, 64, ident, 1454);
+    let mut b = crate::common::udp_frame_ident(src, dst, 64, ident, 1454);
     b[15] = 1; // ECT(1)
     b[24..26].fill(0);
     let c = ipv4_header_checksum(&b[14..34]);

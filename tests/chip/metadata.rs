@@ -4,9 +4,7 @@
 //! cycle the packet arrived, entered a gress, joined or left its queue. Nanoseconds are
 //! `cycles x 1e9 / clock_hz` rounded down (the chip's `cycles_to_ns_floor`).
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use proptest::prelude::*;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;

@@ -1,9 +1,7 @@
 //! End-to-end behaviour of one chip with hosts: exact latency, line-rate pacing, overload,
 //! conservation on every cycle, drops by reason, and jumping versus stepping.
 
-mod common;
-
-use common::{udp_frame, TEST_SRC};
+use crate::common::{udp_frame, TEST_SRC};
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::{self, MacAddr};

@@ -15,8 +15,7 @@ use t2_testbench::{Network, Probe, Stepping, TransportConfig};
 use t2sim::scenario::RECEIVER_IP;
 use t2sim::schemes::{self, slytherin, Target};
 
-mod common;
-use common::waves::{first, numbers, run_story};
+use crate::common::waves::{first, numbers, run_story};
 use t2sim::scenario::topology::{Shape, TopologySpec};
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 
@@ -493,6 +492,6 @@ fn story_waves_show_a_marked_frame_promoted_at_the_next_hop() {
         (overtaken.len(), overtaken.first(), overtaken.last()),
         (103, Some(&146), Some(&311))
     );
-    common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
+    crate::common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
     std::fs::remove_dir_all(&story.dir).unwrap();
 }

@@ -4,9 +4,7 @@
 //! CNM to the sampled frame's source, carrying the sampled frame's destination and first 64
 //! MSDU bytes. Exact bytes (the `t2_pipeline::qcn` codec's) and cycles, stepping and jumping.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::examples::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
@@ -75,7 +73,8 @@ fn program() -> Program {
 }
 
 fn chip() -> Chip {
-    let mut c = common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program());
+    let mut c =
+        crate::common::pipe0_chip(&[(0, 0), (0, 2), (1, 0)], vec![(RECEIVER, 0)], program());
     // 4 bytes of mirror header, 14 of Ethernet, 64 of MSDU.
     c.set_mirror_session(
         SESSION,

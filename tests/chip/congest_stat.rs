@@ -1,9 +1,7 @@
 //! The TM's congestion status reaches the egress program: `eg_intr_md.enq_congest_stat`,
 //! `deq_congest_stat` and `app_pool_congest_stat`, next to the depths they grade.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Stmt, Table};
 use t2_testbench::{Network, Probe, Stepping};

@@ -3,9 +3,7 @@
 //! cycles later out of the port), no TM visit in between, one ingress slot taken from the
 //! ports; a second pass is not resubmitted again; errors name the primitive or table.
 
-mod common;
-
-use common::udp_frame;
+use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{
@@ -97,7 +95,7 @@ fn program() -> Program {
 
 /// Pipe 0: port 0 out (device port 8), ports 1 and 2 in.
 fn chip() -> Chip {
-    common::pipe0_chip(&[(0, 0), (1, 0), (2, 0)], Vec::new(), program())
+    crate::common::pipe0_chip(&[(0, 0), (1, 0), (2, 0)], Vec::new(), program())
 }
 
 fn frame(dst: Ipv4Addr) -> Vec<u8> {
