@@ -80,7 +80,7 @@ def run(t2sim, name, out):
     flows = list(csv.DictReader(open(os.path.join(out, "flows.csv"))))
     summary = open(os.path.join(out, "summary.json")).read()
     cnms = int(re.search(r'"recirculated": (\d+)', summary).group(1))
-    # Host n has address 10.0.0.1 + n (src/topology.rs).
+    # Host n has address 10.0.0.1 + n (src/scenario/topology.rs).
     elephants = {f"10.0.{(int(f['src']) + 1) // 256}.{(int(f['src']) + 1) % 256}": f for f in flows
                  if int(f["size_bytes"]) >= 1_000_000 and int(f["dst"]) == HOTSPOT}
     frames = [(t, len(b) + WIRE_EXTRA, b) for iface, t, b in

@@ -1,7 +1,7 @@
 //! Independent runs on several cores. A comparison's schemes and a sweep's points each build
 //! and run their own network, so they can run side by side; results come back in the order
 //! of the inputs, so what a command prints and writes is the same whatever the number of
-//! threads (`tests/compare.rs` checks it).
+//! threads (`tests/scenario/compare.rs` checks it).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

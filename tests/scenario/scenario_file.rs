@@ -307,7 +307,7 @@ fn bfc_and_qcn_transport_keys_reach_the_hosts() {
 #[test]
 fn pause_frame_counts_reach_the_summary() {
     // Four senders into one port with class 0 lossless and NICs honouring PFC (as in
-    // tests/topology.rs): every PFC frame the chip sends reaches a sender.
+    // tests/scenario/topology.rs): every PFC frame the chip sends reaches a sender.
     let d = scratch("pause");
     let p = d.join("pfc.toml");
     let mut text = String::from(

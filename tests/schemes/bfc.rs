@@ -11,7 +11,7 @@
 //! - the story waves (`scenarios/bfc_story.toml`) show those cycles;
 //! - the two-switch run loses nothing and leaves every counter at 0.
 //!
-//! The proptests over random traffic are in `tests/bfc_properties.rs`.
+//! The proptests over random traffic are in `tests/schemes/bfc_properties.rs`.
 
 use std::path::Path;
 use t2_testbench::workload::FlowSpec;

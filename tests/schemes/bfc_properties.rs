@@ -14,7 +14,7 @@
 //!   set, and every `flow_size`, `pause_ctr` and `pause_bits` cell back to 0;
 //! - jumping over idle cycles gives byte-identical results to stepping every cycle.
 //!
-//! Placed == interpreted for the shipped `programs/bfc_switch.json` is `tests/schemes.rs`.
+//! Placed == interpreted for the shipped `programs/bfc_switch.json` is `tests/schemes/schemes.rs`.
 
 use proptest::prelude::*;
 use std::path::Path;

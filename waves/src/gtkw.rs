@@ -2,7 +2,7 @@
 //! `gtkwave dump.vcd dump.gtkw` opens ready to read.
 //!
 //! The caller decides the groups and their order (the chip orders them as the data flows,
-//! `src/trace.rs`); this module writes them with GTKWave's names for the dump's variables
+//! `src/chip/trace.rs`); this module writes them with GTKWave's names for the dump's variables
 //! ([`gtkwave_var_name`], the rule GTKWave's VCD loader applies) and its trace flags: bits in
 //! binary, numbers in decimal, occupancies as analog steps.
 

@@ -22,7 +22,7 @@
 //!   ghost metadata's queue number); ingress, where the bounce must be decided, reads the
 //!   cell of its packet's queue at index `ucast_egress_port << 4 | queue` (the same number:
 //!   queue q of device port d is ghost queue `(d >> 3) << 7 | (d % 8) x 16 + q`, pipe in the
-//!   top bits; `tests/pabo.rs` checks it against the chip's feed). The depth is stale by the
+//!   top bits; `tests/schemes/pabo.rs` checks it against the chip's feed). The depth is stale by the
 //!   feed's latency: a change in cycle c is seen by packets entering ingress from
 //!   `c + ghost_latency_cycles - parser_cycles` (36 cycles with the defaults), later when
 //!   several queues of one TM pipe changed at once (`docs/timing.md`, "Ghost thread").
