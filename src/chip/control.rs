@@ -7,9 +7,13 @@
 //! reconfiguring the queues of a port that is not empty) is checked when it lands, and a
 //! refused operation changes nothing and is kept in [`Chip::control_errors`].
 
-use super::*;
+use super::{Chip, ConfigError, MirrorSession, PktgenApp};
 use std::sync::Arc;
+use t2_clock::Cycle;
+use t2_pipeline::ir::Program;
 use t2_pipeline::ir::{Entry, KeyValue};
+use t2_pipeline::Gress;
+use t2_tm::QueueConfig;
 
 /// One control-plane operation.
 #[derive(Clone, Debug, PartialEq, Eq)]

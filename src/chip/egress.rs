@@ -2,16 +2,14 @@
 //! hand it, the per-pipe schedulers, and the egress pipelines they feed (with the queue
 //! metadata Tofino2 gives egress), up to the MAC.
 
-use super::*;
+use super::{Chip, DropCause};
+use t2_clock::Cycle;
+use t2_pipeline::{fields, Gress, PacketHandle, PacketPool};
 
 impl Chip {
     /// The TM admits (or drops, counted) every descriptor due in cycle `now`.
     pub(super) fn tm_admission(&mut self, now: Cycle, pool: &mut PacketPool) {
-        while let Some(&(at, desc)) = self.to_tm.front() {
-            if at > now {
-                break;
-            }
-            self.to_tm.pop_front();
+        while let Some(desc) = self.to_tm.recv(now) {
             if let Err(reason) = self.tm.enqueue(now, desc) {
                 // The TM counted it; the chip frees the bytes and counts it too.
                 self.drop(
@@ -28,67 +26,64 @@ impl Chip {
     pub(super) fn egress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
         for p in 0..self.pipes.len() {
             if let Some(out) = self.tm.dequeue(p, now) {
-                self.pipes[p].to_egress.push_back((now + 1, out));
+                self.pipes[p].to_egress.send(now, out);
             }
             let pipe = &mut self.pipes[p];
-            if let Some(&(at, dq)) = pipe.to_egress.front() {
-                if at <= now {
-                    pipe.to_egress.pop_front();
-                    let desc = dq.desc;
-                    let dev = self.ports[desc.egress_port as usize].dev_port;
-                    // The TM's view of the queue, as Tofino2 hands it to egress: depths in
-                    // cells, the time in the TM in nanoseconds.
-                    let clock = self.params.clock();
-                    // Time stamps: nanoseconds rounded down (ns = cycles x 1e9 / clock),
-                    // 48 bits for the global time, the low 32 for `enq_tstamp`.
-                    let global =
-                        fields::split48(&fields::EG_GLOBAL_TSTAMP, clock.cycles_to_ns_floor(now));
-                    // `egress_qid`: the queue's index among its MAC's 128, as AFC and the
-                    // ghost thread number it.
-                    let egress_qid = self
-                        .tm
-                        .group_queue(desc.egress_port as usize, dq.queue as usize)
-                        .map_or(dq.queue as u32, |(_, q)| q);
-                    let metadata = [
-                        global[0],
-                        global[1],
-                        (
-                            fields::EG_ENQ_TSTAMP,
-                            clock.cycles_to_ns_floor(dq.enq_tstamp) as u32,
-                        ),
-                        (fields::EG_EGRESS_QID, egress_qid),
-                        (fields::EG_EGRESS_COS, desc.ingress_cos as u32),
-                        (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
-                        (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
-                        (
-                            fields::EG_DEQ_TIMEDELTA,
-                            clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
-                        ),
-                        (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
-                        (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
-                        (
-                            fields::EG_APP_POOL_CONGEST_STAT,
-                            dq.app_pool_congest_stat as u32,
-                        ),
-                    ];
-                    // A copy with a mirror header: its type, for the egress parser.
-                    let before_parse = self
-                        .mirror_types
-                        .remove(&desc.pkt)
-                        .map(|t| (fields::MIRROR_TYPE, t as u32));
-                    pipe.egress.enter_parsed_with(
-                        now,
-                        PacketHandle::from_index(desc.pkt),
-                        dev,
-                        pool,
-                        before_parse.as_slice(),
-                        &metadata,
-                    );
-                    pipe.in_egress.push_back(desc);
-                    pipe.egress_entered += 1;
-                    if let Some(t) = self.trace.as_mut() {
-                        t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
-                    }
+            if let Some(dq) = pipe.to_egress.recv(now) {
+                let desc = dq.desc;
+                let dev = self.ports[desc.egress_port as usize].dev_port;
+                // The TM's view of the queue, as Tofino2 hands it to egress: depths in
+                // cells, the time in the TM in nanoseconds.
+                let clock = self.params.clock();
+                // Time stamps: nanoseconds rounded down (ns = cycles x 1e9 / clock),
+                // 48 bits for the global time, the low 32 for `enq_tstamp`.
+                let global =
+                    fields::split48(&fields::EG_GLOBAL_TSTAMP, clock.cycles_to_ns_floor(now));
+                // `egress_qid`: the queue's index among its MAC's 128, as AFC and the
+                // ghost thread number it.
+                let egress_qid = self
+                    .tm
+                    .group_queue(desc.egress_port as usize, dq.queue as usize)
+                    .map_or(dq.queue as u32, |(_, q)| q);
+                let metadata = [
+                    global[0],
+                    global[1],
+                    (
+                        fields::EG_ENQ_TSTAMP,
+                        clock.cycles_to_ns_floor(dq.enq_tstamp) as u32,
+                    ),
+                    (fields::EG_EGRESS_QID, egress_qid),
+                    (fields::EG_EGRESS_COS, desc.ingress_cos as u32),
+                    (fields::EG_ENQ_QDEPTH, dq.enq_qdepth),
+                    (fields::EG_DEQ_QDEPTH, dq.deq_qdepth),
+                    (
+                        fields::EG_DEQ_TIMEDELTA,
+                        clock.cycles_to_ns_floor(dq.deq_timedelta) as u32,
+                    ),
+                    (fields::EG_ENQ_CONGEST_STAT, dq.enq_congest_stat as u32),
+                    (fields::EG_DEQ_CONGEST_STAT, dq.deq_congest_stat as u32),
+                    (
+                        fields::EG_APP_POOL_CONGEST_STAT,
+                        dq.app_pool_congest_stat as u32,
+                    ),
+                ];
+                // A copy with a mirror header: its type, for the egress parser.
+                let before_parse = self
+                    .mirror_types
+                    .remove(&desc.pkt)
+                    .map(|t| (fields::MIRROR_TYPE, t as u32));
+                pipe.egress.enter_parsed_with(
+                    now,
+                    PacketHandle::from_index(desc.pkt),
+                    dev,
+                    pool,
+                    before_parse.as_slice(),
+                    &metadata,
+                );
+                pipe.in_egress.push_back(desc);
+                pipe.egress_entered += 1;
+                if let Some(t) = self.trace.as_mut() {
+                    t.entered(p, 1, now, pipe.egress.stage_offsets(), desc.pkt);
                 }
             }
             let pipe = &mut self.pipes[p];
@@ -107,7 +102,7 @@ impl Chip {
                 } else {
                     self.egress_mirror(now, &exit, desc, pool);
                     let port = self.dev_ports[exit.port as usize].expect("a configured port");
-                    self.to_mac.push_back((now + 1, port, exit.pkt));
+                    self.to_mac.send(now, (port, exit.pkt));
                 }
             }
         }

@@ -1,7 +1,43 @@
 //! Flow control the chip takes part in: AFC words from the deparsers pausing and resuming TM
-//! queues (and their addressing), and the PFC frames the TM's lossless classes ask for.
+//! queues (their codec and addressing), and the PFC frames the TM's lossless classes ask for.
 
-use super::*;
+use super::Chip;
+use crate::pfc::PfcFrame;
+use arbitrary_int::{u15, u2, u4, u7};
+use t2_clock::Cycle;
+use t2_pipeline::PacketPool;
+
+/// An AFC message as the deparser's `adv_flow_ctl` carries it (MSB first): `qfc` [31],
+/// `port_id` [30:22] = pipe:2 | mac:4 | pad:3, `qid` [21:15] (the queue's index among its
+/// MAC's 128), `credit` [14:0]. In XOFF mode a nonzero credit pauses, 0 resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfcMessage {
+    pub pipe: u2,
+    pub mac: u4,
+    pub mac_qid: u7,
+    pub credit: u15,
+}
+
+impl AfcMessage {
+    /// The message in `word`, or `None` if its `qfc` bit is clear (no AFC).
+    pub fn decode(word: u32) -> Option<AfcMessage> {
+        (word >> 31 == 1).then(|| AfcMessage {
+            pipe: u2::new(((word >> 29) & 0x3) as u8),
+            mac: u4::new(((word >> 25) & 0xf) as u8),
+            mac_qid: u7::new(((word >> 15) & 0x7f) as u8),
+            credit: u15::new((word & 0x7fff) as u16),
+        })
+    }
+
+    /// The 32-bit word (pad bits 0).
+    pub fn encode(&self) -> u32 {
+        1 << 31
+            | (self.pipe.value() as u32) << 29
+            | (self.mac.value() as u32) << 25
+            | (self.mac_qid.value() as u32) << 15
+            | self.credit.value() as u32
+    }
+}
 
 impl Chip {
     /// PFC requests of this cycle's admissions and dequeues: they leave from the ingress
@@ -27,7 +63,7 @@ impl Chip {
                 .write([2, 0, 0, 0xfc, dev[0], dev[1]], &mut bytes);
             let pkt = pool.alloc_from(&bytes);
             self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
-            self.to_mac.push_back((now + 1, port, pkt));
+            self.to_mac.send(now, (port, pkt));
         }
     }
 

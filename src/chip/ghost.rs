@@ -1,7 +1,10 @@
 //! The ghost thread's feed: TM queue-depth updates delivered into every pipe's ghost thread,
 //! packed as Tofino2 packs them.
 
-use super::*;
+use super::Chip;
+use t2_clock::Cycle;
+use t2_pipeline::GhostWord;
+use t2_tm::ghost::GhostUpdate;
 
 impl Chip {
     /// The ghost updates that reach the ingress pipes in cycle `now`, in delivery order: each

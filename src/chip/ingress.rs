@@ -2,7 +2,10 @@
 //! word goes to the TM, it is dropped (with its reason), recirculated or handed to the TM for
 //! its egress port next cycle, and mirror sessions copy it.
 
-use super::*;
+use super::{Chip, DropCause};
+use t2_clock::Cycle;
+use t2_pipeline::{Exit, Gress, PacketPool};
+use t2_tm::Descriptor;
 
 impl Chip {
     /// Each pipe's ghost thread, then its ingress pipeline, for cycle `now`.
@@ -32,7 +35,7 @@ impl Chip {
                 t.exited(p, 0, now, "resubmit");
             }
             self.counters.resubmitted += 1;
-            self.resubmit_fifo[p].push_back((now + 1, exit.pkt, exit.port));
+            self.resubmit_fifo[p].send(now, (exit.pkt, exit.port));
             return;
         }
         if exit.resubmit_refused {
@@ -63,8 +66,8 @@ impl Chip {
             }
         };
         let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
-        self.to_tm.push_back((
-            now + 1,
+        self.to_tm.send(
+            now,
             Descriptor {
                 pkt: exit.pkt.index(),
                 frame_bytes: pool.frame_bytes(exit.pkt) as u32,
@@ -73,7 +76,7 @@ impl Chip {
                 qid: exit.qid,
                 ingress_cos: exit.ingress_cos,
             },
-        ));
+        );
         // Port mirroring: a copy of the packet as it left the ingress deparser. The
         // program's `mirror`: the same, or the packet as it came in with
         // `mirror_io_select`. A session not set makes no copy.

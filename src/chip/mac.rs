@@ -1,16 +1,15 @@
 //! The MACs: frames due from the egress (and PFC frames) start serializing, and frames whose
 //! last bit left go to the link, or back into the pipe's ingress from a recirculation port.
 
-use super::*;
+use super::{Chip, DropCause};
+use t2_clock::Cycle;
+use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::Sent;
 
 impl Chip {
     /// Starts frames due in cycle `now` and hands on those whose last bit left.
     pub(super) fn macs(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        while let Some(&(at, port, pkt)) = self.to_mac.front() {
-            if at > now {
-                break;
-            }
-            self.to_mac.pop_front();
+        while let Some((port, pkt)) = self.to_mac.recv(now) {
             let frame = pool.frame_bytes(pkt);
             let done = self.ports[port].mac.start(now, pkt.index(), frame);
             // A port's frames finish in order, so this is its first only if it was idle.
@@ -37,8 +36,7 @@ impl Chip {
                 } else if port.rx_fifo.len() < self.params.rx_fifo_frames as usize {
                     // Back into the pipe's ingress, waiting for an ingress slot like any frame.
                     port.rx_frames += 1;
-                    port.rx_fifo.push_back(pkt);
-                    port.rx_arrival.push_back((pkt.index(), now));
+                    port.rx_fifo.push_from_mac(now, pkt);
                     self.rx_waiting += 1;
                     if self.pktgen_in_mac.remove(&pkt.index()) {
                         // A generated packet, through the pktgen port's share of the group.

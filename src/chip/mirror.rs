@@ -1,7 +1,10 @@
 //! Mirroring: a session's copy of a packet (cut to the session's truncation, charged like
 //! the original) and egress-to-egress mirroring of packets leaving the egress deparser.
 
-use super::*;
+use super::{Chip, MirrorSession};
+use t2_clock::Cycle;
+use t2_pipeline::{Exit, PacketHandle, PacketPool};
+use t2_tm::Descriptor;
 
 impl Chip {
     /// Session `session`'s copy of `pkt`: its bytes as they are now, cut to the session's
@@ -19,8 +22,8 @@ impl Chip {
         let copy = pool.copy_packet(pkt, session.truncate_bytes.map(|t| t as usize));
         self.counters.mirrored += 1;
         self.mirror_copies.insert(copy.index());
-        self.to_tm.push_back((
-            now + 1,
+        self.to_tm.send(
+            now,
             Descriptor {
                 pkt: copy.index(),
                 frame_bytes: pool.frame_bytes(copy) as u32,
@@ -29,7 +32,7 @@ impl Chip {
                 qid: session.qid,
                 ingress_cos,
             },
-        ));
+        );
         copy
     }
 

@@ -25,7 +25,9 @@
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
 mod arbiter;
+mod config;
 mod control;
+mod counters;
 mod egress;
 mod flow_control;
 mod ghost;
@@ -36,8 +38,15 @@ pub mod params;
 pub mod pipes;
 mod pktgen;
 pub mod trace;
+mod wire;
 
+pub use config::{
+    port_channels, ChipConfig, ConfigError, MirrorSession, PortSpec, MIRROR_SESSIONS, PORT_SPEEDS,
+    RECIRCULATION_LOCAL_PORT,
+};
 pub use control::ControlOp;
+pub use counters::{ChipCounters, DropCause};
+pub use flow_control::AfcMessage;
 pub use pktgen::{
     pktgen_header, PktgenApp, PktgenTrigger, PKTGEN_APPLICATIONS, PKTGEN_BUFFER_BYTES,
     PKTGEN_HEADER_BYTES,
@@ -47,189 +56,25 @@ use crate::chip::params::Tofino2Params;
 use crate::chip::pipes::build_pipes;
 use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
 use crate::pfc::PfcFrame;
-use arbitrary_int::{u15, u2, u4, u7};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::fmt;
 use std::io;
-use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::fields;
 use t2_pipeline::ir::Program;
 use t2_pipeline::{
-    DropReason, Exit, GhostPipeline, GhostWord, Gress, GressPipeline, PacketHandle, PacketPool,
-    StageProgram,
+    GhostPipeline, GhostWord, GressPipeline, PacketHandle, PacketPool, StageProgram,
 };
 use t2_testbench::{Node, Sent};
 use t2_tm::ghost::GhostUpdate;
-use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmDrop, TmPort, TrafficManager};
+use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
-
-/// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
-pub const PORT_SPEEDS: [(u64, u32); 8] = [
-    (1_000_000_000, 1),
-    (10_000_000_000, 1),
-    (25_000_000_000, 1),
-    (40_000_000_000, 4),
-    (50_000_000_000, 1),
-    (100_000_000_000, 2),
-    (200_000_000_000, 4),
-    (400_000_000_000, 8),
-];
-
-/// Local port (device port bits 6:0) of each pipe's recirculation port: one of the ports
-/// 0-7 that Tofino2 can recirculate on in every pipe (pipe 0: 1 and 6-7).
-pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
-
-/// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
-pub const MIRROR_SESSIONS: usize = 256;
-
-/// An AFC message as the deparser's `adv_flow_ctl` carries it (MSB first): `qfc` [31],
-/// `port_id` [30:22] = pipe:2 | mac:4 | pad:3, `qid` [21:15] (the queue's index among its
-/// MAC's 128), `credit` [14:0]. In XOFF mode a nonzero credit pauses, 0 resumes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AfcMessage {
-    pub pipe: u2,
-    pub mac: u4,
-    pub mac_qid: u7,
-    pub credit: u15,
-}
-
-impl AfcMessage {
-    /// The message in `word`, or `None` if its `qfc` bit is clear (no AFC).
-    pub fn decode(word: u32) -> Option<AfcMessage> {
-        (word >> 31 == 1).then(|| AfcMessage {
-            pipe: u2::new(((word >> 29) & 0x3) as u8),
-            mac: u4::new(((word >> 25) & 0xf) as u8),
-            mac_qid: u7::new(((word >> 15) & 0x7f) as u8),
-            credit: u15::new((word & 0x7fff) as u16),
-        })
-    }
-
-    /// The 32-bit word (pad bits 0).
-    pub fn encode(&self) -> u32 {
-        1 << 31
-            | (self.pipe.value() as u32) << 29
-            | (self.mac.value() as u32) << 25
-            | (self.mac_qid.value() as u32) << 15
-            | self.credit.value() as u32
-    }
-}
-
-/// Where a mirror session sends its copies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MirrorSession {
-    /// Port index the copies go out of.
-    pub port: usize,
-    /// Queue of that port (`qid`, taken modulo its queues as for any packet).
-    pub qid: u8,
-    /// Copies are cut to this many bytes (FCS excluded; at least 60, the minimum frame).
-    pub truncate_bytes: Option<u32>,
-}
-
-/// A front-panel port: which MAC and channels it uses, and its speed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PortSpec {
-    pub pipe: u32,
-    /// MAC within the pipe, from 0.
-    pub mac: u32,
-    /// First channel of the MAC the port uses; must be a multiple of its channel count.
-    pub channel: u32,
-    pub bps: u64,
-}
-
-impl PortSpec {
-    /// Tofino2 device port: pipe in bits 8:7, local port in 6:0, front panel from local 8.
-    pub fn dev_port(&self, channels_per_mac: u32) -> u16 {
-        ((self.pipe << 7) | (8 + self.mac * channels_per_mac + self.channel)) as u16
-    }
-
-    fn channels(&self) -> Option<u32> {
-        PORT_SPEEDS
-            .iter()
-            .find(|(bps, _)| *bps == self.bps)
-            .map(|&(_, ch)| ch)
-    }
-}
-
-/// A port and route layout for a chip.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChipConfig {
-    pub params: Tofino2Params,
-    pub ports: Vec<PortSpec>,
-    /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
-    /// ports, `ports.len() + p` is pipe `p`'s recirculation port. Several routes to one
-    /// destination form an ECMP group (`crate::program`).
-    pub routes: Vec<(Ipv4Addr, usize)>,
-    /// A program to run in every pipe instead of the built-in IPv4 host-route forwarding; the
-    /// routes then go into its `ipv4_host` table (`crate::program`).
-    pub program: Option<Program>,
-}
-
-/// A chip configuration that cannot be built, naming what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    pub what: String,
-    pub problem: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.what, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// Where and why the chip dropped a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DropCause {
-    /// The port's receive FIFO was full.
-    RxFifoFull,
-    /// The ingress or egress pipeline dropped it.
-    Pipeline(Gress, DropReason),
-    /// Ingress chose a device port that is not a configured port.
-    UnknownEgressPort,
-    /// The program recirculated the packet but the chip has no recirculation port (cap 0).
-    NoRecirculationPort,
-    /// The TM refused it.
-    Tm(TmDrop),
-}
-
-impl DropCause {
-    /// The snake-case name used in reports and waveforms.
-    pub fn name(&self) -> &'static str {
-        match self {
-            DropCause::RxFifoFull => "rx_fifo_full",
-            DropCause::Pipeline(_, r) => r.name(),
-            DropCause::UnknownEgressPort => "unknown_egress_port",
-            DropCause::NoRecirculationPort => "no_recirculation_port",
-            DropCause::Tm(t) => t.name(),
-        }
-    }
-}
-
-impl fmt::Display for DropCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DropCause::RxFifoFull => write!(f, "rx_fifo_full"),
-            DropCause::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
-            DropCause::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
-            DropCause::UnknownEgressPort => write!(f, "unknown_egress_port"),
-            DropCause::NoRecirculationPort => write!(f, "no_recirculation_port"),
-            DropCause::Tm(t) => write!(f, "{}", t.name()),
-        }
-    }
-}
+use wire::{RxFifo, Wire};
 
 struct Port {
     bps: u64,
     /// A recirculation port: what it sends re-enters its pipe's ingress.
     recirculation: bool,
     dev_port: u16,
-    rx_fifo: VecDeque<PacketHandle>,
-    /// (packet index, cycle its last bit reached the port) of the frames in `rx_fifo`, in
-    /// the same order: the ingress MAC time stamp.
-    rx_arrival: VecDeque<(u32, Cycle)>,
+    rx_fifo: RxFifo,
     mac: MacTx,
     rx_frames: u64,
     tx_frames: u64,
@@ -251,7 +96,7 @@ struct Pipe {
     /// Next port the ingress arbiter looks at first (index into `ports`).
     rx_next: usize,
     /// TM to egress wire: (cycle it arrives, descriptor with its queue metadata).
-    to_egress: VecDeque<(Cycle, Dequeued)>,
+    to_egress: Wire<Dequeued>,
     /// Descriptors of the packets inside the egress, oldest first: the egress is a FIFO of
     /// fixed latency, so the front is the packet leaving. An egress mirror copy is charged
     /// to its original's ingress port and class, as an ingress copy is.
@@ -259,75 +104,6 @@ struct Pipe {
     /// Packets that have entered the ingress / egress parser.
     ingress_entered: u64,
     egress_entered: u64,
-}
-
-/// Packet totals of a chip.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChipCounters {
-    /// Frames whose last bit reached a port.
-    pub received: u64,
-    /// Frames whose last bit left a front-panel port.
-    pub transmitted: u64,
-    /// Frames that went round a recirculation port into an ingress again.
-    pub recirculated: u64,
-    /// Mirror copies made (each is then delivered or dropped like any packet):
-    /// `mirrored = mirror_delivered + mirror_drops + Chip::mirror_copies_inside()`.
-    pub mirrored: u64,
-    /// Of `mirrored`, copies made at an egress deparser (egress-to-egress mirroring).
-    pub mirrored_egress: u64,
-    /// Copies whose last bit left a front-panel port (also counted in `transmitted`).
-    pub mirror_delivered: u64,
-    /// Copies dropped, by cause (also counted in `drops`).
-    pub mirror_drops: BTreeMap<DropCause, u64>,
-    /// Egress `mirror` requests on packets that are themselves copies, ignored: a copy is
-    /// never mirrored again by egress.
-    pub mirror_not_repeated: u64,
-    pub drops: BTreeMap<DropCause, u64>,
-    /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
-    /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
-    /// in `transmitted` when their last bit leaves.
-    pub pfc_xoff_sent: u64,
-    pub pfc_xon_sent: u64,
-    pub pfc_frames_received: u64,
-    /// AFC messages from the deparsers (`adv_flow_ctl` with its `qfc` bit set) handed to the
-    /// TM, and those whose address names no queue (counted, otherwise ignored).
-    pub afc_requests: u64,
-    pub afc_unaddressed: u64,
-    /// Packets the packet generators made (`received + mirrored + pktgen_generated =
-    /// transmitted + dropped + Chip::packets_inside()`), and of those, the ones that have
-    /// reached their pipe's pktgen port FIFO (the rest are on the way through its MAC).
-    pub pktgen_generated: u64,
-    pub pktgen_arrived: u64,
-    /// Packets the ingress program resubmitted (each makes one more ingress pass), and
-    /// resubmits asked on a second pass, not done.
-    pub resubmitted: u64,
-    pub resubmit_refused: u64,
-}
-
-impl ChipCounters {
-    pub fn dropped(&self) -> u64 {
-        self.drops.values().sum()
-    }
-
-    /// Frames the programs consumed after acting on them (`DropReason::Consumed`) that came
-    /// in on a port: control frames, not lost data. Mirror copies consumed (BFC's dequeue
-    /// records) are in `mirror_drops` as well as `drops` and are left out.
-    pub fn consumed_frames(&self) -> u64 {
-        consumed(&self.drops) - consumed(&self.mirror_drops)
-    }
-
-    /// Mirror copies the programs consumed after acting on them (BFC's dequeue records).
-    pub fn consumed_copies(&self) -> u64 {
-        consumed(&self.mirror_drops)
-    }
-}
-
-/// Of the drops in `m`, those that were `DropReason::Consumed`.
-fn consumed(m: &BTreeMap<DropCause, u64>) -> u64 {
-    m.iter()
-        .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
-        .map(|(_, n)| n)
-        .sum()
 }
 
 /// A Tofino2 chip.
@@ -342,9 +118,9 @@ pub struct Chip {
     pipes: Vec<Pipe>,
     tm: TrafficManager,
     /// Ingress deparsers to TM: (arrival cycle, descriptor).
-    to_tm: VecDeque<(Cycle, Descriptor)>,
+    to_tm: Wire<Descriptor>,
     /// Egress deparsers to MACs: (arrival cycle, port index, packet).
-    to_mac: VecDeque<(Cycle, usize, PacketHandle)>,
+    to_mac: Wire<(usize, PacketHandle)>,
     /// The first cycle a frame on some MAC finishes (`Cycle::MAX`: none on the wire), so
     /// that the MACs are looked at only when one has something to hand on.
     mac_next_done: Cycle,
@@ -376,7 +152,7 @@ pub struct Chip {
     pktgen_in_mac: BTreeSet<u32>,
     /// Per pipe, resubmitted packets waiting for their second ingress pass: (cycle they
     /// may enter, packet, ingress device port).
-    resubmit_fifo: Vec<VecDeque<(Cycle, PacketHandle, u16)>>,
+    resubmit_fifo: Vec<Wire<(PacketHandle, u16)>>,
     /// Mirror types of the copies made with a mirror header, until they enter an egress.
     mirror_types: BTreeMap<u32, u8>,
     /// The cycle the chip has reached (the last one it ran).
@@ -425,12 +201,7 @@ impl Chip {
                 return Err(bad(format!("a pipe has MACs 0..{}", params.macs_per_pipe)));
             }
             let lane_bps = params.mac_bps / params.channels_per_mac as u64;
-            let channels = s.channels().ok_or_else(|| {
-                bad(format!(
-                    "{} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)",
-                    s.bps
-                ))
-            })?;
+            let channels = s.channels().map_err(bad)?;
             if s.bps > lane_bps * channels as u64 {
                 return Err(bad(format!(
                     "{} b/s needs more than {channels} channels of {lane_bps} b/s",
@@ -503,7 +274,7 @@ impl Chip {
                         .chain((p < recirc_pipes).then_some(front + p as usize))
                         .collect(),
                     rx_next: 0,
-                    to_egress: VecDeque::new(),
+                    to_egress: Wire::new(1),
                     in_egress: VecDeque::new(),
                     ingress_entered: 0,
                     egress_entered: 0,
@@ -564,8 +335,7 @@ impl Chip {
                 bps: line.bits_per_second(),
                 recirculation: i >= front,
                 dev_port,
-                rx_fifo: VecDeque::new(),
-                rx_arrival: VecDeque::new(),
+                rx_fifo: RxFifo::default(),
                 mac: MacTx::new(line),
                 rx_frames: 0,
                 tx_frames: 0,
@@ -583,8 +353,8 @@ impl Chip {
             dev_ports,
             pipes,
             tm,
-            to_tm: VecDeque::new(),
-            to_mac: VecDeque::new(),
+            to_tm: Wire::new(1),
+            to_mac: Wire::new(1),
             mac_next_done: Cycle::MAX,
             rx_waiting: 0,
             counters: ChipCounters::default(),
@@ -601,7 +371,7 @@ impl Chip {
             pktgen_on: false,
             pktgen_in_mac: BTreeSet::new(),
             mirror_types: BTreeMap::new(),
-            resubmit_fifo: vec![VecDeque::new(); params.pipes as usize],
+            resubmit_fifo: (0..params.pipes).map(|_| Wire::new(1)).collect(),
             now: 0,
             control_ops: BTreeMap::new(),
             control_seq: 0,
@@ -952,7 +722,7 @@ impl Chip {
             .iter()
             .map(|p| p.ingress.occupancy() + p.egress.occupancy() + p.to_egress.len())
             .sum();
-        let resubmits: usize = self.resubmit_fifo.iter().map(VecDeque::len).sum();
+        let resubmits: usize = self.resubmit_fifo.iter().map(Wire::len).sum();
         (ports
             + pipes
             + resubmits
@@ -1032,8 +802,7 @@ impl Node for Chip {
         if p.rx_fifo.len() >= self.params.rx_fifo_frames as usize {
             self.drop(DropCause::RxFifoFull, pkt, pool);
         } else {
-            p.rx_fifo.push_back(pkt);
-            p.rx_arrival.push_back((pkt.index(), now));
+            p.rx_fifo.push_from_link(now, pkt);
             self.rx_waiting += 1;
         }
     }
@@ -1098,10 +867,10 @@ impl Chip {
             consider(pipe.ghost.as_ref().and_then(GhostPipeline::next_event));
             consider(pipe.ingress.next_event(now));
             consider(pipe.egress.next_event(now));
-            consider(pipe.to_egress.front().map(|e| e.0));
+            consider(pipe.to_egress.next_arrival());
         }
-        consider(self.to_tm.front().map(|e| e.0));
-        consider(self.to_mac.front().map(|e| e.0));
+        consider(self.to_tm.next_arrival());
+        consider(self.to_mac.next_arrival());
         consider(self.tm.next_event(now));
         if self.pfc_release_events {
             consider(self.tm.next_pfc_release(now));
@@ -1113,7 +882,7 @@ impl Chip {
         }
         consider(self.control_next_event());
         for f in &self.resubmit_fifo {
-            consider(f.front().map(|e| e.0));
+            consider(f.next_arrival());
         }
         consider((self.mac_next_done != Cycle::MAX).then_some(self.mac_next_done));
         next

@@ -10,7 +10,10 @@
 //! through it waits in that port's receive FIFO for an ingress slot like a recirculated
 //! frame (`docs/timing.md`, Packet generator).
 
-use super::*;
+use super::{Chip, ConfigError};
+use std::collections::BTreeMap;
+use t2_clock::Cycle;
+use t2_pipeline::PacketPool;
 
 /// Applications per pipe (Tofino2: 16; `tofino2_base.p4` `app_id : 4`).
 pub const PKTGEN_APPLICATIONS: usize = 16;
@@ -285,7 +288,7 @@ impl Chip {
                 let pkt = pool.alloc_from(&bytes);
                 let port = self.front_ports + p;
                 self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
-                self.to_mac.push_back((now + 1, port, pkt));
+                self.to_mac.send(now, (port, pkt));
                 self.pktgen_in_mac.insert(pkt.index());
                 self.counters.pktgen_generated += 1;
                 if let Some(t) = self.trace.as_mut() {

@@ -1,0 +1,103 @@
+//! What a chip is built from: its ports (MAC, channels, speed), routes, program and the
+//! Tofino2 parameters, the errors a configuration that cannot be built gets, and the one
+//! check of a port speed that everything building ports uses.
+
+use crate::chip::params::Tofino2Params;
+use std::fmt;
+use std::net::Ipv4Addr;
+use t2_pipeline::ir::Program;
+
+/// Port speeds a Tofino2 MAC supports, with the channels (lanes) each takes.
+pub const PORT_SPEEDS: [(u64, u32); 8] = [
+    (1_000_000_000, 1),
+    (10_000_000_000, 1),
+    (25_000_000_000, 1),
+    (40_000_000_000, 4),
+    (50_000_000_000, 1),
+    (100_000_000_000, 2),
+    (200_000_000_000, 4),
+    (400_000_000_000, 8),
+];
+
+/// Local port (device port bits 6:0) of each pipe's recirculation port: one of the ports
+/// 0-7 that Tofino2 can recirculate on in every pipe (pipe 0: 1 and 6-7).
+pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
+
+/// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
+pub const MIRROR_SESSIONS: usize = 256;
+
+/// The channels (lanes) a port of `bps` takes, or the error naming the speeds there are.
+pub fn port_channels(bps: u64) -> Result<u32, String> {
+    PORT_SPEEDS
+        .iter()
+        .find(|(b, _)| *b == bps)
+        .map(|&(_, ch)| ch)
+        .ok_or_else(|| {
+            format!(
+                "{bps} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)"
+            )
+        })
+}
+
+/// Where a mirror session sends its copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MirrorSession {
+    /// Port index the copies go out of.
+    pub port: usize,
+    /// Queue of that port (`qid`, taken modulo its queues as for any packet).
+    pub qid: u8,
+    /// Copies are cut to this many bytes (FCS excluded; at least 60, the minimum frame).
+    pub truncate_bytes: Option<u32>,
+}
+
+/// A front-panel port: which MAC and channels it uses, and its speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub pipe: u32,
+    /// MAC within the pipe, from 0.
+    pub mac: u32,
+    /// First channel of the MAC the port uses; must be a multiple of its channel count.
+    pub channel: u32,
+    pub bps: u64,
+}
+
+impl PortSpec {
+    /// Tofino2 device port: pipe in bits 8:7, local port in 6:0, front panel from local 8.
+    pub fn dev_port(&self, channels_per_mac: u32) -> u16 {
+        ((self.pipe << 7) | (8 + self.mac * channels_per_mac + self.channel)) as u16
+    }
+
+    /// The channels the port takes ([`port_channels`]).
+    pub fn channels(&self) -> Result<u32, String> {
+        port_channels(self.bps)
+    }
+}
+
+/// A port and route layout for a chip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChipConfig {
+    pub params: Tofino2Params,
+    pub ports: Vec<PortSpec>,
+    /// Host routes: destination address to port index: `0..ports.len()` are the front-panel
+    /// ports, `ports.len() + p` is pipe `p`'s recirculation port. Several routes to one
+    /// destination form an ECMP group (`crate::chip::pipes`).
+    pub routes: Vec<(Ipv4Addr, usize)>,
+    /// A program to run in every pipe instead of the built-in IPv4 host-route forwarding; the
+    /// routes then go into its `ipv4_host` table (`crate::chip::pipes`).
+    pub program: Option<Program>,
+}
+
+/// A chip configuration that cannot be built, naming what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub what: String,
+    pub problem: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.what, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
