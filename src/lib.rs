@@ -12,6 +12,6 @@ pub mod schemes;
 pub mod study;
 
 pub use chip::params::Tofino2Params;
-pub use chip::{AfcMessage, Chip, ChipConfig, ConfigError, DropCause, MirrorSession, PortSpec};
+pub use chip::{AfcMessage, Chip, ChipConfig, ChipDrop, ConfigError, MirrorSession, PortSpec};
 /// PFC frames, as the chip and NICs send and read them.
 pub use t2_pipeline::pfc;

@@ -29,7 +29,7 @@ pub mod wire;
 // layer a module lives in is for readers of the tree, not a second name users must learn.
 pub use compile::{place, report};
 pub use hw::{fields, ghost, gress, layout, params, parser, phv, stage};
-pub use program::{check, examples, ir, parser_check};
+pub use program::{blocks, check, examples, ir, parser_check};
 pub use run::{exec, l3};
 pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
 
@@ -40,7 +40,8 @@ pub use params::{ParamError, PipelineParams};
 pub use phv::Phv;
 pub use stage::{Dependency, Placement, StageTiming};
 
-/// Why a pipe dropped a packet.
+/// Why a gress dropped a packet: its parser, checksum or program (a program's own reason is
+/// an [`ir::ProgramDrop`]); the chip counts it as `ChipDrop::Pipeline(gress, reason)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum DropReason {

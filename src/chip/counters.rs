@@ -5,9 +5,10 @@ use std::fmt;
 use t2_pipeline::{DropReason, Gress};
 use t2_tm::TmDrop;
 
-/// Where and why the chip dropped a packet.
+/// Where and why the chip dropped a packet: a port, a gress (with the gress's
+/// [`DropReason`]) or the TM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DropCause {
+pub enum ChipDrop {
     /// The port's receive FIFO was full.
     RxFifoFull,
     /// The ingress or egress pipeline dropped it.
@@ -20,28 +21,28 @@ pub enum DropCause {
     Tm(TmDrop),
 }
 
-impl DropCause {
+impl ChipDrop {
     /// The snake-case name used in reports and waveforms.
     pub fn name(&self) -> &'static str {
         match self {
-            DropCause::RxFifoFull => "rx_fifo_full",
-            DropCause::Pipeline(_, r) => r.name(),
-            DropCause::UnknownEgressPort => "unknown_egress_port",
-            DropCause::NoRecirculationPort => "no_recirculation_port",
-            DropCause::Tm(t) => t.name(),
+            ChipDrop::RxFifoFull => "rx_fifo_full",
+            ChipDrop::Pipeline(_, r) => r.name(),
+            ChipDrop::UnknownEgressPort => "unknown_egress_port",
+            ChipDrop::NoRecirculationPort => "no_recirculation_port",
+            ChipDrop::Tm(t) => t.name(),
         }
     }
 }
 
-impl fmt::Display for DropCause {
+impl fmt::Display for ChipDrop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DropCause::RxFifoFull => write!(f, "rx_fifo_full"),
-            DropCause::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
-            DropCause::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
-            DropCause::UnknownEgressPort => write!(f, "unknown_egress_port"),
-            DropCause::NoRecirculationPort => write!(f, "no_recirculation_port"),
-            DropCause::Tm(t) => write!(f, "{}", t.name()),
+            ChipDrop::RxFifoFull => write!(f, "rx_fifo_full"),
+            ChipDrop::Pipeline(Gress::Ingress, r) => write!(f, "ingress.{}", r.name()),
+            ChipDrop::Pipeline(Gress::Egress, r) => write!(f, "egress.{}", r.name()),
+            ChipDrop::UnknownEgressPort => write!(f, "unknown_egress_port"),
+            ChipDrop::NoRecirculationPort => write!(f, "no_recirculation_port"),
+            ChipDrop::Tm(t) => write!(f, "{}", t.name()),
         }
     }
 }
@@ -63,11 +64,11 @@ pub struct ChipCounters {
     /// Copies whose last bit left a front-panel port (also counted in `transmitted`).
     pub mirror_delivered: u64,
     /// Copies dropped, by cause (also counted in `drops`).
-    pub mirror_drops: BTreeMap<DropCause, u64>,
+    pub mirror_drops: BTreeMap<ChipDrop, u64>,
     /// Egress `mirror` requests on packets that are themselves copies, ignored: a copy is
     /// never mirrored again by egress.
     pub mirror_not_repeated: u64,
-    pub drops: BTreeMap<DropCause, u64>,
+    pub drops: BTreeMap<ChipDrop, u64>,
     /// PFC frames sent (XOFF and XON, out of the ingress ports of lossless traffic) and
     /// received (consumed by the MAC, not counted in `received`). Sent ones are also counted
     /// in `transmitted` when their last bit leaves.
@@ -108,9 +109,9 @@ impl ChipCounters {
 }
 
 /// Of the drops in `m`, those that were `DropReason::Consumed`.
-fn consumed(m: &BTreeMap<DropCause, u64>) -> u64 {
+fn consumed(m: &BTreeMap<ChipDrop, u64>) -> u64 {
     m.iter()
-        .filter(|(c, _)| matches!(c, DropCause::Pipeline(_, DropReason::Consumed)))
+        .filter(|(c, _)| matches!(c, ChipDrop::Pipeline(_, DropReason::Consumed)))
         .map(|(_, n)| n)
         .sum()
 }

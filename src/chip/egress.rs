@@ -1,26 +1,11 @@
-//! The TM's side of the chip: admission of what the ingress deparsers and mirror sessions
-//! hand it, the per-pipe schedulers, and the egress pipelines they feed (with the queue
-//! metadata Tofino2 gives egress), up to the MAC.
+//! The per-pipe TM schedulers and the egress pipelines they feed (with the queue metadata
+//! Tofino2 gives egress), up to the MAC.
 
-use super::{Chip, DropCause};
+use super::{Chip, ChipDrop};
 use t2_clock::Cycle;
 use t2_pipeline::{fields, Gress, PacketHandle, PacketPool};
 
 impl Chip {
-    /// The TM admits (or drops, counted) every descriptor due in cycle `now`.
-    pub(super) fn tm_admission(&mut self, now: Cycle, pool: &mut PacketPool) {
-        while let Some(desc) = self.to_tm.recv(now) {
-            if let Err(reason) = self.tm.enqueue(now, desc) {
-                // The TM counted it; the chip frees the bytes and counts it too.
-                self.drop(
-                    DropCause::Tm(reason),
-                    PacketHandle::from_index(desc.pkt),
-                    pool,
-                );
-            }
-        }
-    }
-
     /// Each pipe's TM scheduler sends at most one descriptor toward its egress, which takes
     /// in what was sent a cycle ago and hands finished packets to the MACs.
     pub(super) fn egress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
@@ -98,7 +83,7 @@ impl Chip {
                     t.exited(p, 1, now, exit.drop.map_or("to_mac", |r| r.name()));
                 }
                 if let Some(reason) = exit.drop {
-                    self.drop(DropCause::Pipeline(Gress::Egress, reason), exit.pkt, pool);
+                    self.drop(ChipDrop::Pipeline(Gress::Egress, reason), exit.pkt, pool);
                 } else {
                     self.egress_mirror(now, &exit, desc, pool);
                     let port = self.dev_ports[exit.port as usize].expect("a configured port");

@@ -2,7 +2,7 @@
 //! word goes to the TM, it is dropped (with its reason), recirculated or handed to the TM for
 //! its egress port next cycle, and mirror sessions copy it.
 
-use super::{Chip, DropCause};
+use super::{Chip, ChipDrop};
 use t2_clock::Cycle;
 use t2_pipeline::{Exit, Gress, PacketPool};
 use t2_tm::Descriptor;
@@ -46,10 +46,10 @@ impl Chip {
             .and_then(|d| self.dev_ports.get(d as usize).copied().flatten());
         let recirculation = self.recirculation_port(p);
         let fate = match (exit.drop, exit.recirculate, egress) {
-            (Some(reason), _, _) => Err(DropCause::Pipeline(Gress::Ingress, reason)),
+            (Some(reason), _, _) => Err(ChipDrop::Pipeline(Gress::Ingress, reason)),
             // The `recirculate` primitive: the pipe's recirculation port instead.
-            (None, true, _) => recirculation.ok_or(DropCause::NoRecirculationPort),
-            (None, false, None) => Err(DropCause::UnknownEgressPort),
+            (None, true, _) => recirculation.ok_or(ChipDrop::NoRecirculationPort),
+            (None, false, None) => Err(ChipDrop::UnknownEgressPort),
             (None, false, Some(e)) => Ok(e),
         };
         if let Some(t) = self.trace.as_mut() {

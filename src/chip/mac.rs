@@ -1,12 +1,52 @@
-//! The MACs: frames due from the egress (and PFC frames) start serializing, and frames whose
+//! The MACs. Receive: frames from the link into the port's receive FIFO, PFC frames honoured.
+//! Transmit: frames due from the egress (and PFC frames) start serializing, and frames whose
 //! last bit left go to the link, or back into the pipe's ingress from a recirculation port.
 
-use super::{Chip, DropCause};
+use super::{Chip, ChipDrop};
+use crate::pfc::PfcFrame;
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
 use t2_testbench::Sent;
 
 impl Chip {
+    /// The receive MAC: a frame whose last bit reached port `port` in cycle `now`. PFC frames
+    /// are MAC control frames, honoured here (the TM holds the port's queues of each enabled
+    /// class) and not passed on; others wait in the port's receive FIFO, or are dropped when
+    /// it is full.
+    pub(super) fn mac_receive(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        pkt: PacketHandle,
+        pool: &mut PacketPool,
+    ) {
+        if let Some(pfc) = PfcFrame::parse(pool.bytes(pkt)) {
+            // The MAC honours it: the TM holds the port's queues of each enabled class.
+            for class in 0..8u8 {
+                if pfc.class_enable[class as usize] {
+                    self.tm
+                        .pfc_pause(now, port, class, pfc.quanta[class as usize])
+                        .expect("a chip port and a class below 8");
+                }
+            }
+            self.counters.pfc_frames_received += 1;
+            pool.free(pkt);
+            return;
+        }
+        self.counters.received += 1;
+        if let Some(t) = self.trace.as_mut() {
+            t.arrived(now, port, pkt.index());
+        }
+        let p = &mut self.ports[port];
+        p.rx_frames += 1;
+        if p.rx_fifo.len() >= self.params.rx_fifo_frames as usize {
+            self.drop(ChipDrop::RxFifoFull, pkt, pool);
+        } else {
+            p.rx_fifo.push_from_link(now, pkt);
+            self.rx_waiting += 1;
+        }
+    }
+
     /// Starts frames due in cycle `now` and hands on those whose last bit left.
     pub(super) fn macs(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
         while let Some((port, pkt)) = self.to_mac.recv(now) {
@@ -46,7 +86,7 @@ impl Chip {
                     }
                 } else {
                     self.pktgen_in_mac.remove(&pkt.index());
-                    self.drop(DropCause::RxFifoFull, pkt, pool);
+                    self.drop(ChipDrop::RxFifoFull, pkt, pool);
                 }
             }
         }

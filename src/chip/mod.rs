@@ -24,6 +24,7 @@
 //! frames: received ones make the TM hold queues; the TM's XOFF/XON requests for lossless
 //! classes go out of the ingress port as PFC frames (`crate::pfc`).
 
+mod admission;
 mod arbiter;
 mod config;
 mod control;
@@ -45,7 +46,7 @@ pub use config::{
     RECIRCULATION_LOCAL_PORT,
 };
 pub use control::ControlOp;
-pub use counters::{ChipCounters, DropCause};
+pub use counters::{ChipCounters, ChipDrop};
 pub use flow_control::AfcMessage;
 pub use pktgen::{
     pktgen_header, PktgenApp, PktgenTrigger, PKTGEN_APPLICATIONS, PKTGEN_BUFFER_BYTES,
@@ -55,7 +56,6 @@ pub use pktgen::{
 use crate::chip::params::Tofino2Params;
 use crate::chip::pipes::build_pipes;
 use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
-use crate::pfc::PfcFrame;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io;
 use t2_clock::{Cycle, LineRate};
@@ -731,7 +731,7 @@ impl Chip {
             + self.to_mac.len()) as u64
     }
 
-    fn drop(&mut self, cause: DropCause, pkt: PacketHandle, pool: &mut PacketPool) {
+    fn drop(&mut self, cause: ChipDrop, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
         self.mirror_types.remove(&pkt.index());
         if let Some(t) = self.trace.as_mut() {
@@ -780,31 +780,7 @@ impl Node for Chip {
     }
 
     fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
-        if let Some(pfc) = PfcFrame::parse(pool.bytes(pkt)) {
-            // The MAC honours it: the TM holds the port's queues of each enabled class.
-            for class in 0..8u8 {
-                if pfc.class_enable[class as usize] {
-                    self.tm
-                        .pfc_pause(now, port, class, pfc.quanta[class as usize])
-                        .expect("a chip port and a class below 8");
-                }
-            }
-            self.counters.pfc_frames_received += 1;
-            pool.free(pkt);
-            return;
-        }
-        self.counters.received += 1;
-        if let Some(t) = self.trace.as_mut() {
-            t.arrived(now, port, pkt.index());
-        }
-        let p = &mut self.ports[port];
-        p.rx_frames += 1;
-        if p.rx_fifo.len() >= self.params.rx_fifo_frames as usize {
-            self.drop(DropCause::RxFifoFull, pkt, pool);
-        } else {
-            p.rx_fifo.push_from_link(now, pkt);
-            self.rx_waiting += 1;
-        }
+        self.mac_receive(now, port, pkt, pool);
     }
 
     fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {

@@ -7,7 +7,7 @@
 use super::WaveRequest;
 use crate::capture::{CaptureFile, PcapRequest, ReplayRequest};
 use crate::chip::params::Tofino2Params;
-use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
+use crate::chip::{port_channels, Chip, ChipConfig, PortSpec};
 use std::fmt;
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate};
@@ -215,11 +215,9 @@ impl IncastScenario {
         self.params
             .validate()
             .map_err(|e| ScenarioError(e.to_string()))?;
-        let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == self.port_bps) else {
-            return err(format!(
-                "port speed: {} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)",
-                self.port_bps
-            ));
+        let channels = match port_channels(self.port_bps) {
+            Ok(channels) => channels,
+            Err(e) => return err(format!("port speed: {e}")),
         };
         let clock = self.params.clock();
         let Some(ports) = self.ports(channels) else {

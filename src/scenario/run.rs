@@ -207,8 +207,7 @@ impl ScenarioFile {
             let chip = topo.net.node::<Chip>(c);
             for (cause, n) in &chip.counters().drops {
                 // Control frames the program acted on (BFC pause frames) are not lost data.
-                if let crate::chip::DropCause::Pipeline(_, t2_pipeline::DropReason::Consumed) =
-                    cause
+                if let crate::chip::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed) = cause
                 {
                     continue;
                 }

@@ -14,7 +14,7 @@
 //! Host `i` has address 10.0.0.1 + i and MAC 02:00 followed by `i` in 4 bytes.
 
 use crate::chip::params::Tofino2Params;
-use crate::chip::{Chip, ChipConfig, PortSpec, PORT_SPEEDS};
+use crate::chip::{port_channels, Chip, ChipConfig, PortSpec};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
@@ -251,11 +251,7 @@ impl Shape {
 
 /// Ports of `bps` one chip has room for, or an error if `bps` is not a port speed.
 pub fn chip_room(params: &Tofino2Params, bps: u64) -> Result<usize, String> {
-    let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == bps) else {
-        return Err(format!(
-            "{bps} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)"
-        ));
-    };
+    let channels = port_channels(bps)?;
     Ok((params.channels_per_mac / channels) as usize
         * params.macs_per_pipe as usize
         * params.pipes as usize)
@@ -365,11 +361,7 @@ impl Shape {
 
 /// Places `n` ports of `bps` on a chip, spread over the pipes round-robin.
 fn place_ports(params: &Tofino2Params, bps: u64, n: usize) -> Result<Vec<PortSpec>, String> {
-    let Some(&(_, channels)) = PORT_SPEEDS.iter().find(|(b, _)| *b == bps) else {
-        return Err(format!(
-            "{bps} b/s is not a Tofino2 port speed (1G, 10G, 25G, 40G, 50G, 100G, 200G, 400G)"
-        ));
-    };
+    let channels = port_channels(bps)?;
     let per_mac = (params.channels_per_mac / channels) as usize;
     let per_pipe = per_mac * params.macs_per_pipe as usize;
     let room = per_pipe * params.pipes as usize;

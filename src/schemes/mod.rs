@@ -101,7 +101,7 @@ pub fn with_ecmp(mut program: Program) -> Program {
         t.name == crate::chip::pipes::ROUTE_TABLE || t.name == crate::chip::pipes::SOURCE_TABLE
     }) {
         table.selector = Some(t2_pipeline::ir::Selector {
-            inputs: t2_pipeline::examples::FIVE_TUPLE
+            inputs: t2_pipeline::blocks::FIVE_TUPLE
                 .iter()
                 .map(|f| f.to_string())
                 .collect(),

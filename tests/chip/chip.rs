@@ -8,7 +8,7 @@ use t2_pipeline::headers::{self, MacAddr};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Host, Network, Node, Probe, Stepping};
 use t2sim::scenario::{Built, IncastScenario, RECEIVER_IP};
-use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
+use t2sim::{Chip, ChipConfig, ChipDrop, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
 
@@ -129,7 +129,7 @@ fn overload_delivers_line_capacity_and_conserves_every_cycle() {
     let drops = chip
         .counters()
         .drops
-        .get(&DropCause::Tm(t2_tm::TmDrop::QueueLimit));
+        .get(&ChipDrop::Tm(t2_tm::TmDrop::QueueLimit));
     assert!(
         drops.copied().unwrap_or(0) > 100,
         "{:?}",
@@ -464,7 +464,7 @@ fn lossless_traffic_sends_pfc_frames_and_is_dropped_only_past_headroom() {
     assert!(jump.pfc_xoff_sent >= 1);
     assert_eq!(jump.pfc_xon_sent, jump.pfc_xoff_sent);
     assert_eq!(jump.drops.len(), 1, "{:?}", jump.drops);
-    assert!(jump.drops[&DropCause::Tm(t2_tm::TmDrop::PfcHeadroom)] > 0);
+    assert!(jump.drops[&ChipDrop::Tm(t2_tm::TmDrop::PfcHeadroom)] > 0);
 }
 
 #[test]
@@ -582,7 +582,7 @@ fn recirculation_is_capped_and_takes_ingress_slots() {
     assert_eq!(
         counters.drops,
         [(
-            DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired),
+            ChipDrop::Pipeline(Gress::Ingress, DropReason::TtlExpired),
             1200
         )]
         .into()

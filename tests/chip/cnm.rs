@@ -7,7 +7,7 @@
 use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::examples::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
+use t2_pipeline::blocks::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
 use t2_pipeline::ir::{
     Cmp, Condition, MatchKind, Operand, ParserState, Program, ProgramBuilder, Stmt, Table,
 };

@@ -6,8 +6,8 @@ use arbitrary_int::{u15, u2, u4, u7};
 use t2_clock::Cycle;
 use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive,
-    Program, ProgramBuilder, Stmt, Table,
+    Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
+    ProgramBuilder, ProgramDrop, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{AfcMessage, Chip, ChipConfig, PortSpec, Tofino2Params};
@@ -53,7 +53,7 @@ fn program(in_port: u16, base: u32) -> Program {
                     Operand::param("base"),
                 ))
                 .prim(Primitive::Drop {
-                    reason: IrDrop::NotIpv4,
+                    reason: ProgramDrop::NotIpv4,
                 }),
         )
         .action(Action::new("none"))

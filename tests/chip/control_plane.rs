@@ -7,14 +7,13 @@ use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{
-    Action, ActionCall, DropCause as IrDrop, Entry, KeyValue, MatchKind, Operand, Primitive,
-    Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate,
-    Stmt, Table,
+    Action, ActionCall, Entry, KeyValue, MatchKind, Operand, Primitive, Program, ProgramBuilder,
+    ProgramDrop, RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate, Stmt, Table,
 };
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::{ChipCounters, ControlOp};
-use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
+use t2sim::{Chip, ChipConfig, ChipDrop, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
 const DST: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
@@ -43,7 +42,7 @@ fn program() -> Program {
                 }),
         )
         .action(Action::new("discard").prim(Primitive::Drop {
-            reason: IrDrop::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .action(Action::new("stamp").prim(Primitive::Execute {
             register_action: "count".into(),
@@ -220,7 +219,7 @@ fn entries_changed_at_cycle_c_are_seen_from_packets_entering_at_c_minus_the_pars
     let c = &stepped.counters;
     assert_eq!(
         c.drops,
-        [(DropCause::Pipeline(Gress::Ingress, DropReason::NoRoute), 5)].into()
+        [(ChipDrop::Pipeline(Gress::Ingress, DropReason::NoRoute), 5)].into()
     );
     assert_eq!(stepped.counter, 501);
     assert!(stepped.errors.is_empty());

@@ -7,7 +7,7 @@ use t2_clock::Cycle;
 use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
-use t2sim::{Chip, ChipConfig, DropCause, MirrorSession, PortSpec, Tofino2Params};
+use t2sim::{Chip, ChipConfig, ChipDrop, MirrorSession, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
 
@@ -129,7 +129,7 @@ fn a_program_mirrors_with_truncation_and_recirculates() {
     assert_eq!(
         counters.drops,
         [(
-            DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired),
+            ChipDrop::Pipeline(Gress::Ingress, DropReason::TtlExpired),
             1
         )]
         .into()
@@ -153,9 +153,9 @@ fn recirculating_without_a_recirculation_port_is_a_counted_drop() {
     net.link(sender, 0, chip, 2, 1).unwrap();
     net.run_until(10_000);
     let c = net.node::<Chip>(chip).counters();
-    assert_eq!(c.drops, [(DropCause::NoRecirculationPort, 1)].into());
+    assert_eq!(c.drops, [(ChipDrop::NoRecirculationPort, 1)].into());
     assert_eq!(
-        DropCause::NoRecirculationPort.to_string(),
+        ChipDrop::NoRecirculationPort.to_string(),
         "no_recirculation_port"
     );
 }

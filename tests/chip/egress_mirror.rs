@@ -12,7 +12,7 @@ use t2_pipeline::ir::{
 };
 use t2_testbench::{Network, NodeId, Probe, Stepping};
 use t2sim::chip::ChipCounters;
-use t2sim::{Chip, DropCause, MirrorSession};
+use t2sim::{Chip, ChipDrop, MirrorSession};
 
 const G100: u64 = 100_000_000_000;
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
@@ -156,7 +156,7 @@ fn a_copy_the_tm_refuses_is_a_counted_mirror_drop() {
     let r = run(c, Stepping::Jump);
     assert_eq!(r.rx.len(), 1);
     assert!(r.copies.is_empty());
-    let limit = DropCause::Tm(t2_tm::TmDrop::QueueLimit);
+    let limit = ChipDrop::Tm(t2_tm::TmDrop::QueueLimit);
     let c = &r.counters;
     assert_eq!(
         (c.mirrored, c.mirrored_egress, c.mirror_delivered),

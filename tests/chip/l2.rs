@@ -3,7 +3,7 @@
 //! Frames are not IPv4, so nothing but the MAC addresses decides.
 
 use t2_pipeline::ir::{
-    Action, DropCause, MatchKind, Operand, Primitive, ProgramBuilder, Stmt, Table,
+    Action, MatchKind, Operand, Primitive, ProgramBuilder, ProgramDrop, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
@@ -41,7 +41,7 @@ fn an_l2_table_on_the_destination_mac_forwards_and_rewrites() {
                 .prim(Primitive::set("ethernet.src_addr", Operand::param("smac"))),
         )
         .action(Action::new("miss").prim(Primitive::Drop {
-            reason: DropCause::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .table(
             Table::new("dmac", MatchKind::Exact, &["ethernet.dst_addr"], 1024)

@@ -9,8 +9,8 @@ use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::headers::internet_checksum;
 use t2_pipeline::ir::{
-    Action, Cmp, Condition, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive,
-    Program, ProgramBuilder, Stmt, Table,
+    Action, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program, ProgramBuilder,
+    ProgramDrop, Stmt, Table,
 };
 use t2_pipeline::pfc::PfcFrame;
 use t2_testbench::{Network, Probe, Stepping};
@@ -101,7 +101,7 @@ fn program() -> Program {
                 }),
         )
         .action(Action::new("discard").prim(Primitive::Drop {
-            reason: IrDrop::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .action(
             Action::new("mirror_pfc")

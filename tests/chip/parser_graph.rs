@@ -9,7 +9,7 @@ use t2_pipeline::headers::with_vlan_tag;
 use t2_pipeline::ir::Program;
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
-use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
+use t2sim::{Chip, ChipConfig, ChipDrop, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
@@ -92,16 +92,16 @@ fn vlan_switch_bridges_by_vlan_id_routes_untagged_and_rejects_double_tags() {
     assert_eq!(
         drops,
         [
-            (DropCause::Pipeline(Gress::Ingress, DropReason::NoRoute), 1),
+            (ChipDrop::Pipeline(Gress::Ingress, DropReason::NoRoute), 1),
             (
-                DropCause::Pipeline(Gress::Ingress, DropReason::ParserReject),
+                ChipDrop::Pipeline(Gress::Ingress, DropReason::ParserReject),
                 1
             ),
         ]
         .into()
     );
     assert_eq!(
-        DropCause::Pipeline(Gress::Ingress, DropReason::ParserReject).to_string(),
+        ChipDrop::Pipeline(Gress::Ingress, DropReason::ParserReject).to_string(),
         "ingress.parser_reject"
     );
     assert_eq!(run(Stepping::EveryCycle), (rx16, rx24, drops));

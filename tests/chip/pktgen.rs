@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::ir::{
-    Action, Cmp, Condition, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive,
-    Program, ProgramBuilder, Stmt, Table,
+    Action, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program, ProgramBuilder,
+    ProgramDrop, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::{pktgen_header, ChipCounters, ControlOp, PktgenApp, PktgenTrigger};
@@ -47,7 +47,7 @@ fn program() -> Program {
             Action::new("trigger")
                 .prim(Primitive::set("ig_intr_dprsr_md.pktgen", Operand::Const(1)))
                 .prim(Primitive::Drop {
-                    reason: IrDrop::NotIpv4,
+                    reason: ProgramDrop::NotIpv4,
                 }),
         )
         .table(
@@ -63,7 +63,7 @@ fn program() -> Program {
                 }),
         )
         .action(Action::new("discard").prim(Primitive::Drop {
-            reason: IrDrop::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .table(
             Table::new("by_app", MatchKind::Exact, &["pktgen.app_id"], 16)

@@ -6,7 +6,7 @@ use t2_clock::Cycle;
 use t2_pipeline::examples;
 use t2_testbench::{Host, Stepping};
 use t2sim::scenario::IncastScenario;
-use t2sim::{Chip, DropCause};
+use t2sim::{Chip, ChipDrop};
 
 fn scenario() -> impl Strategy<Value = IncastScenario> {
     (
@@ -125,7 +125,7 @@ fn a_pipe_ingress_takes_one_packet_per_cycle() {
     assert!(
         chip.counters()
             .drops
-            .get(&DropCause::RxFifoFull)
+            .get(&ChipDrop::RxFifoFull)
             .copied()
             .unwrap_or(0)
             > 500

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate, PREAMBLE_AND_IFG_BYTES};
 use t2_pipeline::{DropReason, Gress};
 use t2_testbench::{Network, Probe, Stepping};
-use t2sim::{Chip, ChipConfig, DropCause, PortSpec, Tofino2Params};
+use t2sim::{Chip, ChipConfig, ChipDrop, PortSpec, Tofino2Params};
 
 const G400: u64 = 400_000_000_000;
 /// The largest standard frame (FCS included) and its wire overhead.
@@ -98,7 +98,7 @@ proptest! {
         prop_assert_eq!(c.recirculated, offered);
         prop_assert_eq!(
             c.drops,
-            [(DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired), offered)].into()
+            [(ChipDrop::Pipeline(Gress::Ingress, DropReason::TtlExpired), offered)].into()
         );
         prop_assert_eq!(departures.len() as u64, offered);
         let line = LineRate::new(params.clock(), cap_bps);
@@ -188,7 +188,7 @@ fn recirculated_small_packets_take_ingress_slots_from_the_front_panel() {
         }
         let c = net.node::<Chip>(chip).counters().clone();
         assert!(
-            c.drops[&DropCause::RxFifoFull] > 0,
+            c.drops[&ChipDrop::RxFifoFull] > 0,
             "the ports offer more than the pipe takes"
         );
         (front, recirculated, c)
@@ -202,5 +202,5 @@ fn recirculated_small_packets_take_ingress_slots_from_the_front_panel() {
     assert_eq!(front + recirculated, 10_000);
     assert_eq!((front, recirculated), (8_879, 1_121));
     assert!(counters.recirculated > 0);
-    assert!(counters.drops[&DropCause::Pipeline(Gress::Ingress, DropReason::TtlExpired)] > 1_000);
+    assert!(counters.drops[&ChipDrop::Pipeline(Gress::Ingress, DropReason::TtlExpired)] > 1_000);
 }

@@ -7,8 +7,8 @@ use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
 use t2_pipeline::ir::{
-    Action, Cmp, Condition, DropCause as IrDrop, MatchKind, Operand, ParserState, Primitive,
-    Program, ProgramBuilder, Stmt, Table,
+    Action, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program, ProgramBuilder,
+    ProgramDrop, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::ChipCounters;
@@ -65,7 +65,7 @@ fn program() -> Program {
         .action(out("out", false))
         .action(out("out_again", true))
         .action(Action::new("discard").prim(Primitive::Drop {
-            reason: IrDrop::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .table(
             Table::new("pick", MatchKind::Exact, &["ipv4.dst_addr"], 16)

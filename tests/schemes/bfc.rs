@@ -58,7 +58,7 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
         let chip = topo.net.node::<Chip>(c);
         assert!(chip.counters().mirror_drops.keys().all(|k| matches!(
             k,
-            t2sim::DropCause::Pipeline(_, t2_pipeline::DropReason::Consumed)
+            t2sim::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed)
         )));
         for r in ["flow_size", "pause_ctr", "pause_bits"] {
             assert_eq!(reg(chip, r), [], "{r} not back to zero");

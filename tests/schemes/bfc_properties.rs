@@ -181,7 +181,7 @@ fn run(flows: &[FlowSpec], stepping: Stepping) -> Result<Outcome, TestCaseError>
         // Every record made was consumed: none dropped at the recirculation port.
         prop_assert!(chip.counters().mirror_drops.keys().all(|k| matches!(
             k,
-            t2sim::DropCause::Pipeline(_, t2_pipeline::DropReason::Consumed)
+            t2sim::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed)
         )));
         for name in ["flow_size", bfc::PAUSE_COUNTERS, bfc::PAUSE_BITS] {
             let cells = register(chip, name);

@@ -516,7 +516,7 @@ fn the_reverse_route_table_needs_a_selector_for_equal_cost_paths() {
     let mut p = pabo::program(&Lut::new(config(4.0)));
     let host = p.tables.iter_mut().find(|t| t.name == "ipv4_host").unwrap();
     host.selector = Some(t2_pipeline::ir::Selector {
-        inputs: t2_pipeline::examples::FIVE_TUPLE
+        inputs: t2_pipeline::blocks::FIVE_TUPLE
             .iter()
             .map(|f| f.to_string())
             .collect(),

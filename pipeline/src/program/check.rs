@@ -1959,7 +1959,7 @@ fn flatten(body: &[CStmt], guards: &mut Vec<(usize, bool)>, out: &mut Vec<FlatUn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::examples::{forwarding, forwarding_ingress};
+    use crate::program::blocks::{forwarding, forwarding_ingress};
     use crate::program::ir::{Action, Operand, Stmt, Table};
 
     /// A table with `entries` of (diffserv value, mask, port value, port mask).

@@ -321,10 +321,11 @@ pub fn sign_extend(v: u32, bits: u8) -> u32 {
     (((v << shift) as i32) >> shift) as u32
 }
 
-/// Why a program drops a packet (the model keeps the reason in `drop_ctl`'s container).
+/// The reason a program's `drop` primitive gives (the model keeps it in `drop_ctl`'s
+/// container); the gress reports it as the matching [`crate::DropReason`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DropCause {
+pub enum ProgramDrop {
     NotIpv4,
     NoRoute,
     TtlExpired,
@@ -332,13 +333,13 @@ pub enum DropCause {
     Consumed,
 }
 
-impl DropCause {
+impl ProgramDrop {
     pub fn reason(self) -> crate::DropReason {
         match self {
-            DropCause::NotIpv4 => crate::DropReason::NotIpv4,
-            DropCause::NoRoute => crate::DropReason::NoRoute,
-            DropCause::TtlExpired => crate::DropReason::TtlExpired,
-            DropCause::Consumed => crate::DropReason::Consumed,
+            ProgramDrop::NotIpv4 => crate::DropReason::NotIpv4,
+            ProgramDrop::NoRoute => crate::DropReason::NoRoute,
+            ProgramDrop::TtlExpired => crate::DropReason::TtlExpired,
+            ProgramDrop::Consumed => crate::DropReason::Consumed,
         }
     }
 }
@@ -383,7 +384,7 @@ pub enum Primitive {
     },
     /// Drops the packet for `reason`.
     Drop {
-        reason: DropCause,
+        reason: ProgramDrop,
     },
     /// Marks Congestion Experienced (ECN = 3) if the packet is ECN-capable (ECN != 0).
     MarkEcn,

@@ -1,7 +1,8 @@
 //! The program language: the IR a scheme builds (headers, parser graph, tables, actions,
 //! register arrays, controls), its checks that resolve names into PHV fields and parser
-//! tables, the built-in parser graph, and example programs. Depends on `wire` and `hw`.
+//! tables, the built-in parser graph, the building blocks programs share, and example programs. Depends on `wire` and `hw`.
 
+pub mod blocks;
 pub mod builtin;
 pub mod check;
 pub mod error;

@@ -52,11 +52,11 @@ use crate::chip::{ControlOp, PktgenApp, PktgenTrigger};
 use crate::{Chip, MirrorSession};
 use std::collections::BTreeMap;
 use t2_pipeline::bfc::BfcPause;
-use t2_pipeline::examples::{forwarding, forwarding_ingress, ipv4_host, FIVE_TUPLE};
+use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host, FIVE_TUPLE};
 use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
 use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, DropCause, Guard, HashAlgorithm, MatchKind, Operand,
-    ParserState, Primitive, Program, RegisterAction, SaluOp, SaluOperand, SaluOutputValue,
+    Action, AluOp, Cmp, Condition, Guard, HashAlgorithm, MatchKind, Operand, ParserState,
+    Primitive, Program, ProgramDrop, RegisterAction, SaluOp, SaluOperand, SaluOutputValue,
     SaluUpdate, Stmt, Table,
 };
 use t2_tm::QueueConfig;
@@ -837,7 +837,7 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("meta.in_port", f("deq_rest.in_port")))
                 .prim(alu(AluOp::And, "meta.uq5", f("deq_rest.uq"), c(31)))
                 .prim(Primitive::Drop {
-                    reason: DropCause::Consumed,
+                    reason: ProgramDrop::Consumed,
                 }),
         )
         .action(Action::new("touch_last").prim(Primitive::Execute {
@@ -1083,7 +1083,7 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(set("meta.pb_op", c(1))),
         )
         .action(Action::new("no_port").prim(Primitive::Drop {
-            reason: DropCause::NoRoute,
+            reason: ProgramDrop::NoRoute,
         }))
         .action(Action::new("read_bits").prim(Primitive::Execute {
             register_action: "read_bits".into(),
@@ -1128,7 +1128,7 @@ pub fn program(cfg: &Config) -> Program {
         // A frame that changes nothing is consumed here; one that does is resubmitted (a
         // dropped packet is not) and consumed on its second pass.
         .action(Action::new("no_change").prim(Primitive::Drop {
-            reason: DropCause::Consumed,
+            reason: ProgramDrop::Consumed,
         }))
         .action(Action::new("resubmit_change").prim(Primitive::Resubmit {
             header: Some("bfc_apply".into()),
@@ -1163,7 +1163,7 @@ pub fn program(cfg: &Config) -> Program {
                 .prim(alu(AluOp::Shl, "meta.afc_q", f("bfc_apply.queue"), c(15)))
                 .prim(set("meta.qp_op", c(2)))
                 .prim(Primitive::Drop {
-                    reason: DropCause::Consumed,
+                    reason: ProgramDrop::Consumed,
                 }),
         )
         .action(

@@ -4,7 +4,7 @@
 //! `programs/dctcp_switch.json` and `programs/ecmp_switch.json` are built here.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
 use t2_testbench::transport::Congestion;
 

@@ -4,7 +4,7 @@
 //! hosts send fixed windows.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::examples::{forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::Program;
 
 pub static SCHEME: Scheme = Scheme {

@@ -27,7 +27,7 @@
 
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::examples::{
+use t2_pipeline::blocks::{
     cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header, forwarding, forwarding_ingress,
     ipv4_host,
 };
@@ -525,7 +525,7 @@ pub fn program(c: &Config) -> Program {
                 .hash(
                     "flow_hash",
                     HashAlgorithm::Crc32,
-                    &t2_pipeline::examples::FIVE_TUPLE,
+                    &t2_pipeline::blocks::FIVE_TUPLE,
                 )
                 .register("flow_bytes", 32, FLOW_COUNTER_ENTRIES)
                 .register_action(

@@ -48,7 +48,7 @@
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use std::collections::BTreeMap;
-use t2_pipeline::examples::{forwarding, forwarding_ingress};
+use t2_pipeline::blocks::{forwarding, forwarding_ingress};
 use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
 use t2_pipeline::ir::{
     Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
@@ -567,7 +567,7 @@ pub fn program(lut: &Lut) -> Program {
             field("pabo.hop"),
             Operand::Const(1),
         )))
-        .table(t2_pipeline::examples::ipv4_host())
+        .table(t2_pipeline::blocks::ipv4_host())
         .table(
             Table::new("ipv4_source", MatchKind::Exact, &["ipv4.src_addr"], 4096)
                 .action("toward_source")

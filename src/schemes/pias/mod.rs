@@ -7,7 +7,7 @@
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
 use t2_testbench::transport::{Congestion, MlfqTags, MLFQ_LEVELS};
 use t2_tm::QueueConfig;

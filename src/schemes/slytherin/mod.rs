@@ -6,7 +6,7 @@
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::examples::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
+use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{
     Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
 };
