@@ -8,6 +8,7 @@
 //! refused operation changes nothing and is kept in [`Chip::control_errors`].
 
 use super::{Chip, ConfigError, MirrorSession, PktgenApp};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use t2_clock::Cycle;
 use t2_pipeline::ir::Program;
@@ -81,6 +82,31 @@ impl ControlOp {
     }
 }
 
+/// The control plane's state: the operations still to apply and what it needs to apply them.
+pub(super) struct ControlPlane {
+    /// Operations to apply: (cycle, order scheduled) -> operation.
+    pub(super) ops: BTreeMap<(Cycle, u64), ControlOp>,
+    pub(super) seq: u64,
+    /// Operations refused when they landed, with the cycle.
+    pub(super) errors: Vec<(Cycle, ConfigError)>,
+    /// The program the pipes run, with the chip's routes, for table operations (`None`: the
+    /// built-in forwarding).
+    pub(super) program: Option<Program>,
+    pub(super) runtime: Option<Runtime>,
+}
+
+impl ControlPlane {
+    pub(super) fn new(program: Option<Program>) -> ControlPlane {
+        ControlPlane {
+            ops: BTreeMap::new(),
+            seq: 0,
+            errors: Vec::new(),
+            program,
+            runtime: None,
+        }
+    }
+}
+
 impl Chip {
     /// Schedules `op` for the start of cycle `at` (before the chip's blocks run in that
     /// cycle). Fails, naming the operation and the problem, if what it names does not exist
@@ -137,25 +163,25 @@ impl Chip {
                 self.check_table_op(*pipe, table).map_err(bad)?;
             }
         }
-        self.control_ops.insert((at, self.control_seq), op);
-        self.control_seq += 1;
+        self.control.ops.insert((at, self.control.seq), op);
+        self.control.seq += 1;
         Ok(())
     }
 
     /// Mirror session `id` as it is now.
     pub fn mirror_session(&self, id: u8) -> Option<MirrorSession> {
-        self.mirror_sessions[id as usize]
+        self.mirror.sessions[id as usize]
     }
 
     /// Operations refused when they landed: (cycle, error).
     pub fn control_errors(&self) -> &[(Cycle, ConfigError)] {
-        &self.control_errors
+        &self.control.errors
     }
 
     /// Applies the operations scheduled for cycle `now`.
-    pub(super) fn control(&mut self, now: Cycle) {
+    pub(super) fn control_plane(&mut self, now: Cycle) {
         self.now = now;
-        while let Some(entry) = self.control_ops.first_entry() {
+        while let Some(entry) = self.control.ops.first_entry() {
             if entry.key().0 > now {
                 break;
             }
@@ -187,7 +213,7 @@ impl Chip {
                 ControlOp::AddEntry { pipe, table, entry } => {
                     // The adds due now to the same table and pipes go in together.
                     let mut entries = vec![entry];
-                    while let Some(next) = self.control_ops.first_entry() {
+                    while let Some(next) = self.control.ops.first_entry() {
                         match next.get() {
                             ControlOp::AddEntry {
                                 pipe: p, table: t, ..
@@ -202,7 +228,7 @@ impl Chip {
                     let mut results = self.add_entries(pipe, &table, entries);
                     let last = results.pop().expect("one result an entry");
                     for e in results.into_iter().filter_map(Result::err) {
-                        self.control_errors.push((now, e));
+                        self.control.errors.push((now, e));
                     }
                     last
                 }
@@ -214,14 +240,14 @@ impl Chip {
                 }
             };
             if let Err(e) = result {
-                self.control_errors.push((now, e));
+                self.control.errors.push((now, e));
             }
         }
     }
 
     /// The next cycle an operation is scheduled for.
     pub(super) fn control_next_event(&self) -> Option<Cycle> {
-        self.control_ops.keys().next().map(|&(c, _)| c)
+        self.control.ops.keys().next().map(|&(c, _)| c)
     }
 
     /// Cell `index` of register array `register` of pipe `pipe`'s `gress`: its value, after
@@ -338,8 +364,8 @@ impl Chip {
     }
 
     fn runtime(&mut self) -> Result<&mut Runtime, String> {
-        if self.runtime.is_none() {
-            let Some(program) = self.program.clone() else {
+        if self.control.runtime.is_none() {
+            let Some(program) = self.control.program.clone() else {
                 return Err(
                     "the built-in forwarding has no program tables (give the chip a program)"
                         .into(),
@@ -352,12 +378,12 @@ impl Chip {
                 ..t2_pipeline::place::Budget::tofino2()
             };
             let placed = t2_pipeline::place::place(&checked, &budget);
-            self.runtime = Some(Runtime {
+            self.control.runtime = Some(Runtime {
                 programs: vec![program; self.pipes.len()],
                 placed,
             });
         }
-        Ok(self.runtime.as_mut().expect("made above"))
+        Ok(self.control.runtime.as_mut().expect("made above"))
     }
 
     /// Applies a table operation to `pipe` (or every pipe): all of them or none.
@@ -417,7 +443,7 @@ impl Chip {
             what: what(0),
             problem,
         })?;
-        let rt = self.runtime.as_mut().expect("made above");
+        let rt = self.control.runtime.as_mut().expect("made above");
         let mut changed = Vec::new();
         for &p in &pipes {
             let bad = |problem: String| ConfigError {

@@ -54,7 +54,8 @@ impl Chip {
                 ];
                 // A copy with a mirror header: its type, for the egress parser.
                 let before_parse = self
-                    .mirror_types
+                    .mirror
+                    .types
                     .remove(&desc.pkt)
                     .map(|t| (fields::MIRROR_TYPE, t as u32));
                 pipe.egress.enter_parsed_with(

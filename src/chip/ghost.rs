@@ -6,12 +6,32 @@ use t2_clock::Cycle;
 use t2_pipeline::GhostWord;
 use t2_tm::ghost::GhostUpdate;
 
+/// The ghost feed's state on the chip side.
+pub(super) struct GhostFeed {
+    /// Ghost updates are chip events: the program has a ghost control or they are traced.
+    /// Otherwise the TM's ghost feed stays lazy and costs the kernel nothing.
+    pub(super) events: bool,
+    /// Scratch for the ghost updates of a cycle (reused, so delivering allocates nothing).
+    pub(super) updates: Vec<(Cycle, GhostUpdate)>,
+    pub(super) words: Vec<GhostWord>,
+}
+
+impl GhostFeed {
+    pub(super) fn new(events: bool) -> GhostFeed {
+        GhostFeed {
+            events,
+            updates: Vec::new(),
+            words: Vec::new(),
+        }
+    }
+}
+
 impl Chip {
     /// The ghost updates that reach the ingress pipes in cycle `now`, in delivery order: each
     /// enters every pipe's ghost thread (if the program has one) and is traced.
     pub(super) fn ghost_deliver(&mut self, now: Cycle) {
-        let mut updates = std::mem::take(&mut self.ghost_updates);
-        let mut words = std::mem::take(&mut self.ghost_words);
+        let mut updates = std::mem::take(&mut self.ghost.updates);
+        let mut words = std::mem::take(&mut self.ghost.words);
         self.tm.take_ghost_delivered(now, &mut updates);
         for &(at, u) in &updates {
             // Updates delivered before tracing started made the kernel stop nowhere.
@@ -34,8 +54,8 @@ impl Chip {
         }
         updates.clear();
         words.clear();
-        self.ghost_updates = updates;
-        self.ghost_words = words;
+        self.ghost.updates = updates;
+        self.ghost.words = words;
     }
 
     /// The ghost metadata of a TM update, as Tofino2 packs it: `qid` is the queue's 4-bit

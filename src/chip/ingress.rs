@@ -88,7 +88,7 @@ impl Chip {
             ),
         ];
         for (k, (session, source)) in sessions.into_iter().enumerate() {
-            if let Some(session) = session.and_then(|m| self.mirror_sessions[m as usize]) {
+            if let Some(session) = session.and_then(|m| self.mirror.sessions[m as usize]) {
                 let copy = self.mirror_copy(
                     now,
                     source,
@@ -99,7 +99,7 @@ impl Chip {
                 );
                 // The program's copy carries its mirror header's type into the egress.
                 if k == 1 && exit.mirror_type != 0 {
-                    self.mirror_types.insert(copy.index(), exit.mirror_type);
+                    self.mirror.types.insert(copy.index(), exit.mirror_type);
                 }
             }
         }

@@ -66,7 +66,7 @@ impl Chip {
                 port.tx_bytes += pool.frame_bytes(pkt);
                 if !port.recirculation {
                     self.counters.transmitted += 1;
-                    if self.mirror_copies.remove(&pkt.index()) {
+                    if self.mirror.copies.remove(&pkt.index()) {
                         self.counters.mirror_delivered += 1;
                     }
                     if let Some(t) = self.trace.as_mut() {
@@ -78,14 +78,14 @@ impl Chip {
                     port.rx_frames += 1;
                     port.rx_fifo.push_from_mac(now, pkt);
                     self.rx_waiting += 1;
-                    if self.pktgen_in_mac.remove(&pkt.index()) {
+                    if self.pktgen.in_mac.remove(&pkt.index()) {
                         // A generated packet, through the pktgen port's share of the group.
                         self.counters.pktgen_arrived += 1;
                     } else {
                         self.counters.recirculated += 1;
                     }
                 } else {
-                    self.pktgen_in_mac.remove(&pkt.index());
+                    self.pktgen.in_mac.remove(&pkt.index());
                     self.drop(ChipDrop::RxFifoFull, pkt, pool);
                 }
             }

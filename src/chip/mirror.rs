@@ -1,10 +1,33 @@
 //! Mirroring: a session's copy of a packet (cut to the session's truncation, charged like
 //! the original) and egress-to-egress mirroring of packets leaving the egress deparser.
 
+use super::MIRROR_SESSIONS;
 use super::{Chip, MirrorSession};
+use std::collections::{BTreeMap, BTreeSet};
 use t2_clock::Cycle;
 use t2_pipeline::{Exit, PacketHandle, PacketPool};
 use t2_tm::Descriptor;
+
+/// The mirror block's state: its sessions and the copies it made that are still inside.
+pub(super) struct Mirroring {
+    /// Where each session sends its copies.
+    pub(super) sessions: Vec<Option<MirrorSession>>,
+    /// Handles of the copies inside the chip (copies are few; kept until delivered or
+    /// dropped).
+    pub(super) copies: BTreeSet<u32>,
+    /// Mirror types of the copies made with a mirror header, until they enter an egress.
+    pub(super) types: BTreeMap<u32, u8>,
+}
+
+impl Mirroring {
+    pub(super) fn new() -> Mirroring {
+        Mirroring {
+            sessions: vec![None; MIRROR_SESSIONS],
+            copies: BTreeSet::new(),
+            types: BTreeMap::new(),
+        }
+    }
+}
 
 impl Chip {
     /// Session `session`'s copy of `pkt`: its bytes as they are now, cut to the session's
@@ -21,7 +44,7 @@ impl Chip {
     ) -> PacketHandle {
         let copy = pool.copy_packet(pkt, session.truncate_bytes.map(|t| t as usize));
         self.counters.mirrored += 1;
-        self.mirror_copies.insert(copy.index());
+        self.mirror.copies.insert(copy.index());
         self.to_tm.send(
             now,
             Descriptor {
@@ -51,9 +74,9 @@ impl Chip {
         };
         // With `mirror_io_select`, the packet as it entered the egress is the source.
         let source = exit.mirror_incoming.unwrap_or(exit.pkt);
-        if self.mirror_copies.contains(&exit.pkt.index()) {
+        if self.mirror.copies.contains(&exit.pkt.index()) {
             self.counters.mirror_not_repeated += 1;
-        } else if let Some(session) = self.mirror_sessions[id as usize] {
+        } else if let Some(session) = self.mirror.sessions[id as usize] {
             // A session not set makes no copy, as in ingress.
             self.counters.mirrored_egress += 1;
             let copy = self.mirror_copy(
@@ -65,7 +88,7 @@ impl Chip {
                 pool,
             );
             if exit.mirror_type != 0 {
-                self.mirror_types.insert(copy.index(), exit.mirror_type);
+                self.mirror.types.insert(copy.index(), exit.mirror_type);
             }
         }
         if let Some(copy) = exit.mirror_incoming {

@@ -56,15 +56,11 @@ pub use pktgen::{
 use crate::chip::params::Tofino2Params;
 use crate::chip::pipes::build_pipes;
 use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::ir::Program;
-use t2_pipeline::{
-    GhostPipeline, GhostWord, GressPipeline, PacketHandle, PacketPool, StageProgram,
-};
+use t2_pipeline::{GhostPipeline, GressPipeline, PacketHandle, PacketPool, StageProgram};
 use t2_testbench::{Node, Sent};
-use t2_tm::ghost::GhostUpdate;
 use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
 use wire::{RxFifo, Wire};
@@ -127,44 +123,22 @@ pub struct Chip {
     /// Frames waiting in all ports' receive FIFOs, so that idle arbiters cost nothing.
     rx_waiting: usize,
     counters: ChipCounters,
-    mirror_sessions: Vec<Option<MirrorSession>>,
-    /// Handles of the mirror copies inside the chip (copies are few; kept until delivered
-    /// or dropped).
-    mirror_copies: BTreeSet<u32>,
+    mirror: mirror::Mirroring,
     ingress_latency: Cycle,
     egress_latency: Cycle,
     trace: Option<Box<ChipTrace>>,
-    /// Ghost updates are chip events: the program has a ghost control or they are traced.
-    /// Otherwise the TM's ghost feed stays lazy and costs the kernel nothing.
-    ghost_events: bool,
+    ghost: ghost::GhostFeed,
     /// The ends of PFC holds are chip events: a queue's `pfc_paused` is traced. Otherwise
     /// nothing changes when a hold ends until the queue's next dequeue, which the TM's own
     /// readiness already schedules.
     pfc_release_events: bool,
-    /// Scratch for the ghost updates of a cycle (reused, so delivering allocates nothing).
-    ghost_updates: Vec<(Cycle, GhostUpdate)>,
-    ghost_words: Vec<GhostWord>,
-    /// Each pipe's packet generator.
-    pktgen: Vec<pktgen::PipePktgen>,
-    /// Some pipe has a pktgen application set (otherwise the generators cost nothing).
-    pktgen_on: bool,
-    /// Generated packets still being serialized on a pktgen port's MAC.
-    pktgen_in_mac: BTreeSet<u32>,
+    pktgen: pktgen::Pktgens,
     /// Per pipe, resubmitted packets waiting for their second ingress pass: (cycle they
     /// may enter, packet, ingress device port).
     resubmit_fifo: Vec<Wire<(PacketHandle, u16)>>,
-    /// Mirror types of the copies made with a mirror header, until they enter an egress.
-    mirror_types: BTreeMap<u32, u8>,
     /// The cycle the chip has reached (the last one it ran).
     now: Cycle,
-    /// Control-plane operations to apply: (cycle, order scheduled) -> operation.
-    control_ops: BTreeMap<(Cycle, u64), ControlOp>,
-    control_seq: u64,
-    control_errors: Vec<(Cycle, ConfigError)>,
-    /// The program the pipes run, with the chip's routes, for the control plane's table
-    /// operations (`None`: the built-in forwarding).
-    program: Option<Program>,
-    runtime: Option<control::Runtime>,
+    control: control::ControlPlane,
 }
 
 impl Chip {
@@ -358,29 +332,19 @@ impl Chip {
             mac_next_done: Cycle::MAX,
             rx_waiting: 0,
             counters: ChipCounters::default(),
-            mirror_sessions: vec![None; MIRROR_SESSIONS],
-            mirror_copies: BTreeSet::new(),
+            mirror: mirror::Mirroring::new(),
             ingress_latency,
             egress_latency,
             trace: None,
-            ghost_events,
+            ghost: ghost::GhostFeed::new(ghost_events),
             pfc_release_events: false,
-            ghost_updates: Vec::new(),
-            ghost_words: Vec::new(),
-            pktgen: vec![pktgen::PipePktgen::new(); params.pipes as usize],
-            pktgen_on: false,
-            pktgen_in_mac: BTreeSet::new(),
-            mirror_types: BTreeMap::new(),
+            pktgen: pktgen::Pktgens::new(params.pipes as usize),
             resubmit_fifo: (0..params.pipes).map(|_| Wire::new(1)).collect(),
             now: 0,
-            control_ops: BTreeMap::new(),
-            control_seq: 0,
-            control_errors: Vec::new(),
-            program: match &config.program {
+            control: control::ControlPlane::new(match &config.program {
                 Some(p) => Some(crate::chip::pipes::with_routes(p, &routes_for_control)?),
                 None => None,
-            },
-            runtime: None,
+            }),
         })
     }
 
@@ -411,6 +375,7 @@ impl Chip {
             buffer_cells: self.params.tm.buffer_cells,
             rx_fifo_frames: self.params.rx_fifo_frames,
             registers: self
+                .control
                 .program
                 .iter()
                 .flat_map(|p| p.registers.iter().map(|r| r.name.clone()))
@@ -419,9 +384,9 @@ impl Chip {
         let mut trace = ChipTrace::new(&layout, filter)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         trace.begin(out)?;
-        if trace.traces_ghost() && !self.ghost_events {
+        if trace.traces_ghost() && !self.ghost.events {
             // Traced updates are pulses in their delivery cycles, which the kernel must visit.
-            self.ghost_events = true;
+            self.ghost.events = true;
             self.tm.keep_ghost_delivered(true);
         }
         // A traced hold falls in the cycle it ends, which the kernel must visit.
@@ -630,7 +595,7 @@ impl Chip {
         session: Option<MirrorSession>,
     ) -> Result<(), ConfigError> {
         self.check_mirror_session(id, &session)?;
-        self.mirror_sessions[id as usize] = session;
+        self.mirror.sessions[id as usize] = session;
         Ok(())
     }
 
@@ -733,11 +698,11 @@ impl Chip {
 
     fn drop(&mut self, cause: ChipDrop, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
-        self.mirror_types.remove(&pkt.index());
+        self.mirror.types.remove(&pkt.index());
         if let Some(t) = self.trace.as_mut() {
             t.forget(pkt.index());
         }
-        if self.mirror_copies.remove(&pkt.index()) {
+        if self.mirror.copies.remove(&pkt.index()) {
             *self.counters.mirror_drops.entry(cause).or_insert(0) += 1;
         }
         pool.free(pkt);
@@ -745,7 +710,7 @@ impl Chip {
 
     /// Mirror copies inside the chip (made, neither delivered nor dropped yet).
     pub fn mirror_copies_inside(&self) -> u64 {
-        self.mirror_copies.len() as u64
+        self.mirror.copies.len() as u64
     }
 
     /// The port-to-port latency of a frame of `frame_bytes` that meets no other traffic,
@@ -805,12 +770,12 @@ impl Chip {
     /// them. Blocks talk only through registered wires (a cycle or more of latency), so the
     /// order here changes no result.
     fn step(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
-        self.control(now);
-        if self.ghost_events {
+        self.control_plane(now);
+        if self.ghost.events {
             self.ghost_deliver(now);
         }
-        if self.pktgen_on {
-            self.pktgen(now, pool);
+        if self.pktgen.on {
+            self.packet_generators(now, pool);
         }
         self.ingress_arbiters(now, pool);
         self.ingress_pipes(now, pool);
@@ -836,7 +801,7 @@ impl Chip {
         if self.rx_waiting > 0 {
             return Some(soon);
         }
-        if self.ghost_events {
+        if self.ghost.events {
             consider(self.tm.ghost_next_delivery());
         }
         for pipe in &self.pipes {
@@ -851,8 +816,8 @@ impl Chip {
         if self.pfc_release_events {
             consider(self.tm.next_pfc_release(now));
         }
-        if self.pktgen_on {
-            for g in &self.pktgen {
+        if self.pktgen.on {
+            for g in &self.pktgen.gens {
                 consider(g.next_event());
             }
         }

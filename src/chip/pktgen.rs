@@ -12,6 +12,7 @@
 
 use super::{Chip, ConfigError};
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use t2_clock::Cycle;
 use t2_pipeline::PacketPool;
 
@@ -127,6 +128,26 @@ impl PipePktgen {
     }
 }
 
+/// The packet generators' state: one per pipe, and the packets they made still on a MAC.
+pub(super) struct Pktgens {
+    /// Each pipe's packet generator.
+    pub(super) gens: Vec<PipePktgen>,
+    /// Some pipe has a pktgen application set (otherwise the generators cost nothing).
+    pub(super) on: bool,
+    /// Generated packets still being serialized on a pktgen port's MAC.
+    pub(super) in_mac: BTreeSet<u32>,
+}
+
+impl Pktgens {
+    pub(super) fn new(pipes: usize) -> Pktgens {
+        Pktgens {
+            gens: vec![PipePktgen::new(); pipes],
+            on: false,
+            in_mac: BTreeSet::new(),
+        }
+    }
+}
+
 impl Chip {
     /// Sets (or with `None` clears) application `app` of pipe `pipe`'s packet generator. A
     /// timer's first firing must not be before `now`, the cycle the chip has reached
@@ -139,13 +160,14 @@ impl Chip {
         config: Option<PktgenApp>,
     ) -> Result<(), ConfigError> {
         let first = self.check_pktgen_app(now, pipe, app, config.as_ref())?;
-        let g = &mut self.pktgen[pipe];
+        let g = &mut self.pktgen.gens[pipe];
         // Packets a replaced or cleared configuration still had to make are not made.
         g.due.retain(|_, what| what.0 as usize != app);
         g.apps[app] = config;
         g.next_fire[app] = first;
-        self.pktgen_on = self
+        self.pktgen.on = self
             .pktgen
+            .gens
             .iter()
             .any(|g| g.apps.iter().any(Option::is_some));
         Ok(())
@@ -226,7 +248,7 @@ impl Chip {
     /// ([`Chip::schedule`]).
     pub(super) fn fire_port_down(&mut self, at: Cycle, port: usize) {
         let dev = self.ports[port].dev_port;
-        for g in &mut self.pktgen {
+        for g in &mut self.pktgen.gens {
             for app in 0..PKTGEN_APPLICATIONS {
                 let hit = matches!(
                     g.apps[app],
@@ -242,7 +264,7 @@ impl Chip {
     /// A packet left pipe `pipe`'s ingress deparser in cycle `now` with the pktgen trigger:
     /// its deparser-triggered applications fire in `now + 1`.
     pub(super) fn fire_deparser(&mut self, now: Cycle, pipe: usize) {
-        let g = &mut self.pktgen[pipe];
+        let g = &mut self.pktgen.gens[pipe];
         for app in 0..PKTGEN_APPLICATIONS {
             if matches!(
                 g.apps[app],
@@ -258,9 +280,9 @@ impl Chip {
 
     /// The timers firing in cycle `now` schedule their packets; the packets due in `now` are
     /// made and reach the pktgen port's MAC in `now + 1`.
-    pub(super) fn pktgen(&mut self, now: Cycle, pool: &mut PacketPool) {
-        for p in 0..self.pktgen.len() {
-            let g = &mut self.pktgen[p];
+    pub(super) fn packet_generators(&mut self, now: Cycle, pool: &mut PacketPool) {
+        for p in 0..self.pktgen.gens.len() {
+            let g = &mut self.pktgen.gens[p];
             for app in 0..PKTGEN_APPLICATIONS {
                 if g.next_fire[app] != Some(now) {
                     continue;
@@ -289,7 +311,7 @@ impl Chip {
                 let port = self.front_ports + p;
                 self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
                 self.to_mac.send(now, (port, pkt));
-                self.pktgen_in_mac.insert(pkt.index());
+                self.pktgen.in_mac.insert(pkt.index());
                 self.counters.pktgen_generated += 1;
                 if let Some(t) = self.trace.as_mut() {
                     t.number(pkt.index());
