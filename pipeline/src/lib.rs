@@ -13,7 +13,7 @@
 //!   compile/  place (stages under budgets, table splitting), report
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, examples
 //!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
-//!   wire/     packet, headers, pfc, bfc, qcn (bytes and frame formats)
+//!   wire/     packet, headers, pfc, bfc, pabo, qcn (bytes and frame formats)
 //! ```
 //!
 //! `hw` runs whatever it is handed (a parser [`parser::Graph`], a [`gress::StageProgram`]);

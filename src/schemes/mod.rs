@@ -4,7 +4,7 @@
 //! from the scheme's parameters and the port speed), the egress queues of every switch port,
 //! and what the hosts do (their transport's congestion control, which pause frames they
 //! honour, whether they resend bounced packets). The command line (`report --scheme`), the
-//! scenario files (`scheme = "dctcp"`, `[scheme.params]`) and comparisons find a scheme here
+//! scenario files (`scheme = "dctcp"`, `[scheme_params]`) and comparisons find a scheme here
 //! by its name. Adding a scheme is a new folder and one line in [`SCHEMES`].
 
 use std::collections::BTreeMap;
