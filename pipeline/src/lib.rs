@@ -11,7 +11,8 @@
 //! ```text
 //!   run/      exec (interpreter + placed stage programs), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
-//!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, examples
+//!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
+//!             examples
 //!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
 //!   wire/     packet, headers, pfc, bfc, pabo, qcn (bytes and frame formats)
 //! ```
