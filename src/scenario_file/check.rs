@@ -202,18 +202,30 @@ impl ScenarioFile {
                 ),
             );
         }
-        if !(1..=10_000_000).contains(&tr.rto_us) {
-            return bad(
-                "transport.rto_us",
-                format!("{} is outside 1..=10000000 (10 s)", tr.rto_us),
-            );
+        let min_rto_us = tr.min_rto_us.unwrap_or(super::format::DEFAULT_MIN_RTO_US);
+        for (key, us) in [
+            ("transport.rto_us", tr.rto_us.unwrap_or(min_rto_us)),
+            ("transport.min_rto_us", min_rto_us),
+        ] {
+            if !(1..=10_000_000).contains(&us) {
+                return bad(key, format!("{us} is outside 1..=10000000 (10 s)"));
+            }
         }
-        let rto = clock.ns_to_cycles_ceil(tr.rto_us * 1000);
+        let min_rto = clock.ns_to_cycles_ceil(min_rto_us * 1000);
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us.unwrap_or(min_rto_us) * 1000);
         let mut transport = TransportConfig {
             mss: tr.mss,
             window_bytes: tr.window_bytes,
             rto,
-            max_rto: rto.saturating_mul(64),
+            min_rto,
+            // RFC 6298 §2.5 allows any maximum of at least 60 s; 64 doublings of the larger
+            // of the two keeps a backed-off timer within a run's scale.
+            max_rto: rto.max(min_rto).saturating_mul(64),
+            recovery: match tr.recovery.unwrap_or(super::format::RecoveryToml::Sack) {
+                super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
+                super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
+                super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
+            },
             congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
                 CongestionToml::Fixed => Congestion::Fixed,
                 CongestionToml::Dctcp => Congestion::Dctcp,

@@ -61,6 +61,14 @@ pub const FLOW_ID_LEN: usize = 4;
 /// Bytes of one segment beyond its data: headers, flow id and FCS.
 pub const SEGMENT_OVERHEAD: u64 = TCP_HEADERS_LEN as u64 + FLOW_ID_LEN as u64 + FCS_BYTES;
 
+/// Bytes of the largest SACK option an ACK carries: two NOPs, kind, length and
+/// [`MAX_SACK_BLOCKS`] blocks of 8 bytes.
+pub const MAX_SACK_OPTION_LEN: usize = 4 + 8 * MAX_SACK_BLOCKS;
+/// The largest IPv4 total length of this transport's ACKs (no data): 20 bytes of IPv4
+/// header, 20 of TCP, the largest SACK option and the flow id. A data segment with at most
+/// [`MAX_SACK_OPTION_LEN`] bytes of data (only ever a flow's last segment) is no longer.
+pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = 20 + 20 + MAX_SACK_OPTION_LEN as u64 + FLOW_ID_LEN as u64;
+
 /// ECN codepoints in the low two bits of the IPv4 TOS byte.
 const ECT0: u8 = 0b10;
 const CE: u8 = 0b11;
@@ -622,6 +630,22 @@ impl TransportHost {
         }
     }
 
+    /// The retransmission timer of flow `flow_id` (SRTT, RTTVAR, RTO), once it has started.
+    pub fn rto_estimator(&self, flow_id: u32) -> Option<RtoEstimator> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .map(|f| f.rto)
+    }
+
+    /// The cycles flow `flow_id`'s last fast recovery started and ended (if it has).
+    pub fn last_recovery(&self, flow_id: u32) -> Option<(Cycle, Option<Cycle>)> {
+        self.flows
+            .iter()
+            .find(|f| f.spec.id == flow_id)
+            .and_then(|f| f.last_recovery)
+    }
+
     /// The DCTCP state of the flow with `id`, if it runs DCTCP.
     pub fn dctcp(&self, flow_id: u32) -> Option<Dctcp> {
         self.flows
@@ -706,6 +730,7 @@ impl TransportHost {
                 dupacks: 0,
                 in_recovery: None,
                 fast_recoveries: 0,
+                last_recovery: None,
                 recover: None,
                 retx_next: None,
                 inflation: 0,
@@ -902,7 +927,12 @@ impl TransportHost {
         let offset = (headers::Tcp::MIN_LEN + opts.len()) / 4;
         frame[tcp_at + 12] = (frame[tcp_at + 12] & 0x0f) | ((offset as u8) << 4);
         frame[tcp_at + 16..tcp_at + 18].copy_from_slice(&[0, 0]);
-        let c = headers::l4_checksum(self.me.ip, dst_ip(&frame), headers::IPPROTO_TCP, &frame[tcp_at..]);
+        let c = headers::l4_checksum(
+            self.me.ip,
+            dst_ip(&frame),
+            headers::IPPROTO_TCP,
+            &frame[tcp_at..],
+        );
         frame[tcp_at + 16..tcp_at + 18].copy_from_slice(&c.to_be_bytes());
         if frame.len() < 60 {
             frame.resize(60, 0);
@@ -997,7 +1027,14 @@ impl Node for TransportHost {
                 .get(opts_at..p.payload_offset)
                 .map(tcp::parse_sack)
                 .unwrap_or_default();
-            Some((flow_id, from, tcp, data_len as u64, ip.tos & CE == CE, sacks))
+            Some((
+                flow_id,
+                from,
+                tcp,
+                data_len as u64,
+                ip.tos & CE == CE,
+                sacks,
+            ))
         });
         pool.free(pkt);
         match parsed {
@@ -1068,9 +1105,8 @@ impl Node for TransportHost {
             .map(|&i| &self.flows[i])
             .filter_map(|f| {
                 let rp = f.limiter()?;
-                let paced = (f.ready_ticks >= next_ticks
-                    && f.next_segment().is_some())
-                .then(|| f.ready_ticks / self.line.ticks_per_cycle());
+                let paced = (f.ready_ticks >= next_ticks && f.next_segment().is_some())
+                    .then(|| f.ready_ticks / self.line.ticks_per_cycle());
                 rp.timer_at().into_iter().chain(paced).min()
             })
             .min();

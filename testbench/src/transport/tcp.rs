@@ -58,6 +58,8 @@ pub(super) struct SendFlow {
     pub in_recovery: Option<InRecovery>,
     /// Loss recoveries started by duplicate ACKs (fast retransmits).
     pub fast_recoveries: u64,
+    /// The cycles the last fast recovery started and ended.
+    pub last_recovery: Option<(Cycle, Option<Cycle>)>,
     /// RFC 6582 `recover` after a recovery or timeout: no new fast retransmit until the
     /// cumulative ACK passes it.
     pub recover: Option<u64>,
@@ -218,8 +220,9 @@ impl SendFlow {
 
     /// Starts loss recovery on duplicate ACKs: RecoveryPoint = HighData, the window halved
     /// (DCTCP) and the first unacknowledged segment resent ahead of the window.
-    fn enter_recovery(&mut self) {
+    fn enter_recovery(&mut self, now: Cycle) {
         self.fast_recoveries += 1;
+        self.last_recovery = Some((now, None));
         self.in_recovery = Some(InRecovery {
             point: self.high,
             after_rto: false,
@@ -256,7 +259,7 @@ impl SendFlow {
         }
         if ack <= self.snd_una {
             if self.high > self.snd_una && ack == self.snd_una {
-                self.on_duplicate(ece);
+                self.on_duplicate(now, ece);
             }
             return effect;
         }
@@ -284,6 +287,11 @@ impl SendFlow {
                 self.in_recovery = None;
                 self.inflation = 0;
                 self.retx_next = None;
+                if !r.after_rto {
+                    if let Some((_, end)) = self.last_recovery.as_mut() {
+                        *end = Some(now);
+                    }
+                }
             } else if !r.after_rto && self.recovery == Recovery::NewReno {
                 // A partial ACK: resend the next hole, deflate by what was acknowledged.
                 self.retx_next = Some(ack);
@@ -301,7 +309,7 @@ impl SendFlow {
                 .scoreboard
                 .is_lost(self.snd_una + self.seg_len(self.snd_una), self.mss)
         {
-            self.enter_recovery();
+            self.enter_recovery(now);
         }
         if self.snd_una >= self.spec.size_bytes {
             self.finish = Some(now);
@@ -316,7 +324,7 @@ impl SendFlow {
     }
 
     /// A duplicate ACK (RFC 5681: no new data acknowledged, data outstanding).
-    fn on_duplicate(&mut self, ece: bool) {
+    fn on_duplicate(&mut self, now: Cycle, ece: bool) {
         if ece {
             // Its ECE still counts (see `Dctcp::on_duplicate_ece`). The segment it reports
             // lies beyond the first missing byte, at most `high`.
@@ -334,7 +342,7 @@ impl SendFlow {
                 } else {
                     self.dupacks += 1;
                     if self.dupacks == DUP_THRESH && self.may_enter() {
-                        self.enter_recovery();
+                        self.enter_recovery(now);
                     }
                 }
             }
@@ -344,7 +352,7 @@ impl SendFlow {
                 if self.may_enter()
                     && (self.dupacks >= DUP_THRESH || self.scoreboard.is_lost(end, self.mss))
                 {
-                    self.enter_recovery();
+                    self.enter_recovery(now);
                 }
             }
         }
@@ -493,7 +501,12 @@ pub(super) fn sack_option(blocks: &[(u64, u64)], out: &mut Vec<u8>) {
     if blocks.is_empty() {
         return;
     }
-    out.extend_from_slice(&[TCPOPT_NOP, TCPOPT_NOP, TCPOPT_SACK, 2 + 8 * blocks.len() as u8]);
+    out.extend_from_slice(&[
+        TCPOPT_NOP,
+        TCPOPT_NOP,
+        TCPOPT_SACK,
+        2 + 8 * blocks.len() as u8,
+    ]);
     for &(s, e) in blocks {
         out.extend_from_slice(&(s as u32).to_be_bytes());
         out.extend_from_slice(&(e as u32).to_be_bytes());

@@ -17,6 +17,10 @@ struct Tap {
     /// the receiver then gets a CE-marked segment out of order.
     overtake_first: bool,
     held: Option<PacketHandle>,
+    /// Drop the first copy of the data segments with these sequence numbers.
+    drop_seqs: Vec<u32>,
+    /// Every data frame seen: (cycle, sequence number).
+    log: Vec<(Cycle, u32)>,
     seen: [u64; 2],
     dropped: u64,
     queue: Vec<Sent>,
@@ -32,8 +36,19 @@ impl Node for Tap {
     fn port_bps(&self, _port: usize) -> u64 {
         G100
     }
-    fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+    fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.seen[port] += 1;
+        if port == 0 {
+            let b = pool.bytes(pkt);
+            let seq = u32::from_be_bytes(b[38..42].try_into().unwrap());
+            self.log.push((now, seq));
+            if let Some(k) = self.drop_seqs.iter().position(|&s| s == seq) {
+                self.drop_seqs.remove(k);
+                self.dropped += 1;
+                pool.free(pkt);
+                return;
+            }
+        }
         let every = if port == 0 {
             self.drop_every
         } else {
@@ -44,8 +59,7 @@ impl Node for Tap {
             pool.free(pkt);
             return;
         }
-        if port == 0 && self.bounce_every > 0 && self.seen[0].is_multiple_of(self.bounce_every)
-        {
+        if port == 0 && self.bounce_every > 0 && self.seen[0].is_multiple_of(self.bounce_every) {
             self.queue.push(Sent { port: 0, pkt });
             return;
         }
@@ -131,6 +145,8 @@ fn clean_tap() -> Tap {
         bounce_every: 0,
         overtake_first: false,
         held: None,
+        drop_seqs: Vec::new(),
+        log: Vec::new(),
         seen: [0; 2],
         dropped: 0,
         queue: Vec::new(),
@@ -155,7 +171,11 @@ fn bounced_frames_are_sent_again_when_asked() {
         let out = s.outcomes()[0];
         (
             out.finish,
-            (out.timeouts, out.fast_recoveries, out.retransmitted_segments),
+            (
+                out.timeouts,
+                out.fast_recoveries,
+                out.retransmitted_segments,
+            ),
             s.resent_bounced(),
             s.foreign(),
             net.node::<TransportHost>(b).data_bytes_received(),
@@ -241,9 +261,8 @@ fn bfc_pause_holds_only_the_paused_flow_queue() {
     assert_eq!((frames, foreign), (2, 1));
     // Each flow has its own queue index in the IPv4 identification field.
     assert!(seen.iter().all(|&(_, f, q)| q as u32 == f + 1));
-    let of = |flow: u32| -> Vec<Cycle> {
-        seen.iter().filter(|s| s.1 == flow).map(|s| s.0).collect()
-    };
+    let of =
+        |flow: u32| -> Vec<Cycle> { seen.iter().filter(|s| s.1 == flow).map(|s| s.0).collect() };
     let (f0, f1) = (of(0), of(1));
     assert_eq!((f0.len(), f1.len()), (30, 30));
     // 1,062-byte frames take 8,656 wire bits = 129.84 cycles and the NIC sends them back
@@ -644,7 +663,11 @@ fn dctcp_follows_a_hand_worked_table_on_a_fixed_marking_pattern() {
                 break;
             }
         }
-        assert_eq!((k, d.alpha, d.cwnd, d.ssthresh, d.cuts()), *row, "window {w}");
+        assert_eq!(
+            (k, d.alpha, d.cwnd, d.ssthresh, d.cuts()),
+            *row,
+            "window {w}"
+        );
     }
 }
 
@@ -663,7 +686,10 @@ fn dctcp_grows_like_tcp_without_marks() {
         "one segment per window in congestion avoidance"
     );
     d.on_ack(1000, false, 21_001, 30_000, false);
-    assert_eq!(d.cwnd, 15_000, "no growth while loss recovery sets the window");
+    assert_eq!(
+        d.cwnd, 15_000,
+        "no growth while loss recovery sets the window"
+    );
     d.on_timeout();
     assert_eq!((d.cwnd, d.ssthresh), (1000, 7500));
 }
@@ -733,4 +759,227 @@ fn ce_marks_are_echoed_and_shrink_the_dctcp_window() {
     assert_eq!(d.alpha, DCTCP_ALPHA_ONE, "every byte marked");
     assert_eq!(d.cwnd, 1000, "halved every window down to one segment");
     assert_eq!(net.node::<TransportHost>(b).marked_segments(), 400);
+}
+
+#[test]
+fn rto_follows_rfc_6298_arithmetic() {
+    // Samples 800, 1200, 400, 800 cycles; minimum 1,000, maximum 100,000, initial 5,000.
+    let mut r = RtoEstimator::new(5_000, 1_000, 100_000);
+    assert_eq!(
+        (r.rto(), r.srtt()),
+        (5_000, None),
+        "the initial RTO before a sample"
+    );
+    // First: SRTT = 800, RTTVAR = 400, RTO = 800 + 4 x 400 = 2,400.
+    r.sample(800);
+    assert_eq!(r.srtt_rttvar_eighths(), Some((800 * 8, 400 * 8)));
+    assert_eq!(r.rto(), 2_400);
+    // RTTVAR = 3/4 x 400 + 1/4 x |800 - 1200| = 400; SRTT = 7/8 x 800 + 1/8 x 1200 = 850;
+    // RTO = 850 + 1,600 = 2,450.
+    r.sample(1200);
+    assert_eq!(r.srtt_rttvar_eighths(), Some((850 * 8, 400 * 8)));
+    assert_eq!(r.rto(), 2_450);
+    // RTTVAR = 300 + 1/4 x |850 - 400| = 412.5; SRTT = 743.75 + 50 = 793.75;
+    // RTO = 793.75 + 1,650 = 2,443.75, up to 2,444.
+    r.sample(400);
+    assert_eq!(r.srtt_rttvar_eighths(), Some((6_350, 3_300)));
+    assert_eq!(r.rto(), 2_444);
+    // RTTVAR = 309.375 + 1/4 x 6.25 = 310.9375 (2,487.5 eighths, truncated to 2,487);
+    // SRTT = 694.53125 + 100 = 794.53125 (6,356.25 eighths, truncated to 6,356);
+    // RTO = (6,356 + 4 x 2,487) / 8 = 2,037.0, up to 2,038 with the truncation kept.
+    r.sample(800);
+    assert_eq!(r.srtt_rttvar_eighths(), Some((6_356, 2_487)));
+    assert_eq!(r.rto(), (6_356u64 + 4 * 2_487).div_ceil(8));
+    // Backoff doubles, up to the maximum; the next sample recomputes it.
+    r.back_off();
+    assert_eq!(r.rto(), 2 * 2_038);
+    for _ in 0..10 {
+        r.back_off();
+    }
+    assert_eq!(r.rto(), 100_000);
+    // A steady 100-cycle RTT drives RTTVAR down and the RTO to the minimum.
+    for _ in 0..60 {
+        r.sample(100);
+    }
+    assert_eq!(r.rto(), 1_000);
+}
+
+#[test]
+fn timeouts_back_off_by_doubling() {
+    // Every ACK is lost: the one segment is sent at 0 and again at each timeout. Its timer
+    // starts when a frame leaves (10,000 cycles, doubling): 10,000, 30,000, 70,000, 150,000.
+    // Each copy ends 129.84 cycles after it starts and reaches the tap 150 cycles later.
+    let config = TransportConfig::fixed(10_000, 10_000);
+    let tap = || Tap {
+        drop_ack_every: 1,
+        ..clean_tap()
+    };
+    let run = |stepping| {
+        let (mut net, a, t, _) = net(stepping, config, tap(), &[flow(0, 0, 1000)]);
+        net.run_until(200_000);
+        let s = net.node::<TransportHost>(a);
+        (net.node::<Tap>(t).log.clone(), s.outcomes()[0].timeouts)
+    };
+    let (log, timeouts) = run(Stepping::Jump);
+    let at: Vec<Cycle> = log.iter().map(|l| l.0).collect();
+    assert_eq!(at, [280, 10_280, 30_280, 70_280, 150_280]);
+    assert_eq!(timeouts, 4);
+    assert_eq!(run(Stepping::EveryCycle), (log, timeouts));
+}
+
+/// One 20-segment flow through a tap that drops the first copy of the segments at `drop`,
+/// with a fixed 10-segment window and a timer far longer than the run's recovery.
+fn drop_run(
+    stepping: Stepping,
+    recovery: Recovery,
+    drop: &[u32],
+) -> (
+    Vec<(Cycle, u32)>,
+    SenderOutcome,
+    Option<(Cycle, Option<Cycle>)>,
+) {
+    let config = TransportConfig {
+        recovery,
+        ..TransportConfig::fixed(10_000, 1_000_000)
+    };
+    let tap = Tap {
+        drop_seqs: drop.to_vec(),
+        ..clean_tap()
+    };
+    let (mut net, a, t, b) = net(stepping, config, tap, &[flow(0, 0, 20_000)]);
+    net.run_until(100_000);
+    assert_eq!(net.node::<TransportHost>(b).data_bytes_received(), 20_000);
+    assert_eq!(net.live_packets(), 0);
+    let s = net.node::<TransportHost>(a);
+    (
+        net.node::<Tap>(t).log.clone(),
+        s.outcomes()[0],
+        s.last_recovery(0),
+    )
+}
+
+#[test]
+fn one_drop_is_repaired_by_fast_retransmit_at_an_exact_cycle() {
+    // Segment 2 (seq 2,000) is dropped. Data frame k (from 0) leaves the NIC at
+    // (k + 1) x 129.84 cycles and reaches the tap 150 cycles after that cycle ends; its ACK
+    // (64 B, 11 cycles on the wire) reaches the sender at ceil((k + 1) x 129.84) + 611. The
+    // ACKs of segments 3, 4 and 5 repeat ack 2,000; the third arrives at
+    // ceil(6 x 129.84) + 611 = 1,391, and fast retransmit starts: recover = HighData =
+    // 11,000 (segment 10 is on the wire since 1,298.4, as ACK 2,000 at 871 opened the
+    // window to 12,000). The NIC frees at 11 x 129.84 = 1,428.24 and the retransmission goes
+    // first: it ends at 1,558.08 and reaches the tap at 1,559 + 150 = 1,709. At the receiver
+    // (1,859) segments 0..=10 are then all there (segment 11 arrives at 1,988), so its ACK
+    // is 11,000, which covers recover: it reaches the sender at 1,559 + 611 = 2,170 and
+    // recovery ends there.
+    for recovery in [Recovery::NewReno, Recovery::Sack] {
+        let (log, out, rec) = drop_run(Stepping::Jump, recovery, &[2000]);
+        let copies: Vec<Cycle> = log.iter().filter(|l| l.1 == 2000).map(|l| l.0).collect();
+        if recovery == Recovery::NewReno {
+            assert_eq!(copies, [540, 1_709], "{recovery:?}");
+            assert_eq!(rec, Some((1_391, Some(2_170))), "{recovery:?}");
+        } else {
+            // SACK's duplicate ACKs carry a 12-byte option (70 B + FCS, 11.28 cycles on the
+            // wire with preamble and gap), so they arrive a cycle later (1,392), which changes
+            // nothing else: the NIC frees at 1,428.24 either way.
+            assert_eq!(copies, [540, 1_709], "{recovery:?}");
+            assert_eq!(rec, Some((1_392, Some(2_170))), "{recovery:?}");
+        }
+        assert_eq!(
+            (
+                out.timeouts,
+                out.fast_recoveries,
+                out.retransmitted_segments
+            ),
+            (0, 1, 1),
+            "{recovery:?}"
+        );
+        assert_eq!(drop_run(Stepping::EveryCycle, recovery, &[2000]).0, log);
+    }
+}
+
+#[test]
+fn sack_repairs_two_holes_in_one_round_trip_where_newreno_takes_two() {
+    // Segments 2 and 5 are dropped. With SACK the sender learns of both holes from the
+    // duplicate ACKs' blocks and resends both before the ACK of its first retransmission
+    // returns; NewReno learns of the second hole only from the partial ACK that answers the
+    // first retransmission, one round trip later.
+    let rtt = 611 + 130; // a data frame's serialization plus the base round trip
+    let (sack_log, sack, sack_rec) = drop_run(Stepping::Jump, Recovery::Sack, &[2000, 5000]);
+    let resent = |log: &[(Cycle, u32)], seq| {
+        log.iter()
+            .filter(|l| l.1 == seq)
+            .map(|l| l.0)
+            .nth(1)
+            .expect("resent")
+    };
+    let (s2, s5) = (resent(&sack_log, 2000), resent(&sack_log, 5000));
+    assert!(s5 < s2 + rtt, "SACK: {s2} {s5}");
+    assert_eq!(
+        (
+            sack.timeouts,
+            sack.fast_recoveries,
+            sack.retransmitted_segments
+        ),
+        (0, 1, 2)
+    );
+    let (nr_log, nr, nr_rec) = drop_run(Stepping::Jump, Recovery::NewReno, &[2000, 5000]);
+    let (n2, n5) = (resent(&nr_log, 2000), resent(&nr_log, 5000));
+    assert!(n5 >= n2 + rtt, "NewReno: {n2} {n5}");
+    assert_eq!(
+        (nr.timeouts, nr.fast_recoveries, nr.retransmitted_segments),
+        (0, 1, 2)
+    );
+    // SACK, exactly: the ACKs of segments 3, 4 and 6 are the three duplicates; the third
+    // (two blocks: 82 B with the FCS, 12.24 cycles on the wire) arrives at
+    // ceil(7 x 129.84) + 600 + 13 =
+    // 1,522 and recovery starts, RecoveryPoint = 12,000 (segment 11 is on the wire,
+    // 1,428.24..1,558.08). Segment 2 is resent next (1,558.08..1,687.92, at the tap 1,838).
+    // Then segment 5 does not count as lost yet (2,000 B SACKed above it, not more than
+    // 2 x MSS), so NextSeg sends new data (segment 12, pipe 6,000 < cwnd 10,000); the SACK
+    // of segment 8 (at 1,781) makes it lost, and it goes next (1,817.76..1,947.60, at the tap
+    // 2,098). The ACK of that retransmission covers 13,000, beyond the recovery point, and
+    // reaches the sender at 1,948 + 611 = 2,559.
+    assert_eq!(
+        (s2, s5, sack_rec),
+        (1_838, 2_098, Some((1_522, Some(2_559))))
+    );
+    // NewReno: recovery starts at the third duplicate, 909 + 611 = 1,520; segment 2 goes as
+    // with SACK (1,838 at the tap); its partial ACK (5,000) reaches the sender at
+    // 1,688 + 611 = 2,299 and only then is segment 5 resent, after the frame on the wire,
+    // reaching the tap at 2,617; its ACK ends the recovery at 2,467 + 611 = 3,078.
+    assert_eq!((n2, n5, nr_rec), (1_838, 2_617, Some((1_520, Some(3_078)))));
+    assert_eq!(
+        drop_run(Stepping::EveryCycle, Recovery::Sack, &[2000, 5000]).0,
+        sack_log
+    );
+    assert_eq!(
+        drop_run(Stepping::EveryCycle, Recovery::NewReno, &[2000, 5000]).0,
+        nr_log
+    );
+}
+
+#[test]
+fn sack_blocks_travel_as_tcp_option_bytes() {
+    let mut opts = Vec::new();
+    tcp::sack_option(&[(3000, 5000), (6000, 7000)], &mut opts);
+    assert_eq!(
+        opts,
+        [1, 1, 5, 18, 0, 0, 0x0b, 0xb8, 0, 0, 0x13, 0x88, 0, 0, 0x17, 0x70, 0, 0, 0x1b, 0x58]
+    );
+    assert_eq!(tcp::parse_sack(&opts), [(3000, 5000), (6000, 7000)]);
+    // A truncated option yields nothing rather than garbage.
+    assert_eq!(tcp::parse_sack(&opts[..7]), []);
+    // The receiver reports the block of the segment that triggered the ACK first, then the
+    // most recent others (RFC 2018 §4).
+    let mut r = tcp::RecvFlow::default();
+    r.on_segment(0, 1000);
+    r.on_segment(3000, 4000);
+    assert_eq!(r.sack_blocks(3000), [(3000, 4000)]);
+    r.on_segment(6000, 7000);
+    assert_eq!(r.sack_blocks(6000), [(6000, 7000), (3000, 4000)]);
+    r.on_segment(4000, 5000);
+    assert_eq!(r.sack_blocks(4000), [(3000, 5000), (6000, 7000)]);
+    r.on_segment(1000, 3000);
+    assert_eq!(r.rcv_nxt, 5000);
+    assert_eq!(r.sack_blocks(1000), [(6000, 7000)]);
 }
