@@ -983,3 +983,110 @@ fn sack_blocks_travel_as_tcp_option_bytes() {
     assert_eq!(r.rcv_nxt, 5000);
     assert_eq!(r.sack_blocks(1000), [(6000, 7000)]);
 }
+
+/// A 10 Gb/s bottleneck: data frames from port 0 wait in an unbounded FIFO and leave on
+/// port 1 one at a time at 10 Gb/s (exact to the line tick); ACKs from port 1 pass at once.
+/// Records the largest queueing delay a frame saw.
+struct Bottleneck {
+    line: LineRate,
+    fifo: VecDeque<(Cycle, PacketHandle)>,
+    free_ticks: u64,
+    acks: Vec<Sent>,
+    max_wait: Cycle,
+}
+
+impl Node for Bottleneck {
+    fn name(&self) -> &str {
+        "bottleneck"
+    }
+    fn port_count(&self) -> usize {
+        2
+    }
+    fn port_bps(&self, _port: usize) -> u64 {
+        // The links are 100 Gb/s; the 10 Gb/s stage is inside (a slow hop folded in).
+        G100
+    }
+    fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        if port == 1 {
+            self.acks.push(Sent { port: 0, pkt });
+            return;
+        }
+        let start = self.free_ticks.max(self.line.cycle_to_ticks(now));
+        self.free_ticks = start + self.line.serialization_ticks(pool.frame_bytes(pkt));
+        let leaves = self.line.ticks_to_cycle_ceil(self.free_ticks);
+        self.max_wait = self
+            .max_wait
+            .max(self.line.ticks_to_cycle_ceil(start) - now);
+        self.fifo.push_back((leaves, pkt));
+    }
+    fn tick(&mut self, now: Cycle, _pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        out.append(&mut self.acks);
+        while self.fifo.front().is_some_and(|&(t, _)| t <= now) {
+            let (_, pkt) = self.fifo.pop_front().expect("checked");
+            out.push(Sent { port: 1, pkt });
+        }
+    }
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let ack = (!self.acks.is_empty()).then_some(now + 1);
+        ack.into_iter()
+            .chain(self.fifo.front().map(|&(t, _)| t.max(now + 1)))
+            .min()
+    }
+}
+
+#[test]
+fn a_1_ms_minimum_rto_fires_no_spurious_timeout_behind_a_160_us_queue() {
+    // Flow 0 keeps 176 segments in flight through a 10 Gb/s bottleneck; flow 1 (10
+    // segments) starts at 600 us, when that queue is full, and adds its own: the last of
+    // them waits behind about 185 frames of 865.6 ns, 160 us, and flow 1's first ACK comes
+    // back only after its first segment waited about 150 us.
+    // Nothing is dropped: any timeout is spurious.
+    let run = |stepping, config: TransportConfig| {
+        let clock = Clock::tofino2();
+        let peers = vec![peer(0), peer(1)];
+        let mut a = TransportHost::new("a", peer(0), clock, G100, config, peers.clone()).unwrap();
+        a.add_flow(flow(0, 0, 2_000_000)).unwrap();
+        a.add_flow(flow(1, 900_000, 10_000)).unwrap();
+        let b = TransportHost::new("b", peer(1), clock, G100, config, peers).unwrap();
+        let neck = Bottleneck {
+            line: LineRate::new(clock, 10_000_000_000),
+            fifo: VecDeque::new(),
+            free_ticks: 0,
+            acks: Vec::new(),
+            max_wait: 0,
+        };
+        let mut net = Network::new(stepping);
+        let (a, n, b) = (net.add(a), net.add(neck), net.add(b));
+        net.link(a, 0, n, 0, 150).unwrap();
+        net.link(n, 1, b, 0, 150).unwrap();
+        net.run_until(6_000_000);
+        let s = net.node::<TransportHost>(a);
+        assert!(s.all_done());
+        let out: Vec<(u64, u64)> = s
+            .outcomes()
+            .iter()
+            .map(|o| (o.timeouts, o.retransmitted_segments))
+            .collect();
+        let wait = net.node::<Bottleneck>(n).max_wait;
+        (out, wait, s.outcomes()[1].finish)
+    };
+    let ms = Clock::tofino2().ns_to_cycles_ceil(1_000_000);
+    let rfc = TransportConfig {
+        min_rto: ms,
+        ..TransportConfig::fixed(176_000, ms)
+    };
+    let (out, wait, finish) = run(Stepping::Jump, rfc);
+    // The queue: 160 us = 240,000 cycles, within a frame time (1,298.4 cycles).
+    assert!(wait.abs_diff(240_000) < 1_300, "{wait}");
+    assert_eq!(out, [(0, 0), (0, 0)]);
+    assert_eq!(run(Stepping::EveryCycle, rfc), (out, wait, finish));
+    // The old model, a fixed 100 us timeout and go-back-N, times flow 1 out spuriously and
+    // resends segments that were only queued.
+    let us100 = Clock::tofino2().ns_to_cycles_ceil(100_000);
+    let old = TransportConfig {
+        recovery: Recovery::GoBackN,
+        ..TransportConfig::fixed(176_000, us100)
+    };
+    let (out, _, _) = run(Stepping::Jump, old);
+    assert!(out[1].0 > 0 && out[1].1 > 0, "{out:?}");
+}
