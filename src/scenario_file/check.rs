@@ -221,11 +221,7 @@ impl ScenarioFile {
             // RFC 6298 §2.5 allows any maximum of at least 60 s; 64 doublings of the larger
             // of the two keeps a backed-off timer within a run's scale.
             max_rto: rto.max(min_rto).saturating_mul(64),
-            recovery: match tr.recovery.unwrap_or(super::format::RecoveryToml::Sack) {
-                super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
-                super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
-                super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
-            },
+            recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
             congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
                 CongestionToml::Fixed => Congestion::Fixed,
                 CongestionToml::Dctcp => Congestion::Dctcp,
@@ -294,6 +290,9 @@ impl ScenarioFile {
                     },
                 );
                 setup.hosts.apply(&mut transport);
+                if let Some(r) = tr.recovery {
+                    transport.recovery = recovery_of(r);
+                }
                 recirculation_mirror = setup.recirculation_mirror;
                 if let Some(pfc) = setup.pfc {
                     pfc.apply(&mut params.tm);
@@ -701,5 +700,14 @@ impl ScenarioFile {
             vcd_as_written: raw.output.vcd.clone(),
             pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
+    }
+}
+
+/// The transport's recovery for a scenario's `transport.recovery`.
+fn recovery_of(r: super::format::RecoveryToml) -> t2_testbench::Recovery {
+    match r {
+        super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
+        super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
+        super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
     }
 }
