@@ -202,7 +202,13 @@ impl ScenarioFile {
                 ),
             );
         }
-        let min_rto_us = tr.min_rto_us.unwrap_or(super::format::DEFAULT_MIN_RTO_US);
+        // `rto_us` alone is both the initial timeout and its floor (what a file that set it
+        // asked for before the timer followed RFC 6298); with neither key, both are the
+        // data-center default.
+        let min_rto_us = tr
+            .min_rto_us
+            .or(tr.rto_us)
+            .unwrap_or(super::format::DEFAULT_MIN_RTO_US);
         for (key, us) in [
             ("transport.rto_us", tr.rto_us.unwrap_or(min_rto_us)),
             ("transport.min_rto_us", min_rto_us),

@@ -132,8 +132,8 @@ pub(super) struct TransportToml {
     pub(super) window_bytes: u64,
     /// The initial retransmission timeout (RFC 6298 §2.1); default the minimum.
     pub(super) rto_us: Option<u64>,
-    /// The lower bound of the retransmission timeout (RFC 6298 §2.4); default
-    /// [`DEFAULT_MIN_RTO_US`].
+    /// The lower bound of the retransmission timeout (RFC 6298 §2.4); default `rto_us`, or
+    /// [`DEFAULT_MIN_RTO_US`] without it.
     pub(super) min_rto_us: Option<u64>,
     /// Loss recovery: `sack` (default), `newreno` or `go-back-n`.
     pub(super) recovery: Option<RecoveryToml>,
