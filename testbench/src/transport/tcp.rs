@@ -276,9 +276,11 @@ impl SendFlow {
                 self.timing = None;
             }
         }
-        let recovering = self.in_recovery.is_some();
+        // Fast recovery sets the window itself; after a timeout the window grows in slow
+        // start while the holes are resent (RFC 5681 §3.1, RFC 6675 §5.1).
+        let fast_recovery = self.in_recovery.is_some_and(|r| !r.after_rto);
         if let Some(d) = self.dctcp.as_mut() {
-            d.on_ack(acked, ece, self.snd_una, self.snd_nxt, !recovering);
+            d.on_ack(acked, ece, self.snd_una, self.snd_nxt, !fast_recovery);
         }
         if let Some(r) = self.in_recovery {
             if ack >= r.point {
