@@ -202,18 +202,32 @@ impl ScenarioFile {
                 ),
             );
         }
-        if !(1..=10_000_000).contains(&tr.rto_us) {
-            return bad(
-                "transport.rto_us",
-                format!("{} is outside 1..=10000000 (10 s)", tr.rto_us),
-            );
+        // `rto_us` alone is both the initial timeout and its floor (what a file that set it
+        // asked for before the timer followed RFC 6298); with neither key, both are the
+        // data-center default.
+        let min_rto_us = tr
+            .min_rto_us
+            .or(tr.rto_us)
+            .unwrap_or(super::format::DEFAULT_MIN_RTO_US);
+        for (key, us) in [
+            ("transport.rto_us", tr.rto_us.unwrap_or(min_rto_us)),
+            ("transport.min_rto_us", min_rto_us),
+        ] {
+            if !(1..=10_000_000).contains(&us) {
+                return bad(key, format!("{us} is outside 1..=10000000 (10 s)"));
+            }
         }
-        let rto = clock.ns_to_cycles_ceil(tr.rto_us * 1000);
+        let min_rto = clock.ns_to_cycles_ceil(min_rto_us * 1000);
+        let rto = clock.ns_to_cycles_ceil(tr.rto_us.unwrap_or(min_rto_us) * 1000);
         let mut transport = TransportConfig {
             mss: tr.mss,
             window_bytes: tr.window_bytes,
             rto,
-            max_rto: rto.saturating_mul(64),
+            min_rto,
+            // RFC 6298 §2.5 allows any maximum of at least 60 s; 64 doublings of the larger
+            // of the two keeps a backed-off timer within a run's scale.
+            max_rto: rto.max(min_rto).saturating_mul(64),
+            recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
             congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
                 CongestionToml::Fixed => Congestion::Fixed,
                 CongestionToml::Dctcp => Congestion::Dctcp,
@@ -282,6 +296,9 @@ impl ScenarioFile {
                     },
                 );
                 setup.hosts.apply(&mut transport);
+                if let Some(r) = tr.recovery {
+                    transport.recovery = recovery_of(r);
+                }
                 recirculation_mirror = setup.recirculation_mirror;
                 if let Some(pfc) = setup.pfc {
                     pfc.apply(&mut params.tm);
@@ -689,5 +706,14 @@ impl ScenarioFile {
             vcd_as_written: raw.output.vcd.clone(),
             pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
+    }
+}
+
+/// The transport's recovery for a scenario's `transport.recovery`.
+fn recovery_of(r: super::format::RecoveryToml) -> t2_testbench::Recovery {
+    match r {
+        super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
+        super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
+        super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
     }
 }

@@ -130,8 +130,13 @@ pub(super) struct TransportToml {
     pub(super) mss: u64,
     #[serde(default = "default_window")]
     pub(super) window_bytes: u64,
-    #[serde(default = "default_rto")]
-    pub(super) rto_us: u64,
+    /// The initial retransmission timeout (RFC 6298 §2.1); default the minimum.
+    pub(super) rto_us: Option<u64>,
+    /// The lower bound of the retransmission timeout (RFC 6298 §2.4); default `rto_us`, or
+    /// [`DEFAULT_MIN_RTO_US`] without it.
+    pub(super) min_rto_us: Option<u64>,
+    /// Loss recovery: `sack` (default), `newreno` or `go-back-n`.
+    pub(super) recovery: Option<RecoveryToml>,
     /// NICs stop sending while a PFC frame pauses their class (default false).
     pub(super) honour_pfc: Option<bool>,
     /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
@@ -210,8 +215,19 @@ pub(super) fn default_mss() -> u64 {
 pub(super) fn default_window() -> u64 {
     100_000
 }
-pub(super) fn default_rto() -> u64 {
-    100
+/// The default minimum retransmission timeout, microseconds: 2 ms, the `min_rto` of the PIAS
+/// authors' ns-2 artifact for PIAS and DCTCP (HKUST-SING/PIAS-NS2, `run_pias_dctcp.py`),
+/// which also starts every flow's timer at it (`rtxcur_init_ = min_rto`). See
+/// docs/testbench.md for the other values data-center papers used.
+pub const DEFAULT_MIN_RTO_US: u64 = 2000;
+
+/// `[transport] recovery`.
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) enum RecoveryToml {
+    Sack,
+    Newreno,
+    GoBackN,
 }
 
 impl Default for TransportToml {
@@ -220,7 +236,9 @@ impl Default for TransportToml {
             congestion: None,
             mss: default_mss(),
             window_bytes: default_window(),
-            rto_us: default_rto(),
+            rto_us: None,
+            min_rto_us: None,
+            recovery: None,
             honour_pfc: None,
             resend_bounced: None,
             honour_bfc_pause: None,

@@ -221,6 +221,9 @@ pub struct Hosts {
     /// scenario that sets its own `[transport.qcn]` keeps it either way (its parameters win
     /// over the scheme's defaults).
     pub qcn: Option<t2_testbench::qcn::QcnParams>,
+    /// The loss recovery the scheme's hosts run; `None` keeps the scenario's (a scenario's
+    /// own `transport.recovery` wins either way).
+    pub recovery: Option<t2_testbench::Recovery>,
 }
 
 impl Hosts {
@@ -234,6 +237,7 @@ impl Hosts {
         mlfq: None,
         mice_bytes: None,
         qcn: None,
+        recovery: None,
     };
 
     /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
@@ -246,6 +250,9 @@ impl Hosts {
         transport.mice_bytes = self.mice_bytes;
         if transport.qcn.is_none() {
             transport.qcn = self.qcn;
+        }
+        if let Some(r) = self.recovery {
+            transport.recovery = r;
         }
     }
 }

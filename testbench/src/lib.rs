@@ -23,7 +23,7 @@ pub use node::{Node, Sent};
 pub use probe::Probe;
 pub use rng::Rng;
 pub use tap::{Direction, Tap, TapFrame};
-pub use transport::{Congestion, Dctcp, Peer, TransportConfig, TransportHost};
+pub use transport::{Congestion, Dctcp, Peer, Recovery, TransportConfig, TransportHost};
 
 #[cfg(test)]
 mod tests {

@@ -395,7 +395,9 @@ fn scripts(gen: &[Gen]) -> ([Script; 3], Sent) {
         let wire = ((f.len() as u64 + 24) * 8 * 3).div_ceil(200);
         let at = free[port - 1] + gap + wire;
         free[port - 1] = at;
-        sent.push((i as u16, at + LINK, kind == 1 || kind == 2));
+        // High: CE, or no longer than an ACK (a SACK option's worth of data, 36 B, or less).
+        let short = 20 + 20 + 4 + data as u64 <= slytherin::ACK_MAX_IPV4_TOTAL_LEN;
+        sent.push((i as u16, at + LINK, kind == 1 || short));
         scripts[port - 1].push((at, f));
     }
     (scripts, sent)

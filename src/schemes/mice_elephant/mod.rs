@@ -39,7 +39,7 @@ use t2_pipeline::ir::{
 };
 use t2_pipeline::qcn::CNM_ETHERTYPE;
 use t2_testbench::qcn::QcnParams;
-use t2_testbench::transport::{Congestion, FLOW_ID_LEN, MICE_DSCP, MICE_PFC_CLASS};
+use t2_testbench::transport::{Congestion, MICE_DSCP, MICE_PFC_CLASS};
 use t2_tm::QueueConfig;
 
 /// Which of the four schemes a build is.
@@ -87,9 +87,9 @@ pub const CNM_SESSION: u8 = 7;
 /// What a CNM copy is cut to: 4 bytes of mirror header, 14 of Ethernet and the 64 MSDU bytes
 /// a CNM encapsulates (802.1Qau).
 pub const CNM_COPY_BYTES: u32 = 4 + 14 + 64;
-/// The largest IPv4 total length of a TCP segment without data (an ACK of our transport:
-/// 20 + 20 + the 4-byte flow id); see the Slytherin scheme for why length, not flags.
-pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = 20 + 20 + FLOW_ID_LEN as u64;
+/// The largest IPv4 total length of a TCP segment without data (an ACK of our transport,
+/// SACK option included); see the Slytherin scheme for why length, not flags.
+pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = t2_testbench::transport::ACK_MAX_IPV4_TOTAL_LEN;
 /// QCN's w, the weight of the queue's change (802.1Qau's standard setting).
 pub const QCN_W: u64 = 2;
 /// The largest quantised feedback (6 bits).

@@ -304,8 +304,13 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program(&Lut::new(config))),
         port_queues: Some(port_queues(config.capacity_cells)),
         chip: None,
+        // The authors' PABO hosts ran TCP without retransmission (INET's
+        // `TCPTahoeNoCongestionControl` with the timer disabled; docs/schemes/pabo.md): a
+        // bounced packet comes back late by design, and fast retransmit would resend it.
+        // Ours keep the timer as a safety net and resend on it only (go-back-N).
         hosts: Hosts {
             resend_bounced: true,
+            recovery: Some(t2_testbench::Recovery::GoBackN),
             ..Hosts::PLAIN
         },
         pfc: None,

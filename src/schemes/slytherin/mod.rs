@@ -10,7 +10,7 @@ use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host}
 use t2_pipeline::ir::{
     Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
 };
-use t2_testbench::transport::{Congestion, FLOW_ID_LEN};
+use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 pub static SCHEME: Scheme = Scheme {
@@ -40,12 +40,14 @@ pub const HIGH_QID: u64 = 1;
 pub const ECN_CE: u64 = 3;
 
 /// The largest IPv4 total length of an ACK: a TCP segment that carries no data. The
-/// transport (`t2_testbench::transport`) sends 20 bytes of IPv4 header, 20 of TCP (no
-/// options) and the 4-byte flow id in front of any data, so its pure ACKs are 44 bytes long
-/// and every data segment is at least 45 (a real TCP's pure ACK without options is 40, also
-/// caught). Data segments carry the TCP ACK flag too, so the flag alone cannot tell them
-/// apart; the length is a real header field the built-in parser extracts.
-pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = 20 + 20 + FLOW_ID_LEN as u64;
+/// transport (`t2_testbench::transport`) sends 20 bytes of IPv4 header, 20 of TCP, a SACK
+/// option of up to 36 bytes when it has blocks to report, and the 4-byte flow id in front of
+/// any data, so its pure ACKs are 44 to 80 bytes long (a real TCP's pure ACK without options
+/// is 40, also caught). Data segments carry the TCP ACK flag too, so the flag alone cannot
+/// tell them apart; the length is a real header field the built-in parser extracts. The
+/// price: a data segment of at most 36 data bytes, which is only ever a flow's last one,
+/// is taken for an ACK and promoted too.
+pub const ACK_MAX_IPV4_TOTAL_LEN: u64 = t2_testbench::transport::ACK_MAX_IPV4_TOTAL_LEN;
 
 /// The default marking threshold, in 176-byte cells: 25% of [`port_share_cells`] at
 /// 100 Gb/s (3,072 cells), the middle of the paper's 12.5 / 25 / 37.5% (the paper gives no
