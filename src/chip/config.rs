@@ -26,6 +26,11 @@ pub const RECIRCULATION_LOCAL_PORT: u32 = 6;
 /// Mirror sessions a chip has (Tofino2: 8-bit mirror ids).
 pub const MIRROR_SESSIONS: usize = 256;
 
+/// The device port of pipe `pipe`'s recirculation port.
+pub fn recirculation_dev_port(pipe: u32) -> u16 {
+    ((pipe << 7) | RECIRCULATION_LOCAL_PORT) as u16
+}
+
 /// The channels (lanes) a port of `bps` takes, or the error naming the speeds there are.
 pub fn port_channels(bps: u64) -> Result<u32, String> {
     PORT_SPEEDS
@@ -85,6 +90,88 @@ pub struct ChipConfig {
     /// A program to run in every pipe instead of the built-in IPv4 host-route forwarding; the
     /// routes then go into its `ipv4_host` table (`crate::chip::pipes`).
     pub program: Option<Program>,
+}
+
+impl ChipConfig {
+    /// Checks that every port sits on a MAC and channels the chip has, at a speed its
+    /// channels carry, without two ports sharing a channel; returns the table from device
+    /// port to port index (recirculation ports not yet in it).
+    pub(super) fn check_ports(&self) -> Result<Vec<Option<usize>>, ConfigError> {
+        let params = self.params;
+        let mut used =
+            vec![false; (params.pipes * params.macs_per_pipe * params.channels_per_mac) as usize];
+        let mut dev_ports = vec![None; 512];
+        for (i, s) in self.ports.iter().enumerate() {
+            let what = format!(
+                "port {i} (pipe {} mac {} channel {})",
+                s.pipe, s.mac, s.channel
+            );
+            let bad = |problem: String| ConfigError {
+                what: what.clone(),
+                problem,
+            };
+            if s.pipe >= params.pipes {
+                return Err(bad(format!("the chip has pipes 0..{}", params.pipes)));
+            }
+            if s.mac >= params.macs_per_pipe {
+                return Err(bad(format!("a pipe has MACs 0..{}", params.macs_per_pipe)));
+            }
+            let lane_bps = params.mac_bps / params.channels_per_mac as u64;
+            let channels = s.channels().map_err(bad)?;
+            if s.bps > lane_bps * channels as u64 {
+                return Err(bad(format!(
+                    "{} b/s needs more than {channels} channels of {lane_bps} b/s",
+                    s.bps
+                )));
+            }
+            if s.channel % channels != 0 || s.channel + channels > params.channels_per_mac {
+                return Err(bad(format!(
+                "a port of {} b/s takes {channels} channels and must start at a multiple of {channels} within 0..{}",
+                s.bps, params.channels_per_mac
+            )));
+            }
+            let base = ((s.pipe * params.macs_per_pipe + s.mac) * params.channels_per_mac) as usize;
+            for c in s.channel..s.channel + channels {
+                let slot = &mut used[base + c as usize];
+                if *slot {
+                    return Err(bad(format!("channel {c} is already used by another port")));
+                }
+                *slot = true;
+            }
+            dev_ports[s.dev_port(params.channels_per_mac) as usize] = Some(i);
+        }
+        Ok(dev_ports)
+    }
+
+    /// The host routes with each port index turned into its device port: `0..ports.len()`
+    /// the front-panel ports, then pipe `p`'s recirculation port for `p < recirc_pipes`.
+    pub(super) fn device_routes(
+        &self,
+        recirc_pipes: u32,
+    ) -> Result<Vec<(Ipv4Addr, u16)>, ConfigError> {
+        let params = self.params;
+        let front = self.ports.len();
+        let mut routes = Vec::with_capacity(self.routes.len());
+        for (k, (dst, port)) in self.routes.iter().enumerate() {
+            let dev_port = match self.ports.get(*port) {
+            Some(spec) => spec.dev_port(params.channels_per_mac),
+            None if *port < front + recirc_pipes as usize => {
+                recirculation_dev_port((*port - front) as u32)
+            }
+            None => {
+                return Err(ConfigError {
+                    what: format!("route {k} ({dst})"),
+                    problem: format!(
+                        "port {port} does not exist (the chip has front-panel ports 0..{front} and recirculation ports {front}..{})",
+                        front + recirc_pipes as usize
+                    ),
+                })
+            }
+        };
+            routes.push((*dst, dev_port));
+        }
+        Ok(routes)
+    }
 }
 
 /// A chip configuration that cannot be built, naming what is wrong.

@@ -42,8 +42,8 @@ pub mod trace;
 mod wire;
 
 pub use config::{
-    port_channels, ChipConfig, ConfigError, MirrorSession, PortSpec, MIRROR_SESSIONS, PORT_SPEEDS,
-    RECIRCULATION_LOCAL_PORT,
+    port_channels, recirculation_dev_port, ChipConfig, ConfigError, MirrorSession, PortSpec,
+    MIRROR_SESSIONS, PORT_SPEEDS, RECIRCULATION_LOCAL_PORT,
 };
 pub use control::ControlOp;
 pub use counters::{ChipCounters, ChipDrop};
@@ -156,75 +156,15 @@ impl Chip {
             });
         }
         let clock = params.clock();
-        let mut used =
-            vec![false; (params.pipes * params.macs_per_pipe * params.channels_per_mac) as usize];
-        let mut dev_ports = vec![None; 512];
-        for (i, s) in config.ports.iter().enumerate() {
-            let what = format!(
-                "port {i} (pipe {} mac {} channel {})",
-                s.pipe, s.mac, s.channel
-            );
-            let bad = |problem: String| ConfigError {
-                what: what.clone(),
-                problem,
-            };
-            if s.pipe >= params.pipes {
-                return Err(bad(format!("the chip has pipes 0..{}", params.pipes)));
-            }
-            if s.mac >= params.macs_per_pipe {
-                return Err(bad(format!("a pipe has MACs 0..{}", params.macs_per_pipe)));
-            }
-            let lane_bps = params.mac_bps / params.channels_per_mac as u64;
-            let channels = s.channels().map_err(bad)?;
-            if s.bps > lane_bps * channels as u64 {
-                return Err(bad(format!(
-                    "{} b/s needs more than {channels} channels of {lane_bps} b/s",
-                    s.bps
-                )));
-            }
-            if s.channel % channels != 0 || s.channel + channels > params.channels_per_mac {
-                return Err(bad(format!(
-                    "a port of {} b/s takes {channels} channels and must start at a multiple of {channels} within 0..{}",
-                    s.bps, params.channels_per_mac
-                )));
-            }
-            let base = ((s.pipe * params.macs_per_pipe + s.mac) * params.channels_per_mac) as usize;
-            for c in s.channel..s.channel + channels {
-                let slot = &mut used[base + c as usize];
-                if *slot {
-                    return Err(bad(format!("channel {c} is already used by another port")));
-                }
-                *slot = true;
-            }
-            dev_ports[s.dev_port(params.channels_per_mac) as usize] = Some(i);
-        }
+        let mut dev_ports = config.check_ports()?;
         // Recirculation: one port per pipe whose bandwidth is the pipe's share of the cap.
         let front = config.ports.len();
         let recirc_bps = params.recirculation_bps_per_pipe();
         let recirc_pipes = if recirc_bps > 0 { params.pipes } else { 0 };
-        let recirc_dev_port = |p: u32| ((p << 7) | RECIRCULATION_LOCAL_PORT) as u16;
         for p in 0..recirc_pipes {
-            dev_ports[recirc_dev_port(p) as usize] = Some(front + p as usize);
+            dev_ports[recirculation_dev_port(p) as usize] = Some(front + p as usize);
         }
-        let mut routes = Vec::with_capacity(config.routes.len());
-        for (k, (dst, port)) in config.routes.iter().enumerate() {
-            let dev_port = match config.ports.get(*port) {
-                Some(spec) => spec.dev_port(params.channels_per_mac),
-                None if *port < front + recirc_pipes as usize => {
-                    recirc_dev_port((*port - front) as u32)
-                }
-                None => {
-                    return Err(ConfigError {
-                        what: format!("route {k} ({dst})"),
-                        problem: format!(
-                            "port {port} does not exist (the chip has front-panel ports 0..{front} and recirculation ports {front}..{})",
-                            front + recirc_pipes as usize
-                        ),
-                    })
-                }
-            };
-            routes.push((*dst, dev_port));
-        }
+        let routes = config.device_routes(recirc_pipes)?;
         let routes_for_control = routes.clone();
         let setups = build_pipes(
             &params.pipeline,
@@ -262,46 +202,12 @@ impl Chip {
             .iter()
             .map(|s| LineRate::new(clock, s.bps))
             .collect();
-        let mut tm_ports: Vec<TmPort> = config
-            .ports
-            .iter()
-            .zip(&lines)
-            .map(|(s, &line)| {
-                TmPort::new(
-                    s.pipe as usize,
-                    line,
-                    (s.pipe * params.macs_per_pipe + s.mac) as usize,
-                    s.channels().expect("port speeds were checked above"),
-                    params.channels_per_mac,
-                )
-                .at_channel(s.channel)
-            })
-            .collect();
-        // A recirculation port has a whole 8-channel group (port group 0 of its pipe).
-        for p in 0..recirc_pipes {
-            let line = LineRate::new(clock, recirc_bps);
-            lines.push(line);
-            let group = (params.pipes * params.macs_per_pipe + p) as usize;
-            let channels = params.channels_per_mac;
-            tm_ports.push(TmPort::new(p as usize, line, group, channels, channels));
-        }
-        // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
-        let mut tm = TrafficManager::new(
-            params.tm,
-            clock,
-            params.pipes as usize,
-            &tm_ports,
-            egress_latency + 2,
-        )
-        .map_err(|e| ConfigError {
-            what: format!("chip {name}: {}", e.what),
-            problem: e.problem,
-        })?;
+        let mut tm = traffic_manager(name, config, &mut lines, recirc_bps, egress_latency)?;
         let dev_ports_in_order = config
             .ports
             .iter()
             .map(|s| s.dev_port(params.channels_per_mac))
-            .chain((0..recirc_pipes).map(recirc_dev_port));
+            .chain((0..recirc_pipes).map(recirculation_dev_port));
         let ports = dev_ports_in_order
             .zip(&lines)
             .enumerate()
@@ -729,6 +635,55 @@ impl Chip {
             + 1
             + ser
     }
+}
+
+/// The traffic manager of a chip with `config`'s ports and, with a recirculation share above
+/// 0, one recirculation port per pipe (whose line rate `recirc_bps` is appended to `lines`).
+fn traffic_manager(
+    name: &str,
+    config: &ChipConfig,
+    lines: &mut Vec<LineRate>,
+    recirc_bps: u64,
+    egress_latency: Cycle,
+) -> Result<TrafficManager, ConfigError> {
+    let params = config.params;
+    let clock = params.clock();
+    let recirc_pipes = if recirc_bps > 0 { params.pipes } else { 0 };
+    let mut tm_ports: Vec<TmPort> = config
+        .ports
+        .iter()
+        .zip(lines.iter())
+        .map(|(s, &line)| {
+            TmPort::new(
+                s.pipe as usize,
+                line,
+                (s.pipe * params.macs_per_pipe + s.mac) as usize,
+                s.channels().expect("port speeds were checked above"),
+                params.channels_per_mac,
+            )
+            .at_channel(s.channel)
+        })
+        .collect();
+    // A recirculation port has a whole 8-channel group (port group 0 of its pipe).
+    for p in 0..recirc_pipes {
+        let line = LineRate::new(clock, recirc_bps);
+        lines.push(line);
+        let group = (params.pipes * params.macs_per_pipe + p) as usize;
+        let channels = params.channels_per_mac;
+        tm_ports.push(TmPort::new(p as usize, line, group, channels, channels));
+    }
+    // Dequeue in cycle d: egress entry d+1, egress exit d+1+E, MAC d+2+E.
+    TrafficManager::new(
+        params.tm,
+        clock,
+        params.pipes as usize,
+        &tm_ports,
+        egress_latency + 2,
+    )
+    .map_err(|e| ConfigError {
+        what: format!("chip {name}: {}", e.what),
+        problem: e.problem,
+    })
 }
 
 impl Node for Chip {

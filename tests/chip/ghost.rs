@@ -311,12 +311,8 @@ fn many_changed_queues_are_reported_round_robin_one_per_cycle() {
 /// An ECN-capable 1500-byte frame (with FCS) from `src` to `dst` with IP identification
 /// `ident`.
 fn ect_frame(src: Ipv4Addr, dst: Ipv4Addr, ident: u16) -> Vec<u8> {
-    use t2_pipeline::headers::ipv4_header_checksum;
     let mut b = crate::common::udp_frame_ident(src, dst, 64, ident, 1454);
-    b[15] = 1; // ECT(1)
-    b[24..26].fill(0);
-    let c = ipv4_header_checksum(&b[14..34]);
-    b[24..26].copy_from_slice(&c.to_be_bytes());
+    crate::common::set_tos(&mut b, 1); // ECT(1)
     b
 }
 

@@ -187,11 +187,7 @@ fn chip() -> Chip {
 /// A UDP frame to `DST` with TOS `tos` (class `tos >> 5`), checksum fixed.
 fn frame(tos: u8) -> Vec<u8> {
     let mut f = udp_frame(Ipv4Addr::new(10, 0, 1, 1), DST, 64, 100);
-    f[15] = tos;
-    f[24] = 0;
-    f[25] = 0;
-    let sum = internet_checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    crate::common::set_tos(&mut f, tos);
     f
 }
 

@@ -83,19 +83,7 @@ fn program() -> Program {
 }
 
 fn chip() -> Chip {
-    let port = |channel| PortSpec {
-        pipe: 0,
-        mac: 0,
-        channel,
-        bps: G100,
-    };
-    let config = ChipConfig {
-        params: Tofino2Params::default(),
-        ports: vec![port(0), port(2)],
-        routes: Vec::new(),
-        program: Some(program()),
-    };
-    Chip::new("chip", &config).unwrap()
+    crate::common::pipe0_chip(&[(0, 0), (0, 2)], Vec::new(), program())
 }
 
 /// 58 payload bytes: 64-byte packets (68 with the FCS).

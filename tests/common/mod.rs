@@ -34,6 +34,14 @@ pub fn udp_frame_ident(
     b
 }
 
+/// Sets the IPv4 TOS byte of Ethernet frame `frame` (DSCP and ECN) and its header checksum.
+pub fn set_tos(frame: &mut [u8], tos: u8) {
+    frame[15] = tos;
+    frame[24..26].fill(0);
+    let sum = headers::ipv4_header_checksum(&frame[14..34]);
+    frame[24..26].copy_from_slice(&sum.to_be_bytes());
+}
+
 /// The source address tests use when it does not matter.
 pub const TEST_SRC: Ipv4Addr = Ipv4Addr::new(10, 9, 9, 9);
 
