@@ -1,0 +1,17 @@
+//! The pipeline crate on its own: packets, the parser, PHV, placement, programs and their
+//! interpreter, ghost threads, registers, selectors and LPM.
+//!
+//! One test binary (each file a module), so the suite links one binary instead of one per
+//! file.
+
+mod ghost;
+mod header_validity;
+mod ir_check;
+mod lpm;
+mod parser_graph;
+mod placement;
+mod programs;
+mod registers;
+mod selector;
+mod split;
+mod substrate;
