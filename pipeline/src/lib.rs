@@ -90,3 +90,4 @@ impl DropReason {
         }
     }
 }
+pub mod p4;

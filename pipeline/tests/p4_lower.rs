@@ -1,0 +1,34 @@
+//! The P4 front end: shipped P4 programs lower to exactly the IR of their JSON versions.
+
+use std::path::Path;
+use t2_pipeline::ir::Program;
+use t2_pipeline::p4;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn lowered(name: &str) -> Program {
+    let path = root().join(format!("programs/p4/{name}.p4"));
+    match p4::compile(&path, &p4::Options::default()) {
+        Ok(c) => c.program,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn json(name: &str) -> Program {
+    let text = std::fs::read_to_string(root().join(format!("programs/{name}.json"))).unwrap();
+    Program::from_json(&text).unwrap()
+}
+
+fn same_ir(name: &str) {
+    let (a, b) = (lowered(name), json(name));
+    if a != b {
+        panic!("{name}: lowered\n{}\nJSON\n{}", a.to_json(), b.to_json());
+    }
+}
+
+#[test]
+fn l3_forward_lowers_to_the_json_program() {
+    same_ir("l3_forward");
+}
