@@ -32,3 +32,18 @@ fn same_ir(name: &str) {
 fn l3_forward_lowers_to_the_json_program() {
     same_ir("l3_forward");
 }
+
+#[test]
+fn flow_counter_lowers_to_the_json_program() {
+    same_ir("flow_counter");
+}
+
+#[test]
+fn ecn_marking_lowers_to_the_json_program() {
+    same_ir("ecn_marking");
+}
+
+#[test]
+fn vlan_tagging_lowers_to_the_json_program() {
+    same_ir("vlan_tagging");
+}

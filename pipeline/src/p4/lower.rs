@@ -747,7 +747,7 @@ impl<'a> Lowerer<'a> {
         self.prog.parser = if canonical(&ig_graph) == canonical(&builtin::graph()) {
             None
         } else {
-            Some(ig_graph)
+            Some(merge_states(ig_graph))
         };
         // Actions and tables in the order the program declares them.
         let place = |n: &str| {
@@ -1187,6 +1187,43 @@ impl<'a> Lowerer<'a> {
                 self.err(e.span, format!("`{path}` is not a field"))
             }
         }
+    }
+}
+
+/// The graph with every state that only one unconditional transition reaches merged into
+/// the state it comes from (as bf-p4c merges them: fewer parser TCAM rows), so that
+/// `start { extract(ig_intr_md); advance(..); transition parse_ethernet; }` becomes a `start`
+/// that extracts Ethernet.
+fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
+    loop {
+        let refs = |g: &ir::ParserGraph, n: &str| -> usize {
+            g.states
+                .iter()
+                .map(|s| match &s.transition {
+                    ir::Transition::Goto(t) => (t == n) as usize,
+                    ir::Transition::Select { cases, default, .. } => {
+                        cases.iter().filter(|c| c.next == n).count() + (default == n) as usize
+                    }
+                })
+                .sum()
+        };
+        let found = g
+            .states
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| match &s.transition {
+                ir::Transition::Goto(t) if t != &s.name && t != ir::START && refs(&g, t) == 1 => {
+                    g.states.iter().position(|x| &x.name == t).map(|j| (i, j))
+                }
+                _ => None,
+            });
+        let Some((i, j)) = found else {
+            return g;
+        };
+        let next = g.states.remove(j);
+        let i = if j < i { i - 1 } else { i };
+        g.states[i].extract.extend(next.extract);
+        g.states[i].transition = next.transition;
     }
 }
 
@@ -2657,12 +2694,14 @@ impl<'a> Lowerer<'a> {
                 match m.as_str() {
                     "CRC16" => ir::HashAlgorithm::Crc16,
                     "CRC32" => ir::HashAlgorithm::Crc32,
-                    other => return self.err(
-                        cargs[0].span,
-                        format!(
+                    other => {
+                        return self.err(
+                            cargs[0].span,
+                            format!(
                             "HashAlgorithm_t.{other}: the IR's hash units compute CRC16 and CRC32"
                         ),
-                    ),
+                        )
+                    }
                 }
             }
             _ => return self.err(d.span, "a Hash takes a HashAlgorithm_t (CRC16 or CRC32)"),
