@@ -8,6 +8,7 @@ pub mod chip;
 pub mod compare;
 pub mod control_toml;
 pub mod headroom;
+pub mod p4_commands;
 pub mod parallel;
 pub mod params;
 pub mod pcap;

@@ -61,6 +61,9 @@ enum Command {
     Sweep(SweepArgs),
     /// Join the folders of a sharded sweep into the files an unsharded run writes.
     SweepMerge(MergeArgs),
+    /// Run an STF packet test (p4c's format) against a P4 program on the chip, one line per
+    /// expectation. Exit status: 0 all passed, 1 a failure, 2 bad input.
+    Stf(t2sim::p4_commands::StfArgs),
 }
 
 #[derive(Args, Debug)]
@@ -205,11 +208,20 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
 }
 
 #[derive(Args, Debug)]
-#[group(id = "what", required = true, args = ["program", "scheme"])]
+#[group(id = "what", required = true, args = ["program", "scheme", "p4"])]
 struct ReportArgs {
     /// The program file (JSON).
     #[arg(long)]
     program: Option<PathBuf>,
+    /// A P4 program (T2NA or TNA) instead, lowered onto the IR (docs/p4.md).
+    #[arg(long, value_name = "FILE.p4")]
+    p4: Option<PathBuf>,
+    /// With --p4: an include directory for the preprocessor (repeatable).
+    #[arg(short = 'I', value_name = "DIR", requires = "p4")]
+    include: Vec<PathBuf>,
+    /// With --p4: a preprocessor definition NAME[=VALUE] (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", requires = "p4")]
+    define: Vec<String>,
     /// A scheme's program instead of a file (`t2sim schemes` lists them), built from its
     /// parameters for ports of --gbps.
     #[arg(long, conflicts_with = "program")]
@@ -254,7 +266,13 @@ fn report(args: &ReportArgs) -> Result<bool, String> {
             scheme_program(name, args, &params)?,
             format!("scheme {name}"),
         ),
-        (None, None) => unreachable!("clap requires --program or --scheme"),
+        (None, None) => match &args.p4 {
+            Some(file) => (
+                t2sim::p4_commands::load(file, &args.include, &args.define)?.program,
+                file.display().to_string(),
+            ),
+            None => unreachable!("clap requires --program, --scheme or --p4"),
+        },
     };
     let (report, headroom) =
         t2sim::headroom::feasibility(&program, &params).map_err(|e| format!("{path}: {e}"))?;
@@ -638,6 +656,11 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => compare(&args),
         Some(Command::Sweep(args)) => sweep(&args),
         Some(Command::SweepMerge(args)) => sweep_merge(&args),
+        Some(Command::Stf(args)) => match t2sim::p4_commands::stf(&args) {
+            Ok(false) => return ExitCode::from(1),
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        },
         Some(Command::Report(args)) => match report(&args) {
             Ok(false) if args.require_fit => return ExitCode::from(1),
             Ok(_) => Ok(()),
