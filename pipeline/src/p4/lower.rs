@@ -2346,9 +2346,18 @@ impl<'a> Lowerer<'a> {
                 if want.is_some_and(|d| d != f.bits) {
                     return mismatch(self, f.bits);
                 }
-                match written.get(&f.ir) {
+                let base = |n: &str| n.split('[').next().unwrap_or(n).to_string();
+                let overlapping = written.iter().find(|(w, _)| base(w) == base(&f.ir));
+                let state = match (written.get(&f.ir), overlapping) {
+                    (Some(v), _) => Some(v.clone()),
+                    // Part of a field written whole (or the other way round): no copy to
+                    // forward.
+                    (None, Some(_)) => Some(None),
+                    (None, None) => None,
+                };
+                match state {
                     None => Ok(Operand::Field(f.ir)),
-                    Some(Some(v)) => Ok(v.clone()),
+                    Some(Some(v)) => Ok(v),
                     Some(None) => self.err(
                         e.span,
                         format!(
