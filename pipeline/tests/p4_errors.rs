@@ -67,3 +67,29 @@ fn defines_reach_the_preprocessor() {
         "no/such.p4:0:0: no such file"
     );
 }
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let text = format!(
+        "const bit<8> X = {}1{};",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    let src = p4::preprocess::Source::plain("deep.p4", &text);
+    let e = p4::compile_source(&src, "deep").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "deep.p4:1:118: nesting deeper than 200 levels is not supported"
+    );
+}
+
+#[test]
+fn long_operator_chains_are_an_error_too() {
+    let text = format!("const bit<8> X = 1{};", " + 1".repeat(5000));
+    let src = p4::preprocess::Source::plain("long.p4", &text);
+    let e = p4::compile_source(&src, "long").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "long.p4:1:820: an expression of more than 200 operators is not supported"
+    );
+}

@@ -48,14 +48,14 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
         let here = Span { file, line, col };
         if c == b'\n' {
             i += 1;
-            line += 1;
+            line = line.saturating_add(1);
             col = 1;
             line_start = true;
             continue;
         }
         if c == b' ' || c == b'\t' || c == b'\r' {
             i += 1;
-            col += 1;
+            col = col.saturating_add(1);
             continue;
         }
         if line_start && c == b'#' {
@@ -93,21 +93,21 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
         }
         if c == b'/' && text.get(i + 1) == Some(&b'*') {
             i += 2;
-            col += 2;
+            col = col.saturating_add(2);
             loop {
                 if i >= text.len() {
                     return Err(files.error(here, "unterminated comment"));
                 }
                 if text[i] == b'*' && text.get(i + 1) == Some(&b'/') {
                     i += 2;
-                    col += 2;
+                    col = col.saturating_add(2);
                     break;
                 }
                 if text[i] == b'\n' {
-                    line += 1;
+                    line = line.saturating_add(1);
                     col = 1;
                 } else {
-                    col += 1;
+                    col = col.saturating_add(1);
                 }
                 i += 1;
             }
@@ -121,7 +121,7 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
             let word = std::str::from_utf8(&text[start..i])
                 .unwrap_or("")
                 .to_string();
-            col += (i - start) as u32;
+            col = col.saturating_add((i - start) as u32);
             out.push(Token {
                 tok: Tok::Ident(word),
                 span: here,
@@ -134,7 +134,7 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
                 i += 1;
             }
             let word = std::str::from_utf8(&text[start..i]).unwrap_or("");
-            col += (i - start) as u32;
+            col = col.saturating_add((i - start) as u32);
             let (value, width) =
                 int_literal(word).map_err(|why| files.error(here, format!("`{word}`: {why}")))?;
             out.push(Token {
@@ -155,7 +155,7 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
             let s = std::str::from_utf8(&text[start..i])
                 .unwrap_or("")
                 .to_string();
-            col += (i + 1 - start + 1) as u32;
+            col = col.saturating_add((i + 1 - start + 1) as u32);
             i += 1;
             out.push(Token {
                 tok: Tok::Str(s),
@@ -171,7 +171,7 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
             return Err(files.error(here, format!("unexpected character `{ch}`")));
         };
         i += p.len();
-        col += p.len() as u32;
+        col = col.saturating_add(p.len() as u32);
         out.push(Token {
             tok: Tok::Punct(p),
             span: here,

@@ -16,6 +16,7 @@ pub fn parse(src: &Source, tokens: &[Token]) -> Result<Vec<Decl>, P4Error> {
         src,
         toks: tokens,
         at: 0,
+        depth: 0,
     };
     let mut out = Vec::new();
     while !p.is_eof() {
@@ -31,7 +32,13 @@ struct Parser<'a> {
     src: &'a Source,
     toks: &'a [Token],
     at: usize,
+    /// Nesting of expressions and statements, bounded so that a deeply nested input is an
+    /// error rather than a stack overflow.
+    depth: u32,
 }
+
+/// Deepest nesting of expressions or statements accepted.
+const MAX_DEPTH: u32 = 200;
 
 type R<T> = Result<T, P4Error>;
 
@@ -693,6 +700,14 @@ impl<'a> Parser<'a> {
     }
 
     fn ty(&mut self) -> R<Type> {
+        self.depth += 1;
+        let r = self.ty_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn ty_inner(&mut self) -> R<Type> {
+        self.too_deep()?;
         let (name, _) = self.ident()?;
         let mut t = match name.as_str() {
             "bit" | "int" | "varbit" => {
@@ -802,6 +817,24 @@ impl<'a> Parser<'a> {
     }
 
     fn stmt(&mut self) -> R<Stmt> {
+        self.depth += 1;
+        let r = self.stmt_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn too_deep(&self) -> R<()> {
+        if self.depth > MAX_DEPTH {
+            return Err(self.src.error(
+                self.span(),
+                format!("nesting deeper than {MAX_DEPTH} levels is not supported"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn stmt_inner(&mut self) -> R<Stmt> {
+        self.too_deep()?;
         let annotations = self.annotations()?;
         let span = self.span();
         let kind = match self.peek().clone() {
@@ -899,6 +932,14 @@ impl<'a> Parser<'a> {
     }
 
     pub fn expr(&mut self) -> R<Expr> {
+        self.depth += 1;
+        let r = self.expr_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self) -> R<Expr> {
+        self.too_deep()?;
         let c = self.binary(0)?;
         if self.eat("?") {
             let a = self.expr()?;
@@ -953,7 +994,16 @@ impl<'a> Parser<'a> {
 
     fn binary(&mut self, min: u8) -> R<Expr> {
         let mut lhs = self.unary()?;
+        let mut chain = 0;
         while let Some((op, prec, n)) = self.binop() {
+            // A long chain is a deep (left-leaning) tree: bounded like nesting.
+            chain += 1;
+            if chain > MAX_DEPTH {
+                return Err(self.src.error(
+                    self.span(),
+                    format!("an expression of more than {MAX_DEPTH} operators is not supported"),
+                ));
+            }
             if prec <= min {
                 break;
             }
@@ -971,6 +1021,14 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> R<Expr> {
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> R<Expr> {
+        self.too_deep()?;
         let span = self.span();
         let op = match self.peek() {
             Tok::Punct("!") => Some(UnOp::Not),
