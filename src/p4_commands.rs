@@ -103,7 +103,7 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                 let mut priority = None;
                 let mut keys = Vec::new();
                 for t in toks {
-                    match t.split_once(':') {
+                    match t.rsplit_once(':') {
                         Some((k, v)) => keys.push((k.to_string(), v.to_string())),
                         None if priority.is_none() && keys.is_empty() => {
                             priority = Some(parse_num(t).map_err(&bad)? as u64);

@@ -1,0 +1,216 @@
+//! P4 programs on the chip through the commands: `t2sim report --p4` prints exactly the
+//! report of the JSON program each P4 version rewrites, and `t2sim stf` runs the corpus's
+//! STF tests (exact lines, cycles included), failing with status 1 on a failed expectation
+//! and 2 on bad input.
+
+use std::process::{Command, Output};
+
+fn t2sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn same_report(name: &str) {
+    for extra in [&[][..], &["--json"][..]] {
+        let json = t2sim(
+            &[
+                &["report", "--program", &format!("programs/{name}.json")],
+                extra,
+            ]
+            .concat(),
+        );
+        let p4 = t2sim(
+            &[
+                &["report", "--p4", &format!("programs/p4/{name}.p4")],
+                extra,
+            ]
+            .concat(),
+        );
+        assert!(
+            json.status.success() && p4.status.success(),
+            "{name}: {p4:?}"
+        );
+        assert_eq!(stdout(&p4), stdout(&json), "{name} {extra:?}");
+    }
+}
+
+#[test]
+fn p4_l3_forward_reports_as_its_json() {
+    same_report("l3_forward");
+}
+
+#[test]
+fn p4_flow_counter_reports_as_its_json() {
+    same_report("flow_counter");
+}
+
+#[test]
+fn p4_ecn_marking_reports_as_its_json() {
+    same_report("ecn_marking");
+}
+
+#[test]
+fn p4_vlan_tagging_reports_as_its_json() {
+    same_report("vlan_tagging");
+}
+
+#[test]
+fn acl_lpm_places_in_two_stages_with_its_tcam_and_stateful_alu() {
+    let o = t2sim(&["report", "--p4", "programs/p4/acl_lpm.p4", "--require-fit"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "program          acl_lpm");
+    assert_eq!(lines[1], "verdict          fits");
+    assert_eq!(
+        lines[4],
+        "    0     M/M       3     4     2     1     3     1     1     3     6     0     0     3     0  ingress_if0 police acl"
+    );
+    assert_eq!(
+        lines[5],
+        "    1     M/a       1     4     0     0     3     1     1     4     4     0     2     3     0  ingress_if1 limit routes"
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 90 cycles (full-length stages [0, 1]); parser 64 + MAU 90 + deparser 64 = 218 cycles = 145.333 ns"
+    ));
+    assert!(text.contains("  meta.seen                32-bit #12 bits 0..32\n"));
+    assert!(text.contains("stateful         1 register arrays, 16384 bits in 1 data RAMs"));
+}
+
+#[test]
+fn l3_forward_stf_passes_with_its_cycles() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        "programs/p4/l3_forward.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/l3_forward.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/l3_forward.stf:7: expect port 24: pass (arrived in cycle 830)\n\
+         programs/p4/l3_forward.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn acl_lpm_stf_passes_with_its_cycles() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/acl_lpm.p4",
+        "programs/p4/acl_lpm.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/acl_lpm.stf:8: expect port 16: pass (arrived in cycle 832)\n\
+         programs/p4/acl_lpm.stf:10: expect port 24: pass (arrived in cycle 857)\n\
+         programs/p4/acl_lpm.stf:13: expect port 24: pass (arrived in cycle 882)\n\
+         programs/p4/acl_lpm.stf:18: expect port 16: pass (arrived in cycle 932)\n\
+         programs/p4/acl_lpm.stf:24: expect port 12: pass (arrived in cycle 1885)\n\
+         programs/p4/acl_lpm.stf: 5 expectations, 5 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn every_stf_test_of_the_corpus_passes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "stf") {
+            let prog = p.with_extension("p4");
+            let o = t2sim(&["stf", "--p4", prog.to_str().unwrap(), p.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(0), "{}: {}", p.display(), stdout(&o));
+            n += 1;
+        }
+    }
+    assert!(n >= 4, "{n} STF tests");
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_says_what_arrived() {
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-stf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/l3_forward.stf"),
+    )
+    .unwrap();
+    // Expect TTL 62 where 63 arrives; and nothing where the dropped packet would go.
+    let bad = text.replacen("000000003f115eac", "000000003e115eac", 1) + "expect 16 0200\n";
+    let f = dir.join("bad.stf");
+    std::fs::write(&f, bad).unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let shown = f.display();
+    assert!(out.contains(&format!(
+        "{shown}:4: expect port 16: FAIL: got 02000000000102000000000908004500002e000000003f115eac"
+    )));
+    assert!(out.contains(&format!(
+        "{shown}:11: expect port 16: FAIL: no packet arrived\n"
+    )));
+    assert!(out.ends_with("3 expectations, 1 passed, 2 failed; 0 unexpected packets\n"));
+    // Bad input: exit 2 with the line.
+    std::fs::write(&f, "packet 8 0\n").unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("t2sim: error: {shown}:1: a packet has an odd number of hex digits\n")
+    );
+    std::fs::write(&f, "add Ingress.nope hdr.x:1 a()\n").unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("t2sim: error: {shown}:1: no table `Ingress.nope` in the program\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_broken_p4_program_exits_2_at_its_place() {
+    let o = t2sim(&["report", "--p4", "programs/p4/bad/wrong_gress.p4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "t2sim: error: programs/p4/bad/wrong_gress.p4:8:13: `eg_intr_md.deq_qdepth` is egress \
+         intrinsic metadata, but `Ingress` runs in ingress\n"
+    );
+    // -D reaches the preprocessor.
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/bad/preprocessor_error.p4",
+        "-D",
+        "NEEDED",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("preprocessor_error.p4:8:27: expected a control"));
+}
