@@ -47,3 +47,26 @@ fn ecn_marking_lowers_to_the_json_program() {
 fn vlan_tagging_lowers_to_the_json_program() {
     same_ir("vlan_tagging");
 }
+
+#[test]
+fn droptail_switch_lowers_to_the_json_program() {
+    same_ir("droptail_switch");
+}
+
+#[test]
+fn dctcp_switch_lowers_to_the_json_program() {
+    same_ir("dctcp_switch");
+}
+
+#[test]
+fn a_define_changes_the_lowered_program() {
+    let path = root().join("programs/p4/dctcp_switch.p4");
+    let opts = p4::Options {
+        include_dirs: Vec::new(),
+        defines: vec!["K_CELLS=65".into()],
+    };
+    let p = p4::compile(&path, &opts).unwrap().program;
+    let text = p.to_json();
+    assert!(text.contains("\"const\": 65"), "{text}");
+    assert!(!text.contains("\"const\": 400"));
+}

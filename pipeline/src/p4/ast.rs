@@ -1,12 +1,14 @@
 //! The P4-16 syntax tree the parser builds: declarations, parsers, controls, statements and
 //! expressions, each carrying the place it was written (`Span`) for error messages.
 
-/// A place in the original source: file index (into `Source::files`), line, column (from 1).
+/// A place in the original source: file index (into `Source::files`), line, column (from 1),
+/// and the byte offset in the preprocessed text (the order of declarations across files).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Span {
     pub file: u32,
     pub line: u32,
     pub col: u32,
+    pub pos: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]

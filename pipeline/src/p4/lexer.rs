@@ -45,7 +45,12 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
     let mut line_start = true;
     while i < text.len() {
         let c = text[i];
-        let here = Span { file, line, col };
+        let here = Span {
+            file,
+            line,
+            col,
+            pos: i as u32,
+        };
         if c == b'\n' {
             i += 1;
             line = line.saturating_add(1);
@@ -179,7 +184,12 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
     }
     out.push(Token {
         tok: Tok::Eof,
-        span: Span { file, line, col },
+        span: Span {
+            file,
+            line,
+            col,
+            pos: text.len() as u32,
+        },
     });
     Ok(out)
 }

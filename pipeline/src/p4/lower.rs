@@ -612,6 +612,7 @@ impl<'a> Lowerer<'a> {
                     file: 0,
                     line: 1,
                     col: 1,
+                    pos: 0,
                 },
                 |d| d.span,
             );
@@ -754,7 +755,7 @@ impl<'a> Lowerer<'a> {
             self.spans
                 .iter()
                 .find(|x| x.0 == n)
-                .map_or((u32::MAX, 0, 0), |x| (x.1.file, x.1.line, x.1.col))
+                .map_or(u32::MAX, |x| x.1.pos)
         };
         let mut acts = std::mem::take(&mut self.prog.actions);
         acts.sort_by_key(|a| place(&a.name));
