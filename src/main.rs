@@ -324,7 +324,7 @@ struct RunArgs {
         conflicts_with_all = [
             "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
             "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program",
-            "pcap", "replay"
+            "p4", "pcap", "replay"
         ]
     )]
     scenario: Option<PathBuf>,
@@ -369,6 +369,9 @@ struct RunArgs {
     /// its `ipv4_host` table gets the scenario's host routes), e.g. programs/dctcp_switch.json.
     #[arg(long, value_name = "FILE")]
     program: Option<PathBuf>,
+    /// A P4 program (T2NA or TNA) for the chip instead, lowered onto the IR (docs/p4.md).
+    #[arg(long, value_name = "FILE.p4", conflicts_with = "program")]
+    p4: Option<PathBuf>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     step_every_cycle: bool,
@@ -486,6 +489,11 @@ fn run(args: RunArgs) -> Result<(), String> {
         .checked_mul(1_000_000_000)
         .ok_or_else(|| format!("--speed-gbps: {} is too large", args.speed_gbps))?;
     let program = match &args.program {
+        None if args.p4.is_some() => args
+            .p4
+            .as_ref()
+            .map(|p| t2sim::p4_commands::load(p, &[], &[]).map(|c| c.program))
+            .transpose()?,
         None => None,
         Some(path) => {
             let shown = path.display();

@@ -95,6 +95,27 @@ fn acl_lpm_places_in_two_stages_with_its_tcam_and_stateful_alu() {
 }
 
 #[test]
+fn ghost_depth_shares_its_register_between_the_ghost_thread_and_ingress() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/ghost_depth.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[5],
+        "    1     M/a       2     0     2     1     2     0     0     7     0     0     0     2     0  occupancy tbl_record"
+    );
+    assert!(text.contains(
+        "tbl_record       ghost    keyless      1        0    0      0/0        0      0      0     0     0       0       0\n"
+    ));
+    assert!(text.contains("  critical path ipv4_host@0 -> occupancy@1 -> ingress_if1@2\n"));
+}
+
+#[test]
 fn l3_forward_stf_passes_with_its_cycles() {
     let o = t2sim(&[
         "stf",
@@ -223,4 +244,25 @@ fn a_broken_p4_program_exits_2_at_its_place() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("preprocessor_error.p4:8:27: expected a control"));
+}
+
+#[test]
+fn run_p4_gives_the_run_of_the_json_program() {
+    let json = t2sim(&[
+        "run",
+        "--program",
+        "programs/dctcp_switch.json",
+        "--duration-us",
+        "20",
+    ]);
+    let p4 = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--duration-us",
+        "20",
+    ]);
+    assert!(json.status.success() && p4.status.success(), "{p4:?}");
+    assert_eq!(stdout(&p4), stdout(&json));
+    assert!(stdout(&p4).contains("delivered        158 packets"));
 }

@@ -1049,6 +1049,32 @@ impl<'a> Lowerer<'a> {
                 return self.err(l.span, format!("`{n}` is declared twice in `{name}`"));
             }
         }
+        // Extern instances declared at the top level (a Register the ghost thread and the
+        // ingress share) are visible in every block that does not declare the name itself.
+        for d in self.decls {
+            let DeclKind::Instance {
+                ty, name: iname, ..
+            } = &d.kind
+            else {
+                continue;
+            };
+            let Type::Named(tn, _) = ty else { continue };
+            if tn == "Pipeline" || tn == "Switch" || map.contains_key(iname) {
+                continue;
+            }
+            match self.resolve(ty, d.span)? {
+                Ty::Extern(e, _) if LOWERED_EXTERNS.contains(&e.as_str()) => {
+                    map.insert(iname.clone(), Local::Extern(d, e));
+                }
+                Ty::Extern(e, _) => return self.err(d.span, refused_extern(&e)),
+                _ => return self.err(
+                    d.span,
+                    format!(
+                        "`{iname}`: only externs and packages are instantiated at the top level"
+                    ),
+                ),
+            }
+        }
         Ok(Ctl {
             name: name.clone(),
             gress,
