@@ -451,7 +451,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             .push(e);
     }
     let config = ChipConfig {
-        params: params.clone(),
+        params,
         ports: specs,
         routes: Vec::new(),
         program: Some(program),

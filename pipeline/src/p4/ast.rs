@@ -216,6 +216,9 @@ pub enum SwitchLabel {
     Default,
 }
 
+/// The labels of a `switch` case and its body (empty for a label that falls through).
+pub type SwitchCase = (Vec<(SwitchLabel, Span)>, Vec<Stmt>);
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     Assign(Expr, Expr),
@@ -223,7 +226,7 @@ pub enum StmtKind {
     Call(Expr),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     Block(Vec<Stmt>),
-    Switch(Expr, Vec<(Vec<(SwitchLabel, Span)>, Vec<Stmt>)>),
+    Switch(Expr, Vec<SwitchCase>),
     Exit,
     Return(Option<Expr>),
     Var(Decl),

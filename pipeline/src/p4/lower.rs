@@ -201,6 +201,9 @@ fn builtin_mapping(inst: &str, widths: &[u32]) -> Option<Vec<String>> {
     None
 }
 
+/// An enum: its underlying width (if any) and its members' values.
+type EnumDef = (Option<u32>, Vec<(String, u128)>);
+
 /// A parameter of a control or parser, by what it gives access to.
 #[derive(Clone, Debug)]
 enum ParamKind {
@@ -253,7 +256,7 @@ struct Lowerer<'a> {
     typedefs: HashMap<String, &'a Type>,
     headers: HashMap<String, &'a [FieldDecl]>,
     structs: HashMap<String, &'a [FieldDecl]>,
-    enums: HashMap<String, (Option<u32>, Vec<(String, u128)>)>,
+    enums: HashMap<String, EnumDef>,
     externs: BTreeSet<String>,
     consts: HashMap<String, (u128, Option<u32>)>,
     blocks: HashMap<String, &'a Decl>,
@@ -849,7 +852,7 @@ impl<'a> Lowerer<'a> {
                         ParamKind::Headers(n.clone())
                     } else if matches!(ty, Ty::Struct(_)) {
                         let mut leaves = Vec::new();
-                        self.leaves(n, &p.name, &mut leaves, p.span)?;
+                        self.leaves(n, &p.name, &mut leaves)?;
                         for l in leaves {
                             if !self.meta_order.contains(&l) {
                                 self.meta_order.push(l);
@@ -882,11 +885,11 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The dotted names of the scalar fields of struct `n` under `prefix`.
-    fn leaves(&self, n: &str, prefix: &str, out: &mut Vec<String>, span: Span) -> R<()> {
+    fn leaves(&self, n: &str, prefix: &str, out: &mut Vec<String>) -> R<()> {
         let fs = self.structs.get(n).copied().unwrap_or(&[]);
         for f in fs {
             match self.resolve(&f.ty, f.span)? {
-                Ty::Struct(s) => self.leaves(&s, &format!("{prefix}.{}", f.name), out, span)?,
+                Ty::Struct(s) => self.leaves(&s, &format!("{prefix}.{}", f.name), out)?,
                 _ => out.push(format!("{prefix}.{}", f.name)),
             }
         }
@@ -1067,12 +1070,14 @@ impl<'a> Lowerer<'a> {
                     map.insert(iname.clone(), Local::Extern(d, e));
                 }
                 Ty::Extern(e, _) => return self.err(d.span, refused_extern(&e)),
-                _ => return self.err(
-                    d.span,
-                    format!(
+                _ => {
+                    return self.err(
+                        d.span,
+                        format!(
                         "`{iname}`: only externs and packages are instantiated at the top level"
                     ),
-                ),
+                    )
+                }
             }
         }
         Ok(Ctl {

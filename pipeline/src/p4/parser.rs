@@ -862,7 +862,7 @@ impl<'a> Parser<'a> {
                 let e = self.expr()?;
                 self.expect(")")?;
                 self.expect("{")?;
-                let mut cases: Vec<(Vec<(SwitchLabel, Span)>, Vec<Stmt>)> = Vec::new();
+                let mut cases: Vec<SwitchCase> = Vec::new();
                 let mut labels = Vec::new();
                 while !self.eat("}") {
                     let lspan = self.span();
