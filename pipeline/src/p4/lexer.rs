@@ -261,6 +261,6 @@ mod tests {
         assert_eq!(at(1), (1, 7, 3));
         assert_eq!(t[2].tok, Tok::Punct(">"));
         assert_eq!(t[3].tok, Tok::Punct(">="));
-        assert_eq!(at(5), (1, 9, 6));
+        assert_eq!(at(5), (1, 9, 7));
     }
 }
