@@ -306,32 +306,39 @@ fn entry(
         t.ir_name.clone(),
         Entry {
             key: kv,
-            action: action_call(c, table, action, args)?,
+            action: action_call(c, table, action, args, false)?,
             members: Vec::new(),
         },
     ))
 }
 
-/// The IR call of an action of `table` named as STF names it (`forward`, `Ingress.forward`).
+/// The IR call of an action of `table` named as STF names it (`forward`, `Ingress.forward`),
+/// for an entry or (`default`) as the default action.
 fn action_call(
     c: &Compiled,
     table: &str,
     action: &str,
     args: &Args,
+    default: bool,
 ) -> Result<ir::ActionCall, String> {
     let t = c
         .table(table)
         .ok_or_else(|| format!("no table `{table}` in the program"))?;
     let short = action.rsplit('.').next().unwrap_or(action);
-    let (_, ir_name) = t
-        .actions
+    let list = if default {
+        &t.default_actions
+    } else {
+        &t.actions
+    };
+    let (_, ir_name) = list
         .iter()
         .find(|(local, _)| local == short)
         .ok_or_else(|| format!("table `{}` has no action `{action}`", t.p4_name))?;
     let info = c
         .actions
         .iter()
-        .find(|a| &a.ir_name == ir_name)
+        // A copy that records a table's result (`forward@t`) takes its action's data.
+        .find(|a| a.ir_name == ir_name.split('@').next().unwrap_or(ir_name))
         .ok_or_else(|| format!("action `{action}` is unknown"))?;
     if args.len() != info.params.len() {
         return Err(format!(
@@ -426,7 +433,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 action,
                 args,
             } => {
-                let call = action_call(c, table, action, args).map_err(|e| at(*ln, e))?;
+                let call = action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
                 let t = c.table(table).unwrap().ir_name.clone();
                 program
                     .tables

@@ -70,3 +70,59 @@ fn a_define_changes_the_lowered_program() {
     assert!(text.contains("\"const\": 65"), "{text}");
     assert!(!text.contains("\"const\": 400"));
 }
+
+#[test]
+fn table_results_become_hidden_fields_the_gateways_test() {
+    use t2_pipeline::ir::{Cmp, Condition, Operand, Primitive, Stmt};
+    let p = lowered("hit_switch");
+    let t = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
+    // `.hit`: entries run copies that set the hit bit; a miss runs the default as written.
+    assert_eq!(
+        t("host").actions,
+        ["forward@host", "NoAction@host", "NoAction"]
+    );
+    assert_eq!(t("host").default_action.action, "NoAction");
+    // `.action_run`: every action (the default too) records its place, from 1.
+    assert_eq!(
+        t("classify").actions,
+        ["bulk@classify", "interactive@classify", "NoAction@classify"]
+    );
+    assert_eq!(t("classify").default_action.action, "NoAction@classify");
+    let a = |n: &str| p.actions.iter().find(|a| a.name == n).unwrap();
+    assert_eq!(
+        a("interactive@classify").primitives,
+        [Primitive::set("p4.classify.action_run", Operand::Const(2))]
+    );
+    assert_eq!(a("forward@host").primitives.len(), 2);
+    let meta: Vec<(&str, u8)> = p
+        .metadata
+        .iter()
+        .map(|m| (m.name.as_str(), m.bits))
+        .collect();
+    assert_eq!(meta, [("p4.host.hit", 1), ("p4.classify.action_run", 2)]);
+    let Stmt::If { then, .. } = &p.ingress[0] else {
+        panic!("{:?}", p.ingress)
+    };
+    assert_eq!(then[0], Stmt::apply("host"));
+    assert_eq!(
+        then[1],
+        Stmt::if_(
+            Condition::new("p4.host.hit", Cmp::Eq, Operand::Const(0)),
+            vec![Stmt::apply("prefix")],
+            vec![]
+        )
+    );
+    assert_eq!(then[2], Stmt::apply("classify"));
+    assert_eq!(
+        then[3],
+        Stmt::if_(
+            Condition::new("p4.classify.action_run", Cmp::Eq, Operand::Const(1)),
+            vec![Stmt::apply("bulk_queue")],
+            vec![Stmt::if_(
+                Condition::new("p4.classify.action_run", Cmp::Eq, Operand::Const(2)),
+                vec![Stmt::apply("interactive_queue")],
+                vec![]
+            )]
+        )
+    );
+}

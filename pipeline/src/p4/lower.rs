@@ -30,6 +30,9 @@ pub struct TableInfo {
     pub keys: Vec<KeyInfo>,
     /// (P4 local name, IR name) of the actions an entry may name.
     pub actions: Vec<(String, String)>,
+    /// (P4 local name, IR name) of the actions the default may name: the same, except for
+    /// a table whose `.hit` is tested (its entries run copies that record the hit).
+    pub default_actions: Vec<(String, String)>,
 }
 
 /// One key of a table: its control-plane name (the key expression as written, or its
@@ -1308,6 +1311,26 @@ fn canonical(g: &ir::ParserGraph) -> String {
     out
 }
 
+/// What a test of a table's result records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flag {
+    Hit,
+    ActionRun,
+}
+
+/// `t.apply().hit` (or `.miss`, `.action_run`) with `t` a table of `c`: the table and the
+/// member.
+fn table_result<'e>(c: &Ctl<'_>, e: &'e Expr) -> Option<(String, &'e str)> {
+    let ExprKind::Member(call, m) = &e.kind else {
+        return None;
+    };
+    let (obj, "apply", []) = method_call(call)? else {
+        return None;
+    };
+    let t = obj.path()?;
+    matches!(c.locals.get(&t), Some(Local::Table(_))).then_some((t, m.as_str()))
+}
+
 /// `a cmp b` for a P4 comparison operator.
 fn cmp_of(op: BinOp) -> Option<Cmp> {
     Some(match op {
@@ -1591,15 +1614,33 @@ impl<'a> Lowerer<'a> {
                 }
                 StmtKind::If(cond, then, els) => {
                     self.flush(c, &mut pending, &mut out)?;
-                    out.extend(self.gateway(c, cond, then, els)?);
+                    let (negated, inner) = match &cond.kind {
+                        ExprKind::Unary(UnOp::Not, x) => (true, &**x),
+                        _ => (false, cond),
+                    };
+                    if let Some((t, m @ ("hit" | "miss"))) = table_result(c, inner) {
+                        let (ir, field) = self.apply_flagged(c, &t, st.span, Flag::Hit)?;
+                        out.push(ir::Stmt::Apply(ir));
+                        let want = (m == "hit") != negated;
+                        let k = ir::Condition::new(&field, Cmp::Eq, Operand::Const(want as u64));
+                        let then_ir = self.block(c, then)?;
+                        let else_ir = self.block(c, els)?;
+                        out.push(ir::Stmt::if_(k, then_ir, else_ir));
+                    } else {
+                        out.extend(self.gateway(c, cond, then, els)?);
+                    }
                 }
-                StmtKind::Switch(..) => {
-                    return self.err(
-                        st.span,
-                        "`switch (t.apply().action_run)` is not supported: the IR's gateways \
-                         test fields, not which action a table ran (set a metadata field in \
-                         the actions and test it)",
-                    )
+                StmtKind::Switch(e, cases) => {
+                    self.flush(c, &mut pending, &mut out)?;
+                    let Some((t, "action_run")) = table_result(c, e) else {
+                        return self.err(
+                            e.span,
+                            "a `switch` is supported on `t.apply().action_run` only",
+                        );
+                    };
+                    let (ir, field) = self.apply_flagged(c, &t, st.span, Flag::ActionRun)?;
+                    out.push(ir::Stmt::Apply(ir.clone()));
+                    out.extend(self.switch_cases(c, &ir, &field, cases)?);
                 }
                 StmtKind::Exit => {
                     return self.err(
@@ -1882,6 +1923,132 @@ impl<'a> Lowerer<'a> {
         )
     }
 
+    /// Applies table `t` whose result the program tests: its actions become copies that
+    /// record it in a hidden 1-bit (`.hit`) or action-index (`.action_run`) metadata field,
+    /// since the IR's gateways test fields. Gives the IR table and the field.
+    fn apply_flagged(
+        &mut self,
+        c: &Ctl<'a>,
+        t: &str,
+        span: Span,
+        flag: Flag,
+    ) -> R<(String, String)> {
+        let ir = self.apply_table(c, t, span)?;
+        let (suffix, bits) = match flag {
+            Flag::Hit => ("hit", 1u32),
+            Flag::ActionRun => {
+                let n = self.prog.tables.last().map_or(0, |t| t.actions.len()) as u32;
+                ("action_run", 32 - n.leading_zeros())
+            }
+        };
+        let field = format!("p4.{ir}.{suffix}");
+        self.meta_used.insert(field.clone(), bits.max(1) as u8);
+        self.meta_order.push(field.clone());
+        let table_span = self.spans.iter().find(|x| x.0 == ir).map_or(span, |x| x.1);
+        let mut table = self.prog.tables.pop().expect("just applied");
+        let info = self
+            .tables
+            .iter_mut()
+            .find(|i| i.ir_name == ir)
+            .expect("just lowered");
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        for (k, a) in table.actions.clone().iter().enumerate() {
+            let base = self
+                .prog
+                .actions
+                .iter()
+                .find(|x| &x.name == a)
+                .cloned()
+                .expect("lowered");
+            let mut copy = base.clone();
+            copy.name = format!("{a}@{ir}");
+            let value = match flag {
+                Flag::Hit => 1,
+                Flag::ActionRun => k as u64 + 1,
+            };
+            copy.primitives
+                .push(Primitive::set(&field, Operand::Const(value)));
+            renamed.push((a.clone(), copy.name.clone()));
+            self.spans.push((copy.name.clone(), table_span));
+            self.prog.actions.push(copy);
+        }
+        let rename = |n: &str| {
+            renamed
+                .iter()
+                .find(|r| r.0 == n)
+                .map_or(n.to_string(), |r| r.1.clone())
+        };
+        for e in &mut table.entries {
+            e.action.action = rename(&e.action.action);
+        }
+        let original_default = table.default_action.action.clone();
+        table.actions = renamed.iter().map(|r| r.1.clone()).collect();
+        for a in &mut info.actions {
+            a.1 = rename(&a.1);
+        }
+        match flag {
+            // A miss runs the default action as written: it records no hit.
+            Flag::Hit => {
+                if !table.actions.contains(&original_default) {
+                    table.actions.push(original_default);
+                }
+            }
+            Flag::ActionRun => {
+                table.default_action.action = rename(&original_default);
+                for a in &mut info.default_actions {
+                    a.1 = rename(&a.1);
+                }
+            }
+        }
+        self.prog.tables.push(table);
+        Ok((ir, field))
+    }
+
+    /// The gateways of `switch (t.apply().action_run)`: one per case, in order.
+    fn switch_cases(
+        &mut self,
+        c: &Ctl<'a>,
+        ir: &str,
+        field: &str,
+        cases: &'a [SwitchCase],
+    ) -> R<Vec<ir::Stmt>> {
+        let Some((case, rest)) = cases.split_first() else {
+            return Ok(Vec::new());
+        };
+        let (labels, body) = case;
+        if labels.len() != 1 {
+            return self.err(
+                labels[0].1,
+                "case labels that share a body are not supported: a gateway tests one value",
+            );
+        }
+        let (label, span) = &labels[0];
+        let SwitchLabel::Name(a) = label else {
+            if !rest.is_empty() {
+                return self.err(*span, "`default` must be the last case");
+            }
+            return self.block(c, body);
+        };
+        let info = self
+            .tables
+            .iter()
+            .find(|t| t.ir_name == ir)
+            .expect("lowered");
+        let Some(k) = info.actions.iter().position(|x| &x.0 == a) else {
+            return self.err(
+                *span,
+                format!("`{a}` is not an action of table `{}`", info.p4_name),
+            );
+        };
+        let then = self.block(c, body)?;
+        let otherwise = self.switch_cases(c, ir, field, rest)?;
+        Ok(vec![ir::Stmt::if_(
+            ir::Condition::new(field, Cmp::Eq, Operand::Const(k as u64 + 1)),
+            then,
+            otherwise,
+        )])
+    }
+
     /// Applies table `t` of control `c` (once in the program).
     fn apply_table(&mut self, c: &Ctl<'a>, t: &str, span: Span) -> R<String> {
         let ir = self.ir_name(&c.name, t);
@@ -2129,6 +2296,7 @@ impl<'a> Lowerer<'a> {
             ir_name: ir_name.to_string(),
             kind,
             keys,
+            default_actions: actions.clone(),
             actions,
         });
         Ok(t)
