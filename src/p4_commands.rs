@@ -295,7 +295,10 @@ fn entry(
     for (i, k) in t.keys.iter().enumerate() {
         let given = keys
             .iter()
-            .find(|(n, _)| n == &k.name || n == &k.ir_field)
+            .find(|(n, _)| {
+                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field.
+                n == &k.name || n == &k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
+            })
             .ok_or_else(|| format!("the entry gives no value for key `{}`", k.name))?;
         kv.push(
             key_value(&given.1, k.bits, t.kind, i + 1 == t.keys.len())
@@ -418,14 +421,15 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             } => {
                 let (t, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let tab = program.tables.iter().find(|x| x.name == t).unwrap();
-                if tab.entries.iter().any(|x| x.key == e.key)
-                    || staged.iter().any(|s| s.0 == t && s.3.key == e.key)
-                {
+                if tab.entries.iter().any(|x| x.key == e.key) {
                     return Err(at(
                         *ln,
-                        format!("table `{table}` already has an entry with this key"),
+                        format!("table `{table}` has a const entry with this key"),
                     ));
                 }
+                // Adding a key again replaces its entry (what the compilers' STF suites
+                // expect when they re-add a key with another action).
+                staged.retain(|s| !(s.0 == t && s.3.key == e.key));
                 staged.push((t, *priority, *ln, e));
             }
             Cmd::SetDefault {
@@ -448,6 +452,10 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
     // convention p4c's STF runner passes on), then file order.
     staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
+    let mut keys_in: Vec<(String, Vec<KeyValue>)> = staged
+        .iter()
+        .map(|s| (s.0.clone(), s.3.key.clone()))
+        .collect();
     for (t, _, _, e) in staged {
         program
             .tables
@@ -511,15 +519,26 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 drain(&mut net);
                 let (tname, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let when = net.now() + 1;
+                // A key already in the table gets its entry replaced.
+                let known = keys_in.iter().any(|k| k.0 == tname && k.1 == e.key);
+                if !known {
+                    keys_in.push((tname.clone(), e.key.clone()));
+                }
+                let op = if known {
+                    crate::chip::ControlOp::ModifyEntry {
+                        pipe: None,
+                        table: tname,
+                        entry: e,
+                    }
+                } else {
+                    crate::chip::ControlOp::AddEntry {
+                        pipe: None,
+                        table: tname,
+                        entry: e,
+                    }
+                };
                 net.node_mut::<Chip>(chip)
-                    .schedule(
-                        when,
-                        crate::chip::ControlOp::AddEntry {
-                            pipe: None,
-                            table: tname,
-                            entry: e,
-                        },
-                    )
+                    .schedule(when, op)
                     .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
                 net.wake_all(when);
                 t = t.max(when + 1);

@@ -148,7 +148,8 @@ fn acl_lpm_stf_passes_with_its_cycles() {
          programs/p4/acl_lpm.stf:13: expect port 24: pass (arrived in cycle 882)\n\
          programs/p4/acl_lpm.stf:18: expect port 16: pass (arrived in cycle 932)\n\
          programs/p4/acl_lpm.stf:24: expect port 12: pass (arrived in cycle 1885)\n\
-         programs/p4/acl_lpm.stf: 5 expectations, 5 passed, 0 failed; 0 unexpected packets\n"
+         programs/p4/acl_lpm.stf:29: expect port 20: pass (arrived in cycle 2619)\n\
+         programs/p4/acl_lpm.stf: 6 expectations, 6 passed, 0 failed; 0 unexpected packets\n"
     );
 }
 
