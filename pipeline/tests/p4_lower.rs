@@ -126,3 +126,27 @@ fn table_results_become_hidden_fields_the_gateways_test() {
         )
     );
 }
+
+#[test]
+fn a_concatenation_is_a_move_into_each_slice() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = lowered("tna_reflect");
+    let stamp = p.actions.iter().find(|a| a.name == "stamp").unwrap();
+    assert_eq!(
+        stamp.primitives,
+        [
+            Primitive::set("l4.src_port[15:8]", Operand::field("ipv4.ttl")),
+            Primitive::set("l4.src_port[7:0]", Operand::field("ipv4.protocol")),
+        ]
+    );
+    let reflect = p.actions.iter().find(|a| a.name == "reflect").unwrap();
+    assert_eq!(
+        reflect.primitives,
+        [
+            Primitive::SetEgressPort {
+                port: Operand::field("ig_intr_md.ingress_port")
+            },
+            Primitive::set("ethernet.dst_addr", Operand::field("ethernet.src_addr")),
+        ]
+    );
+}

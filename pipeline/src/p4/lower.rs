@@ -2414,6 +2414,55 @@ impl<'a> Lowerer<'a> {
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
+                StmtKind::Assign(lhs, rhs)
+                    if matches!(rhs.kind, ExprKind::Binary(BinOp::Concat, ..)) =>
+                {
+                    // `dst = a ++ b`: each part is a move into its slice of `dst`.
+                    let dst = self.field(c, lhs)?;
+                    let mut parts = Vec::new();
+                    concat_parts(rhs, &mut parts);
+                    let mut widths = Vec::new();
+                    for p in &parts {
+                        let w = match self.const_value(p, &c.locals) {
+                            Ok((_, Some(w))) => w,
+                            Ok((_, None)) => {
+                                return self
+                                    .err(p.span, "a constant in `++` needs a width (such as 8w0)")
+                            }
+                            Err(_) => match self.width_of(c, params, p) {
+                                Some(w) => w,
+                                None => {
+                                    return self.err(
+                                        p.span,
+                                        "`++` joins fields, action data and sized constants",
+                                    )
+                                }
+                            },
+                        };
+                        widths.push(w);
+                    }
+                    let total: u32 = widths.iter().sum();
+                    if total != dst.bits {
+                        return self.err(
+                            rhs.span,
+                            format!("width mismatch: the concatenation is bit<{total}> but `{}` is bit<{}>", expr_text(lhs), dst.bits),
+                        );
+                    }
+                    let mut hi = dst.bits;
+                    for (p, w) in parts.iter().zip(widths) {
+                        let part = FieldRef {
+                            ir: slice_name(&dst.ir, hi - 1, hi - w),
+                            bits: w,
+                        };
+                        hi -= w;
+                        if let Some(prim) =
+                            self.assignment(c, action, params, &part, p, &written, reason)?
+                        {
+                            written.insert(part.ir.clone(), None);
+                            out.push(prim);
+                        }
+                    }
+                }
                 StmtKind::Assign(lhs, rhs) => {
                     let dst = self.field(c, lhs)?;
                     let p = self.assignment(c, action, params, &dst, rhs, &written, reason)?;
@@ -2819,6 +2868,17 @@ impl<'a> Lowerer<'a> {
             }
         }
         self.err(e.span, "this call is not supported in an action")
+    }
+}
+
+/// The parts of `a ++ b ++ ...`, most significant first.
+fn concat_parts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Concat, a, b) => {
+            concat_parts(a, out);
+            concat_parts(b, out);
+        }
+        _ => out.push(e),
     }
 }
 
