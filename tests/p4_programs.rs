@@ -267,3 +267,28 @@ fn run_p4_gives_the_run_of_the_json_program() {
     assert_eq!(stdout(&p4), stdout(&json));
     assert!(stdout(&p4).contains("delivered        158 packets"));
 }
+
+#[test]
+fn a_scenario_runs_a_p4_program_as_its_json() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut outs = Vec::new();
+    for program in ["programs/dctcp_switch.json", "programs/p4/dctcp_switch.p4"] {
+        let text = format!(
+            "name = \"p4-check\"\nseed = 1\nduration_us = 10\ndrain_us = 50\nprogram = \"{root}/{program}\"\n\
+             [topology]\nkind = \"single_chip\"\nhosts = 9\nlink_gbps = 100\nlink_delay_ns = 500\n\
+             queue_limit_cells = 400\n[transport]\ncongestion = \"fixed\"\nmss = 1000\n\
+             window_bytes = 32000\nrto_us = 20\n[workload.incast]\ndegree = 8\nsize_bytes = 64000\n\
+             period_us = 20\nfirst_us = 1\n"
+        );
+        let f = dir.join("s.toml");
+        std::fs::write(&f, text).unwrap();
+        let o = t2sim(&["run", "--scenario", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{program}: {o:?}");
+        outs.push(stdout(&o));
+    }
+    assert_eq!(outs[0], outs[1]);
+    assert!(outs[1].contains("flows            1 completed of 8"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
