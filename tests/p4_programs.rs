@@ -72,6 +72,16 @@ fn p4_dctcp_switch_reports_as_its_json() {
 }
 
 #[test]
+fn p4_vlan_switch_reports_as_its_json() {
+    same_report("vlan_switch");
+}
+
+#[test]
+fn p4_pias_switch_reports_as_its_json() {
+    same_report("pias_switch");
+}
+
+#[test]
 fn acl_lpm_places_in_two_stages_with_its_tcam_and_stateful_alu() {
     let o = t2sim(&["report", "--p4", "programs/p4/acl_lpm.p4", "--require-fit"]);
     assert!(o.status.success());

@@ -150,3 +150,13 @@ fn a_concatenation_is_a_move_into_each_slice() {
         ]
     );
 }
+
+#[test]
+fn vlan_switch_lowers_to_the_json_program() {
+    same_ir("vlan_switch");
+}
+
+#[test]
+fn pias_switch_lowers_to_the_json_program() {
+    same_ir("pias_switch");
+}

@@ -2516,7 +2516,11 @@ impl<'a> Lowerer<'a> {
         let StmtKind::Assign(lhs, three) = &st.kind else {
             return false;
         };
-        let is_ecn = |l: &mut Self, e: &Expr| l.field(c, e).is_ok_and(|f| f.ir == "ipv4.ecn");
+        let is_ecn = |l: &mut Self, e: &Expr| {
+            // The ECN bits of the built-in IPv4, however the program declares its TOS byte.
+            l.field(c, e)
+                .is_ok_and(|f| f.ir == "ipv4.ecn" || f.ir == "ipv4.diffserv[1:0]")
+        };
         is_ecn(self, f)
             && is_ecn(self, lhs)
             && self.const_value(z, &c.locals).is_ok_and(|v| v.0 == 0)

@@ -32,6 +32,22 @@ header ipv4_h {
     bit<32> dst_addr;
 }
 
+/* IPv4 as most P4 programs declare it: one 8-bit TOS byte (DSCP and ECN). */
+header ipv4_tos_h {
+    bit<4> version;
+    bit<4> ihl;
+    bit<8> diffserv;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3> flags;
+    bit<13> frag_offset;
+    bit<8> ttl;
+    bit<8> protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
 header udp_h {
     bit<16> src_port;
     bit<16> dst_port;
@@ -75,6 +91,13 @@ header tcp_h {
 struct l3_headers_t {
     ethernet_h ethernet;
     ipv4_h ipv4;
+    udp_h udp;
+    tcp_h tcp;
+}
+
+struct l3_tos_headers_t {
+    ethernet_h ethernet;
+    ipv4_tos_h ipv4;
     udp_h udp;
     tcp_h tcp;
 }

@@ -3,7 +3,18 @@
 #ifndef _CORPUS_HOST_ROUTES_P4_
 #define _CORPUS_HOST_ROUTES_P4_
 
-parser IngressParser(packet_in pkt, out l3_headers_t hdr, out metadata_t meta,
+/* The headers struct (define HOST_HEADERS before including to use another) and extra
+ * ingress tables: HOST_ROUTES_EXTRA declares them, HOST_ROUTES_AFTER applies them after
+ * ipv4_host. */
+#ifndef HOST_HEADERS
+#define HOST_HEADERS l3_headers_t
+#endif
+#ifndef HOST_ROUTES_EXTRA
+#define HOST_ROUTES_EXTRA
+#define HOST_ROUTES_AFTER
+#endif
+
+parser IngressParser(packet_in pkt, out HOST_HEADERS hdr, out metadata_t meta,
                      out ingress_intrinsic_metadata_t ig_intr_md) {
     state start {
         pkt.extract(ig_intr_md);
@@ -13,7 +24,7 @@ parser IngressParser(packet_in pkt, out l3_headers_t hdr, out metadata_t meta,
     PARSE_ETH_IPV4_L4(hdr)
 }
 
-control Ingress(inout l3_headers_t hdr, inout metadata_t meta,
+control Ingress(inout HOST_HEADERS hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_t ig_intr_md,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
@@ -34,6 +45,7 @@ control Ingress(inout l3_headers_t hdr, inout metadata_t meta,
         default_action = drop_no_route();
         size = 4096;
     }
+    HOST_ROUTES_EXTRA
 
     apply {
         if (!hdr.ipv4.isValid()) {
@@ -42,11 +54,12 @@ control Ingress(inout l3_headers_t hdr, inout metadata_t meta,
             ttl_expired.apply();
         } else {
             ipv4_host.apply();
+            HOST_ROUTES_AFTER
         }
     }
 }
 
-control IngressDeparser(packet_out pkt, inout l3_headers_t hdr, in metadata_t meta,
+control IngressDeparser(packet_out pkt, inout HOST_HEADERS hdr, in metadata_t meta,
                         in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     apply { pkt.emit(hdr); }
 }
