@@ -160,3 +160,8 @@ fn vlan_switch_lowers_to_the_json_program() {
 fn pias_switch_lowers_to_the_json_program() {
     same_ir("pias_switch");
 }
+
+#[test]
+fn slytherin_switch_lowers_to_the_json_program() {
+    same_ir("slytherin_switch");
+}
