@@ -71,6 +71,11 @@ enum Cmd {
         exact_len: bool,
     },
     Wait,
+    /// `mirroring_add SESSION PORT`: mirror session SESSION sends its copies to PORT.
+    MirroringAdd {
+        session: u8,
+        port: u16,
+    },
 }
 
 /// An STF test's outcome: one line per expectation (and per unexpected packet) and whether
@@ -166,10 +171,23 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                 }
             }
             "wait" => Cmd::Wait,
+            "mirroring_add" => {
+                let mut it = rest.split_whitespace();
+                let (Some(s), Some(p), None) = (it.next(), it.next(), it.next()) else {
+                    return Err(bad("expected `mirroring_add SESSION PORT`".into()));
+                };
+                let session = s
+                    .parse::<u8>()
+                    .map_err(|_| bad(format!("session `{s}` is not 0..=255")))?;
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| bad(format!("port `{p}` is not a number")))?;
+                Cmd::MirroringAdd { session, port }
+            }
             other => {
                 return Err(bad(format!(
                     "STF command `{other}` is not supported (add, setdefault, packet, expect, \
-                     wait)"
+                     wait, mirroring_add)"
                 )))
             }
         };
@@ -379,7 +397,10 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     // Ports: every port a packet or expectation names.
     let mut ports: Vec<u16> = Vec::new();
     for (_, cmd) in &cmds {
-        if let Cmd::Packet { port, .. } | Cmd::Expect { port, .. } = cmd {
+        if let Cmd::Packet { port, .. }
+        | Cmd::Expect { port, .. }
+        | Cmd::MirroringAdd { port, .. } = cmd
+        {
             if !ports.contains(port) {
                 ports.push(*port);
             }
@@ -471,7 +492,18 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         routes: Vec::new(),
         program: Some(program),
     };
-    let chip = Chip::new("chip", &config).map_err(|e| format!("{}: {}", e.what, e.problem))?;
+    let mut chip = Chip::new("chip", &config).map_err(|e| format!("{}: {}", e.what, e.problem))?;
+    for (ln, cmd) in &cmds[..first_packet] {
+        if let Cmd::MirroringAdd { session, port } = cmd {
+            let session_to = crate::MirrorSession {
+                port: ports.iter().position(|p| p == port).unwrap(),
+                qid: 0,
+                truncate_bytes: None,
+            };
+            chip.set_mirror_session(*session, Some(session_to))
+                .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
+        }
+    }
     let mut net = Network::new(Stepping::Jump);
     let chip = net.add(chip);
     let mut probes = Vec::new();
@@ -547,6 +579,12 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 return Err(at(
                     *ln,
                     "`setdefault` after the first packet is not supported".to_string(),
+                ))
+            }
+            Cmd::MirroringAdd { .. } => {
+                return Err(at(
+                    *ln,
+                    "`mirroring_add` after the first packet is not supported".to_string(),
                 ))
             }
         }

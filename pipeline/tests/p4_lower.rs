@@ -165,3 +165,21 @@ fn pias_switch_lowers_to_the_json_program() {
 fn slytherin_switch_lowers_to_the_json_program() {
     same_ir("slytherin_switch");
 }
+
+#[test]
+fn a_mirror_reads_its_session_as_the_action_leaves_it() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = lowered("mirror_watch");
+    let a = p.actions.iter().find(|a| a.name == "copy_to").unwrap();
+    // The deparser's `mirror.emit(meta.session)` names the ingress's `ig_md.session` (the
+    // same struct), which the action sets from its data: the mirror takes the data itself.
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::set("ig_md.session", Operand::param("session")),
+            Primitive::Mirror {
+                session: Operand::param("session")
+            },
+        ]
+    );
+}

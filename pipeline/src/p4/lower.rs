@@ -134,7 +134,8 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 6] = [
+const LOWERED_EXTERNS: [&str; 7] = [
+    "Mirror",
     "Register",
     "RegisterAction",
     "Hash",
@@ -153,8 +154,8 @@ fn refused_extern(name: &str) -> String {
             "action profiles and selectors are not lowered from P4 yet (the IR's selector is \
              reachable from JSON)"
         }
-        "Mirror" | "Resubmit" | "Digest" | "Pktgen" => {
-            "deparser externs are not lowered from P4 yet (the IR's mirror and resubmit are \
+        "Resubmit" | "Digest" | "Pktgen" => {
+            "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
              reachable from JSON)"
         }
         "MathUnit" => "the IR's stateful ALU has no math unit",
@@ -285,6 +286,16 @@ struct Lowerer<'a> {
     actions: Vec<ActionInfo>,
     registers: Vec<(String, String)>,
     main_span: Span,
+    /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION);`: gress, T, session.
+    mirrors: Vec<(Gress, u128, MirrorSession)>,
+}
+
+/// Where a mirror's session id comes from: a constant, or a field of the user metadata
+/// struct (by struct type and field name, since the deparser names its parameter freely).
+#[derive(Clone, Debug)]
+enum MirrorSession {
+    Const(u64),
+    Meta(String, String),
 }
 
 /// Lowers the declarations of a parsed program into an IR program called `name`.
@@ -317,6 +328,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         actions: Vec::new(),
         registers: Vec::new(),
         main_span: Span::default(),
+        mirrors: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -715,6 +727,8 @@ impl<'a> Lowerer<'a> {
         // Parsers first: they declare the header instances.
         let (ig_graph, ig_span) = self.lower_parser(blocks[0], Gress::Ingress)?;
         let (eg_graph, eg_span) = self.lower_parser(blocks[3], Gress::Egress)?;
+        self.scan_mirrors(blocks[2], Gress::Ingress)?;
+        self.scan_mirrors(blocks[5], Gress::Egress)?;
         let controls = [(blocks[1], Gress::Ingress), (blocks[4], Gress::Egress)];
         for (d, g) in controls {
             let body = self.lower_control(d, g)?;
@@ -1309,6 +1323,16 @@ fn canonical(g: &ir::ParserGraph) -> String {
     let mut out = String::new();
     walk(g, ir::START, 0, &mut out);
     out
+}
+
+/// Whether `e` is `mirror_type` of the deparser intrinsic metadata.
+fn is_mirror_type(c: &Ctl<'_>, e: &Expr) -> bool {
+    let Some(p) = e.path() else { return false };
+    let comps: Vec<&str> = p.split('.').collect();
+    comps.len() == 2
+        && comps[1] == "mirror_type"
+        && matches!(c.params.get(comps[0]), Some(ParamKind::Intrinsic(pre, ..))
+            if *pre == "ig_intr_dprsr_md" || *pre == "eg_intr_dprsr_md")
 }
 
 /// What a test of a table's result records.
@@ -2411,9 +2435,31 @@ impl<'a> Lowerer<'a> {
                 _ => return self.err(a.span, "@drop_reason takes a string"),
             },
         };
+        let mut mirrors: Vec<(MirrorSession, Span)> = Vec::new();
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
+                StmtKind::Assign(lhs, rhs) if is_mirror_type(c, lhs) => {
+                    let Ok((t, _)) = self.const_value(rhs, &c.locals) else {
+                        return self.err(rhs.span, "mirror_type is set to a constant");
+                    };
+                    let Some(m) = self
+                        .mirrors
+                        .iter()
+                        .find(|m| m.0 == c.gress && m.1 == t)
+                        .map(|m| m.2.clone())
+                    else {
+                        return self.err(
+                            st.span,
+                            format!(
+                                "mirror type {t}: the {} deparser has no `if (...mirror_type == \
+                                 {t}) mirror.emit(session);` for it",
+                                c.gress.name()
+                            ),
+                        );
+                    };
+                    mirrors.push((m, st.span));
+                }
                 StmtKind::Assign(lhs, rhs)
                     if matches!(rhs.kind, ExprKind::Binary(BinOp::Concat, ..)) =>
                 {
@@ -2505,7 +2551,103 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        // A mirror reads its session as the action leaves it (the session field may be set
+        // after mirror_type).
+        for (m, span) in mirrors {
+            let session = match m {
+                MirrorSession::Const(v) => Operand::Const(v),
+                MirrorSession::Meta(sty, field) => {
+                    let Some(p) = c
+                        .params
+                        .iter()
+                        .find(|(_, k)| matches!(k, ParamKind::Meta(s) if *s == sty))
+                        .map(|(n, _)| n.clone())
+                    else {
+                        return self.err(
+                            span,
+                            format!("the mirror session is a field of `{sty}`, which `{}` does not take", c.name),
+                        );
+                    };
+                    let e = Expr {
+                        kind: ExprKind::Member(
+                            Box::new(Expr {
+                                kind: ExprKind::Name(p),
+                                span,
+                            }),
+                            field,
+                        ),
+                        span,
+                    };
+                    self.operand(c, action, params, &e, None, &written)?
+                }
+            };
+            out.push(Primitive::Mirror { session });
+        }
         Ok(out)
+    }
+
+    /// Records the mirrors a deparser emits: `if (md.mirror_type == T) { m.emit(S); }`.
+    fn scan_mirrors(&mut self, d: &'a Decl, gress: Gress) -> R<()> {
+        let c = self.ctl(d, gress)?;
+        let DeclKind::Control { apply, .. } = &d.kind else {
+            unreachable!()
+        };
+        for st in apply {
+            if let Some((t, session)) = self.mirror_idiom(&c, st)? {
+                self.mirrors.push((gress, t, session));
+            }
+        }
+        Ok(())
+    }
+
+    /// The mirror type and session of a deparser statement that is the mirror idiom.
+    fn mirror_idiom(&self, c: &Ctl<'a>, st: &Stmt) -> R<Option<(u128, MirrorSession)>> {
+        let StmtKind::If(cond, then, els) = &st.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Binary(BinOp::Eq, x, t) = &cond.kind else {
+            return Ok(None);
+        };
+        if !is_mirror_type(c, x) || !els.is_empty() || then.len() != 1 {
+            return Ok(None);
+        }
+        let StmtKind::Call(e) = &then[0].kind else {
+            return Ok(None);
+        };
+        let Some((obj, "emit", args)) = method_call(e) else {
+            return Ok(None);
+        };
+        let is_mirror = obj.path().is_some_and(
+            |o| matches!(c.locals.get(&o), Some(Local::Extern(_, k)) if k == "Mirror"),
+        );
+        if !is_mirror {
+            return Ok(None);
+        }
+        let (t, _) = self.const_value(t, &c.locals)?;
+        let [arg] = args else {
+            return self.err(
+                e.span,
+                "a mirror with a header (`emit(session, hdr)`) is not lowered from P4 yet",
+            );
+        };
+        let session =
+            match self.const_value(arg, &c.locals) {
+                Ok((v, _)) => MirrorSession::Const(v as u64),
+                Err(_) => {
+                    let p = arg.path().unwrap_or_default();
+                    let comps: Vec<&str> = p.split('.').collect();
+                    match (c.params.get(comps[0]), comps.len()) {
+                        (Some(ParamKind::Meta(sty)), 2) => {
+                            MirrorSession::Meta(sty.clone(), comps[1].to_string())
+                        }
+                        _ => return self.err(
+                            arg.span,
+                            "the mirror session is a constant or a field of the metadata struct",
+                        ),
+                    }
+                }
+            };
+        Ok(Some((t, session)))
     }
 
     fn is_ecn_mark(&mut self, c: &Ctl<'a>, cond: &Expr, st: &Stmt) -> bool {
@@ -3375,6 +3517,9 @@ impl<'a> Lowerer<'a> {
         };
         let mut emitted: Vec<String> = Vec::new();
         for st in apply {
+            if self.mirror_idiom(&c, st)?.is_some() {
+                continue;
+            }
             match &st.kind {
                 StmtKind::Empty => {}
                 StmtKind::Call(e) => {
