@@ -703,9 +703,18 @@ mod tests {
                 exact_len: true
             }
         );
-        assert!(parse_stf("t.stf", "mirroring_add 1 2\n")
-            .unwrap_err()
-            .starts_with("t.stf:1:"));
+        assert_eq!(
+            parse_stf("t.stf", "mirroring_add 5 24\n").unwrap()[0].1,
+            Cmd::MirroringAdd {
+                session: 5,
+                port: 24
+            }
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\ncheck_counter c(1) packets == 3\n").unwrap_err(),
+            "t.stf:2: STF command `check_counter` is not supported (add, setdefault, packet, \
+             expect, wait, mirroring_add)"
+        );
     }
 
     #[test]
