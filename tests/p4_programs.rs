@@ -87,6 +87,11 @@ fn p4_slytherin_switch_reports_as_its_json() {
 }
 
 #[test]
+fn p4_ecmp_switch_reports_as_its_json() {
+    same_report("ecmp_switch");
+}
+
+#[test]
 fn acl_lpm_places_in_two_stages_with_its_tcam_and_stateful_alu() {
     let o = t2sim(&["report", "--p4", "programs/p4/acl_lpm.p4", "--require-fit"]);
     assert!(o.status.success());

@@ -183,3 +183,8 @@ fn a_mirror_reads_its_session_as_the_action_leaves_it() {
         ]
     );
 }
+
+#[test]
+fn ecmp_switch_lowers_to_the_json_program() {
+    same_ir("ecmp_switch");
+}

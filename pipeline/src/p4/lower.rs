@@ -134,7 +134,9 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 7] = [
+const LOWERED_EXTERNS: [&str; 9] = [
+    "ActionProfile",
+    "ActionSelector",
     "Mirror",
     "Register",
     "RegisterAction",
@@ -150,10 +152,6 @@ fn refused_extern(name: &str) -> String {
             "the IR has no statistics ALU; count with a Register and a RegisterAction that adds 1"
         }
         "Meter" | "DirectMeter" | "Lpf" | "Wred" => "the IR has no meter ALU",
-        "ActionSelector" | "ActionProfile" => {
-            "action profiles and selectors are not lowered from P4 yet (the IR's selector is \
-             reachable from JSON)"
-        }
         "Resubmit" | "Digest" | "Pktgen" => {
             "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
              reachable from JSON)"
@@ -2113,6 +2111,8 @@ impl<'a> Lowerer<'a> {
         let mut default: Option<(&Expr, Span)> = None;
         let mut size: Option<u32> = None;
         let mut entries: Option<&Vec<EntryDecl>> = None;
+        let mut selector_inputs: Vec<(String, Span)> = Vec::new();
+        let mut implementation: Option<(&Expr, Span)> = None;
         for p in props {
             match p {
                 TableProp::Key(ks, _) => {
@@ -2124,10 +2124,14 @@ impl<'a> Lowerer<'a> {
                             },
                             _ => self.field(c, &k.expr)?,
                         };
+                        if k.kind == "selector" {
+                            // Hashed by the table's ActionSelector to pick a group member.
+                            selector_inputs.push((f.ir, k.span));
+                            continue;
+                        }
                         if !["exact", "ternary", "lpm"].contains(&k.kind.as_str()) {
                             let why = match k.kind.as_str() {
                                 "range" => "the IR's tables match exact, ternary or lpm (expand a range into ternary entries)",
-                                "selector" => "action selectors are not lowered from P4 yet",
                                 _ => "unknown match kind",
                             };
                             return self.err(k.span, format!("match kind `{}`: {why}", k.kind));
@@ -2167,6 +2171,7 @@ impl<'a> Lowerer<'a> {
                     ..
                 } => match pn.as_str() {
                     "default_action" => default = Some((value, *span)),
+                    "implementation" => implementation = Some((value, *span)),
                     "size" => {
                         let (v, _) = self.const_value(value, &c.locals)?;
                         size = Some(v.min(u32::MAX as u128) as u32);
@@ -2286,6 +2291,47 @@ impl<'a> Lowerer<'a> {
                     key: kv,
                     action: ir::ActionCall::new(&a.1, &vals),
                     members: Vec::new(),
+                });
+            }
+        }
+        // An ActionSelector: the selector keys are what it hashes; its group count and size
+        // what placement sizes it for.
+        match (implementation, selector_inputs.is_empty()) {
+            (None, true) => {}
+            (None, false) => {
+                return self.err(
+                    selector_inputs[0].1,
+                    "a `selector` key needs the table's `implementation = <ActionSelector>`",
+                )
+            }
+            (Some((_, sp)), true) => {
+                return self.err(sp, "an `implementation` needs `selector` keys to hash")
+            }
+            (Some((e, sp)), false) => {
+                let sel = e.path().and_then(|n| match c.locals.get(&n) {
+                    Some(Local::Extern(d, k)) if k == "ActionSelector" => Some(*d),
+                    _ => None,
+                });
+                let Some(DeclKind::Instance { args, .. }) = sel.map(|d| &d.kind) else {
+                    return self.err(
+                        sp,
+                        "`implementation` must be an ActionSelector (action profiles alone are \
+                         not lowered)",
+                    );
+                };
+                let [_, _, _, max, groups] = args.as_slice() else {
+                    return self.err(
+                        sp,
+                        "ActionSelector(profile, hash, mode, max_group_size, num_groups) takes \
+                         five arguments",
+                    );
+                };
+                let (max, _) = self.const_value(max, &c.locals)?;
+                let (groups, _) = self.const_value(groups, &c.locals)?;
+                t.selector = Some(ir::Selector {
+                    inputs: selector_inputs.into_iter().map(|x| x.0).collect(),
+                    groups: groups.min(u32::MAX as u128) as u32,
+                    max_members: max.min(u32::MAX as u128) as u32,
                 });
             }
         }
