@@ -188,3 +188,110 @@ fn a_mirror_reads_its_session_as_the_action_leaves_it() {
 fn ecmp_switch_lowers_to_the_json_program() {
     same_ir("ecmp_switch");
 }
+
+/// Compiles `body` (an Ingress control's locals and apply block) in the broken corpus's
+/// skeleton (programs/p4/bad/common.p4: corpus headers, metadata idx:16, small:8,
+/// count:32), from a file written under target/.
+fn compile_ingress(name: &str, prelude: &str, body: &str) -> Result<Program, p4::P4Error> {
+    let dir = root().join("target/p4-lower-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.p4"));
+    let common = root().join("programs/p4/bad/common.p4");
+    let text = format!(
+        "#include \"{}\"\n{prelude}\ncontrol Ingress(INGRESS_PARAMS) {{\n{body}\n}}\nMAIN\n",
+        common.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    p4::compile(&path, &p4::Options::default()).map(|c| c.program)
+}
+
+#[test]
+fn typedefs_enums_constants_casts_and_operators_lower_to_primitives() {
+    use t2_pipeline::ir::{AluOp, Operand, Primitive};
+    let p = compile_ingress(
+        "language",
+        "typedef bit<8> small_t;\n\
+         enum bit<8> Class_t { LOW = 8w1, HIGH = 8w7 }\n\
+         const small_t LIMIT = 8w200;",
+        "action a(small_t x) {\n\
+             meta.small = min(x, LIMIT);\n\
+             meta.idx = (bit<16>) hdr.ipv4.ttl;\n\
+             meta.count = ~meta.count;\n\
+             hdr.ipv4.ttl = hdr.ipv4.ttl >> 1;\n\
+         }\n\
+         action b() { meta.small = Class_t.HIGH; hdr.ipv4.ecn = hdr.ipv4.diffserv[1:0]; }\n\
+         @stage(3) table t {\n\
+             key = { hdr.ipv4.protocol : exact; }\n\
+             actions = { a; b; }\n\
+             default_action = b();\n\
+             const entries = { 17 : a(Class_t.LOW); }\n\
+         }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    let a = p.actions.iter().find(|a| a.name == "a").unwrap();
+    assert_eq!(a.params[0].bits, 8);
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::alu(
+                AluOp::Min,
+                "meta.small",
+                Operand::param("x"),
+                Operand::Const(200)
+            ),
+            Primitive::set("meta.idx", Operand::field("ipv4.ttl")),
+            Primitive::alu(
+                AluOp::Xor,
+                "meta.count",
+                Operand::field("meta.count"),
+                Operand::Const(0xffff_ffff)
+            ),
+            Primitive::alu(
+                AluOp::Shr,
+                "ipv4.ttl",
+                Operand::field("ipv4.ttl"),
+                Operand::Const(1)
+            ),
+        ]
+    );
+    let b = p.actions.iter().find(|a| a.name == "b").unwrap();
+    assert_eq!(
+        b.primitives,
+        [
+            Primitive::set("meta.small", Operand::Const(7)),
+            // A slice of the 6-bit DSCP (`ipv4.diffserv[7:2]`) is a slice of the TOS byte.
+            Primitive::set("ipv4.ecn", Operand::field("ipv4.diffserv[3:2]")),
+        ]
+    );
+    let t = &p.tables[0];
+    assert_eq!(t.stage, Some(3));
+    assert_eq!(t.size, 512, "the default size of a keyed table");
+    assert_eq!(t.entries[0].action.args, [1]);
+}
+
+#[test]
+fn widths_of_constants_and_casts_are_checked() {
+    let e = compile_ingress(
+        "const_too_wide",
+        "",
+        "action a() { meta.small = 300; }\n\
+         table t { actions = { a; } default_action = a(); }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.col), (4, 27));
+    assert_eq!(e.message, "constant 300 does not fit in bit<8>");
+    let e = compile_ingress(
+        "sized_mismatch",
+        "",
+        "action a() { meta.small = 16w3; }\n\
+         table t { actions = { a; } default_action = a(); }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.message,
+        "width mismatch: `16w3` is bit<16> but bit<8> is needed (P4 needs an explicit cast)"
+    );
+}
