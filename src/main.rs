@@ -372,6 +372,9 @@ struct RunArgs {
     /// A P4 program (T2NA or TNA) for the chip instead, lowered onto the IR (docs/p4.md).
     #[arg(long, value_name = "FILE.p4", conflicts_with = "program")]
     p4: Option<PathBuf>,
+    /// With --p4: table entries by P4 names (`add` / `setdefault` lines, STF format).
+    #[arg(long, value_name = "FILE", requires = "p4")]
+    entries: Option<PathBuf>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     step_every_cycle: bool,
@@ -492,7 +495,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         None if args.p4.is_some() => args
             .p4
             .as_ref()
-            .map(|p| t2sim::p4_commands::load(p, &[], &[]).map(|c| c.program))
+            .map(|p| t2sim::p4_commands::load_with_entries(p, args.entries.as_deref()))
             .transpose()?,
         None => None,
         Some(path) => {

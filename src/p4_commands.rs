@@ -28,6 +28,20 @@ pub fn load(path: &Path, include: &[PathBuf], defines: &[String]) -> Result<Comp
     p4::compile(path, &opts).map_err(|e| e.to_string())
 }
 
+/// The program of P4 file `path` with the entries of control-plane file `entries` (`run
+/// --p4 FILE.p4 --entries FILE`).
+pub fn load_with_entries(path: &Path, entries: Option<&Path>) -> Result<ir::Program, String> {
+    let c = load(path, &[], &[])?;
+    match entries {
+        None => Ok(c.program),
+        Some(f) => {
+            let shown = f.display().to_string();
+            let text = std::fs::read_to_string(f).map_err(|e| format!("{shown}: {e}"))?;
+            with_entries(&c, &shown, &text)
+        }
+    }
+}
+
 /// `t2sim stf`: runs an STF test against a P4 program on the chip.
 #[derive(clap::Args, Debug)]
 pub struct StfArgs {
@@ -386,52 +400,17 @@ fn action_call(
     Ok(ir::ActionCall::new(ir_name, &vals))
 }
 
-/// Port speed of the test ports.
-const STF_PORT_BPS: u64 = 50_000_000_000;
-
-/// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
-pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
-    let cmds = parse_stf(test_name, text)?;
-    let params = Tofino2Params::default();
+/// The program with the entries and defaults of `cmds` (`add`, `setdefault`; other commands
+/// are skipped) in its tables, and the (table, key) pairs they added.
+fn stage(
+    c: &Compiled,
+    test_name: &str,
+    cmds: &[(usize, Cmd)],
+) -> Result<(ir::Program, Vec<(String, Vec<KeyValue>)>), String> {
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
-    // Ports: every port a packet or expectation names.
-    let mut ports: Vec<u16> = Vec::new();
-    for (_, cmd) in &cmds {
-        if let Cmd::Packet { port, .. }
-        | Cmd::Expect { port, .. }
-        | Cmd::MirroringAdd { port, .. } = cmd
-        {
-            if !ports.contains(port) {
-                ports.push(*port);
-            }
-        }
-    }
-    ports.sort_unstable();
-    let cpm = params.channels_per_mac as u16;
-    let max = 8 + params.macs_per_pipe as u16 * cpm;
-    let mut specs = Vec::new();
-    for &p in &ports {
-        if !(8..max).contains(&p) {
-            return Err(format!(
-                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
-                max - 1
-            ));
-        }
-        specs.push(PortSpec {
-            pipe: 0,
-            mac: ((p - 8) / cpm) as u32,
-            channel: ((p - 8) % cpm) as u32,
-            bps: STF_PORT_BPS,
-        });
-    }
-    // Control-plane state before the first packet goes into the program itself.
     let mut program = c.program.clone();
-    let first_packet = cmds
-        .iter()
-        .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
-        .unwrap_or(cmds.len());
     let mut staged: Vec<(String, Option<u64>, usize, Entry)> = Vec::new();
-    for (ln, cmd) in &cmds[..first_packet] {
+    for (ln, cmd) in cmds {
         match cmd {
             Cmd::Add {
                 table,
@@ -473,7 +452,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
     // convention p4c's STF runner passes on), then file order.
     staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
-    let mut keys_in: Vec<(String, Vec<KeyValue>)> = staged
+    let keys_in: Vec<(String, Vec<KeyValue>)> = staged
         .iter()
         .map(|s| (s.0.clone(), s.3.key.clone()))
         .collect();
@@ -486,6 +465,53 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             .entries
             .push(e);
     }
+    Ok((program, keys_in))
+}
+
+/// Port speed of the test ports.
+const STF_PORT_BPS: u64 = 50_000_000_000;
+
+/// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
+pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
+    let cmds = parse_stf(test_name, text)?;
+    let params = Tofino2Params::default();
+    let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
+    // Ports: every port a packet or expectation names.
+    let mut ports: Vec<u16> = Vec::new();
+    for (_, cmd) in &cmds {
+        if let Cmd::Packet { port, .. }
+        | Cmd::Expect { port, .. }
+        | Cmd::MirroringAdd { port, .. } = cmd
+        {
+            if !ports.contains(port) {
+                ports.push(*port);
+            }
+        }
+    }
+    ports.sort_unstable();
+    let cpm = params.channels_per_mac as u16;
+    let max = 8 + params.macs_per_pipe as u16 * cpm;
+    let mut specs = Vec::new();
+    for &p in &ports {
+        if !(8..max).contains(&p) {
+            return Err(format!(
+                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
+                max - 1
+            ));
+        }
+        specs.push(PortSpec {
+            pipe: 0,
+            mac: ((p - 8) / cpm) as u32,
+            channel: ((p - 8) % cpm) as u32,
+            bps: STF_PORT_BPS,
+        });
+    }
+    // Control-plane state before the first packet goes into the program itself.
+    let first_packet = cmds
+        .iter()
+        .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
+        .unwrap_or(cmds.len());
+    let (program, mut keys_in) = stage(c, test_name, &cmds[..first_packet])?;
     let config = ChipConfig {
         params,
         ports: specs,
@@ -649,6 +675,21 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
 
 fn hex_string(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A P4 program with the entries of a control-plane file: `add` and `setdefault` lines in
+/// the STF format (`run --p4 FILE.p4 --entries FILE`); other commands are bad input.
+pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program, String> {
+    let cmds = parse_stf(shown, text)?;
+    if let Some((ln, _)) = cmds
+        .iter()
+        .find(|(_, c)| !matches!(c, Cmd::Add { .. } | Cmd::SetDefault { .. }))
+    {
+        return Err(format!(
+            "{shown}:{ln}: an entries file holds `add` and `setdefault` lines only"
+        ));
+    }
+    stage(c, shown, &cmds).map(|p| p.0)
 }
 
 /// `t2sim stf`: `Ok(true)` when every expectation passed.

@@ -312,3 +312,61 @@ fn a_scenario_runs_a_p4_program_as_its_json() {
     assert!(outs[1].contains("flows            1 completed of 8"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_entries_file_fills_tables_by_p4_names() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let c = t2sim::p4_commands::load(&root.join("programs/p4/acl_lpm.p4"), &[], &[]).unwrap();
+    let text =
+        "# routes\nadd Ingress.routes hdr.ipv4.dst_addr:0x0a000000/8 Ingress.forward(port:16)\n\
+                add pipe.Ingress.acl 2 src_addr:0x0a0909** dst_port:0x0016 deny()\n\
+                setdefault routes forward(port:9)\n";
+    let p = t2sim::p4_commands::with_entries(&c, "e.txt", text).unwrap();
+    let t = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
+    assert_eq!(t("routes").entries.len(), 1);
+    assert_eq!(
+        t("routes").entries[0].key[0],
+        t2_pipeline::ir::KeyValue {
+            value: 0x0a00_0000,
+            mask: Some(0xff00_0000)
+        }
+    );
+    assert_eq!(t("routes").default_action.args, [9]);
+    assert_eq!(t("acl").entries[0].action.action, "deny");
+    assert_eq!(
+        t2sim::p4_commands::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
+        "e.txt:1: an entries file holds `add` and `setdefault` lines only"
+    );
+    // `run --p4 --entries`: the incast runs with them (the host routes go in as well).
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-entries-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("e.txt");
+    std::fs::write(
+        &f,
+        "add Ingress.ipv4_host hdr.ipv4.dst_addr:0x0a090001 Ingress.forward(port:8)\n",
+    )
+    .unwrap();
+    let with = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--entries",
+        f.to_str().unwrap(),
+        "--duration-us",
+        "5",
+    ]);
+    let without = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--duration-us",
+        "5",
+    ]);
+    assert!(with.status.success(), "{with:?}");
+    assert_eq!(
+        stdout(&with),
+        stdout(&without),
+        "an entry no packet hits changes nothing"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
