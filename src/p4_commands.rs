@@ -400,13 +400,16 @@ fn action_call(
     Ok(ir::ActionCall::new(ir_name, &vals))
 }
 
+/// A table (IR name) and the key of one of its entries.
+type TableKey = (String, Vec<KeyValue>);
+
 /// The program with the entries and defaults of `cmds` (`add`, `setdefault`; other commands
 /// are skipped) in its tables, and the (table, key) pairs they added.
 fn stage(
     c: &Compiled,
     test_name: &str,
     cmds: &[(usize, Cmd)],
-) -> Result<(ir::Program, Vec<(String, Vec<KeyValue>)>), String> {
+) -> Result<(ir::Program, Vec<TableKey>), String> {
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
     let mut program = c.program.clone();
     let mut staged: Vec<(String, Option<u64>, usize, Entry)> = Vec::new();
@@ -452,7 +455,7 @@ fn stage(
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
     // convention p4c's STF runner passes on), then file order.
     staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
-    let keys_in: Vec<(String, Vec<KeyValue>)> = staged
+    let keys_in: Vec<TableKey> = staged
         .iter()
         .map(|s| (s.0.clone(), s.3.key.clone()))
         .collect();
