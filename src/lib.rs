@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod chip;
 pub mod headroom;
+pub mod p4_commands;
 pub mod scenario;
 pub mod schemes;
 pub mod study;

@@ -60,6 +60,9 @@ enum Command {
     Sweep(SweepArgs),
     /// Join the folders of a sharded sweep into the files an unsharded run writes.
     SweepMerge(MergeArgs),
+    /// Run an STF packet test (p4c's format) against a P4 program on the chip, one line per
+    /// expectation. Exit status: 0 all passed, 1 a failure, 2 bad input.
+    Stf(t2sim::p4_commands::StfArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +84,11 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => compare(&args),
         Some(Command::Sweep(args)) => sweep(&args),
         Some(Command::SweepMerge(args)) => sweep_merge(&args),
+        Some(Command::Stf(args)) => match t2sim::p4_commands::stf(&args) {
+            Ok(false) => return ExitCode::from(1),
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        },
         Some(Command::Report(args)) => match report(&args) {
             Ok(false) if args.require_fit => return ExitCode::from(1),
             Ok(_) => Ok(()),

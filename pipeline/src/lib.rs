@@ -5,10 +5,11 @@
 //! ([`stage::Placement`] decides the cycles), and deparses them back into bytes. The crate
 //! knows nothing of queues: it hands packets on with their intrinsic metadata.
 //!
-//! The crate is five layers; each uses only the ones below it (no module imports upward, and
+//! The crate is six layers; each uses only the ones below it (no module imports upward, and
 //! no two modules import each other):
 //!
 //! ```text
+//!   p4/       P4-16 front end: preprocess (cpp), lexer, parser, lower onto the IR
 //!   run/      exec (interpreter + placed stage programs), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
@@ -92,3 +93,4 @@ impl DropReason {
         }
     }
 }
+pub mod p4;

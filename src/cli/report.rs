@@ -9,11 +9,20 @@ use t2sim::schemes;
 use t2sim::Tofino2Params;
 
 #[derive(Args, Debug)]
-#[group(id = "what", required = true, args = ["program", "scheme"])]
+#[group(id = "what", required = true, args = ["program", "scheme", "p4"])]
 pub struct ReportArgs {
     /// The program file (JSON).
     #[arg(long)]
     pub program: Option<PathBuf>,
+    /// A P4 program (T2NA or TNA) instead, lowered onto the IR (docs/p4.md).
+    #[arg(long, value_name = "FILE.p4")]
+    pub p4: Option<PathBuf>,
+    /// With --p4: an include directory for the preprocessor (repeatable).
+    #[arg(short = 'I', value_name = "DIR", requires = "p4")]
+    pub include: Vec<PathBuf>,
+    /// With --p4: a preprocessor definition NAME[=VALUE] (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", requires = "p4")]
+    pub define: Vec<String>,
     /// A scheme's program instead of a file (`t2sim schemes` lists them), built from its
     /// parameters for ports of --gbps.
     #[arg(long, conflicts_with = "program")]
@@ -58,7 +67,13 @@ pub fn report(args: &ReportArgs) -> Result<bool, String> {
             scheme_program(name, args, &params)?,
             format!("scheme {name}"),
         ),
-        (None, None) => unreachable!("clap requires --program or --scheme"),
+        (None, None) => match &args.p4 {
+            Some(file) => (
+                t2sim::p4_commands::load(file, &args.include, &args.define)?.program,
+                file.display().to_string(),
+            ),
+            None => unreachable!("clap requires --program, --scheme or --p4"),
+        },
     };
     let (report, headroom) =
         t2sim::headroom::feasibility(&program, &params).map_err(|e| format!("{path}: {e}"))?;

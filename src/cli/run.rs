@@ -24,7 +24,7 @@ pub struct RunArgs {
         conflicts_with_all = [
             "senders", "speed_gbps", "load_percent", "frame_bytes", "duration_us", "link_ns",
             "queue_limit_cells", "params", "step_every_cycle", "vcd", "trace", "program",
-            "pcap", "replay"
+            "p4", "pcap", "replay"
         ]
     )]
     pub scenario: Option<PathBuf>,
@@ -69,6 +69,12 @@ pub struct RunArgs {
     /// its `ipv4_host` table gets the scenario's host routes), e.g. programs/dctcp_switch.json.
     #[arg(long, value_name = "FILE")]
     pub program: Option<PathBuf>,
+    /// A P4 program (T2NA or TNA) for the chip instead, lowered onto the IR (docs/p4.md).
+    #[arg(long, value_name = "FILE.p4", conflicts_with = "program")]
+    pub p4: Option<PathBuf>,
+    /// With --p4: table entries by P4 names (`add` / `setdefault` lines, STF format).
+    #[arg(long, value_name = "FILE", requires = "p4")]
+    pub entries: Option<PathBuf>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     pub step_every_cycle: bool,
@@ -186,6 +192,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         .checked_mul(1_000_000_000)
         .ok_or_else(|| format!("--speed-gbps: {} is too large", args.speed_gbps))?;
     let program = match &args.program {
+        None if args.p4.is_some() => args
+            .p4
+            .as_ref()
+            .map(|p| t2sim::p4_commands::load_with_entries(p, args.entries.as_deref()))
+            .transpose()?,
         None => None,
         Some(path) => {
             let shown = path.display();

@@ -84,6 +84,15 @@ impl ScenarioFile {
         }
         let program = match &raw.program {
             None => None,
+            // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md).
+            Some(p) if p.extension().is_some_and(|e| e == "p4") => {
+                let path = base.join(p);
+                Some(
+                    crate::p4_commands::load(&path, &[], &[])
+                        .map_err(|e| format!("{shown}: program: {e}"))?
+                        .program,
+                )
+            }
             Some(p) => {
                 let path = base.join(p);
                 let text = std::fs::read_to_string(&path)

@@ -7,5 +7,6 @@
 mod common;
 
 mod commands;
+mod p4_programs;
 mod report;
 mod report_budget;

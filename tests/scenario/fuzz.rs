@@ -252,6 +252,19 @@ fn fuzz_the_program_reader() {
 }
 
 #[test]
+fn fuzz_the_p4_front_end() {
+    // Preprocessed programs (cpp's line markers kept): the lexer, parser, type checks and
+    // lowering, then the IR checks; no `cpp` per execution.
+    let (execs, panics) = fuzz("p4", true, |b| {
+        let text = String::from_utf8_lossy(b);
+        let source = t2_pipeline::p4::preprocess::Source::plain("fuzz.p4", &text);
+        let _ = t2_pipeline::p4::compile_source(&source, "fuzz");
+    });
+    assert_eq!(panics, 0);
+    assert!(execs > execs_floor());
+}
+
+#[test]
 fn fuzz_the_parameter_reader() {
     let (execs, panics) = fuzz("params", true, |b| {
         let text = String::from_utf8_lossy(b);

@@ -8,6 +8,8 @@ mod ghost;
 mod header_validity;
 mod ir_check;
 mod lpm;
+mod p4_errors;
+mod p4_lower;
 mod parser_graph;
 mod placement;
 mod programs;

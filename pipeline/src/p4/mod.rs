@@ -1,0 +1,97 @@
+//! A P4-16 front end for Tofino2 (T2NA) and Tofino (TNA) programs: preprocess with the
+//! system C preprocessor as p4c does, lex, parse into an AST with source positions, then
+//! type-check and lower onto the program IR (`crate::program::ir`), so that placement, the
+//! report and the chip run a P4 program exactly as they run a JSON one.
+//!
+//! The language accepted is the subset Tofino programs use that the IR can express; whatever
+//! the IR or the modelled chip cannot do is refused with an error at `file:line:col` naming
+//! the construct, never dropped. `docs/p4.md` lists what is supported and refused, and how
+//! the lowering maps P4 onto tables, gateways, stateful ALUs and PHV fields.
+
+pub mod ast;
+pub mod lexer;
+pub mod lower;
+pub mod parser;
+pub mod preprocess;
+
+use crate::program::ir::Program;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// An error in a P4 program (or in preprocessing it), at a place in the original source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct P4Error {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+impl fmt::Display for P4Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.col, self.message
+        )
+    }
+}
+
+impl std::error::Error for P4Error {}
+
+/// Preprocessor options: `-I DIR` and `-D NAME[=VALUE]`, as p4c passes them to `cpp`.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub include_dirs: Vec<PathBuf>,
+    pub defines: Vec<String>,
+}
+
+/// The directory of our own architecture files (`core.p4`, `t2na.p4`, `tna.p4`).
+pub fn p4include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("p4include")
+}
+
+/// A compiled P4 program: the IR and the control-plane names that reach into it.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub program: Program,
+    pub tables: Vec<lower::TableInfo>,
+    pub actions: Vec<lower::ActionInfo>,
+    pub registers: Vec<(String, String)>,
+}
+
+impl Compiled {
+    /// The table a control plane names `name` (`Ingress.t`, `pipe.Ingress.t` or, when
+    /// unambiguous, `t`).
+    pub fn table(&self, name: &str) -> Option<&lower::TableInfo> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        self.tables.iter().find(|t| t.p4_name == name).or_else(|| {
+            let mut m = self.tables.iter().filter(|t| t.local_name == name);
+            match (m.next(), m.next()) {
+                (Some(t), None) => Some(t),
+                _ => None,
+            }
+        })
+    }
+}
+
+/// Preprocesses, parses and lowers the P4 program at `path`; the IR program is named after
+/// the file's stem.
+pub fn compile(path: &Path, opts: &Options) -> Result<Compiled, P4Error> {
+    let pre = preprocess::run(path, opts)?;
+    compile_source(&pre, &program_name(path))
+}
+
+/// The IR name of the program in `path`: its file stem.
+pub fn program_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "p4".to_string())
+}
+
+/// Parses and lowers already preprocessed text.
+pub fn compile_source(pre: &preprocess::Source, name: &str) -> Result<Compiled, P4Error> {
+    let tokens = lexer::lex(pre)?;
+    let prog = parser::parse(pre, &tokens)?;
+    lower::lower(pre, &prog, name)
+}

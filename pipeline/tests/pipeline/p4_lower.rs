@@ -1,0 +1,297 @@
+//! The P4 front end: shipped P4 programs lower to exactly the IR of their JSON versions.
+
+use std::path::Path;
+use t2_pipeline::ir::Program;
+use t2_pipeline::p4;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn lowered(name: &str) -> Program {
+    let path = root().join(format!("programs/p4/{name}.p4"));
+    match p4::compile(&path, &p4::Options::default()) {
+        Ok(c) => c.program,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn json(name: &str) -> Program {
+    let text = std::fs::read_to_string(root().join(format!("programs/{name}.json"))).unwrap();
+    Program::from_json(&text).unwrap()
+}
+
+fn same_ir(name: &str) {
+    let (a, b) = (lowered(name), json(name));
+    if a != b {
+        panic!("{name}: lowered\n{}\nJSON\n{}", a.to_json(), b.to_json());
+    }
+}
+
+#[test]
+fn l3_forward_lowers_to_the_json_program() {
+    same_ir("l3_forward");
+}
+
+#[test]
+fn flow_counter_lowers_to_the_json_program() {
+    same_ir("flow_counter");
+}
+
+#[test]
+fn ecn_marking_lowers_to_the_json_program() {
+    same_ir("ecn_marking");
+}
+
+#[test]
+fn vlan_tagging_lowers_to_the_json_program() {
+    same_ir("vlan_tagging");
+}
+
+#[test]
+fn droptail_switch_lowers_to_the_json_program() {
+    same_ir("droptail_switch");
+}
+
+#[test]
+fn dctcp_switch_lowers_to_the_json_program() {
+    same_ir("dctcp_switch");
+}
+
+#[test]
+fn a_define_changes_the_lowered_program() {
+    let path = root().join("programs/p4/dctcp_switch.p4");
+    let opts = p4::Options {
+        include_dirs: Vec::new(),
+        defines: vec!["K_CELLS=65".into()],
+    };
+    let p = p4::compile(&path, &opts).unwrap().program;
+    let text = p.to_json();
+    assert!(text.contains("\"const\": 65"), "{text}");
+    assert!(!text.contains("\"const\": 400"));
+}
+
+#[test]
+fn table_results_become_hidden_fields_the_gateways_test() {
+    use t2_pipeline::ir::{Cmp, Condition, Operand, Primitive, Stmt};
+    let p = lowered("hit_switch");
+    let t = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
+    // `.hit`: entries run copies that set the hit bit; a miss runs the default as written.
+    assert_eq!(
+        t("host").actions,
+        ["forward@host", "NoAction@host", "NoAction"]
+    );
+    assert_eq!(t("host").default_action.action, "NoAction");
+    // `.action_run`: every action (the default too) records its place, from 1.
+    assert_eq!(
+        t("classify").actions,
+        ["bulk@classify", "interactive@classify", "NoAction@classify"]
+    );
+    assert_eq!(t("classify").default_action.action, "NoAction@classify");
+    let a = |n: &str| p.actions.iter().find(|a| a.name == n).unwrap();
+    assert_eq!(
+        a("interactive@classify").primitives,
+        [Primitive::set("p4.classify.action_run", Operand::Const(2))]
+    );
+    assert_eq!(a("forward@host").primitives.len(), 2);
+    let meta: Vec<(&str, u8)> = p
+        .metadata
+        .iter()
+        .map(|m| (m.name.as_str(), m.bits))
+        .collect();
+    assert_eq!(meta, [("p4.host.hit", 1), ("p4.classify.action_run", 2)]);
+    let Stmt::If { then, .. } = &p.ingress[0] else {
+        panic!("{:?}", p.ingress)
+    };
+    assert_eq!(then[0], Stmt::apply("host"));
+    assert_eq!(
+        then[1],
+        Stmt::if_(
+            Condition::new("p4.host.hit", Cmp::Eq, Operand::Const(0)),
+            vec![Stmt::apply("prefix")],
+            vec![]
+        )
+    );
+    assert_eq!(then[2], Stmt::apply("classify"));
+    assert_eq!(
+        then[3],
+        Stmt::if_(
+            Condition::new("p4.classify.action_run", Cmp::Eq, Operand::Const(1)),
+            vec![Stmt::apply("bulk_queue")],
+            vec![Stmt::if_(
+                Condition::new("p4.classify.action_run", Cmp::Eq, Operand::Const(2)),
+                vec![Stmt::apply("interactive_queue")],
+                vec![]
+            )]
+        )
+    );
+}
+
+#[test]
+fn a_concatenation_is_a_move_into_each_slice() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = lowered("tna_reflect");
+    let stamp = p.actions.iter().find(|a| a.name == "stamp").unwrap();
+    assert_eq!(
+        stamp.primitives,
+        [
+            Primitive::set("l4.src_port[15:8]", Operand::field("ipv4.ttl")),
+            Primitive::set("l4.src_port[7:0]", Operand::field("ipv4.protocol")),
+        ]
+    );
+    let reflect = p.actions.iter().find(|a| a.name == "reflect").unwrap();
+    assert_eq!(
+        reflect.primitives,
+        [
+            Primitive::SetEgressPort {
+                port: Operand::field("ig_intr_md.ingress_port")
+            },
+            Primitive::set("ethernet.dst_addr", Operand::field("ethernet.src_addr")),
+        ]
+    );
+}
+
+#[test]
+fn vlan_switch_lowers_to_the_json_program() {
+    same_ir("vlan_switch");
+}
+
+#[test]
+fn pias_switch_lowers_to_the_json_program() {
+    same_ir("pias_switch");
+}
+
+#[test]
+fn slytherin_switch_lowers_to_the_json_program() {
+    same_ir("slytherin_switch");
+}
+
+#[test]
+fn a_mirror_reads_its_session_as_the_action_leaves_it() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = lowered("mirror_watch");
+    let a = p.actions.iter().find(|a| a.name == "copy_to").unwrap();
+    // The deparser's `mirror.emit(meta.session)` names the ingress's `ig_md.session` (the
+    // same struct), which the action sets from its data: the mirror takes the data itself.
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::set("ig_md.session", Operand::param("session")),
+            Primitive::Mirror {
+                session: Operand::param("session")
+            },
+        ]
+    );
+}
+
+#[test]
+fn ecmp_switch_lowers_to_the_json_program() {
+    same_ir("ecmp_switch");
+}
+
+/// Compiles `body` (an Ingress control's locals and apply block) in the broken corpus's
+/// skeleton (programs/p4/bad/common.p4: corpus headers, metadata idx:16, small:8,
+/// count:32), from a file written under target/.
+fn compile_ingress(name: &str, prelude: &str, body: &str) -> Result<Program, p4::P4Error> {
+    let dir = root().join("target/p4-lower-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.p4"));
+    let common = root().join("programs/p4/bad/common.p4");
+    let text = format!(
+        "#include \"{}\"\n{prelude}\ncontrol Ingress(INGRESS_PARAMS) {{\n{body}\n}}\nMAIN\n",
+        common.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    p4::compile(&path, &p4::Options::default()).map(|c| c.program)
+}
+
+#[test]
+fn typedefs_enums_constants_casts_and_operators_lower_to_primitives() {
+    use t2_pipeline::ir::{AluOp, Operand, Primitive};
+    let p = compile_ingress(
+        "language",
+        "typedef bit<8> small_t;\n\
+         enum bit<8> Class_t { LOW = 8w1, HIGH = 8w7 }\n\
+         const small_t LIMIT = 8w200;",
+        "action a(small_t x) {\n\
+             meta.small = min(x, LIMIT);\n\
+             meta.idx = (bit<16>) hdr.ipv4.ttl;\n\
+             meta.count = ~meta.count;\n\
+             hdr.ipv4.ttl = hdr.ipv4.ttl >> 1;\n\
+         }\n\
+         action b() { meta.small = Class_t.HIGH; hdr.ipv4.ecn = hdr.ipv4.diffserv[1:0]; }\n\
+         @stage(3) table t {\n\
+             key = { hdr.ipv4.protocol : exact; }\n\
+             actions = { a; b; }\n\
+             default_action = b();\n\
+             const entries = { 17 : a(Class_t.LOW); }\n\
+         }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    let a = p.actions.iter().find(|a| a.name == "a").unwrap();
+    assert_eq!(a.params[0].bits, 8);
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::alu(
+                AluOp::Min,
+                "meta.small",
+                Operand::param("x"),
+                Operand::Const(200)
+            ),
+            Primitive::set("meta.idx", Operand::field("ipv4.ttl")),
+            Primitive::alu(
+                AluOp::Xor,
+                "meta.count",
+                Operand::field("meta.count"),
+                Operand::Const(0xffff_ffff)
+            ),
+            Primitive::alu(
+                AluOp::Shr,
+                "ipv4.ttl",
+                Operand::field("ipv4.ttl"),
+                Operand::Const(1)
+            ),
+        ]
+    );
+    let b = p.actions.iter().find(|a| a.name == "b").unwrap();
+    assert_eq!(
+        b.primitives,
+        [
+            Primitive::set("meta.small", Operand::Const(7)),
+            // A slice of the 6-bit DSCP (`ipv4.diffserv[7:2]`) is a slice of the TOS byte.
+            Primitive::set("ipv4.ecn", Operand::field("ipv4.diffserv[3:2]")),
+        ]
+    );
+    let t = &p.tables[0];
+    assert_eq!(t.stage, Some(3));
+    assert_eq!(t.size, 512, "the default size of a keyed table");
+    assert_eq!(t.entries[0].action.args, [1]);
+}
+
+#[test]
+fn widths_of_constants_and_casts_are_checked() {
+    let e = compile_ingress(
+        "const_too_wide",
+        "",
+        "action a() { meta.small = 300; }\n\
+         table t { actions = { a; } default_action = a(); }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.col), (4, 27));
+    assert_eq!(e.message, "constant 300 does not fit in bit<8>");
+    let e = compile_ingress(
+        "sized_mismatch",
+        "",
+        "action a() { meta.small = 16w3; }\n\
+         table t { actions = { a; } default_action = a(); }\n\
+         apply { t.apply(); }",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.message,
+        "width mismatch: `16w3` is bit<16> but bit<8> is needed (P4 needs an explicit cast)"
+    );
+}

@@ -1,0 +1,10 @@
+#include "common.p4"
+control Ingress(INGRESS_PARAMS) {
+    action a() {
+        meta.count = meta.count + 1;
+        meta.idx = meta.count[15:0];
+    }
+    table t { actions = { a; } default_action = a(); }
+    apply { t.apply(); }
+}
+MAIN

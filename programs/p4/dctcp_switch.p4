@@ -1,0 +1,52 @@
+/* dctcp_switch.p4: host routes, and DCTCP's marking in egress: ECN-capable packets that
+ * joined a queue of K = 400 cells or more leave marked CE. The P4 version of
+ * programs/dctcp_switch.json. */
+#include <t2na.p4>
+#include "include/headers.p4"
+
+#ifndef K_CELLS
+#define K_CELLS 400
+#endif
+
+struct metadata_t {}
+
+#include "include/host_routes.p4"
+
+parser EgressParser(packet_in pkt, out l3_headers_t hdr, out metadata_t meta,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(eg_intr_md);
+        transition parse_ethernet;
+    }
+    PARSE_ETH_IPV4_L4(hdr)
+}
+
+control Egress(inout l3_headers_t hdr, inout metadata_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    action mark() {
+        if (hdr.ipv4.ecn != 0) {
+            hdr.ipv4.ecn = 3;
+        }
+    }
+    table ecn_mark { actions = { mark; } default_action = mark(); }
+
+    apply {
+        if (hdr.ipv4.isValid()) {
+            if (eg_intr_md.enq_qdepth >= K_CELLS) {
+                ecn_mark.apply();
+            }
+        }
+    }
+}
+
+control EgressDeparser(packet_out pkt, inout l3_headers_t hdr, in metadata_t meta,
+                       in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;

@@ -1,0 +1,790 @@
+//! The P4 commands: `t2sim report --p4 FILE.p4` (the feasibility report of the lowered
+//! program) and `t2sim stf --p4 FILE.p4 TEST.stf`, which runs a packet test in the STF
+//! format of p4c's test suites on the modelled chip (cycle-accurate, one pipe).
+//!
+//! STF commands supported: `add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE,...)`,
+//! `setdefault TABLE ACTION(...)`, `packet PORT HEX`, `expect PORT HEX` (`*` matches any
+//! nibble; a trailing `$` asks for the exact length), `wait`, and `#` comments. Ports are
+//! Tofino2 device ports of pipe 0 (8 to 71), each a 50 Gb/s port of its own. Packets are sent
+//! in file order, one after another; expectations are matched per port in order, and
+//! across ports in no particular order (the chip may reorder packets between ports).
+//! Entries added before the first packet are the program's entries from cycle 0; an `add`
+//! after packets first waits until every packet sent has left the chip (as `wait` does),
+//! then takes effect through the chip's control plane.
+
+use crate::{Chip, ChipConfig, PortSpec, Tofino2Params};
+use std::path::{Path, PathBuf};
+use t2_clock::{Cycle, LineRate};
+use t2_pipeline::ir::{self, Entry, KeyValue, MatchKind};
+use t2_pipeline::p4::{self, Compiled};
+use t2_testbench::{Network, Probe, Stepping};
+
+/// Compiles a P4 program with `-I` directories and `-D` definitions.
+pub fn load(path: &Path, include: &[PathBuf], defines: &[String]) -> Result<Compiled, String> {
+    let opts = p4::Options {
+        include_dirs: include.to_vec(),
+        defines: defines.to_vec(),
+    };
+    p4::compile(path, &opts).map_err(|e| e.to_string())
+}
+
+/// The program of P4 file `path` with the entries of control-plane file `entries` (`run
+/// --p4 FILE.p4 --entries FILE`).
+pub fn load_with_entries(path: &Path, entries: Option<&Path>) -> Result<ir::Program, String> {
+    let c = load(path, &[], &[])?;
+    match entries {
+        None => Ok(c.program),
+        Some(f) => {
+            let shown = f.display().to_string();
+            let text = std::fs::read_to_string(f).map_err(|e| format!("{shown}: {e}"))?;
+            with_entries(&c, &shown, &text)
+        }
+    }
+}
+
+/// `t2sim stf`: runs an STF test against a P4 program on the chip.
+#[derive(clap::Args, Debug)]
+pub struct StfArgs {
+    /// The P4 program (T2NA or TNA).
+    #[arg(long, value_name = "FILE.p4")]
+    pub p4: PathBuf,
+    /// The STF test.
+    #[arg(value_name = "TEST.stf")]
+    pub test: PathBuf,
+    /// An include directory for the preprocessor (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// A preprocessor definition NAME[=VALUE] (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+}
+
+/// One command of an STF file, with its line number.
+#[derive(Clone, Debug, PartialEq)]
+enum Cmd {
+    Add {
+        table: String,
+        priority: Option<u64>,
+        keys: Vec<(String, String)>,
+        action: String,
+        args: Vec<(Option<String>, String)>,
+    },
+    SetDefault {
+        table: String,
+        action: String,
+        args: Vec<(Option<String>, String)>,
+    },
+    Packet {
+        port: u16,
+        bytes: Vec<u8>,
+    },
+    Expect {
+        port: u16,
+        /// Nibbles, `None` for `*`.
+        nibbles: Vec<Option<u8>>,
+        exact_len: bool,
+    },
+    Wait,
+    /// `mirroring_add SESSION PORT`: mirror session SESSION sends its copies to PORT.
+    MirroringAdd {
+        session: u8,
+        port: u16,
+    },
+}
+
+/// An STF test's outcome: one line per expectation (and per unexpected packet) and whether
+/// all passed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StfOutcome {
+    pub lines: Vec<String>,
+    pub passed: bool,
+}
+
+/// Parses `text` (file `name`); errors name the line.
+fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let ln = i + 1;
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |why: String| format!("{name}:{ln}: {why}");
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        let cmd = match word.to_ascii_lowercase().as_str() {
+            "add" => {
+                let (head, action, args) = split_action(rest).map_err(&bad)?;
+                let mut toks = head.split_whitespace();
+                let table = toks
+                    .next()
+                    .ok_or_else(|| bad("`add` needs a table".into()))?;
+                let mut priority = None;
+                let mut keys = Vec::new();
+                for t in toks {
+                    match t.rsplit_once(':') {
+                        Some((k, v)) => keys.push((k.to_string(), v.to_string())),
+                        None if priority.is_none() && keys.is_empty() => {
+                            priority = Some(parse_num(t).map_err(&bad)? as u64);
+                        }
+                        None => return Err(bad(format!("`{t}` is not KEY:VALUE"))),
+                    }
+                }
+                Cmd::Add {
+                    table: table.to_string(),
+                    priority,
+                    keys,
+                    action,
+                    args,
+                }
+            }
+            "setdefault" => {
+                let (head, action, args) = split_action(rest).map_err(&bad)?;
+                Cmd::SetDefault {
+                    table: head.trim().to_string(),
+                    action,
+                    args,
+                }
+            }
+            "packet" | "expect" => {
+                let (p, data) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| bad(format!("port `{p}` is not a number")))?;
+                let mut data: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+                let exact_len = data.ends_with('$');
+                if exact_len {
+                    data.pop();
+                }
+                let mut nibbles = Vec::new();
+                for ch in data.chars() {
+                    nibbles.push(match ch {
+                        '*' if word == "expect" => None,
+                        c => Some(
+                            c.to_digit(16)
+                                .ok_or_else(|| bad(format!("`{c}` is not a hex digit")))?
+                                as u8,
+                        ),
+                    });
+                }
+                if word == "packet" {
+                    if nibbles.len() % 2 == 1 {
+                        return Err(bad("a packet has an odd number of hex digits".into()));
+                    }
+                    let bytes = nibbles
+                        .chunks(2)
+                        .map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0))
+                        .collect();
+                    Cmd::Packet { port, bytes }
+                } else {
+                    Cmd::Expect {
+                        port,
+                        nibbles,
+                        exact_len,
+                    }
+                }
+            }
+            "wait" => Cmd::Wait,
+            "mirroring_add" => {
+                let mut it = rest.split_whitespace();
+                let (Some(s), Some(p), None) = (it.next(), it.next(), it.next()) else {
+                    return Err(bad("expected `mirroring_add SESSION PORT`".into()));
+                };
+                let session = s
+                    .parse::<u8>()
+                    .map_err(|_| bad(format!("session `{s}` is not 0..=255")))?;
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| bad(format!("port `{p}` is not a number")))?;
+                Cmd::MirroringAdd { session, port }
+            }
+            other => {
+                return Err(bad(format!(
+                    "STF command `{other}` is not supported (add, setdefault, packet, expect, \
+                     wait, mirroring_add)"
+                )))
+            }
+        };
+        out.push((ln, cmd));
+    }
+    Ok(out)
+}
+
+type Args = Vec<(Option<String>, String)>;
+
+/// Splits `HEAD ACTION(ARGS)` into the head, the action name and its arguments.
+fn split_action(s: &str) -> Result<(String, String, Args), String> {
+    let open = s
+        .find('(')
+        .ok_or_else(|| "expected an action call ACTION(...)".to_string())?;
+    let close = s
+        .rfind(')')
+        .filter(|&c| c > open)
+        .ok_or_else(|| "the action call has no `)`".to_string())?;
+    let before = s[..open].trim_end();
+    let start = before.rfind(char::is_whitespace).map_or(0, |p| p + 1);
+    let action = before[start..].to_string();
+    let mut args = Vec::new();
+    for a in s[open + 1..close].split(',') {
+        let a = a.trim();
+        if a.is_empty() {
+            continue;
+        }
+        args.push(match a.split_once(':') {
+            Some((n, v)) => (Some(n.trim().to_string()), v.trim().to_string()),
+            None => (None, a.to_string()),
+        });
+    }
+    Ok((before[..start].to_string(), action, args))
+}
+
+fn parse_num(s: &str) -> Result<u128, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u128::from_str_radix(h, 16),
+        None => match s.strip_prefix("0b") {
+            Some(b) => u128::from_str_radix(b, 2),
+            None => s.parse(),
+        },
+    };
+    r.map_err(|_| format!("`{s}` is not a number"))
+}
+
+/// A key value as STF writes it, for a key of `bits` bits matched as `kind`:
+/// `V`, `0xA*B*` (ternary nibbles), `V&&&M`, or `V/LEN` (lpm).
+fn key_value(v: &str, bits: u32, kind: MatchKind, last: bool) -> Result<KeyValue, String> {
+    let full: u64 = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    let num = |s: &str| -> Result<u64, String> {
+        let n = parse_num(s)?;
+        if n > full as u128 {
+            return Err(format!("`{s}` does not fit in {bits} bits"));
+        }
+        Ok(n as u64)
+    };
+    let masked = |value, mask| KeyValue {
+        value,
+        mask: Some(mask),
+    };
+    if let Some((a, m)) = v.split_once("&&&") {
+        if kind == MatchKind::Exact {
+            return Err("a mask in an exact table".into());
+        }
+        return Ok(masked(num(a)?, num(m)?));
+    }
+    if let Some((a, len)) = v.split_once('/') {
+        if kind != MatchKind::Lpm || !last {
+            return Err("a prefix length on a key that is not the table's lpm key".into());
+        }
+        let len: u8 = len.parse().map_err(|_| format!("prefix length `{len}`"))?;
+        return Ok(masked(num(a)?, ir::prefix_mask(bits as u8, len)));
+    }
+    if let Some(h) = v.strip_prefix("0x").filter(|h| h.contains('*')) {
+        if kind == MatchKind::Exact {
+            return Err("a wildcard in an exact table".into());
+        }
+        let (mut value, mut mask) = (0u64, 0u64);
+        for c in h.chars() {
+            value <<= 4;
+            mask <<= 4;
+            if c != '*' {
+                value |= c.to_digit(16).ok_or_else(|| format!("`{c}` in `{v}`"))? as u64;
+                mask |= 0xf;
+            }
+        }
+        return Ok(masked(value & full, mask & full));
+    }
+    let value = num(v)?;
+    Ok(match kind {
+        MatchKind::Exact => KeyValue { value, mask: None },
+        MatchKind::Lpm if !last => KeyValue { value, mask: None },
+        _ => masked(value, full),
+    })
+}
+
+/// The IR entry for an STF `add`.
+fn entry(
+    c: &Compiled,
+    table: &str,
+    keys: &[(String, String)],
+    action: &str,
+    args: &Args,
+) -> Result<(String, Entry), String> {
+    let t = c
+        .table(table)
+        .ok_or_else(|| format!("no table `{table}` in the program"))?;
+    if keys.len() != t.keys.len() {
+        return Err(format!(
+            "table `{}` has {} keys, the entry gives {}",
+            t.p4_name,
+            t.keys.len(),
+            keys.len()
+        ));
+    }
+    let mut kv = Vec::new();
+    for (i, k) in t.keys.iter().enumerate() {
+        let given = keys
+            .iter()
+            .find(|(n, _)| {
+                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field.
+                n == &k.name || n == &k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
+            })
+            .ok_or_else(|| format!("the entry gives no value for key `{}`", k.name))?;
+        kv.push(
+            key_value(&given.1, k.bits, t.kind, i + 1 == t.keys.len())
+                .map_err(|e| format!("key `{}`: {e}", k.name))?,
+        );
+    }
+    Ok((
+        t.ir_name.clone(),
+        Entry {
+            key: kv,
+            action: action_call(c, table, action, args, false)?,
+            members: Vec::new(),
+        },
+    ))
+}
+
+/// The IR call of an action of `table` named as STF names it (`forward`, `Ingress.forward`),
+/// for an entry or (`default`) as the default action.
+fn action_call(
+    c: &Compiled,
+    table: &str,
+    action: &str,
+    args: &Args,
+    default: bool,
+) -> Result<ir::ActionCall, String> {
+    let t = c
+        .table(table)
+        .ok_or_else(|| format!("no table `{table}` in the program"))?;
+    let short = action.rsplit('.').next().unwrap_or(action);
+    let list = if default {
+        &t.default_actions
+    } else {
+        &t.actions
+    };
+    let (_, ir_name) = list
+        .iter()
+        .find(|(local, _)| local == short)
+        .ok_or_else(|| format!("table `{}` has no action `{action}`", t.p4_name))?;
+    let info = c
+        .actions
+        .iter()
+        // A copy that records a table's result (`forward@t`) takes its action's data.
+        .find(|a| a.ir_name == ir_name.split('@').next().unwrap_or(ir_name))
+        .ok_or_else(|| format!("action `{action}` is unknown"))?;
+    if args.len() != info.params.len() {
+        return Err(format!(
+            "action `{action}` takes {} arguments, {} given",
+            info.params.len(),
+            args.len()
+        ));
+    }
+    let mut vals = Vec::new();
+    for (i, (p, bits)) in info.params.iter().enumerate() {
+        let v = match args.iter().find(|a| a.0.as_deref() == Some(p.as_str())) {
+            Some(a) => &a.1,
+            None => match args.get(i) {
+                Some((None, v)) => v,
+                _ => return Err(format!("action `{action}`: no value for `{p}`")),
+            },
+        };
+        let n = parse_num(v)?;
+        if n >> bits != 0 {
+            return Err(format!("`{p}` = {v} does not fit in {bits} bits"));
+        }
+        vals.push(n as u64);
+    }
+    Ok(ir::ActionCall::new(ir_name, &vals))
+}
+
+/// A table (IR name) and the key of one of its entries.
+type TableKey = (String, Vec<KeyValue>);
+
+/// The program with the entries and defaults of `cmds` (`add`, `setdefault`; other commands
+/// are skipped) in its tables, and the (table, key) pairs they added.
+fn stage(
+    c: &Compiled,
+    test_name: &str,
+    cmds: &[(usize, Cmd)],
+) -> Result<(ir::Program, Vec<TableKey>), String> {
+    let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
+    let mut program = c.program.clone();
+    let mut staged: Vec<(String, Option<u64>, usize, Entry)> = Vec::new();
+    for (ln, cmd) in cmds {
+        match cmd {
+            Cmd::Add {
+                table,
+                priority,
+                keys,
+                action,
+                args,
+            } => {
+                let (t, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
+                let tab = program.tables.iter().find(|x| x.name == t).unwrap();
+                if tab.entries.iter().any(|x| x.key == e.key) {
+                    return Err(at(
+                        *ln,
+                        format!("table `{table}` has a const entry with this key"),
+                    ));
+                }
+                // Adding a key again replaces its entry (what the compilers' STF suites
+                // expect when they re-add a key with another action).
+                staged.retain(|s| !(s.0 == t && s.3.key == e.key));
+                staged.push((t, *priority, *ln, e));
+            }
+            Cmd::SetDefault {
+                table,
+                action,
+                args,
+            } => {
+                let call = action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
+                let t = c.table(table).unwrap().ir_name.clone();
+                program
+                    .tables
+                    .iter_mut()
+                    .find(|x| x.name == t)
+                    .unwrap()
+                    .default_action = call;
+            }
+            _ => {}
+        }
+    }
+    // Ternary entries are searched in list order: lower priority numbers first (the bmv2
+    // convention p4c's STF runner passes on), then file order.
+    staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
+    let keys_in: Vec<TableKey> = staged
+        .iter()
+        .map(|s| (s.0.clone(), s.3.key.clone()))
+        .collect();
+    for (t, _, _, e) in staged {
+        program
+            .tables
+            .iter_mut()
+            .find(|x| x.name == t)
+            .unwrap()
+            .entries
+            .push(e);
+    }
+    Ok((program, keys_in))
+}
+
+/// Port speed of the test ports.
+const STF_PORT_BPS: u64 = 50_000_000_000;
+
+/// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
+pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
+    let cmds = parse_stf(test_name, text)?;
+    let params = Tofino2Params::default();
+    let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
+    // Ports: every port a packet or expectation names.
+    let mut ports: Vec<u16> = Vec::new();
+    for (_, cmd) in &cmds {
+        if let Cmd::Packet { port, .. }
+        | Cmd::Expect { port, .. }
+        | Cmd::MirroringAdd { port, .. } = cmd
+        {
+            if !ports.contains(port) {
+                ports.push(*port);
+            }
+        }
+    }
+    ports.sort_unstable();
+    let cpm = params.channels_per_mac as u16;
+    let max = 8 + params.macs_per_pipe as u16 * cpm;
+    let mut specs = Vec::new();
+    for &p in &ports {
+        if !(8..max).contains(&p) {
+            return Err(format!(
+                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
+                max - 1
+            ));
+        }
+        specs.push(PortSpec {
+            pipe: 0,
+            mac: ((p - 8) / cpm) as u32,
+            channel: ((p - 8) % cpm) as u32,
+            bps: STF_PORT_BPS,
+        });
+    }
+    // Control-plane state before the first packet goes into the program itself.
+    let first_packet = cmds
+        .iter()
+        .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
+        .unwrap_or(cmds.len());
+    let (program, mut keys_in) = stage(c, test_name, &cmds[..first_packet])?;
+    let config = ChipConfig {
+        params,
+        ports: specs,
+        routes: Vec::new(),
+        program: Some(program),
+    };
+    let mut chip = Chip::new("chip", &config).map_err(|e| format!("{}: {}", e.what, e.problem))?;
+    for (ln, cmd) in &cmds[..first_packet] {
+        if let Cmd::MirroringAdd { session, port } = cmd {
+            let session_to = crate::MirrorSession {
+                port: ports.iter().position(|p| p == port).unwrap(),
+                qid: 0,
+                truncate_bytes: None,
+            };
+            chip.set_mirror_session(*session, Some(session_to))
+                .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
+        }
+    }
+    let mut net = Network::new(Stepping::Jump);
+    let chip = net.add(chip);
+    let mut probes = Vec::new();
+    for i in 0..ports.len() {
+        let p = net.add(Probe::new(STF_PORT_BPS, Vec::new()));
+        net.link(chip, i, p, 0, 1).map_err(|e| format!("{e:?}"))?;
+        probes.push(p);
+    }
+    let line = LineRate::new(params.clock(), STF_PORT_BPS);
+    let mut t: Cycle = 100;
+    let drain = |net: &mut Network| {
+        while net.next_event().is_some() {
+            net.advance();
+        }
+    };
+    let mut expects: Vec<(usize, u16, Vec<Option<u8>>, bool)> = Vec::new();
+    for (ln, cmd) in &cmds[first_packet..] {
+        match cmd {
+            Cmd::Packet { port, bytes } => {
+                let idx = ports.iter().position(|p| p == port).unwrap();
+                let mut frame = bytes.clone();
+                if frame.len() < 60 {
+                    frame.resize(60, 0);
+                }
+                t = t.max(net.now() + 1);
+                net.inject(chip, idx, &frame, t).map_err(|e| at(*ln, e))?;
+                // The next frame starts after this one's bytes, FCS, preamble and gap.
+                t += line.serialization_cycles_ceil(frame.len() as u64 + 4 + 20);
+            }
+            Cmd::Expect {
+                port,
+                nibbles,
+                exact_len,
+            } => expects.push((*ln, *port, nibbles.clone(), *exact_len)),
+            Cmd::Wait => {
+                drain(&mut net);
+            }
+            Cmd::Add {
+                table,
+                keys,
+                action,
+                args,
+                ..
+            } => {
+                drain(&mut net);
+                let (tname, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
+                let when = net.now() + 1;
+                // A key already in the table gets its entry replaced.
+                let known = keys_in.iter().any(|k| k.0 == tname && k.1 == e.key);
+                if !known {
+                    keys_in.push((tname.clone(), e.key.clone()));
+                }
+                let op = if known {
+                    crate::chip::ControlOp::ModifyEntry {
+                        pipe: None,
+                        table: tname,
+                        entry: e,
+                    }
+                } else {
+                    crate::chip::ControlOp::AddEntry {
+                        pipe: None,
+                        table: tname,
+                        entry: e,
+                    }
+                };
+                net.node_mut::<Chip>(chip)
+                    .schedule(when, op)
+                    .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
+                net.wake_all(when);
+                t = t.max(when + 1);
+            }
+            Cmd::SetDefault { .. } => {
+                return Err(at(
+                    *ln,
+                    "`setdefault` after the first packet is not supported".to_string(),
+                ))
+            }
+            Cmd::MirroringAdd { .. } => {
+                return Err(at(
+                    *ln,
+                    "`mirroring_add` after the first packet is not supported".to_string(),
+                ))
+            }
+        }
+    }
+    drain(&mut net);
+    // Match per port, in order.
+    let mut lines = Vec::new();
+    let mut passed = true;
+    let mut failed = 0usize;
+    let mut used = vec![0usize; ports.len()];
+    for (ln, port, nibbles, exact) in &expects {
+        let idx = ports.iter().position(|p| p == port).unwrap();
+        let got = net.node::<Probe>(probes[idx]).received();
+        let k = used[idx];
+        used[idx] += 1;
+        let verdict = match got.get(k) {
+            None => Err("no packet arrived".to_string()),
+            Some((cycle, bytes)) => {
+                let hex: Vec<u8> = bytes.iter().flat_map(|b| [b >> 4, b & 0xf]).collect();
+                let ok = hex.len() >= nibbles.len()
+                    && (!exact || hex.len() == nibbles.len())
+                    && nibbles
+                        .iter()
+                        .zip(&hex)
+                        .all(|(w, h)| w.is_none_or(|w| w == *h));
+                if ok {
+                    Ok(*cycle)
+                } else {
+                    Err(format!("got {}", hex_string(bytes)))
+                }
+            }
+        };
+        match verdict {
+            Ok(cycle) => lines.push(format!(
+                "{test_name}:{ln}: expect port {port}: pass (arrived in cycle {cycle})"
+            )),
+            Err(why) => {
+                passed = false;
+                failed += 1;
+                lines.push(format!("{test_name}:{ln}: expect port {port}: FAIL: {why}"));
+            }
+        }
+    }
+    for (i, p) in probes.iter().enumerate() {
+        for (cycle, bytes) in net.node::<Probe>(*p).received().iter().skip(used[i]) {
+            passed = false;
+            lines.push(format!(
+                "{test_name}: port {}: FAIL: unexpected packet in cycle {cycle}: {}",
+                ports[i],
+                hex_string(bytes)
+            ));
+        }
+    }
+    let n = expects.len();
+    let unexpected = lines.len() - n;
+    lines.push(format!(
+        "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
+        n - failed
+    ));
+    Ok(StfOutcome { lines, passed })
+}
+
+fn hex_string(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A P4 program with the entries of a control-plane file: `add` and `setdefault` lines in
+/// the STF format (`run --p4 FILE.p4 --entries FILE`); other commands are bad input.
+pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program, String> {
+    let cmds = parse_stf(shown, text)?;
+    if let Some((ln, _)) = cmds
+        .iter()
+        .find(|(_, c)| !matches!(c, Cmd::Add { .. } | Cmd::SetDefault { .. }))
+    {
+        return Err(format!(
+            "{shown}:{ln}: an entries file holds `add` and `setdefault` lines only"
+        ));
+    }
+    stage(c, shown, &cmds).map(|p| p.0)
+}
+
+/// `t2sim stf`: `Ok(true)` when every expectation passed.
+pub fn stf(args: &StfArgs) -> Result<bool, String> {
+    let c = load(&args.p4, &args.include, &args.define)?;
+    let shown = args.test.display().to_string();
+    let text = std::fs::read_to_string(&args.test).map_err(|e| format!("{shown}: {e}"))?;
+    let out = run_stf(&c, &shown, &text)?;
+    let mut s = out.lines.join("\n");
+    s.push('\n');
+    print!("{s}");
+    Ok(out.passed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stf_lines_parse() {
+        let cmds = parse_stf(
+            "t.stf",
+            "# c\nadd Ingress.t 3 hdr.x:0x0a** Ingress.a(port:8, q:1)\nsetdefault t b()\n\
+             packet 8 0011 22\nexpect 9 00** $\nwait\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cmds[0].1,
+            Cmd::Add {
+                table: "Ingress.t".into(),
+                priority: Some(3),
+                keys: vec![("hdr.x".into(), "0x0a**".into())],
+                action: "Ingress.a".into(),
+                args: vec![
+                    (Some("port".into()), "8".into()),
+                    (Some("q".into()), "1".into())
+                ],
+            }
+        );
+        assert_eq!(
+            cmds[2].1,
+            Cmd::Packet {
+                port: 8,
+                bytes: vec![0, 0x11, 0x22]
+            }
+        );
+        assert_eq!(
+            cmds[3].1,
+            Cmd::Expect {
+                port: 9,
+                nibbles: vec![Some(0), Some(0), None, None],
+                exact_len: true
+            }
+        );
+        assert_eq!(
+            parse_stf("t.stf", "mirroring_add 5 24\n").unwrap()[0].1,
+            Cmd::MirroringAdd {
+                session: 5,
+                port: 24
+            }
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\ncheck_counter c(1) packets == 3\n").unwrap_err(),
+            "t.stf:2: STF command `check_counter` is not supported (add, setdefault, packet, \
+             expect, wait, mirroring_add)"
+        );
+    }
+
+    #[test]
+    fn key_values() {
+        let t = MatchKind::Ternary;
+        assert_eq!(
+            key_value("0x0a**", 16, t, false).unwrap(),
+            KeyValue {
+                value: 0x0a00,
+                mask: Some(0xff00)
+            }
+        );
+        assert_eq!(
+            key_value(
+                "10.0.0.0/8".replace("10.0.0.0", "0x0a000000").as_str(),
+                32,
+                MatchKind::Lpm,
+                true
+            )
+            .unwrap(),
+            KeyValue {
+                value: 0x0a00_0000,
+                mask: Some(0xff00_0000)
+            }
+        );
+        assert!(key_value("0x1*", 8, MatchKind::Exact, true).is_err());
+        assert!(key_value("256", 8, MatchKind::Exact, true).is_err());
+    }
+}

@@ -1,0 +1,372 @@
+//! P4 programs on the chip through the commands: `t2sim report --p4` prints exactly the
+//! report of the JSON program each P4 version rewrites, and `t2sim stf` runs the corpus's
+//! STF tests (exact lines, cycles included), failing with status 1 on a failed expectation
+//! and 2 on bad input.
+
+use std::process::{Command, Output};
+
+fn t2sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn same_report(name: &str) {
+    for extra in [&[][..], &["--json"][..]] {
+        let json = t2sim(
+            &[
+                &["report", "--program", &format!("programs/{name}.json")],
+                extra,
+            ]
+            .concat(),
+        );
+        let p4 = t2sim(
+            &[
+                &["report", "--p4", &format!("programs/p4/{name}.p4")],
+                extra,
+            ]
+            .concat(),
+        );
+        assert!(
+            json.status.success() && p4.status.success(),
+            "{name}: {p4:?}"
+        );
+        assert_eq!(stdout(&p4), stdout(&json), "{name} {extra:?}");
+    }
+}
+
+#[test]
+fn p4_l3_forward_reports_as_its_json() {
+    same_report("l3_forward");
+}
+
+#[test]
+fn p4_flow_counter_reports_as_its_json() {
+    same_report("flow_counter");
+}
+
+#[test]
+fn p4_ecn_marking_reports_as_its_json() {
+    same_report("ecn_marking");
+}
+
+#[test]
+fn p4_vlan_tagging_reports_as_its_json() {
+    same_report("vlan_tagging");
+}
+
+#[test]
+fn p4_droptail_switch_reports_as_its_json() {
+    same_report("droptail_switch");
+}
+
+#[test]
+fn p4_dctcp_switch_reports_as_its_json() {
+    same_report("dctcp_switch");
+}
+
+#[test]
+fn p4_vlan_switch_reports_as_its_json() {
+    same_report("vlan_switch");
+}
+
+#[test]
+fn p4_pias_switch_reports_as_its_json() {
+    same_report("pias_switch");
+}
+
+#[test]
+fn p4_slytherin_switch_reports_as_its_json() {
+    same_report("slytherin_switch");
+}
+
+#[test]
+fn p4_ecmp_switch_reports_as_its_json() {
+    same_report("ecmp_switch");
+}
+
+#[test]
+fn acl_lpm_places_in_two_stages_with_its_tcam_and_stateful_alu() {
+    let o = t2sim(&["report", "--p4", "programs/p4/acl_lpm.p4", "--require-fit"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "program          acl_lpm");
+    assert_eq!(lines[1], "verdict          fits");
+    assert_eq!(
+        lines[4],
+        "    0     M/M       3     4     2     1     3     1     1     3     6     0     0     3     0  ingress_if0 police acl"
+    );
+    assert_eq!(
+        lines[5],
+        "    1     M/a       1     4     0     0     3     1     1     4     4     0     2     3     0  ingress_if1 limit routes"
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 90 cycles (full-length stages [0, 1]); parser 64 + MAU 90 + deparser 64 = 218 cycles = 145.333 ns"
+    ));
+    assert!(text.contains("  meta.seen                32-bit #12 bits 0..32\n"));
+    assert!(text.contains("stateful         1 register arrays, 16384 bits in 1 data RAMs"));
+}
+
+#[test]
+fn ghost_depth_shares_its_register_between_the_ghost_thread_and_ingress() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/ghost_depth.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[5],
+        "    1     M/a       2     0     2     1     2     0     0     7     0     0     0     2     0  occupancy tbl_record"
+    );
+    assert!(text.contains(
+        "tbl_record       ghost    keyless      1        0    0      0/0        0      0      0     0     0       0       0\n"
+    ));
+    assert!(text.contains("  critical path ipv4_host@0 -> occupancy@1 -> ingress_if1@2\n"));
+}
+
+#[test]
+fn l3_forward_stf_passes_with_its_cycles() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        "programs/p4/l3_forward.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/l3_forward.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/l3_forward.stf:7: expect port 24: pass (arrived in cycle 830)\n\
+         programs/p4/l3_forward.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn acl_lpm_stf_passes_with_its_cycles() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/acl_lpm.p4",
+        "programs/p4/acl_lpm.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/acl_lpm.stf:8: expect port 16: pass (arrived in cycle 832)\n\
+         programs/p4/acl_lpm.stf:10: expect port 24: pass (arrived in cycle 857)\n\
+         programs/p4/acl_lpm.stf:13: expect port 24: pass (arrived in cycle 882)\n\
+         programs/p4/acl_lpm.stf:18: expect port 16: pass (arrived in cycle 932)\n\
+         programs/p4/acl_lpm.stf:24: expect port 12: pass (arrived in cycle 1885)\n\
+         programs/p4/acl_lpm.stf:29: expect port 20: pass (arrived in cycle 2619)\n\
+         programs/p4/acl_lpm.stf: 6 expectations, 6 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn every_stf_test_of_the_corpus_passes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "stf") {
+            let prog = p.with_extension("p4");
+            let o = t2sim(&["stf", "--p4", prog.to_str().unwrap(), p.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(0), "{}: {}", p.display(), stdout(&o));
+            n += 1;
+        }
+    }
+    assert!(n >= 4, "{n} STF tests");
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_says_what_arrived() {
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-stf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/l3_forward.stf"),
+    )
+    .unwrap();
+    // Expect TTL 62 where 63 arrives; and nothing where the dropped packet would go.
+    let bad = text.replacen("000000003f115eac", "000000003e115eac", 1) + "expect 16 0200\n";
+    let f = dir.join("bad.stf");
+    std::fs::write(&f, bad).unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let shown = f.display();
+    assert!(out.contains(&format!(
+        "{shown}:4: expect port 16: FAIL: got 02000000000102000000000908004500002e000000003f115eac"
+    )));
+    assert!(out.contains(&format!(
+        "{shown}:11: expect port 16: FAIL: no packet arrived\n"
+    )));
+    assert!(out.ends_with("3 expectations, 1 passed, 2 failed; 0 unexpected packets\n"));
+    // Bad input: exit 2 with the line.
+    std::fs::write(&f, "packet 8 0\n").unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("t2sim: error: {shown}:1: a packet has an odd number of hex digits\n")
+    );
+    std::fs::write(&f, "add Ingress.nope hdr.x:1 a()\n").unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/l3_forward.p4",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("t2sim: error: {shown}:1: no table `Ingress.nope` in the program\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_broken_p4_program_exits_2_at_its_place() {
+    let o = t2sim(&["report", "--p4", "programs/p4/bad/wrong_gress.p4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "t2sim: error: programs/p4/bad/wrong_gress.p4:8:13: `eg_intr_md.deq_qdepth` is egress \
+         intrinsic metadata, but `Ingress` runs in ingress\n"
+    );
+    // -D reaches the preprocessor.
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/bad/preprocessor_error.p4",
+        "-D",
+        "NEEDED",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("preprocessor_error.p4:8:27: expected a control"));
+}
+
+#[test]
+fn run_p4_gives_the_run_of_the_json_program() {
+    let json = t2sim(&[
+        "run",
+        "--program",
+        "programs/dctcp_switch.json",
+        "--duration-us",
+        "20",
+    ]);
+    let p4 = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--duration-us",
+        "20",
+    ]);
+    assert!(json.status.success() && p4.status.success(), "{p4:?}");
+    assert_eq!(stdout(&p4), stdout(&json));
+    assert!(stdout(&p4).contains("delivered        158 packets"));
+}
+
+#[test]
+fn a_scenario_runs_a_p4_program_as_its_json() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut outs = Vec::new();
+    for program in ["programs/dctcp_switch.json", "programs/p4/dctcp_switch.p4"] {
+        let text = format!(
+            "name = \"p4-check\"\nseed = 1\nduration_us = 10\ndrain_us = 50\nprogram = \"{root}/{program}\"\n\
+             [topology]\nkind = \"single_chip\"\nhosts = 9\nlink_gbps = 100\nlink_delay_ns = 500\n\
+             queue_limit_cells = 400\n[transport]\ncongestion = \"fixed\"\nmss = 1000\n\
+             window_bytes = 32000\nrto_us = 20\n[workload.incast]\ndegree = 8\nsize_bytes = 64000\n\
+             period_us = 20\nfirst_us = 1\n"
+        );
+        let f = dir.join("s.toml");
+        std::fs::write(&f, text).unwrap();
+        let o = t2sim(&["run", "--scenario", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{program}: {o:?}");
+        outs.push(stdout(&o));
+    }
+    assert_eq!(outs[0], outs[1]);
+    assert!(outs[1].contains("flows            1 completed of 8"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_entries_file_fills_tables_by_p4_names() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let c = t2sim::p4_commands::load(&root.join("programs/p4/acl_lpm.p4"), &[], &[]).unwrap();
+    let text =
+        "# routes\nadd Ingress.routes hdr.ipv4.dst_addr:0x0a000000/8 Ingress.forward(port:16)\n\
+                add pipe.Ingress.acl 2 src_addr:0x0a0909** dst_port:0x0016 deny()\n\
+                setdefault routes forward(port:9)\n";
+    let p = t2sim::p4_commands::with_entries(&c, "e.txt", text).unwrap();
+    let t = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
+    assert_eq!(t("routes").entries.len(), 1);
+    assert_eq!(
+        t("routes").entries[0].key[0],
+        t2_pipeline::ir::KeyValue {
+            value: 0x0a00_0000,
+            mask: Some(0xff00_0000)
+        }
+    );
+    assert_eq!(t("routes").default_action.args, [9]);
+    assert_eq!(t("acl").entries[0].action.action, "deny");
+    assert_eq!(
+        t2sim::p4_commands::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
+        "e.txt:1: an entries file holds `add` and `setdefault` lines only"
+    );
+    // `run --p4 --entries`: the incast runs with them (the host routes go in as well).
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-entries-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("e.txt");
+    std::fs::write(
+        &f,
+        "add Ingress.ipv4_host hdr.ipv4.dst_addr:0x0a090001 Ingress.forward(port:8)\n",
+    )
+    .unwrap();
+    let with = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--entries",
+        f.to_str().unwrap(),
+        "--duration-us",
+        "5",
+    ]);
+    let without = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/dctcp_switch.p4",
+        "--duration-us",
+        "5",
+    ]);
+    assert!(with.status.success(), "{with:?}");
+    assert_eq!(
+        stdout(&with),
+        stdout(&without),
+        "an entry no packet hits changes nothing"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
