@@ -683,7 +683,9 @@ impl ScenarioFile {
                 &raw.pktgen,
                 &raw.control,
                 params.clock(),
-            )?,
+                (raw.duration_us + raw.drain_us) * 1000,
+            )
+            .map_err(|e| format!("{shown}: {e}"))?,
             pcap,
             threads: 1,
             vcd_as_written: raw.output.vcd.clone(),
