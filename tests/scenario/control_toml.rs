@@ -236,7 +236,7 @@ fn hostile_control_keys_are_refused_by_file_and_key() {
     // 1: a non-ASCII payload is an error, not a panic; 13: no sign either.
     assert_eq!(
         err("utf8", "", &app("at_ns = 5\npayload_hex = \"a\u{e9}1\"")),
-        "pktgen[0].payload_hex: '\u{e9}' at byte 1 is not a hex digit (0-9, a-f, A-F)"
+        "pktgen[0].payload_hex: 'é' at byte 1 is not a hex digit (0-9, a-f, A-F)"
     );
     assert_eq!(
         err("plus", "", &app("at_ns = 5\npayload_hex = \"+1+2\"")),
