@@ -149,6 +149,14 @@ pub fn run_scenario_file(
     }
     emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
+    if !results.control_errors.is_empty() && !scenario.expect_control_errors {
+        return Err(format!(
+            "{}: control: {} operations were refused when they landed (listed above); set \
+             expect_control_errors = true if the file means them to fail",
+            scenario.source,
+            results.control_errors.len()
+        ));
+    }
     Ok(())
 }
 

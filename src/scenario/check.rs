@@ -686,6 +686,7 @@ impl ScenarioFile {
                 (raw.duration_us + raw.drain_us) * 1000,
             )
             .map_err(|e| format!("{shown}: {e}"))?,
+            expect_control_errors: raw.expect_control_errors,
             pcap,
             threads: 1,
             vcd_as_written: raw.output.vcd.clone(),

@@ -123,6 +123,8 @@ pub struct ScenarioFile {
     pub compare: Option<(Vec<String>, SchemeSettings)>,
     /// Mirror sessions and pktgen applications every switch gets.
     pub control: crate::scenario::control::ControlSetup,
+    /// `expect_control_errors`: operations refused when they land do not fail the run.
+    pub expect_control_errors: bool,
     /// The scheme's own per-switch set-up, if it has one.
     pub scheme_chip: Option<crate::schemes::ChipSetup>,
     /// Packet captures (`output.pcap`).

@@ -345,6 +345,17 @@ impl ScenarioFile {
             frames,
             pause_frames,
             recirculated,
+            control_errors: topo
+                .chips
+                .iter()
+                .flat_map(|&c| {
+                    topo.net
+                        .node::<Chip>(c)
+                        .control_errors()
+                        .iter()
+                        .map(|(at, e)| format!("cycle {at}: {e}"))
+                })
+                .collect(),
             traced_signals: None,
             bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),

@@ -7,5 +7,6 @@
 mod common;
 
 mod commands;
+mod hostile;
 mod report;
 mod report_budget;
