@@ -12,6 +12,7 @@
 
 mod check;
 pub mod control;
+pub mod out_dir;
 mod format;
 mod incast;
 pub mod progress;

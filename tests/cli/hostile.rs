@@ -70,3 +70,106 @@ fn an_operation_refused_when_it_lands_fails_the_run_unless_expected() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("control          1 operations refused"), "{text}");
 }
+
+/// Case 22: an `--out` that is a file, or an `output.dir` that cannot be created, is found
+/// before the run and named by flag or key with the scenario.
+#[test]
+fn an_output_folder_that_cannot_be_written_is_named_before_the_run() {
+    let d = scratch("outfile");
+    let f = scenario(&d, "", "");
+    let afile = d.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let out = t2sim(&[
+        "run",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--out",
+        afile.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "found only after the run");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: --out: {}: is a file, not a folder\n",
+            f.display(),
+            afile.display()
+        )
+    );
+    let f = scenario(&d, "", "[output]\ndir = \"afile/sub\"\n");
+    let out = t2sim(&["run", "--scenario", f.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.starts_with(&format!(
+            "t2sim: error: {}: output.dir: {}: cannot create the folder: ",
+            f.display(),
+            d.join("afile/sub").display()
+        )),
+        "{err}"
+    );
+}
+
+/// Case 20: a second run into the same folder removes the first run's result files (here
+/// `queues.csv` and `pauses.csv`, which the second does not write), and a run in progress
+/// leaves a marker that only its end removes.
+#[test]
+fn a_second_run_into_a_folder_leaves_none_of_the_first_runs_files() {
+    let d = scratch("stale");
+    let out_dir = d.join("out");
+    let run = |extra: &str| {
+        let f = scenario(&d, "", extra);
+        let out = t2sim(&[
+            "run",
+            "--scenario",
+            f.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    let first = run("[output]\nqueue_sample_ns = 1000\n");
+    assert!(first.contains(&"queues.csv".to_string()), "{first:?}");
+    assert!(first.contains(&"pauses.csv".to_string()), "{first:?}");
+    std::fs::write(out_dir.join("notes.txt"), "mine").unwrap();
+    let second = run("");
+    assert!(!second.contains(&"queues.csv".to_string()), "{second:?}");
+    assert!(!second.contains(&"pauses.csv".to_string()), "{second:?}");
+    assert!(!second.contains(&"INCOMPLETE".to_string()), "{second:?}");
+    // A file t2sim did not write stays.
+    assert!(second.contains(&"notes.txt".to_string()), "{second:?}");
+    // A run killed part way (as by SIGINT or a crash) leaves the marker, and none of the
+    // earlier run's results.
+    let f = scenario(&d, "drain_us = 100000", "").to_str().unwrap().to_string();
+    std::fs::write(
+        &f,
+        std::fs::read_to_string(&f)
+            .unwrap()
+            .replace("size_bytes = 1000", "size_bytes = 1000000000"),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(["run", "--scenario", &f, "--out", out_dir.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !out_dir.join("INCOMPLETE").exists() && t.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the run ended before it was killed");
+    assert!(out_dir.join("INCOMPLETE").exists());
+    assert!(!out_dir.join("summary.json").exists());
+    let marker = std::fs::read_to_string(out_dir.join("INCOMPLETE")).unwrap();
+    assert!(marker.contains("the run did not end"), "{marker}");
+}
