@@ -173,3 +173,41 @@ fn a_second_run_into_a_folder_leaves_none_of_the_first_runs_files() {
     let marker = std::fs::read_to_string(out_dir.join("INCOMPLETE")).unwrap();
     assert!(marker.contains("the run did not end"), "{marker}");
 }
+
+/// Case 5: a program of 20,000 applied tables is refused by its table count before the
+/// (quadratic) dependency step: gigabytes and seconds before, a fraction of a second now.
+#[test]
+fn a_program_of_more_tables_than_twenty_stages_hold_is_refused_at_once() {
+    let d = scratch("tables");
+    let n = 20_000;
+    let tables: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"name\":\"t{i}\",\"kind\":\"exact\",\"keys\":[],\"size\":0,\"actions\":[\"d\"],\
+                 \"default_action\":{{\"action\":\"d\",\"args\":[]}},\"entries\":[]}}"
+            )
+        })
+        .collect();
+    let applies: Vec<String> = (0..n).map(|i| format!("{{\"apply\":\"t{i}\"}}")).collect();
+    let json = format!(
+        "{{\"name\":\"many\",\"metadata\":[],\"hashes\":[],\"registers\":[],\"register_actions\":[],\
+         \"actions\":[{{\"name\":\"d\",\"params\":[],\"primitives\":[{{\"op\":\"drop\",\"reason\":\"no_route\"}}]}}],\
+         \"tables\":[{}],\"ingress\":[{}]}}",
+        tables.join(","),
+        applies.join(",")
+    );
+    let p = d.join("many.json");
+    std::fs::write(&p, json).unwrap();
+    let t = std::time::Instant::now();
+    let out = t2sim(&["report", "--program", p.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "verdict          DOES NOT FIT: `ingress` does not fit: logical_ids needs 20000 of \
+             320 (20000 tables applied in one thread; all 20 stages together hold 320)\n"
+        ),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+}
