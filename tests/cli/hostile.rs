@@ -211,3 +211,34 @@ fn a_program_of_more_tables_than_twenty_stages_hold_is_refused_at_once() {
     );
     assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
 }
+
+/// Case 25: frames replayed into a sending host are taken in by it (`returned`) and the
+/// census that the summary shows with a replay counts them: nothing is lost from the sum.
+#[test]
+fn frames_replayed_into_a_sender_are_counted() {
+    let capture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuzz_corpus/pcapng/ns.pcapng");
+    let run = |us: &str| {
+        let out = t2sim(&[
+            "run",
+            "--replay",
+            capture,
+            "--replay-into",
+            "sender0",
+            "--duration-us",
+            us,
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run("1");
+    assert!(
+        text.contains(
+            "\n  census         32 offered + 3 replayed = 1 delivered + 2 returned + 0 dropped + \
+             26 in the chip + 6 on links (0 unaccounted)\n"
+        ),
+        "{text}"
+    );
+    let text = run("5");
+    assert!(text.contains("3 replayed = ") && text.contains(" (0 unaccounted)\n"), "{text}");
+    assert!(text.contains(" + 3 returned + "), "all three reach sender0: {text}");
+}
