@@ -28,6 +28,9 @@ pub const MIN_FRAME_BYTES: usize = 14;
 /// truncated file or packet, a frame too short or too long, no packets at all.
 pub fn read_capture(path: &Path) -> Result<Vec<CapturedFrame>, String> {
     let shown = path.display();
+    if path.is_dir() {
+        return Err(format!("{shown}: is a folder, not a pcap or pcapng file"));
+    }
     let mut file = BufReader::new(File::open(path).map_err(|e| format!("{shown}: {e}"))?);
     let mut magic = [0u8; 4];
     file.read_exact(&mut magic)

@@ -242,3 +242,24 @@ fn frames_replayed_into_a_sender_are_counted() {
     assert!(text.contains("3 replayed = ") && text.contains(" (0 unaccounted)\n"), "{text}");
     assert!(text.contains(" + 3 returned + "), "all three reach sender0: {text}");
 }
+
+/// Case 24: `output.pcap` with only `--out` for a folder captures into `--out`; a folder
+/// given to `--replay` is named as one.
+#[test]
+fn captures_go_to_out_and_a_folder_is_not_a_capture() {
+    let d = scratch("pcap_out");
+    let f = scenario(&d, "", "[output]\npcap = \"host0\"\n");
+    let out_dir = d.join("o");
+    let out = t2sim(&["run", "--scenario", f.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out_dir.join("host0-0.pcapng").exists());
+    let out = t2sim(&["run", "--replay", d.to_str().unwrap(), "--replay-into", "sender0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: is a folder, not a pcap or pcapng file\n",
+            d.display()
+        )
+    );
+}
