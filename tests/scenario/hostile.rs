@@ -107,3 +107,116 @@ fn a_grid_key_deeper_than_any_scenario_key_is_refused() {
     );
     assert!(Axis::parse("compare.params.bfc.refresh_ns=1").is_ok());
 }
+
+fn block(t: u32, mut body: Vec<u8>) -> Vec<u8> {
+    body.resize(body.len().div_ceil(4) * 4, 0);
+    let n = (12 + body.len()) as u32;
+    let mut b = t.to_le_bytes().to_vec();
+    b.extend(n.to_le_bytes());
+    b.extend(body);
+    b.extend(n.to_le_bytes());
+    b
+}
+
+/// A pcapng file: one interface with `if_tsresol` = `resol`, two 60-byte frames stamped 1
+/// and 2 units.
+fn pcapng(resol: u8) -> Vec<u8> {
+    pcapng_orig(resol, 60)
+}
+
+/// [`pcapng`] whose packets say their frames had `orig` bytes.
+fn pcapng_orig(resol: u8, orig: u32) -> Vec<u8> {
+    let mut shb = 0x1A2B_3C4Du32.to_le_bytes().to_vec();
+    shb.extend([1, 0, 0, 0]);
+    shb.extend((-1i64).to_le_bytes());
+    let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
+    idb.extend([9, 0, 1, 0, resol, 0, 0, 0, 0, 0, 0, 0]);
+    let mut f = block(0x0A0D_0D0A, shb);
+    f.extend(block(1, idb));
+    for ts in [1u32, 2] {
+        let mut epb = vec![0; 4];
+        epb.extend(0u32.to_le_bytes());
+        epb.extend(ts.to_le_bytes());
+        epb.extend(60u32.to_le_bytes());
+        epb.extend(orig.to_le_bytes());
+        let mut frame = vec![0u8; 60];
+        frame[12] = 0x08;
+        epb.extend(frame);
+        f.extend(block(6, epb));
+    }
+    f
+}
+
+/// Cases 2 and 19: time resolutions finer than a picosecond (0xFF and 0xC0 divided by
+/// zero; 20 overflowed), a pcap version other than 2.4, and a captured length above the
+/// original are refused naming the file.
+#[test]
+fn capture_headers_that_cannot_be_meant_are_refused() {
+    let d = scratch("captures");
+    let p = d.join("c.pcapng");
+    for (resol, shown) in [(0xFFu8, "0xff"), (0xC0, "0xc0"), (20, "0x14"), (13, "0x0d")] {
+        std::fs::write(&p, pcapng(resol)).unwrap();
+        assert_eq!(
+            t2sim::capture::read_capture(&p).unwrap_err(),
+            format!(
+                "{}: interface 0: if_tsresol {shown} is finer than the picosecond t2sim takes \
+                 (at most 10^-12 s: 12, or 2^-40 s: 0xa8)",
+                p.display()
+            )
+        );
+    }
+    // The finest taken, both ways, replay at the right cycle: 1 unit apart.
+    for resol in [12u8, 0xa8] {
+        std::fs::write(&p, pcapng(resol)).unwrap();
+        let frames = t2sim::capture::read_capture(&p).unwrap();
+        let at = t2sim::capture::replay_schedule(
+            &frames,
+            t2_clock::Clock::tofino2(),
+            100_000_000_000,
+            t2sim::capture::ReplayTiming::Recorded,
+            1000,
+        )
+        .unwrap();
+        // Stamped 1 ps (or 2^-40 s) apart: the line-rate floor spaces them, 64 + 20 B at
+        // 100G being 10.08 cycles, less the cycle of rounding the schedule allows.
+        assert_eq!(at, [1000, 1010], "{resol}");
+    }
+    // pcap: version 9.4, then a captured length above the original.
+    let mut pcap = 0xa1b2_c3d4u32.to_le_bytes().to_vec();
+    pcap.extend(9u16.to_le_bytes());
+    pcap.extend(4u16.to_le_bytes());
+    pcap.extend([0; 8]);
+    pcap.extend(65535u32.to_le_bytes());
+    pcap.extend(1u32.to_le_bytes());
+    let mut rec = vec![0; 8];
+    rec.extend(60u32.to_le_bytes());
+    rec.extend(59u32.to_le_bytes());
+    rec.extend([0; 60]);
+    let q = d.join("c.pcap");
+    std::fs::write(&q, [pcap.clone(), rec.clone()].concat()).unwrap();
+    assert_eq!(
+        t2sim::capture::read_capture(&q).unwrap_err(),
+        format!(
+            "{}: pcap version 9.4; t2sim reads version 2.4 (the only one there is)",
+            q.display()
+        )
+    );
+    pcap[4] = 2;
+    std::fs::write(&q, [pcap, rec].concat()).unwrap();
+    assert_eq!(
+        t2sim::capture::read_capture(&q).unwrap_err(),
+        format!(
+            "{}: packet 1: Invalid field value: PacketHeader incl_len > orig_len",
+            q.display()
+        )
+    );
+    std::fs::write(&p, pcapng_orig(9, 59)).unwrap();
+    assert_eq!(
+        t2sim::capture::read_capture(&p).unwrap_err(),
+        format!(
+            "{}: packet 1 has 60 bytes captured but says the frame had 59: the lengths \
+             contradict each other",
+            p.display()
+        )
+    );
+}
