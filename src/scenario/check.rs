@@ -442,6 +442,13 @@ impl ScenarioFile {
             if g.title.trim().is_empty() {
                 return bad(&format!("{key}.title"), "is empty".into());
             }
+            if g.title.chars().any(char::is_control) {
+                return bad(
+                    &format!("{key}.title"),
+                    "has a control character (a newline would split the save file's line)"
+                        .into(),
+                );
+            }
             if o.wave_group[..i].iter().any(|h| h.title == g.title) {
                 return bad(
                     &format!("{key}.title"),
