@@ -348,6 +348,12 @@ impl ScenarioFile {
                 None
             }
             Some(file) => {
+                if let Some(b) = w.size_unit_packets.filter(|b| !(1..=9216).contains(b)) {
+                    return bad(
+                        "workload.size_unit_packets",
+                        format!("{b} is outside 1..=9216 (bytes of a packet)"),
+                    );
+                }
                 let unit = w
                     .size_unit_packets
                     .map_or(SizeUnit::Bytes, SizeUnit::Packets);
