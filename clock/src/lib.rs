@@ -64,6 +64,12 @@ impl Clock {
         div_ceil_u128(ns as u128 * self.hz as u128, 1_000_000_000) as Cycle
     }
 
+    /// Cycles in `ns` nanoseconds, rounded up, or `None` when they do not fit a [`Cycle`]
+    /// (a conversion of user input must refuse such a value, not wrap it).
+    pub fn checked_ns_to_cycles_ceil(self, ns: u64) -> Option<Cycle> {
+        Cycle::try_from(div_ceil_u128(ns as u128 * self.hz as u128, 1_000_000_000)).ok()
+    }
+
     /// Nanoseconds in `cycles`, rounded down.
     pub fn cycles_to_ns_floor(self, cycles: Cycle) -> u64 {
         (cycles as u128 * 1_000_000_000 / self.hz as u128) as u64
@@ -246,6 +252,17 @@ mod tests {
         let c = Clock::tofino2();
         assert_eq!(c.ns_to_cycles_floor(1000), 1500);
         assert_eq!(c.ns_to_cycles_ceil(1000), 1500);
+        assert_eq!(c.checked_ns_to_cycles_ceil(1000), Some(1500));
+        // 2^64 - 1 ns is 1.5 x (2^64 - 1) cycles: does not fit.
+        assert_eq!(c.checked_ns_to_cycles_ceil(u64::MAX), None);
+        assert_eq!(
+            c.checked_ns_to_cycles_ceil(12_297_829_382_473_034_410),
+            Some(u64::MAX)
+        );
+        assert_eq!(
+            c.checked_ns_to_cycles_ceil(12_297_829_382_473_034_411),
+            None
+        );
         assert_eq!(c.cycles_to_ns_floor(3), 2);
         assert_eq!(c.cycles_to_ns_ceil(3), 2);
         assert_eq!(c.cycles_to_ns_floor(1), 0);

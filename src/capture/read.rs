@@ -28,6 +28,9 @@ pub const MIN_FRAME_BYTES: usize = 14;
 /// truncated file or packet, a frame too short or too long, no packets at all.
 pub fn read_capture(path: &Path) -> Result<Vec<CapturedFrame>, String> {
     let shown = path.display();
+    if path.is_dir() {
+        return Err(format!("{shown}: is a folder, not a pcap or pcapng file"));
+    }
     let mut file = BufReader::new(File::open(path).map_err(|e| format!("{shown}: {e}"))?);
     let mut magic = [0u8; 4];
     file.read_exact(&mut magic)
@@ -64,6 +67,12 @@ fn packet_error(path: &Path, k: usize, e: PcapError) -> String {
 
 fn check_frame(path: &Path, k: usize, captured: usize, original: u32) -> Result<(), String> {
     let shown = path.display();
+    if captured > original as usize {
+        return Err(format!(
+            "{shown}: packet {k} has {captured} bytes captured but says the frame had \
+             {original}: the lengths contradict each other"
+        ));
+    }
     if captured < original as usize {
         return Err(format!(
             "{shown}: packet {k} was cut to {captured} of its {original} bytes when captured \
@@ -81,6 +90,13 @@ fn check_frame(path: &Path, k: usize, captured: usize, original: u32) -> Result<
 fn read_pcap(file: impl Read, path: &Path) -> Result<Vec<CapturedFrame>, String> {
     let shown = path.display();
     let mut r = pcap_file::pcap::PcapReader::new(file).map_err(|e| format!("{shown}: {e}"))?;
+    let h = r.header();
+    if (h.version_major, h.version_minor) != (2, 4) {
+        return Err(format!(
+            "{shown}: pcap version {}.{}; t2sim reads version 2.4 (the only one there is)",
+            h.version_major, h.version_minor
+        ));
+    }
     if r.header().datalink != DataLink::ETHERNET {
         return Err(format!(
             "{shown}: link type {:?}; t2sim replays Ethernet captures only",
@@ -122,10 +138,13 @@ fn read_pcapng(file: impl Read, path: &Path) -> Result<Vec<CapturedFrame>, Strin
                         _ => None,
                     })
                     .unwrap_or(6);
+                // Finer than a picosecond (10^12, or 2^40, units a second) is refused:
+                // nothing t2sim models is that fine, and it keeps the replay's exact
+                // arithmetic within 128 bits.
                 let units = if resol & 0x80 == 0 {
-                    10u128.checked_pow(resol as u32)
+                    (resol <= 12).then(|| 10u128.pow(resol as u32))
                 } else {
-                    2u128.checked_pow((resol & 0x7f) as u32)
+                    (resol & 0x7f <= 40).then(|| 1u128 << (resol & 0x7f))
                 };
                 interfaces.push((idb.linktype, units, resol));
             }
@@ -147,8 +166,8 @@ fn read_pcapng(file: impl Read, path: &Path) -> Result<Vec<CapturedFrame>, Strin
                 // interface's if_tsresol.
                 let units_per_second = units.ok_or_else(|| {
                     format!(
-                        "{shown}: interface {} has time resolution {resol}, which t2sim \
-                         cannot use",
+                        "{shown}: interface {}: if_tsresol {resol:#04x} is finer than the \
+                         picosecond t2sim takes (at most 10^-12 s: 12, or 2^-40 s: 0xa8)",
                         p.interface_id
                     )
                 })?;

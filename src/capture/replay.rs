@@ -67,15 +67,23 @@ pub fn replay_schedule(
                 end
             }
             ReplayTiming::Recorded => {
-                // t_k - t_0 = units_k / per_k - u0 / per0, exact over per0 * per_k.
-                let num = f.units * per0;
-                let base = u0 * f.units_per_second;
-                let denom = per0 * f.units_per_second;
+                // t_k - t_0 = units_k / per_k - u0 / per0, exact over per0 * per_k. Checked:
+                // a time stamp far out (or a fine unit) must be refused, not wrapped.
+                let too_far = || {
+                    format!(
+                        "packet {}: its time stamp is too far from the first packet's to \
+                         replay",
+                        k + 1
+                    )
+                };
+                let num = f.units.checked_mul(per0).ok_or_else(too_far)?;
+                let base = u0.checked_mul(f.units_per_second).ok_or_else(too_far)?;
+                let denom = per0.checked_mul(f.units_per_second).ok_or_else(too_far)?;
                 let since = num.checked_sub(base).ok_or_else(|| {
                     format!("packet {} is stamped before the first packet", k + 1)
                 })?;
                 // Compare times over a common denominator (units may differ per interface).
-                let since_ps = since * 1_000_000_000_000 / denom;
+                let since_ps = since.checked_mul(1_000_000_000_000).ok_or_else(too_far)? / denom;
                 if since_ps < prev_since {
                     return Err(format!(
                         "packet {} is stamped before packet {k}: times must not go backwards",
@@ -83,8 +91,11 @@ pub fn replay_schedule(
                     ));
                 }
                 prev_since = since_ps;
-                let cycles = (since * hz).div_ceil(denom);
-                let stamped = (start as u128 + cycles) * tpc;
+                let cycles = since.checked_mul(hz).ok_or_else(too_far)?.div_ceil(denom);
+                let stamped = (start as u128 + cycles)
+                    .checked_mul(tpc)
+                    .filter(|&t| t / tpc <= Cycle::MAX as u128)
+                    .ok_or_else(too_far)?;
                 // One time-stamp unit (rounded up to ticks) and one cycle of rounding.
                 let slack = (hz * tpc).div_ceil(f.units_per_second) + tpc;
                 let earliest = if k == 0 {

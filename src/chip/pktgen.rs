@@ -173,6 +173,11 @@ impl Chip {
         Ok(())
     }
 
+    /// Application `app` of pipe `pipe` as it is now (`None`: not set, or no such one).
+    pub fn pktgen_app(&self, pipe: usize, app: usize) -> Option<&PktgenApp> {
+        self.pktgen.gens.get(pipe)?.apps.get(app)?.as_ref()
+    }
+
     /// Whether application `app` of pipe `pipe` may be set to `config` in cycle `now`: its
     /// first timer firing, or the problem.
     pub(super) fn check_pktgen_app(

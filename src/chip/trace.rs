@@ -546,6 +546,17 @@ pub fn save_file_groups(
                 group.title
             ));
         }
+        // A pattern that names no traced signal is a typo, not a choice: say so.
+        if let Some(k) = group
+            .patterns
+            .iter()
+            .position(|f| !placed.iter().any(|p| f.selects(&p.signal.path)))
+        {
+            return Err(format!(
+                "output.wave_group: group `{}`: signals[{k}] matches no traced signal",
+                group.title
+            ));
+        }
         groups.push(Group {
             title: group.title.clone(),
             traces,

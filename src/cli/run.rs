@@ -118,8 +118,13 @@ pub fn run_scenario_file(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
+    let named = if out.is_some() { "--out" } else { "output.dir" };
     if let Some(dir) = out {
         scenario.set_out_dir(dir);
+    }
+    // The folder is checked and cleared of an earlier run's files before the run.
+    if let Some(dir) = &scenario.out_dir {
+        t2sim::scenario::out_dir::prepare(dir, named, &scenario.source)?;
     }
     let clock = scenario.topology.params.clock();
     let started = Instant::now();
@@ -132,6 +137,7 @@ pub fn run_scenario_file(
             written.push(p.display().to_string());
         }
         written.extend(t2sim::study::plots::run(&results, dir)?);
+        t2sim::scenario::out_dir::finish(dir)?;
     }
     let mut text = results.text(clock);
     if let (Some(n), Some((w, switch))) = (results.traced_signals, &scenario.waves) {
@@ -155,6 +161,14 @@ pub fn run_scenario_file(
     }
     emit(&text);
     eprintln!("wall time        {:.3} s", started.elapsed().as_secs_f64());
+    if !results.control_errors.is_empty() && !scenario.expect_control_errors {
+        return Err(format!(
+            "{}: control: {} operations were refused when they landed (listed above); set \
+             expect_control_errors = true if the file means them to fail",
+            scenario.source,
+            results.control_errors.len()
+        ));
+    }
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
 use crate::scenario::topology::{Shape, TopologySpec};
 use crate::schemes::{self};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self};
 use t2_testbench::transport::Congestion;
@@ -374,6 +374,12 @@ impl ScenarioFile {
                 None
             }
             Some(file) => {
+                if let Some(b) = w.size_unit_packets.filter(|b| !(1..=9216).contains(b)) {
+                    return bad(
+                        "workload.size_unit_packets",
+                        format!("{b} is outside 1..=9216 (bytes of a packet)"),
+                    );
+                }
                 let unit = w
                     .size_unit_packets
                     .map_or(SizeUnit::Bytes, SizeUnit::Packets);
@@ -468,6 +474,12 @@ impl ScenarioFile {
             if g.title.trim().is_empty() {
                 return bad(&format!("{key}.title"), "is empty".into());
             }
+            if g.title.chars().any(char::is_control) {
+                return bad(
+                    &format!("{key}.title"),
+                    "has a control character (a newline would split the save file's line)".into(),
+                );
+            }
             if o.wave_group[..i].iter().any(|h| h.title == g.title) {
                 return bad(
                     &format!("{key}.title"),
@@ -520,12 +532,12 @@ impl ScenarioFile {
             (Some(points), dir) => {
                 let specs = crate::capture::CaptureSpec::parse_list(points)
                     .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
-                let dir = dir.as_ref().or(o.dir.as_ref()).ok_or_else(|| {
-                    format!("{shown}: output.pcap: needs output.pcap_dir or output.dir")
-                })?;
+                // With neither folder the captures go where `--out` says; a run without
+                // one either is refused when it starts (`ScenarioFile::run`).
+                let dir = dir.as_ref().or(o.dir.as_ref());
                 Some(crate::capture::PcapRequest {
                     specs,
-                    dir: base.join(dir),
+                    dir: dir.map_or_else(PathBuf::new, |d| base.join(d)),
                 })
             }
         };
@@ -585,6 +597,16 @@ impl ScenarioFile {
             if i.size_bytes == 0 {
                 return bad("workload.incast.size_bytes", "must be above 0".into());
             }
+            if i.size_bytes > u32::MAX as u64 {
+                return bad(
+                    "workload.incast.size_bytes",
+                    format!(
+                        "{} is above {} (a flow's bytes are counted in 32 bits)",
+                        i.size_bytes,
+                        u32::MAX
+                    ),
+                );
+            }
             if i.first_us >= raw.duration_us {
                 return bad(
                     "workload.incast.first_us",
@@ -637,6 +659,16 @@ impl ScenarioFile {
                 return bad(
                     &format!("workload.flows[{k}].size_bytes"),
                     "must be above 0".into(),
+                );
+            }
+            if f.size_bytes > u32::MAX as u64 {
+                return bad(
+                    &format!("workload.flows[{k}].size_bytes"),
+                    format!(
+                        "{} is above {} (a flow's bytes are counted in 32 bits)",
+                        f.size_bytes,
+                        u32::MAX
+                    ),
                 );
             }
             if f.start_ns >= raw.duration_us * 1000 {
@@ -709,7 +741,10 @@ impl ScenarioFile {
                 &raw.pktgen,
                 &raw.control,
                 params.clock(),
-            )?,
+                (raw.duration_us + raw.drain_us) * 1000,
+            )
+            .map_err(|e| format!("{shown}: {e}"))?,
+            expect_control_errors: raw.expect_control_errors,
             pcap,
             threads: 1,
             vcd_as_written: raw.output.vcd.clone(),

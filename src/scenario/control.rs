@@ -1,12 +1,60 @@
 //! Scenario-file keys for the control plane: `[[mirror_session]]`, `[[pktgen]]` and
 //! `[[control]]` (operations at a chosen time) tables, given to every switch when the network
-//! is built (docs/testbench.md). Errors name the key.
+//! is built (docs/testbench.md). Errors name the key. Every value is checked when it is
+//! read: times through one checked ns-to-cycles conversion bounded by the run's end, a
+//! burst's size against a limit, payloads strictly as hex digits within the wire's frame
+//! limit, keys an operation does not take refused, and ids given twice refused by name.
 
 use crate::chip::{Chip, ControlOp, MirrorSession, PktgenApp, PktgenTrigger};
 use serde::Deserialize;
 use t2_clock::{Clock, Cycle};
 use t2_pipeline::ir::{ActionCall, Entry, KeyValue};
 use t2_pipeline::Gress;
+
+/// Packets one pktgen firing may make (`batches x packets_per_batch`): the burst is listed
+/// when it fires, so its size is bounded here (2^20 packets, about 40 MB of schedule), well
+/// above what a 100 Gb/s port sends in a 10 s run's worth of small bursts.
+pub const MAX_PKTGEN_BURST: u64 = 1 << 20;
+
+/// The one conversion from a time in ns a user gave (`key`) to cycles of `clock`, rounded up:
+/// a value past `end_ns` (the run's end, flows' duration plus drain) cannot act in the run
+/// and is refused, as is one whose cycles do not fit a [`Cycle`].
+pub(crate) fn ns_to_cycles_key(
+    clock: Clock,
+    key: &str,
+    ns: u64,
+    end_ns: u64,
+) -> Result<Cycle, String> {
+    if ns > end_ns {
+        return Err(format!(
+            "{key}: {ns} ns is after the run's end ({end_ns} ns: duration_us + drain_us)"
+        ));
+    }
+    clock
+        .checked_ns_to_cycles_ceil(ns)
+        .ok_or_else(|| format!("{key}: {ns} ns does not fit a cycle count"))
+}
+
+/// Bytes from `hex`, two digits a byte, nothing else (no sign, no spaces inside, ASCII only).
+fn parse_hex(key: &str, hex: &str) -> Result<Vec<u8>, String> {
+    if let Some((i, c)) = hex.char_indices().find(|(_, c)| !c.is_ascii_hexdigit()) {
+        return Err(format!(
+            "{key}: {c:?} at byte {i} is not a hex digit (0-9, a-f, A-F)"
+        ));
+    }
+    if hex.len() % 2 != 0 {
+        return Err(format!(
+            "{key}: {} digits, not a whole number of bytes",
+            hex.len()
+        ));
+    }
+    let digit = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+    Ok(hex
+        .as_bytes()
+        .chunks(2)
+        .map(|p| digit(p[0]) << 4 | digit(p[1]))
+        .collect())
+}
 
 /// `[[control]]`: one operation every switch's control plane makes at `at_ns`.
 #[derive(Deserialize, Debug, Clone)]
@@ -34,11 +82,43 @@ pub(crate) struct ControlToml {
 }
 
 impl ControlToml {
+    /// Keys given that `op` does not take, by name.
+    fn stray_keys(&self) -> Vec<&'static str> {
+        let given = [
+            ("pipe", self.pipe.is_some()),
+            ("table", self.table.is_some()),
+            ("key", !self.key.is_empty()),
+            ("masks", self.masks.is_some()),
+            ("action", self.action.is_some()),
+            ("args", !self.args.is_empty()),
+            ("gress", self.gress.is_some()),
+            ("register", self.register.is_some()),
+            ("index", self.index.is_some()),
+            ("value", self.value.is_some()),
+            ("port", self.port.is_some()),
+        ];
+        let takes: &[&str] = match self.op.as_str() {
+            "add_entry" | "modify_entry" => &["pipe", "table", "key", "masks", "action", "args"],
+            "delete_entry" => &["pipe", "table", "key", "masks"],
+            "write_register" => &["pipe", "gress", "register", "index", "value"],
+            "port_down" => &["port"],
+            _ => return Vec::new(),
+        };
+        given
+            .iter()
+            .filter(|(k, g)| *g && !takes.contains(k))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
     /// The operation and its cycle, or the problem.
-    fn op(&self, clock: Clock) -> Result<(Cycle, ControlOp), String> {
+    fn op(&self, clock: Clock, end_ns: u64) -> Result<(Cycle, ControlOp), String> {
+        if let Some(k) = self.stray_keys().first() {
+            return Err(format!("{k}: op `{}` does not take it", self.op));
+        }
         let need = |v: Option<&dyn std::fmt::Debug>, name: &str| match v {
             Some(_) => Ok(()),
-            None => Err(format!("op `{}` needs `{name}`", self.op)),
+            None => Err(format!("{name}: op `{}` needs it", self.op)),
         };
         let key = || -> Result<Vec<KeyValue>, String> {
             match &self.masks {
@@ -57,7 +137,7 @@ impl ControlToml {
                     })
                     .collect()),
                 Some(m) => Err(format!(
-                    "{} masks for {} key values",
+                    "masks: {} masks for {} key values",
                     m.len(),
                     self.key.len()
                 )),
@@ -67,7 +147,7 @@ impl ControlToml {
             let action = self
                 .action
                 .as_ref()
-                .ok_or_else(|| format!("op `{}` needs `action`", self.op))?;
+                .ok_or_else(|| format!("action: op `{}` needs it", self.op))?;
             Ok(Entry {
                 key: key()?,
                 action: ActionCall::new(action, &self.args),
@@ -101,7 +181,9 @@ impl ControlToml {
                 let gress = match self.gress.as_deref() {
                     None | Some("ingress") => Gress::Ingress,
                     Some("egress") => Gress::Egress,
-                    Some(g) => return Err(format!("gress `{g}` is not `ingress` or `egress`")),
+                    Some(g) => {
+                        return Err(format!("gress: `{g}` is not `ingress` or `egress`"))
+                    }
                 };
                 ControlOp::WriteRegister {
                     pipe: self.pipe.unwrap_or(0),
@@ -119,11 +201,11 @@ impl ControlToml {
             }
             other => {
                 return Err(format!(
-                    "op `{other}` is not add_entry, modify_entry, delete_entry, write_register or port_down"
+                    "op: `{other}` is not add_entry, modify_entry, delete_entry, write_register or port_down"
                 ))
             }
         };
-        Ok((clock.ns_to_cycles_ceil(self.at_ns), op))
+        Ok((ns_to_cycles_key(clock, "at_ns", self.at_ns, end_ns)?, op))
     }
 }
 
@@ -150,8 +232,7 @@ pub(crate) struct PktgenToml {
     at_ns: Option<u64>,
     period_ns: Option<u64>,
     port_down: Option<usize>,
-    #[serde(default)]
-    start_ns: u64,
+    start_ns: Option<u64>,
     #[serde(default = "one")]
     batches: u16,
     #[serde(default = "one")]
@@ -178,60 +259,114 @@ pub struct ControlSetup {
 }
 
 impl ControlSetup {
-    /// The set-up the keys describe; times in ns rounded up to cycles of `clock`.
+    /// The set-up the keys describe; times in ns rounded up to cycles of `clock`, none after
+    /// `end_ns` (the run's end). Errors name the key (`pktgen[k].at_ns: ...`).
     pub(crate) fn new(
         sessions: &[MirrorSessionToml],
         apps: &[PktgenToml],
         control: &[ControlToml],
         clock: Clock,
+        end_ns: u64,
     ) -> Result<ControlSetup, String> {
         let ops = control
             .iter()
             .enumerate()
-            .map(|(k, c)| c.op(clock).map_err(|e| format!("control[{k}]: {e}")))
+            .map(|(k, c)| c.op(clock, end_ns).map_err(|e| format!("control[{k}].{e}")))
             .collect::<Result<Vec<_>, _>>()?;
-        let mirror_sessions = sessions
-            .iter()
-            .map(|s| {
-                (
-                    s.id,
-                    MirrorSession {
-                        port: s.port,
-                        qid: s.qid,
-                        truncate_bytes: s.truncate_bytes,
-                    },
-                )
-            })
-            .collect();
-        let mut pktgen = Vec::new();
-        for (k, a) in apps.iter().enumerate() {
-            let bad = |problem: String| Err(format!("pktgen[{k}]: {problem}"));
-            let cycles = |ns| clock.ns_to_cycles_ceil(ns);
-            let trigger = match (a.at_ns, a.period_ns, a.port_down) {
-                (Some(at), None, None) => PktgenTrigger::OneShot { at: cycles(at) },
-                (None, Some(period), None) => PktgenTrigger::Periodic {
-                    start: cycles(a.start_ns),
-                    period: cycles(period),
-                },
-                (None, None, Some(port)) => PktgenTrigger::PortDown { port },
-                _ => {
-                    return bad(
-                        "give exactly one of at_ns (one-shot), period_ns and port_down".into(),
-                    )
-                }
-            };
-            let hex = a.payload_hex.trim();
-            if hex.len() % 2 != 0 {
-                return bad(format!(
-                    "payload_hex has {} digits, not a whole number of bytes",
-                    hex.len()
+        let mut mirror_sessions: Vec<(u8, MirrorSession)> = Vec::new();
+        for (k, s) in sessions.iter().enumerate() {
+            if let Some(j) = mirror_sessions.iter().position(|(id, _)| *id == s.id) {
+                return Err(format!(
+                    "mirror_session[{k}].id: session {} is already mirror_session[{j}]",
+                    s.id
                 ));
             }
-            let payload = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
-                .collect::<Result<Vec<u8>, _>>()
-                .map_err(|e| format!("pktgen[{k}]: payload_hex: {e}"))?;
+            if s.truncate_bytes.is_some_and(|t| t < 60) {
+                return Err(format!(
+                    "mirror_session[{k}].truncate_bytes: {} is below the 60-byte minimum frame",
+                    s.truncate_bytes.unwrap_or(0)
+                ));
+            }
+            mirror_sessions.push((
+                s.id,
+                MirrorSession {
+                    port: s.port,
+                    qid: s.qid,
+                    truncate_bytes: s.truncate_bytes,
+                },
+            ));
+        }
+        let mut pktgen: Vec<(usize, usize, PktgenApp)> = Vec::new();
+        for (k, a) in apps.iter().enumerate() {
+            let key = |name: &str| format!("pktgen[{k}].{name}");
+            let cycles = |name: &str, ns| ns_to_cycles_key(clock, &key(name), ns, end_ns);
+            if let Some(j) = pktgen
+                .iter()
+                .position(|(p, x, _)| (*p, *x) == (a.pipe, a.app))
+            {
+                return Err(format!(
+                    "{}: pipe {} application {} is already pktgen[{j}]",
+                    key("app"),
+                    a.pipe,
+                    a.app
+                ));
+            }
+            if a.app >= crate::chip::PKTGEN_APPLICATIONS {
+                return Err(format!(
+                    "{}: {} is not an application (a pipe has 0..={})",
+                    key("app"),
+                    a.app,
+                    crate::chip::PKTGEN_APPLICATIONS - 1
+                ));
+            }
+            if a.start_ns.is_some() && a.period_ns.is_none() {
+                return Err(format!(
+                    "{}: only a periodic timer (period_ns) has a start",
+                    key("start_ns")
+                ));
+            }
+            let trigger = match (a.at_ns, a.period_ns, a.port_down) {
+                (Some(at), None, None) => PktgenTrigger::OneShot {
+                    at: cycles("at_ns", at)?,
+                },
+                (None, Some(period), None) => {
+                    let period = cycles("period_ns", period)?;
+                    if period == 0 {
+                        return Err(format!("{}: must be above 0", key("period_ns")));
+                    }
+                    PktgenTrigger::Periodic {
+                        start: cycles("start_ns", a.start_ns.unwrap_or(0))?,
+                        period,
+                    }
+                }
+                (None, None, Some(port)) => PktgenTrigger::PortDown { port },
+                _ => {
+                    return Err(format!(
+                        "pktgen[{k}]: give exactly one of at_ns (one-shot), period_ns and port_down"
+                    ))
+                }
+            };
+            let burst = a.batches as u64 * a.packets_per_batch as u64;
+            if burst > MAX_PKTGEN_BURST {
+                return Err(format!(
+                    "{}: {} batches of {} packets is {burst} packets a firing; at most \
+                     {MAX_PKTGEN_BURST}",
+                    key("packets_per_batch"),
+                    a.batches,
+                    a.packets_per_batch
+                ));
+            }
+            let payload = parse_hex(&key("payload_hex"), a.payload_hex.trim())?;
+            let max = crate::capture::MAX_FRAME_BYTES - crate::chip::PKTGEN_HEADER_BYTES;
+            if payload.len() > max {
+                return Err(format!(
+                    "{}: {} bytes; with the {}-byte pktgen header a frame carries at most {max} \
+                     (9216 B on the wire with the FCS)",
+                    key("payload_hex"),
+                    payload.len(),
+                    crate::chip::PKTGEN_HEADER_BYTES
+                ));
+            }
             pktgen.push((
                 a.pipe,
                 a.app,
@@ -239,8 +374,8 @@ impl ControlSetup {
                     trigger,
                     batches: a.batches,
                     packets_per_batch: a.packets_per_batch,
-                    packet_gap: cycles(a.packet_gap_ns),
-                    batch_gap: cycles(a.batch_gap_ns),
+                    packet_gap: cycles("packet_gap_ns", a.packet_gap_ns)?,
+                    batch_gap: cycles("batch_gap_ns", a.batch_gap_ns)?,
                     payload,
                 },
             ));
@@ -252,13 +387,38 @@ impl ControlSetup {
         })
     }
 
-    /// Gives `chip` the sessions and applications (before the run).
+    /// Gives `chip` the sessions and applications (before the run). A session or an
+    /// application the chip already has (a scheme's own) is refused, not replaced, and a
+    /// session's queue must be one of its port's.
     pub fn apply(&self, chip: &mut Chip) -> Result<(), String> {
         for (k, (id, s)) in self.mirror_sessions.iter().enumerate() {
+            if chip.mirror_session(*id).is_some() {
+                return Err(format!(
+                    "mirror_session[{k}].id: session {id} is the scheme's own (pick another id)"
+                ));
+            }
+            let ports = t2_testbench::Node::port_count(chip);
+            if s.port < ports {
+                let queues = chip.tm().queue_count(s.port);
+                if s.qid as usize >= queues {
+                    return Err(format!(
+                        "mirror_session[{k}].qid: {} is not a queue of port {} (0..={})",
+                        s.qid,
+                        s.port,
+                        queues - 1
+                    ));
+                }
+            }
             chip.set_mirror_session(*id, Some(*s))
                 .map_err(|e| format!("mirror_session[{k}]: {e}"))?;
         }
         for (k, (pipe, app, a)) in self.pktgen.iter().enumerate() {
+            if chip.pktgen_app(*pipe, *app).is_some() {
+                return Err(format!(
+                    "pktgen[{k}].app: pipe {pipe} application {app} is the scheme's own (pick \
+                     another app)"
+                ));
+            }
             chip.set_pktgen_app(0, *pipe, *app, Some(a.clone()))
                 .map_err(|e| format!("pktgen[{k}]: {e}"))?;
         }

@@ -47,6 +47,10 @@ pub(super) struct FileScenario {
     pub(super) mirror_session: Vec<crate::scenario::control::MirrorSessionToml>,
     #[serde(default)]
     pub(super) pktgen: Vec<crate::scenario::control::PktgenToml>,
+    /// The file means some `[[control]]` operations to be refused when they land (a test of
+    /// the refusal): the run lists them and still succeeds (default false: it fails).
+    #[serde(default)]
+    pub(super) expect_control_errors: bool,
     /// `[[control]]`: operations at a chosen time.
     #[serde(default)]
     pub(super) control: Vec<crate::scenario::control::ControlToml>,

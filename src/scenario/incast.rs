@@ -435,10 +435,11 @@ impl RunSummary {
         self.drops.iter().map(|(_, n)| n).sum()
     }
 
-    /// Offered frames that are neither delivered, dropped, in the chip nor on a link: 0 when
-    /// the summary adds up (a frame the chip copies, e.g. a mirror, makes it negative).
+    /// Offered and replayed frames that are neither delivered, returned (taken in by a
+    /// sender: bounced back, or replayed into one), dropped, in the chip nor on a link: 0
+    /// when the summary adds up (a frame the chip copies, e.g. a mirror, makes it negative).
     pub fn unaccounted(&self) -> i128 {
-        self.offered as i128
+        (self.offered + self.replayed.unwrap_or(0) as u64) as i128
             - (self.delivered + self.returned + self.dropped() + self.in_chip + self.on_links)
                 as i128
     }
@@ -485,7 +486,7 @@ impl fmt::Display for RunSummary {
         if self.returned > 0 {
             writeln!(
                 f,
-                "returned         {} packets came back to their senders (sent back by the program, e.g. bounced)",
+                "returned         {} packets reached senders (sent back by the program, e.g. bounced, or replayed into one)",
                 self.returned
             )?;
         }
@@ -544,6 +545,20 @@ impl fmt::Display for RunSummary {
                 r.file.display(),
                 r.node,
                 r.port
+            )?;
+            // Replayed frames go where offered ones do (a sender takes in those replayed
+            // into it: `returned`), so the sum is shown with them in it.
+            writeln!(
+                f,
+                "  census         {} offered + {n} replayed = {} delivered + {} returned + {} \
+                 dropped + {} in the chip + {} on links ({} unaccounted)",
+                self.offered,
+                self.delivered,
+                self.returned,
+                self.dropped(),
+                self.in_chip,
+                self.on_links,
+                self.unaccounted()
             )?;
         }
         for p in &self.pcap_files {

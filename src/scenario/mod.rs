@@ -14,6 +14,7 @@ mod check;
 pub mod control;
 mod format;
 mod incast;
+pub mod out_dir;
 pub mod progress;
 mod results;
 mod run;
@@ -45,12 +46,23 @@ pub const MAX_FLOWS: u64 = 1_000_000;
 /// The most queue-depth samples a run may take (each visits every queue of every chip).
 pub const MAX_QUEUE_SAMPLES: u64 = 100_000;
 
+/// The most segments a dotted key of a scenario has (`compare.params.SCHEME.KEY`). A
+/// deeper override cannot name a key, and would build tables nested deep enough to
+/// overflow the stack when read or dropped, so it is refused before any is made.
+pub const MAX_KEY_SEGMENTS: usize = 4;
+
 /// Sets dotted `key` in `table` to `value`, making tables on the way; a key that runs
 /// through a value that is not a table is an error.
 fn set_key(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err("not a dotted key".into());
+    }
+    if parts.len() > MAX_KEY_SEGMENTS {
+        return Err(format!(
+            "{} segments; a scenario's keys have at most {MAX_KEY_SEGMENTS}",
+            parts.len()
+        ));
     }
     let mut at = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
@@ -123,6 +135,8 @@ pub struct ScenarioFile {
     pub compare: Option<(Vec<String>, SchemeSettings)>,
     /// Mirror sessions and pktgen applications every switch gets.
     pub control: crate::scenario::control::ControlSetup,
+    /// `expect_control_errors`: operations refused when they land do not fail the run.
+    pub expect_control_errors: bool,
     /// The scheme's own per-switch set-up, if it has one.
     pub scheme_chip: Option<crate::schemes::ChipSetup>,
     /// Packet captures (`output.pcap`).

@@ -60,6 +60,11 @@ pub struct RunResults {
     pub pause_frames: BTreeMap<String, PauseCounts>,
     /// Packets the switches' recirculation ports fed back into their ingress.
     pub recirculated: u64,
+    /// `[[control]]` operations the switches refused when they landed (`cycle N: chip
+    /// switch{i}: ...`), in switch then time order; left out when there are none. A run with any is an error
+    /// unless the file sets `expect_control_errors = true`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub control_errors: Vec<String>,
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
@@ -174,6 +179,16 @@ impl RunResults {
                 b.bounced.max_n_p,
                 b.resent_by_sources
             );
+        }
+        if !self.control_errors.is_empty() {
+            let _ = writeln!(
+                s,
+                "control          {} operations refused when they landed",
+                self.control_errors.len()
+            );
+            for e in &self.control_errors {
+                let _ = writeln!(s, "  {e}");
+            }
         }
         let f = &self.frames;
         let _ = writeln!(

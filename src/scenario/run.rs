@@ -90,6 +90,16 @@ impl ScenarioFile {
     }
 
     fn run_inner(&self) -> Result<RunResults, String> {
+        if self
+            .pcap
+            .as_ref()
+            .is_some_and(|p| p.dir.as_os_str().is_empty())
+        {
+            return Err(
+                "output.pcap: needs output.pcap_dir, output.dir or --out (where the captures go)"
+                    .into(),
+            );
+        }
         let mut topo = self.build()?;
         let clock = self.topology.params.clock();
         let hosts = HostSet {
@@ -344,6 +354,17 @@ impl ScenarioFile {
             frames,
             pause_frames,
             recirculated,
+            control_errors: topo
+                .chips
+                .iter()
+                .flat_map(|&c| {
+                    topo.net
+                        .node::<Chip>(c)
+                        .control_errors()
+                        .iter()
+                        .map(|(at, e)| format!("cycle {at}: {e}"))
+                })
+                .collect(),
             traced_signals: None,
             bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),

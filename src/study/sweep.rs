@@ -30,6 +30,15 @@ impl Axis {
             return Err(format!("--grid {arg}: expected KEY=V1,V2,..."));
         };
         let key = key.trim();
+        let segments = key.split('.').count();
+        if segments > crate::scenario::MAX_KEY_SEGMENTS {
+            let head: String = key.chars().take(40).collect();
+            return Err(format!(
+                "--grid {head}...: the key has {segments} segments; a scenario's keys have at \
+                 most {}",
+                crate::scenario::MAX_KEY_SEGMENTS
+            ));
+        }
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(format!("--grid {arg}: `{key}` is not a dotted key"));
         }
@@ -61,6 +70,58 @@ pub struct SweepInfo {
     /// `[I, N]` for a shard; absent for a whole sweep (and a merged one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<[usize; 2]>,
+    /// FNV-1a (64-bit, hex) of the scenario file's text: shards of one sweep ran the same
+    /// file, not only one of the same name (empty in a sweep.json from before it was kept).
+    #[serde(default)]
+    pub scenario_fnv1a: String,
+}
+
+/// FNV-1a, 64 bits, of `text`, as 16 hex digits: a fixed, documented hash (unlike std's)
+/// so that sweep.json files from different builds compare.
+pub fn fnv1a(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The fields of one CSV line (quotes as `csv_field` writes them), or `None` if a quote is
+/// left open.
+fn csv_fields(line: &str) -> Option<Vec<String>> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', false) if out.last().is_some_and(String::is_empty) => quoted = true,
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut()?.push('"');
+            }
+            ('"', true) => quoted = false,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut()?.push(c),
+        }
+    }
+    (!quoted).then_some(out)
+}
+
+/// The values of point `n` of `grid` (the last axis varies fastest, as `points` lists them).
+fn point_values(grid: &[Axis], mut n: usize) -> Vec<&str> {
+    let mut v: Vec<&str> = grid
+        .iter()
+        .rev()
+        .map(|a| {
+            let len = a.values.len().max(1);
+            let i = n % len;
+            n /= len;
+            a.values.get(i).map_or("", String::as_str)
+        })
+        .collect();
+    v.reverse();
+    v
 }
 
 /// `I/N` with 1 <= I <= N; errors name the argument.
@@ -242,6 +303,7 @@ pub fn sweep_on(
             grid: grid.to_vec(),
             points: total,
             shard,
+            scenario_fnv1a: fnv1a(&source.text),
         },
         header,
         rows,
@@ -294,21 +356,71 @@ impl Sweep {
             .next()
             .ok_or_else(|| format!("{}: empty", csv.display()))?
             .to_string();
-        let mut rows = Vec::new();
+        // What sweep.json claims is checked before anything is sized from it.
+        let bad_json = |key: &str, problem: String| format!("{}: {key}: {problem}", json.display());
+        if info.points > MAX_POINTS {
+            return Err(bad_json(
+                "points",
+                format!("{} is above the {MAX_POINTS}-point limit", info.points),
+            ));
+        }
+        let grid_points = info
+            .grid
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+            .filter(|&n| n <= MAX_POINTS);
+        if grid_points != Some(info.points) {
+            return Err(bad_json(
+                "points",
+                format!(
+                    "{} is not the number of points of its grid ({})",
+                    info.points,
+                    grid_points.map_or("more than the limit".to_string(), |n| n.to_string())
+                ),
+            ));
+        }
+        if let Some([i, k]) = info.shard {
+            if i == 0 || i > k {
+                return Err(bad_json(
+                    "shard",
+                    format!("[{i}, {k}] is not I/N with 1 <= I <= N"),
+                ));
+            }
+        }
+        let columns = csv_fields(&header).map_or(0, |h| h.len());
+        let mut rows: Vec<(usize, String)> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for (i, line) in lines.enumerate() {
-            let n: usize = line
-                .split(',')
-                .next()
+            let bad = |problem: String| format!("{}: line {}: {problem}", csv.display(), i + 2);
+            let fields = csv_fields(line).ok_or_else(|| bad("a quote is not closed".into()))?;
+            let n: usize = fields
+                .first()
                 .and_then(|p| p.parse().ok())
                 .filter(|&n| n < info.points)
-                .ok_or_else(|| {
-                    format!(
-                        "{}: line {}: no point number below {}",
-                        csv.display(),
-                        i + 2,
-                        info.points
-                    )
-                })?;
+                .ok_or_else(|| bad(format!("no point number below {}", info.points)))?;
+            if fields.len() != columns {
+                return Err(bad(format!(
+                    "{} fields; the header has {columns} (a cut or damaged row)",
+                    fields.len()
+                )));
+            }
+            let want = point_values(&info.grid, n);
+            for (a, (got, want)) in info.grid.iter().zip(fields[1..].iter().zip(&want)) {
+                if got != want {
+                    return Err(bad(format!(
+                        "point {n} has {} = {got}, but the grid's point {n} has {want}",
+                        a.key
+                    )));
+                }
+            }
+            if let Some([s, k]) = info.shard {
+                if n % k != s - 1 {
+                    return Err(bad(format!("point {n} is not one of shard {s}/{k}'s")));
+                }
+            }
+            if !seen.insert(n) {
+                return Err(bad(format!("point {n} is listed twice")));
+            }
             rows.push((n, line.to_string()));
         }
         Ok(Sweep { info, header, rows })
@@ -333,6 +445,16 @@ pub fn merge(dirs: &[&Path]) -> Result<Sweep, String> {
                 "{}: a different sweep than {} (scenario, grid or columns differ)",
                 dir.display(),
                 first.display()
+            ));
+        }
+        if s.info.scenario_fnv1a != base.info.scenario_fnv1a {
+            return Err(format!(
+                "{}: sweep.json: scenario_fnv1a: {} ran a different file named {} than {} ({})",
+                dir.display(),
+                s.info.scenario_fnv1a,
+                s.info.scenario,
+                first.display(),
+                base.info.scenario_fnv1a
             ));
         }
         for (n, line) in s.rows {

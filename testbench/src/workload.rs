@@ -109,7 +109,21 @@ impl SizeCdf {
                 [mean] if raw.is_empty() && stated_mean.is_none() => {
                     stated_mean = Some(number(mean)? * scale)
                 }
-                [size, cdf] => raw.push((number(size)? * scale, number(cdf)?, n)),
+                [size, cdf] => {
+                    let bytes = number(size)? * scale;
+                    // A flow's bytes are counted in 32 bits: a larger size cannot be sent
+                    // (and sampled from, it made no flows at all).
+                    if bytes > u32::MAX as f64 {
+                        return Err(err(
+                            Some(n),
+                            format!(
+                                "size `{size}` is {bytes:e} B, above a flow's {} B",
+                                u32::MAX
+                            ),
+                        ));
+                    }
+                    raw.push((bytes, number(cdf)?, n))
+                }
                 _ => return Err(err(Some(n), format!("expected `size cdf`, found `{line}`"))),
             }
         }

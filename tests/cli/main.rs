@@ -7,6 +7,7 @@
 mod common;
 
 mod commands;
+mod hostile;
 mod p4_programs;
 mod report;
 mod report_budget;

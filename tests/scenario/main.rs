@@ -11,6 +11,7 @@ mod bad_inputs;
 mod compare;
 mod control_toml;
 mod fuzz;
+mod hostile;
 mod parallel;
 mod pcap;
 mod results;

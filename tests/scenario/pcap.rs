@@ -508,7 +508,10 @@ fn a_scenario_file_captures_with_output_pcap() {
     let shown = file.display();
     assert_eq!(
         err_of("pcap = \"host0\"\n"),
-        format!("t2sim: error: {shown}: output.pcap: needs output.pcap_dir or output.dir\n")
+        format!(
+            "t2sim: error: {shown}: output.pcap: needs output.pcap_dir, output.dir or --out \
+             (where the captures go)\n"
+        )
     );
     assert!(err_of("pcap_dir = \"x\"\n").contains("output.pcap_dir: needs output.pcap"));
     assert_eq!(

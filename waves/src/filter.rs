@@ -71,37 +71,75 @@ impl TraceFilter {
         }
     }
 
-    /// Whether the dotted `path` is selected.
+    /// Whether the dotted `path` is selected: some pattern matches it or a scope above it.
+    /// Time is linear in the path for a given pattern (no backtracking), so a hostile
+    /// pattern such as `**.**.**...` cannot take exponential time.
     pub fn selects(&self, path: &str) -> bool {
         let segs: Vec<&str> = path.split('.').collect();
-        self.patterns
-            .iter()
-            .any(|p| (1..=segs.len()).any(|n| match_segments(p, &segs[..n])))
+        self.patterns.iter().any(|p| match_some_prefix(p, &segs))
     }
 }
 
-fn match_segments(pattern: &[String], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((first, rest)) if first == "**" => {
-            (0..=path.len()).any(|skip| match_segments(rest, &path[skip..]))
-        }
-        Some((first, rest)) => match path.split_first() {
-            Some((seg, tail)) => {
-                match_glob(first.as_bytes(), seg.as_bytes()) && match_segments(rest, tail)
+/// Whether `pattern` matches a non-empty prefix of `path` (`path[..n]`, n >= 1): the pattern
+/// run as a set of positions over the segments, one step a segment.
+fn match_some_prefix(pattern: &[String], path: &[&str]) -> bool {
+    let n = pattern.len();
+    // `**` matches zero segments too: a position on one also stands on the next.
+    let close = |at: &mut Vec<bool>| {
+        for i in 0..n {
+            if at[i] && pattern[i] == "**" {
+                at[i + 1] = true;
             }
-            None => false,
-        },
+        }
+    };
+    let mut at = vec![false; n + 1];
+    at[0] = true;
+    close(&mut at);
+    for seg in path {
+        let mut next = vec![false; n + 1];
+        for i in 0..n {
+            if !at[i] {
+                continue;
+            }
+            if pattern[i] == "**" {
+                next[i] = true;
+            } else if match_glob(pattern[i].as_bytes(), seg.as_bytes()) {
+                next[i + 1] = true;
+            }
+        }
+        close(&mut next);
+        if next[n] {
+            return true;
+        }
+        if !next.iter().any(|&b| b) {
+            return false;
+        }
+        at = next;
     }
+    false
 }
 
+/// `*` (any run) and `?` (one byte) against `s`: greedy, going back only to the last `*`,
+/// so at most `p.len() x s.len()` steps.
 fn match_glob(p: &[u8], s: &[u8]) -> bool {
-    match p.split_first() {
-        None => s.is_empty(),
-        Some((b'*', rest)) => (0..=s.len()).any(|k| match_glob(rest, &s[k..])),
-        Some((b'?', rest)) => !s.is_empty() && match_glob(rest, &s[1..]),
-        Some((c, rest)) => s.first() == Some(c) && match_glob(rest, &s[1..]),
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < s.len() {
+        if i < p.len() && (p[i] == b'?' || (p[i] != b'*' && p[i] == s[j])) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
     }
+    p[i..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
@@ -121,6 +159,32 @@ mod tests {
         assert!(!g.selects("chip.port12.tx_busy"));
         assert!(g.selects("chip.pipe2.egress.occupancy"));
         assert!(TraceFilter::all().selects("anything.at.all"));
+        let h = TraceFilter::parse("**.q*0.*depth*,a*b?c").unwrap();
+        assert!(h.selects("chip.tm.q10.max_depth_cells"));
+        assert!(h.selects("chip.tm.q0.depth"));
+        assert!(!h.selects("chip.tm.q01.depth"));
+        assert!(h.selects("axxbyc.sub"));
+        assert!(!h.selects("axxbc"));
+        assert!(!h.selects("q0"));
+    }
+
+    /// Issue 30 case 6: `**.` x 60 before a segment that never matches took exponential
+    /// time; it is now one pass over the name.
+    #[test]
+    fn hostile_globs_take_linear_time() {
+        let p = format!("{}*a*a*a*a*a*a*a*a*b", "**.".repeat(60));
+        let f = TraceFilter::parse(&p).unwrap();
+        let name = format!("{}.{}", vec!["x"; 60].join("."), "a".repeat(200));
+        let t = std::time::Instant::now();
+        assert!(!f.selects(&name));
+        assert!(f.selects(&format!("{name}b")));
+        // Exponential matching took more than a minute; one pass is microseconds even in a
+        // debug build on a loaded machine.
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

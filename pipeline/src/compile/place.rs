@@ -682,14 +682,56 @@ pub fn parser_overflow(g: &Graph) -> Option<NoFit> {
     })
 }
 
+/// The first thread whose applied tables (or gateways) outnumber the logical table IDs (or
+/// gateway slots) of all the budget's stages together: such a program cannot fit whatever
+/// the dependencies, so it is refused before they are computed (that step is quadratic in
+/// the units: 20,000 applied tables took gigabytes to learn they cannot fit 20 stages).
+fn too_many_units(p: &Checked, budget: &Budget) -> Option<NoFit> {
+    for thread in Thread::ALL {
+        let units = &p.flat[thread.index()];
+        let tables = units
+            .iter()
+            .filter(|u| matches!(u.unit, Unit::Table(_)))
+            .count();
+        for (resource, count, what) in [
+            (Resource::LogicalIds, tables, "tables"),
+            (Resource::Gateways, units.len() - tables, "gateways"),
+        ] {
+            let available = budget.stages as u64 * budget.per_stage.0[resource as usize] as u64;
+            if count as u64 > available {
+                return Some(NoFit {
+                    resource: resource.name().into(),
+                    stage: None,
+                    unit: thread.name().into(),
+                    needed: count.min(u32::MAX as usize) as u32,
+                    available: available.min(u32::MAX as u64) as u32,
+                    detail: format!(
+                        "{count} {what} applied in one thread; all {} stages together hold \
+                         {available}",
+                        budget.stages
+                    ),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// Places `p` under `budget`.
 pub fn place(p: &Checked, budget: &Budget) -> Placed {
     let n = budget.stages;
+    let too_many = too_many_units(p, budget);
     let mut placed = Placed {
         units: Vec::new(),
         stage_usage: vec![Usage::default(); n],
         stage_of: std::array::from_fn(|k| vec![None; p.flat[k].len()]),
-        deps: std::array::from_fn(|k| dependencies(p, Thread::ALL[k])),
+        deps: std::array::from_fn(|k| {
+            if too_many.is_some() {
+                Vec::new()
+            } else {
+                dependencies(p, Thread::ALL[k])
+            }
+        }),
         ingress_timing: Placement::shortest(n),
         egress_timing: Placement::shortest(n),
         splits: Vec::new(),
@@ -711,6 +753,10 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
         return placed;
     }
     if let Some(nf) = parser_overflow(&p.parser) {
+        placed.failure = Some(nf);
+        return placed;
+    }
+    if let Some(nf) = too_many {
         placed.failure = Some(nf);
         return placed;
     }
