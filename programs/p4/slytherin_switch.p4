@@ -6,6 +6,11 @@
 
 struct metadata_t {}
 
+// The longest IPv4 packet taken for an ACK: 20 bytes of IPv4 and 20 of TCP, the transport's
+// largest SACK option (36) and its 4-byte flow id (t2_testbench::transport's
+// ACK_MAX_IPV4_TOTAL_LEN).
+#define ACK_MAX_TOTAL_LEN 80
+
 #define HOST_ROUTES_EXTRA                                                   \
     action to_high() { ig_tm_md.qid = 1; }                                  \
     table promote_ce { actions = { to_high; } default_action = to_high(); } \
@@ -13,7 +18,7 @@ struct metadata_t {}
 #define HOST_ROUTES_AFTER                                                   \
     if (hdr.ipv4.ecn == 3) {                                                \
         promote_ce.apply();                                                 \
-    } else if (hdr.tcp.isValid() && hdr.ipv4.total_len <= 44) {             \
+    } else if (hdr.tcp.isValid() && hdr.ipv4.total_len <= ACK_MAX_TOTAL_LEN) { \
         promote_ack.apply();                                                \
     }
 #include "include/host_routes.p4"
