@@ -475,6 +475,11 @@ impl RecvFlow {
     /// the block holding that segment, if it is held beyond `rcv_nxt`, then the blocks of
     /// the last ACK as they stand now, up to [`MAX_SACK_BLOCKS`].
     pub fn sack_blocks(&mut self, seq: u64) -> Vec<(u64, u64)> {
+        if self.ahead.is_empty() {
+            // In order: nothing to report, and no allocation on the common path.
+            self.sack_recent.clear();
+            return Vec::new();
+        }
         let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(MAX_SACK_BLOCKS);
         if let Some(r) = self.range_at(seq) {
             blocks.push(r);
