@@ -827,17 +827,17 @@ fn timeouts_back_off_by_doubling() {
     assert_eq!(run(Stepping::EveryCycle), (log, timeouts));
 }
 
-/// One 20-segment flow through a tap that drops the first copy of the segments at `drop`,
-/// with a fixed 10-segment window and a timer far longer than the run's recovery.
-fn drop_run(
-    stepping: Stepping,
-    recovery: Recovery,
-    drop: &[u32],
-) -> (
+/// What `drop_run` saw: every data frame at the tap (cycle, seq), the flow's outcome, and
+/// its last fast recovery (start, end).
+type DropRun = (
     Vec<(Cycle, u32)>,
     SenderOutcome,
     Option<(Cycle, Option<Cycle>)>,
-) {
+);
+
+/// One 20-segment flow through a tap that drops the first copy of the segments at `drop`,
+/// with a fixed 10-segment window and a timer far longer than the run's recovery.
+fn drop_run(stepping: Stepping, recovery: Recovery, drop: &[u32]) -> DropRun {
     let config = TransportConfig {
         recovery,
         ..TransportConfig::fixed(10_000, 1_000_000)
