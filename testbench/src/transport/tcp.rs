@@ -360,7 +360,8 @@ impl SendFlow {
         }
     }
 
-    /// The retransmission timer expired in cycle `now` (RFC 6298 §5.4-5.6).
+    /// The retransmission timer expired (RFC 6298 §5.4-5.6): back off, and resend from the
+    /// first unacknowledged byte (go-back-N, NewReno) or the holes (SACK).
     pub fn on_timeout(&mut self) {
         self.timeouts += 1;
         self.rto.back_off();
