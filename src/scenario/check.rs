@@ -218,10 +218,13 @@ impl ScenarioFile {
             .min_rto_us
             .or(tr.rto_us)
             .unwrap_or(super::format::DEFAULT_MIN_RTO_US);
+        // Each key the file sets is checked under its own name (the derived values are
+        // then in range too).
         for (key, us) in [
-            ("transport.rto_us", tr.rto_us.unwrap_or(min_rto_us)),
-            ("transport.min_rto_us", min_rto_us),
+            ("transport.rto_us", tr.rto_us),
+            ("transport.min_rto_us", tr.min_rto_us),
         ] {
+            let Some(us) = us else { continue };
             if !(1..=10_000_000).contains(&us) {
                 return bad(key, format!("{us} is outside 1..=10000000 (10 s)"));
             }

@@ -360,7 +360,8 @@ impl SendFlow {
         }
     }
 
-    /// The retransmission timer expired in cycle `now` (RFC 6298 §5.4-5.6).
+    /// The retransmission timer expired (RFC 6298 §5.4-5.6): back off, and resend from the
+    /// first unacknowledged byte (go-back-N, NewReno) or the holes (SACK).
     pub fn on_timeout(&mut self) {
         self.timeouts += 1;
         self.rto.back_off();
@@ -475,6 +476,11 @@ impl RecvFlow {
     /// the block holding that segment, if it is held beyond `rcv_nxt`, then the blocks of
     /// the last ACK as they stand now, up to [`MAX_SACK_BLOCKS`].
     pub fn sack_blocks(&mut self, seq: u64) -> Vec<(u64, u64)> {
+        if self.ahead.is_empty() {
+            // In order: nothing to report, and no allocation on the common path.
+            self.sack_recent.clear();
+            return Vec::new();
+        }
         let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(MAX_SACK_BLOCKS);
         if let Some(r) = self.range_at(seq) {
             blocks.push(r);

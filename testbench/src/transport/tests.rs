@@ -827,17 +827,17 @@ fn timeouts_back_off_by_doubling() {
     assert_eq!(run(Stepping::EveryCycle), (log, timeouts));
 }
 
-/// One 20-segment flow through a tap that drops the first copy of the segments at `drop`,
-/// with a fixed 10-segment window and a timer far longer than the run's recovery.
-fn drop_run(
-    stepping: Stepping,
-    recovery: Recovery,
-    drop: &[u32],
-) -> (
+/// What `drop_run` saw: every data frame at the tap (cycle, seq), the flow's outcome, and
+/// its last fast recovery (start, end).
+type DropRun = (
     Vec<(Cycle, u32)>,
     SenderOutcome,
     Option<(Cycle, Option<Cycle>)>,
-) {
+);
+
+/// One 20-segment flow through a tap that drops the first copy of the segments at `drop`,
+/// with a fixed 10-segment window and a timer far longer than the run's recovery.
+fn drop_run(stepping: Stepping, recovery: Recovery, drop: &[u32]) -> DropRun {
     let config = TransportConfig {
         recovery,
         ..TransportConfig::fixed(10_000, 1_000_000)
@@ -1089,4 +1089,35 @@ fn a_1_ms_minimum_rto_fires_no_spurious_timeout_behind_a_160_us_queue() {
     };
     let (out, _, _) = run(Stepping::Jump, old);
     assert!(out[1].0 > 0 && out[1].1 > 0, "{out:?}");
+}
+
+#[test]
+fn after_a_timeout_the_holes_are_resent_in_slow_start() {
+    // DCTCP, 20 segments, the last three dropped: no duplicate ACK comes, so the timer
+    // (100,000 cycles) fires; the window drops to one segment and only the holes are resent.
+    // Segment 17 goes alone; its ACK grows the window to two (slow start runs during the
+    // resends after a timeout, RFC 5681 §3.1), so segments 18 and 19 leave back to back.
+    let config = TransportConfig {
+        congestion: Congestion::Dctcp,
+        ..TransportConfig::fixed(10_000, 100_000)
+    };
+    let run = |stepping| {
+        let tap = Tap {
+            drop_seqs: vec![17_000, 18_000, 19_000],
+            ..clean_tap()
+        };
+        let (mut net, a, t, _) = net(stepping, config, tap, &[flow(0, 0, 20_000)]);
+        net.run_until(1_000_000);
+        let s = net.node::<TransportHost>(a);
+        assert!(s.all_done());
+        (net.node::<Tap>(t).log.clone(), s.outcomes()[0])
+    };
+    let (log, out) = run(Stepping::Jump);
+    assert_eq!((out.timeouts, out.retransmitted_segments), (1, 3));
+    let second = |seq| log.iter().filter(|l| l.1 == seq).nth(1).expect("resent").0;
+    let (r17, r18, r19) = (second(17_000), second(18_000), second(19_000));
+    // 17 then, one round trip later, 18 and 19 one frame time (129.84 cycles) apart.
+    assert!(r18 - r17 > 600, "{r17} {r18}");
+    assert!(r19 - r18 <= 130, "{r18} {r19}");
+    assert_eq!(run(Stepping::EveryCycle), (log, out));
 }
