@@ -17,6 +17,7 @@ pub mod progress;
 pub mod scenario;
 pub mod scenario_file;
 pub mod schemes;
+pub mod stats;
 pub mod sweep;
 pub mod topology;
 pub mod trace;

@@ -33,6 +33,9 @@ mod ingress;
 mod mac;
 mod mirror;
 mod pktgen;
+mod seed;
+
+pub use seed::stream_seed;
 
 pub use control::ControlOp;
 pub use pktgen::{
