@@ -79,3 +79,13 @@ def replace_block(doc, name, commands, table):
 
 def thousands(n):
     return f"{n:,}"
+
+
+def figure(svg, name, caption):
+    """Copies a plot t2sim wrote (`svg`, relative to the root) to docs/schemes/figures/
+    `name`.svg and returns the Markdown line that shows it in a page of docs/schemes/."""
+    import shutil
+    dest = os.path.join(ROOT, "docs", "schemes", "figures")
+    os.makedirs(dest, exist_ok=True)
+    shutil.copyfile(os.path.join(ROOT, svg), os.path.join(dest, name + ".svg"))
+    return f"![{caption}](figures/{name}.svg)"
