@@ -181,7 +181,9 @@ fn draw(
         }
     };
     let number = |v: &f64| {
-        if v.abs() >= 1000.0 || (v.abs() < 0.01 && *v != 0.0) {
+        if v.abs() >= 1000.0 {
+            format!("{v:.0}")
+        } else if v.abs() < 0.01 && *v != 0.0 {
             format!("{v:.0e}")
         } else {
             format!("{}", (v * 1000.0).round() / 1000.0)
