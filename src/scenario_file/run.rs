@@ -276,7 +276,7 @@ impl ScenarioFile {
                 bounces.by_switch.insert(format!("switch{i}"), n);
             }
         }
-        let hosts = self.host_set(&topo);
+        let hosts = self.host_set(topo);
         let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
         let mut frames = FrameCensus {
             on_links: topo.net.frames_on_links() as u64,
