@@ -39,7 +39,10 @@ pub mod params;
 pub mod pipes;
 mod pktgen;
 pub mod trace;
+mod seed;
 mod wire;
+
+pub use seed::stream_seed;
 
 pub use config::{
     port_channels, recirculation_dev_port, ChipConfig, ConfigError, MirrorSession, PortSpec,

@@ -6,12 +6,14 @@ use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
 use crate::scenario::topology::{Shape, TopologySpec};
 use crate::schemes::{self};
+use crate::scenario::topology::IdealFct;
 use std::path::{Path, PathBuf};
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self};
 use t2_testbench::transport::Congestion;
 use t2_testbench::workload::{
-    Arrivals, CdfTraffic, FlowSpec, Incast, Sampling, SizeCdf, SizeUnit, Workload,
+    ArrivalScope, Arrivals, CdfTraffic, FlowSpec, Incast, LoadOn, Sampling, SizeCdf, SizeUnit,
+    Workload,
 };
 use t2_testbench::{Stepping, TransportConfig};
 use t2_tm::QueueConfig;
@@ -369,6 +371,8 @@ impl ScenarioFile {
                     ("load", w.load.is_some()),
                     ("arrivals", w.arrivals.is_some()),
                     ("sigma", w.sigma.is_some()),
+                    ("load_on", w.load_on.is_some()),
+                    ("arrival_process", w.arrival_process.is_some()),
                 ] {
                     if set {
                         return bad(&format!("workload.{key}"), "needs workload.cdf".into());
@@ -426,6 +430,22 @@ impl ScenarioFile {
                     },
                     arrivals,
                     load,
+                    load_on: match w.load_on.unwrap_or(LoadOnToml::Host) {
+                        LoadOnToml::Host => LoadOn::Host,
+                        LoadOnToml::Core => {
+                            if shape.core_links().is_none() {
+                                return bad(
+                                    "workload.load_on",
+                                    "core, but this topology has no core links (leaf_spine, fat_tree and dumbbell have)".into(),
+                                );
+                            }
+                            LoadOn::Core
+                        }
+                    },
+                    scope: match w.arrival_process.unwrap_or(ArrivalProcessToml::PerHost) {
+                        ArrivalProcessToml::PerHost => ArrivalScope::PerHost,
+                        ArrivalProcessToml::Global => ArrivalScope::Global,
+                    },
                 })
             }
         };
@@ -695,7 +715,11 @@ impl ScenarioFile {
             // The expected flow count: hosts x duration / mean gap.
             let mean_bytes = bg.cdf.mean(bg.sampling);
             let seconds = raw.duration_us as f64 / 1e6;
-            let expected = hosts as f64 * seconds * bg.load * link_bps as f64 / (mean_bytes * 8.0);
+            let capacity = match bg.load_on {
+                LoadOn::Host => hosts as f64 * link_bps as f64,
+                LoadOn::Core => shape.core_links().unwrap_or(0) as f64 * link_bps as f64,
+            };
+            let expected = seconds * bg.load * capacity / (mean_bytes * 8.0);
             if expected > MAX_FLOWS as f64 / 2.0 {
                 return bad(
                     "workload.load",
@@ -732,6 +756,11 @@ impl ScenarioFile {
             },
             out_dir: raw.output.dir.map(|d| base.join(d)),
             buckets,
+            ideal: match raw.output.ideal.unwrap_or(IdealToml::PlainForwarding) {
+                IdealToml::PlainForwarding => IdealFct::PlainForwarding,
+                IdealToml::SchemePipeline => IdealFct::SchemePipeline,
+                IdealToml::BfcArtifact => IdealFct::BfcArtifact,
+            },
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             recirculation_mirror,

@@ -265,6 +265,28 @@ pub(super) enum ArrivalsToml {
     LogNormal,
 }
 
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum LoadOnToml {
+    Host,
+    Core,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum ArrivalProcessToml {
+    PerHost,
+    Global,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub(super) enum IdealToml {
+    PlainForwarding,
+    SchemePipeline,
+    BfcArtifact,
+}
+
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub(super) struct WorkloadToml {
@@ -273,9 +295,13 @@ pub(super) struct WorkloadToml {
     /// Sizes in the file are packets of this many bytes (Homa's DCTCP files: 1460).
     pub(super) size_unit_packets: Option<u64>,
     pub(super) sampling: Option<SamplingToml>,
-    /// Offered load per host, (0, 1].
+    /// Offered load, (0, 1], as a share of the capacity `load_on` names.
     pub(super) load: Option<f64>,
+    /// `host` (default: the hosts' links) or `core` (the core links, as BFC's artifact).
+    pub(super) load_on: Option<LoadOnToml>,
     pub(super) arrivals: Option<ArrivalsToml>,
+    /// `per_host` (default: one arrival process per host) or `global` (one for the network).
+    pub(super) arrival_process: Option<ArrivalProcessToml>,
     pub(super) sigma: Option<f64>,
     pub(super) incast: Option<IncastToml>,
     #[serde(default)]
@@ -317,6 +343,9 @@ pub(super) struct OutputToml {
     pub(super) dir: Option<PathBuf>,
     /// Upper bounds of the flow-size buckets, bytes.
     pub(super) buckets: Option<Vec<u64>>,
+    /// The ideal FCT slowdowns divide by: `plain_forwarding` (default), `scheme_pipeline`
+    /// or `bfc_artifact` (docs/testbench.md).
+    pub(super) ideal: Option<IdealToml>,
     /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
     pub(super) queue_sample_ns: Option<u64>,
     /// A VCD dump of one switch (relative to this file), with a GTKWave save file beside it.

@@ -121,6 +121,8 @@ pub struct ScenarioFile {
     pub workload: Workload,
     pub out_dir: Option<PathBuf>,
     pub buckets: Vec<u64>,
+    /// The ideal FCT slowdowns divide by (`output.ideal`).
+    pub ideal: crate::scenario::topology::IdealFct,
     /// Queue-depth sampling period, ns (`output.queue_sample_ns`).
     pub queue_sample_ns: Option<u64>,
     /// Every switch port's queues (`[queues]`), if the file sets them.

@@ -40,8 +40,21 @@ pub struct RunResults {
     pub end_cycle: Cycle,
     pub flows: usize,
     pub completed: usize,
+    /// Payload offered over the arrival window, as a share of the hosts' links.
     pub offered_load: f64,
+    /// The payload of the flows that cross the core, as a share of the core's capacity
+    /// (`Shape::core_links`); none without a core.
+    pub offered_core_load: Option<f64>,
+    /// What `workload.load` was a share of.
+    pub load_on: t2_testbench::workload::LoadOn,
+    /// Who drew the arrivals (none without CDF traffic).
+    pub arrival_process: Option<t2_testbench::workload::ArrivalScope>,
+    /// The ideal FCT the slowdowns divide by.
+    pub ideal: crate::scenario::topology::IdealFct,
     pub buckets: Vec<BucketStats>,
+    /// The same statistics by flow-size decile of the flows run (BFC's paper's x axis:
+    /// `metrics::by_size_percentile` at `metrics::DECILES`).
+    pub size_deciles: Vec<BucketStats>,
     /// Drops by reason over the whole network.
     pub drops: Drops,
     /// The same drops by where they happened (`switch{i}`, `host{i}`, `network`), places
@@ -157,6 +170,24 @@ impl RunResults {
             s,
             "flows            {} completed of {}, offered load {:.3}",
             self.completed, self.flows, self.offered_load
+        );
+        let core = match self.offered_core_load {
+            Some(c) => format!(", {c:.3} of the core by the flows crossing it"),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "definitions      load on {} links{core}; arrivals {}; ideal FCT {}",
+            match self.load_on {
+                t2_testbench::workload::LoadOn::Host => "host",
+                t2_testbench::workload::LoadOn::Core => "core",
+            },
+            match self.arrival_process {
+                Some(t2_testbench::workload::ArrivalScope::PerHost) => "per host",
+                Some(t2_testbench::workload::ArrivalScope::Global) => "one global process",
+                None => "given",
+            },
+            self.ideal.name()
         );
         let _ = writeln!(
             s,

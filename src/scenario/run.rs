@@ -58,8 +58,11 @@ impl ScenarioFile {
                 .map_err(|e| format!("scheme: mirror session {session}: {e}"))?;
             }
         }
-        for &c in &topo.chips {
+        for (i, &c) in topo.chips.iter().enumerate() {
             let chip = topo.net.node_mut::<Chip>(c);
+            // Each switch draws its own random numbers, from the run's seed and its index
+            // (crate::chip::stream_seed), so no two switches make correlated decisions.
+            chip.seed_random_streams(self.seed, i);
             if let Some(setup) = &self.scheme_chip {
                 setup.apply_to(chip)?;
             }
@@ -83,6 +86,20 @@ impl ScenarioFile {
         Ok(topo)
     }
 
+    /// The hosts the workload runs on, with the core's capacity (`Shape::core_links`).
+    fn host_set(&self, topo: &Topology) -> HostSet {
+        HostSet {
+            hosts: topo.hosts.len(),
+            host_bps: self.topology.link_bps,
+            clock: self.topology.params.clock(),
+            core_bps: self
+                .topology
+                .shape
+                .core_links()
+                .map(|n| n as u64 * self.topology.link_bps),
+        }
+    }
+
     /// Builds the network, runs it, and measures.
     pub fn run(&self) -> Result<RunResults, String> {
         self.run_inner()
@@ -102,11 +119,7 @@ impl ScenarioFile {
         }
         let mut topo = self.build()?;
         let clock = self.topology.params.clock();
-        let hosts = HostSet {
-            hosts: topo.hosts.len(),
-            host_bps: self.topology.link_bps,
-            clock,
-        };
+        let hosts = self.host_set(&topo);
         let flows = self
             .workload
             .generate(hosts, self.duration, &Rng::new(self.seed))
@@ -187,7 +200,7 @@ impl ScenarioFile {
                     size_bytes: o.spec.size_bytes,
                     start: o.spec.start,
                     finish: o.finish,
-                    ideal: topo.ideal_fct(&o.spec),
+                    ideal: topo.ideal_fct_as(&o.spec, self.ideal),
                 });
             }
         }
@@ -274,11 +287,7 @@ impl ScenarioFile {
                 bounces.by_switch.insert(format!("switch{i}"), n);
             }
         }
-        let hosts = HostSet {
-            hosts: topo.hosts.len(),
-            host_bps: self.topology.link_bps,
-            clock,
-        };
+        let hosts = self.host_set(topo);
         let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
         let mut frames = FrameCensus {
             on_links: topo.net.frames_on_links() as u64,
@@ -344,7 +353,19 @@ impl ScenarioFile {
             flows: records.len(),
             completed: records.iter().filter(|r| r.finish.is_some()).count(),
             offered_load: workload::offered_load(flows, hosts, self.duration),
+            offered_core_load: workload::offered_core_load(flows, hosts, self.duration, |a, b| {
+                topo.crosses_core(a, b)
+            }),
+            load_on: self
+                .workload
+                .background
+                .as_ref()
+                .map(|b| b.load_on)
+                .unwrap_or_default(),
+            arrival_process: self.workload.background.as_ref().map(|b| b.scope),
+            ideal: self.ideal,
             buckets: metrics::by_bucket(&records, &self.buckets),
+            size_deciles: metrics::by_size_percentile(&records, &metrics::DECILES),
             drops,
             drops_by_node,
             timeouts,

@@ -81,6 +81,42 @@ pub struct Topology {
     mss: u64,
     /// Unloaded latency of a chip for a frame of n bytes (the same for every chip).
     chip_latency_base: Cycle,
+    /// The same under the built-in forwarding (the plain program), whatever the switches
+    /// run: the scheme-independent ideal ([`IdealFct::PlainForwarding`]).
+    plain_latency_base: Cycle,
+    /// The most switches on any host-to-host path.
+    longest_path: u32,
+    link_delay_ns: u64,
+    link_bps: u64,
+    clock: t2_clock::Clock,
+}
+
+/// Which ideal FCT a flow's slowdown divides by (docs/testbench.md, "Ideal FCT").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdealFct {
+    /// The flow alone on the idle network with every switch running the built-in forwarding:
+    /// one ideal for every scheme, so a scheme whose program is deeper pays its extra
+    /// pipeline latency in its slowdown, as a real deployment would.
+    #[default]
+    PlainForwarding,
+    /// The same with each switch's own program: exactly a lone flow's FCT on this network
+    /// (what `Topology::ideal_fct` gives), but different from scheme to scheme.
+    SchemePipeline,
+    /// BFC's artifact (`calculate_fct_slowdown.py`): 2 x links x propagation plus the
+    /// serialization of (packets + links - 1) packets of the MSS (of the flow's size for a
+    /// one-packet flow), payload bytes only at line rate; no switch latency.
+    BfcArtifact,
+}
+
+impl IdealFct {
+    pub fn name(&self) -> &'static str {
+        match self {
+            IdealFct::PlainForwarding => "plain_forwarding",
+            IdealFct::SchemePipeline => "scheme_pipeline",
+            IdealFct::BfcArtifact => "bfc_artifact",
+        }
+    }
 }
 
 /// The address of host `i`.
@@ -128,6 +164,19 @@ pub struct ShapeSize {
 }
 
 impl Shape {
+    /// The links of the core, counted once each (one direction), as BFC's artifact counts
+    /// its 8 x 8 leaf-spine's 64 ToR-spine links to set the flow rate: the leaf-spine
+    /// links; the fat-tree's aggregation-core links (k^3/4); the dumbbell's one link between
+    /// its switches. A single chip and PABO's tree have none (their load is on host links).
+    pub fn core_links(&self) -> Option<usize> {
+        match *self {
+            Shape::SingleChip { .. } | Shape::PaboTree { .. } => None,
+            Shape::Dumbbell { .. } => Some(1),
+            Shape::LeafSpine { leaves, spines, .. } => leaves.checked_mul(spines),
+            Shape::FatTree { k } => k.checked_mul(k)?.checked_mul(k).map(|n| n / 4),
+        }
+    }
+
     /// The shape's switches, hosts and ports per switch, with checked arithmetic; errors for
     /// shapes that cannot exist, name the keys.
     pub fn size(&self) -> Result<ShapeSize, SpecError> {
@@ -510,6 +559,22 @@ impl TopologySpec {
                 - LineRate::new(clock, self.link_bps).serialization_cycles_ceil(64);
             chips.push(net.add(chip));
         }
+        // The scheme-independent ideal: the same switch under the built-in forwarding.
+        let plain_latency_base = if self.program.is_none() {
+            latency_base
+        } else {
+            let ports = place_ports(&self.params, self.link_bps, port_to[0].len())
+                .map_err(|e| format!("switch 0: {e}"))?;
+            let plain = ChipConfig {
+                params: self.params,
+                ports,
+                routes: Vec::new(),
+                program: None,
+            };
+            let chip = Chip::new("plain", &plain).map_err(|e| e.to_string())?;
+            chip.unloaded_latency(64, 0)
+                - LineRate::new(clock, self.link_bps).serialization_cycles_ceil(64)
+        };
         let mut host_ids = Vec::with_capacity(hosts);
         for (h, peer) in peers.iter().enumerate() {
             let host = TransportHost::new(
@@ -544,7 +609,7 @@ impl TopologySpec {
                 }
             }
         }
-        let switch_hops = (0..hosts)
+        let switch_hops: Vec<Vec<u32>> = (0..hosts)
             .map(|a| {
                 (0..hosts)
                     .map(|b| dist[plan.host_switch[a]][plan.host_switch[b]] + 1)
@@ -556,8 +621,17 @@ impl TopologySpec {
             hosts: host_ids,
             chips,
             peers,
+            longest_path: switch_hops
+                .iter()
+                .flat_map(|row: &Vec<u32>| row.iter().copied())
+                .max()
+                .unwrap_or(1),
             switch_hops,
             link_delay: delay,
+            link_delay_ns: self.link_delay_ns,
+            link_bps: self.link_bps,
+            plain_latency_base,
+            clock,
             line: LineRate::new(clock, self.link_bps),
             mss: self.transport.mss,
             chip_latency_base: latency_base,
@@ -590,6 +664,13 @@ impl Topology {
         self.switch_hops[a][b]
     }
 
+    /// Whether the path from host `a` to host `b` crosses the core ([`Shape::core_links`]):
+    /// in a leaf-spine, a fat-tree and a dumbbell, the paths that cross it are exactly the
+    /// longest ones (3, 5 and 2 switches).
+    pub fn crosses_core(&self, a: usize, b: usize) -> bool {
+        self.switch_hops(a, b) == self.longest_path && self.longest_path > 1
+    }
+
     /// Propagation delay of every link, cycles.
     pub fn link_delay(&self) -> Cycle {
         self.link_delay
@@ -614,6 +695,32 @@ impl Topology {
     /// rate, plus, at each switch, the unloaded latency of its last frame; plus the ACK's
     /// serialization and its unloaded latency at each switch; plus propagation both ways.
     pub fn ideal_fct(&self, f: &FlowSpec) -> Cycle {
+        self.ideal_with(f, self.chip_latency_base)
+    }
+
+    /// The ideal FCT of a flow under one definition ([`IdealFct`]).
+    pub fn ideal_fct_as(&self, f: &FlowSpec, ideal: IdealFct) -> Cycle {
+        match ideal {
+            IdealFct::SchemePipeline => self.ideal_with(f, self.chip_latency_base),
+            IdealFct::PlainForwarding => self.ideal_with(f, self.plain_latency_base),
+            IdealFct::BfcArtifact => bfc_artifact_ideal(
+                f.size_bytes,
+                self.mss,
+                self.switch_hops(f.src, f.dst) + 1,
+                self.link_delay_ns,
+                self.link_bps,
+                self.clock,
+            ),
+        }
+    }
+
+    /// A chip's unloaded latency under the built-in forwarding, without the egress
+    /// serialization of the frame, cycles.
+    pub fn plain_latency_base(&self) -> Cycle {
+        self.plain_latency_base
+    }
+
+    fn ideal_with(&self, f: &FlowSpec, chip_latency_base: Cycle) -> Cycle {
         let framing = Framing {
             mss: self.mss,
             overhead: SEGMENT_OVERHEAD,
@@ -622,10 +729,85 @@ impl Topology {
         let frames = framing.frames(f.size_bytes);
         let last = f.size_bytes - (frames - 1) * self.mss + SEGMENT_OVERHEAD;
         let ack = 64;
-        let chip = |bytes: u64| self.chip_latency_base + self.line.serialization_cycles_ceil(bytes);
+        let chip = |bytes: u64| chip_latency_base + self.line.serialization_cycles_ceil(bytes);
         let rtt = 2 * (hops + 1) * self.link_delay
             + hops * (chip(last) + chip(ack))
             + self.line.serialization_cycles_ceil(ack);
         framing.ideal_fct(f.size_bytes, self.line, rtt)
+    }
+}
+
+/// BFC's artifact's ideal FCT (`calculate_fct_slowdown.py` in `prateshg/BFC_NS3_NSDI2022`),
+/// in cycles rounded up: a base of 2 x `links` x `link_delay_ns` (its 4 us within a rack and
+/// 8 us across the core with 1 us links) plus (packets + links - 1) packet times at
+/// `link_bps`, a packet being `mss` payload bytes (the flow's size when it is one packet):
+/// the flow's packets through the first link and one more packet time for each further
+/// store-and-forward link. Packets = ceil(size / mss), the frames our flow sends (the artifact
+/// sends int(size / 1000) + 1 packets of 1000 bytes, one more when the size divides evenly).
+pub fn bfc_artifact_ideal(
+    size_bytes: u64,
+    mss: u64,
+    links: u32,
+    link_delay_ns: u64,
+    link_bps: u64,
+    clock: t2_clock::Clock,
+) -> Cycle {
+    let packets = size_bytes.div_ceil(mss).max(1);
+    let packet_bits = if packets == 1 { size_bytes } else { mss } as u128 * 8;
+    let links = links as u128;
+    // Picoseconds, exactly: base plus packet times (bits x 10^12 / rate, rounded up).
+    let base_ps = 2 * links * link_delay_ns as u128 * 1000;
+    let units = packets as u128 + links - 1;
+    let ser_ps = (units * packet_bits * 1_000_000_000_000).div_ceil(link_bps as u128);
+    let cycles = ((base_ps + ser_ps) * clock.hz as u128).div_ceil(1_000_000_000_000);
+    cycles as Cycle
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bfc_artifact_ideal_matches_its_formula() {
+        let clock = t2_clock::Clock::tofino2();
+        assert_eq!(clock.hz, 1_500_000_000);
+        // 100 packets of 1000 B across the core (4 links of 1 us at 100 Gb/s):
+        // 8000 ns + 80 ns x (100 + 3) = 16,240 ns = 24,360 cycles.
+        assert_eq!(
+            bfc_artifact_ideal(100_000, 1000, 4, 1000, 100_000_000_000, clock),
+            24_360
+        );
+        // Within a rack (2 links): 4000 ns + 80 ns x (100 + 1) = 12,080 ns = 18,120 cycles.
+        assert_eq!(
+            bfc_artifact_ideal(100_000, 1000, 2, 1000, 100_000_000_000, clock),
+            18_120
+        );
+        // One packet of 500 B across the core: 8000 + 40 x 4 = 8,160 ns = 12,240 cycles.
+        assert_eq!(
+            bfc_artifact_ideal(500, 1000, 4, 1000, 100_000_000_000, clock),
+            12_240
+        );
+        // 1001 B is two packets of 1000 B: 8000 + 80 x 5 = 8,400 ns = 12,600 cycles.
+        assert_eq!(
+            bfc_artifact_ideal(1001, 1000, 4, 1000, 100_000_000_000, clock),
+            12_600
+        );
+        // Rounded up to a cycle: 1 B over one link of 0 ns at 100 Gb/s is 0.08 ns x 1
+        // packet = 0.12 cycles, so 1 cycle.
+        assert_eq!(bfc_artifact_ideal(1, 1000, 1, 0, 100_000_000_000, clock), 1);
+    }
+
+    #[test]
+    fn core_links_count_each_fabric_link_once() {
+        let ls = Shape::LeafSpine {
+            leaves: 8,
+            spines: 8,
+            hosts_per_leaf: 16,
+        };
+        assert_eq!(ls.core_links(), Some(64), "BFC's artifact: 64 x 100 Gb/s");
+        assert_eq!(Shape::FatTree { k: 4 }.core_links(), Some(16));
+        assert_eq!(Shape::Dumbbell { hosts_per_side: 3 }.core_links(), Some(1));
+        assert_eq!(Shape::SingleChip { hosts: 4 }.core_links(), None);
+        assert_eq!(Shape::PaboTree { hosts_per_edge: 1 }.core_links(), None);
     }
 }

@@ -268,6 +268,31 @@ pub fn compare_on(
     })
 }
 
+/// The line that says how the figures are defined: the load the flows offered (payload
+/// over the arrival window) on host links and on the core, what `load` was a share of, who
+/// drew the arrivals, and the ideal FCT the slowdowns divide by. The flows are the same
+/// under every scheme, so one line holds for all of them.
+pub fn definitions(r: &RunResults) -> String {
+    use t2_testbench::workload::{ArrivalScope, LoadOn};
+    let core = r
+        .offered_core_load
+        .map_or(String::new(), |c| format!(", {c:.3} of the core"));
+    let load_on = match r.load_on {
+        LoadOn::Host => "host links",
+        LoadOn::Core => "the core",
+    };
+    let arrivals = match r.arrival_process {
+        Some(ArrivalScope::PerHost) => format!("load on {load_on}, arrivals per host; "),
+        Some(ArrivalScope::Global) => format!("load on {load_on}, one arrival process; "),
+        None => String::new(),
+    };
+    format!(
+        "offered          {:.3} of host links{core}; {arrivals}slowdown over the {} ideal FCT",
+        r.offered_load,
+        r.ideal.name()
+    )
+}
+
 fn opt1(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.2}"))
 }
@@ -291,6 +316,9 @@ impl Comparison {
             "compare          {} (seed {}): hosts {}, switches {}; the same flows under each scheme",
             self.scenario, self.seed, self.hosts, self.switches
         );
+        if let Some(first) = self.runs.first() {
+            let _ = writeln!(s, "{}", definitions(&first.results));
+        }
         let _ = writeln!(
             s,
             "{:<13} {:<5} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>7} {:>8} {:>7}",

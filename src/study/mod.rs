@@ -5,4 +5,5 @@
 pub mod compare;
 pub mod parallel;
 pub mod plots;
+pub mod stats;
 pub mod sweep;

@@ -1,13 +1,18 @@
 //! Pictures of runs and comparisons, as SVG (drawn with `plotters`; text is left to the
 //! viewer's sans-serif font, so the files open in any browser):
-//! - `slowdown_by_size.svg`: p99 FCT slowdown per flow-size bucket, a line per scheme;
-//! - `fct_cdf.svg`: the CDF of FCT slowdown over completed flows, a line per scheme;
+//! - `slowdown_by_size.svg`: p99 FCT slowdown per flow-size bucket, grouped bars (a bar per
+//!   scheme) on a log axis;
+//! - `slowdown_by_size_decile.svg`: p99 FCT slowdown per flow-size decile of the flows run
+//!   (BFC's paper's x axis), a line per scheme, log y;
+//! - `fct_cdf.svg`: the CDF of FCT slowdown over completed flows, a line per scheme, log x;
 //! - `queue_hottest_port.svg`: the depth of the switch port whose queue got deepest, over
 //!   time (sampled every `output.queue_sample_ns`), a line per scheme;
 //! - `pauses_over_time.svg`: pause frames (PFC sent by switches, BFC received by hosts) in
 //!   each sampling interval, a line per scheme.
 //!
-//! A single run draws the same three with one line. The same results give the same bytes.
+//! Schemes keep apart by colour (12), marker (4) and dash (3); legends sit in a column right
+//! of the plot, never over the data. A single run draws the same pictures with one line.
+//! The same results give the same bytes.
 
 use crate::scenario::RunResults;
 use crate::study::compare::{bucket_label, Comparison};
@@ -15,10 +20,14 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const SIZE: (u32, u32) = (800, 500);
+const SIZE: (u32, u32) = (900, 500);
 
-/// Line colours, in scheme order (cycled past eight).
-const COLOURS: [RGBColor; 8] = [
+/// Width of the legend column right of the plot, pixels: legends never cover data.
+const LEGEND_WIDTH: u32 = 170;
+
+/// Twelve colours that stay apart (Tableau 10, then black and olive), in scheme order; with
+/// the marker and dash of [`style`], 10 or more schemes remain distinguishable in print.
+const COLOURS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -27,7 +36,18 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(128, 128, 0),
 ];
+
+/// Line k's look: its colour, its marker (0 filled circle, 1 filled triangle, 2 cross,
+/// 3 hollow circle) and its dash (0 solid, 1 dashed, 2 dotted), each cycling at its own
+/// period so neighbours differ in all three.
+fn style(k: usize) -> (RGBColor, usize, usize) {
+    (COLOURS[k % COLOURS.len()], k % 4, (k / 4) % 3)
+}
 
 /// One named line of points.
 struct Line {
@@ -39,8 +59,76 @@ fn err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: cannot draw: {e}", path.display())
 }
 
-/// Draws `lines` into `path` with axis descriptions; `x_labels` names x positions
-/// 0, 1, 2... instead of numbers when given.
+/// The legend, one entry per line (its colour, marker and dash), in the column right of
+/// the plot.
+fn legend(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    names: &[String],
+    path: &Path,
+) -> Result<(), String> {
+    for (k, name) in names.iter().enumerate() {
+        let (colour, marker, dash) = style(k);
+        let y = 60 + 22 * k as i32;
+        let seg: Vec<(i32, i32)> = vec![(8, y), (40, y)];
+        match dash {
+            0 => area.draw(&PathElement::new(seg, colour.stroke_width(2))),
+            1 => area
+                .draw(&PathElement::new(
+                    vec![(8, y), (18, y)],
+                    colour.stroke_width(2),
+                ))
+                .and_then(|_| {
+                    area.draw(&PathElement::new(
+                        vec![(24, y), (34, y)],
+                        colour.stroke_width(2),
+                    ))
+                }),
+            _ => (0..4).try_for_each(|i| {
+                area.draw(&PathElement::new(
+                    vec![(8 + 9 * i, y), (11 + 9 * i, y)],
+                    colour.stroke_width(2),
+                ))
+            }),
+        }
+        .map_err(|e| err(path, e))?;
+        draw_marker(area, (24, y), marker, colour).map_err(|e| err(path, e))?;
+        area.draw(&Text::new(
+            name.clone(),
+            (48, y - 7),
+            ("sans-serif", 14).into_font().color(&BLACK),
+        ))
+        .map_err(|e| err(path, e))?;
+    }
+    Ok(())
+}
+
+/// One marker at a pixel.
+fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    at: (i32, i32),
+    marker: usize,
+    colour: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    match marker {
+        0 => area.draw(&Circle::new(at, 4, colour.filled())),
+        1 => area.draw(&TriangleMarker::new(at, 5, colour.filled())),
+        2 => area.draw(&Cross::new(at, 4, colour.stroke_width(2))),
+        _ => area.draw(&Circle::new(at, 4, colour.stroke_width(2))),
+    }
+}
+
+/// How an axis is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Scale {
+    Linear,
+    /// Logarithmic, for values that span decades (slowdowns).
+    Log,
+}
+
+/// Draws `lines` into `path`: a line per entry in its [`style`], every point marked when
+/// there are few (`mark_every` otherwise), the legend outside the plot. `x_labels` names x
+/// positions 0, 1, 2... when given.
+#[allow(clippy::too_many_arguments)]
 fn draw(
     path: &Path,
     title: &str,
@@ -48,79 +136,207 @@ fn draw(
     y_desc: &str,
     lines: &[Line],
     x_labels: Option<&[String]>,
+    x_scale: Scale,
+    y_scale: Scale,
 ) -> Result<(), String> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(path, e))?;
-    let points = lines.iter().flat_map(|l| l.points.iter());
-    let (mut x_max, mut y_max) = (0f64, 0f64);
-    for &(x, y) in points {
-        x_max = x_max.max(x);
-        y_max = y_max.max(y);
+    let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let (mut lo, mut hi) = ((f64::MAX, f64::MAX), (0f64, 0f64));
+    for &(x, y) in lines.iter().flat_map(|l| l.points.iter()) {
+        lo = (lo.0.min(x), lo.1.min(y));
+        hi = (hi.0.max(x), hi.1.max(y));
     }
+    let range = |scale: Scale, lo: f64, hi: f64| -> (f64, f64) {
+        match scale {
+            // A decade-aligned range around the data, at least one decade.
+            Scale::Log => {
+                let lo = if lo.is_finite() && lo > 0.0 && lo != f64::MAX {
+                    lo
+                } else {
+                    1.0
+                };
+                let hi = hi.max(lo * 10.0);
+                (
+                    10f64.powf(lo.log10().floor()),
+                    10f64.powf(hi.log10().ceil()),
+                )
+            }
+            Scale::Linear => (0.0, if hi > 0.0 { hi * 1.1 } else { 1.0 }),
+        }
+    };
     let (x_min, x_max) = match x_labels {
         // Categories sit at 0, 1, ... with half a step of room on each side.
         Some(l) => (-0.5, l.len() as f64 - 0.5),
-        None if x_max > 0.0 => (0.0, x_max * 1.05),
-        None => (0.0, 1.0),
+        None => range(x_scale, lo.0, hi.0),
     };
-    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x_min..x_max, 0f64..y_max)
-        .map_err(|e| err(path, e))?;
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc).y_desc(y_desc);
+    let (y_min, y_max) = range(y_scale, lo.1, hi.1);
     let names: Vec<String> = x_labels.map(|l| l.to_vec()).unwrap_or_default();
-    let label = move |x: &f64| {
+    let category = move |x: &f64| {
         let i = x.round();
         if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < names.len() {
             names[i as usize].clone()
-        } else if names.is_empty() {
-            format!("{x}")
         } else {
             String::new()
         }
     };
-    if let Some(l) = x_labels {
-        mesh.x_labels(l.len() * 2 + 1).disable_x_mesh();
-    }
-    mesh.x_label_formatter(&label)
-        .draw()
-        .map_err(|e| err(path, e))?;
-    for (i, line) in lines.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().copied(),
-                colour.stroke_width(2),
-            ))
-            .map_err(|e| err(path, e))?
-            .label(line.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        if x_labels.is_some() {
-            // Categories may have a single point: mark every one.
-            chart
-                .draw_series(PointSeries::of_element(
-                    line.points.iter().copied(),
-                    4,
-                    colour.filled(),
-                    &|c, s, st| Circle::new(c, s, st),
-                ))
-                .map_err(|e| err(path, e))?;
+    let number = |v: &f64| {
+        if v.abs() >= 1000.0 {
+            format!("{v:.0}")
+        } else if v.abs() < 0.01 && *v != 0.0 {
+            format!("{v:.0e}")
+        } else {
+            format!("{}", (v * 1000.0).round() / 1000.0)
         }
+    };
+    macro_rules! body {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            let mut mesh = chart.configure_mesh();
+            mesh.x_desc(x_desc)
+                .y_desc(y_desc)
+                .y_label_formatter(&number);
+            if let Some(l) = x_labels {
+                mesh.x_labels(l.len() * 2 + 1)
+                    .disable_x_mesh()
+                    .x_label_formatter(&category);
+            } else {
+                mesh.x_label_formatter(&number);
+            }
+            mesh.draw().map_err(|e| err(path, e))?;
+            for (k, line) in lines.iter().enumerate() {
+                let (colour, marker, dash) = style(k);
+                let pts = line.points.iter().copied();
+                match dash {
+                    0 => chart
+                        .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
+                        .map(|_| ()),
+                    1 => chart
+                        .draw_series(DashedLineSeries::new(pts, 8, 5, colour.stroke_width(2)))
+                        .map(|_| ()),
+                    _ => chart
+                        .draw_series(DashedLineSeries::new(pts, 2, 4, colour.stroke_width(2)))
+                        .map(|_| ()),
+                }
+                .map_err(|e| err(path, e))?;
+                // Few points: mark each; many (a CDF): about 8 marks along the line.
+                let step = (line.points.len() / 8).max(1);
+                let marks = line.points.iter().copied().step_by(step);
+                match marker {
+                    0 => {
+                        chart
+                            .draw_series(marks.map(|p| {
+                                EmptyElement::at(p) + Circle::new((0, 0), 4, colour.filled())
+                            }))
+                            .map(|_| ())
+                    }
+                    1 => chart
+                        .draw_series(marks.map(|p| {
+                            EmptyElement::at(p) + TriangleMarker::new((0, 0), 5, colour.filled())
+                        }))
+                        .map(|_| ()),
+                    2 => chart
+                        .draw_series(marks.map(|p| {
+                            EmptyElement::at(p) + Cross::new((0, 0), 4, colour.stroke_width(2))
+                        }))
+                        .map(|_| ()),
+                    _ => chart
+                        .draw_series(marks.map(|p| {
+                            EmptyElement::at(p) + Circle::new((0, 0), 4, colour.stroke_width(2))
+                        }))
+                        .map(|_| ()),
+                }
+                .map_err(|e| err(path, e))?;
+            }
+        }};
     }
+    let mut builder = ChartBuilder::on(&plot);
+    builder
+        .caption(title, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(65);
+    match (x_scale, y_scale) {
+        (Scale::Linear, Scale::Linear) => body!(builder
+            .build_cartesian_2d(x_min..x_max, y_min..y_max)
+            .map_err(|e| err(path, e))?),
+        (Scale::Linear, Scale::Log) => body!(builder
+            .build_cartesian_2d(x_min..x_max, (y_min..y_max).log_scale())
+            .map_err(|e| err(path, e))?),
+        (Scale::Log, Scale::Linear) => body!(builder
+            .build_cartesian_2d((x_min..x_max).log_scale(), y_min..y_max)
+            .map_err(|e| err(path, e))?),
+        (Scale::Log, Scale::Log) => body!(builder
+            .build_cartesian_2d((x_min..x_max).log_scale(), (y_min..y_max).log_scale())
+            .map_err(|e| err(path, e))?),
+    }
+    let names: Vec<String> = lines.iter().map(|l| l.name.clone()).collect();
+    legend(&side, &names, path)?;
+    root.present().map_err(|e| err(path, e))?;
+    Ok(())
+}
+
+/// Grouped bars: for each category (a flow-size bucket) one bar per line (scheme), on a log
+/// axis from 1 (a slowdown is at least 1), the legend outside.
+fn bars(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    x_labels: &[String],
+) -> Result<(), String> {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(path, e))?;
+    let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let hi = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(1f64, f64::max);
+    let y_max = 10f64.powf(hi.log10().ceil().max(1.0));
+    let names: Vec<String> = x_labels.to_vec();
+    let category = move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < names.len() {
+            names[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let number = |v: &f64| format!("{}", (v * 1000.0).round() / 1000.0);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(65)
+        .build_cartesian_2d(-0.5..x_labels.len() as f64 - 0.5, (1f64..y_max).log_scale())
+        .map_err(|e| err(path, e))?;
     chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(x_labels.len() * 2 + 1)
+        .disable_x_mesh()
+        .x_label_formatter(&category)
+        .y_label_formatter(&number)
         .draw()
         .map_err(|e| err(path, e))?;
+    let n = lines.len().max(1) as f64;
+    let width = 0.8 / n;
+    for (k, line) in lines.iter().enumerate() {
+        let (colour, _, _) = style(k);
+        let x0 = -0.4 + k as f64 * width;
+        chart
+            .draw_series(line.points.iter().map(|&(x, y)| {
+                Rectangle::new(
+                    [(x + x0, 1.0), (x + x0 + width * 0.9, y.max(1.0))],
+                    colour.filled(),
+                )
+            }))
+            .map_err(|e| err(path, e))?;
+    }
+    let names: Vec<String> = lines.iter().map(|l| l.name.clone()).collect();
+    legend(&side, &names, path)?;
     root.present().map_err(|e| err(path, e))?;
     Ok(())
 }
@@ -135,6 +351,24 @@ fn slowdown_line(name: &str, r: &RunResults) -> Line {
             .filter(|b| !(b.lower == 0 && b.upper.is_none()))
             .enumerate()
             .filter_map(|(i, b)| b.p99_slowdown.map(|s| (i as f64, s)))
+            .collect(),
+    }
+}
+
+/// p99 slowdown per flow-size decile, at the share of flows (%) up to the decile's end
+/// (deciles that fall on one size are merged, so their point sits where their flows end).
+fn decile_line(name: &str, r: &RunResults) -> Line {
+    let total = r.size_deciles.iter().map(|b| b.flows).sum::<usize>().max(1) as f64;
+    let mut upto = 0;
+    Line {
+        name: name.to_string(),
+        points: r
+            .size_deciles
+            .iter()
+            .filter_map(|b| {
+                upto += b.flows;
+                b.p99_slowdown.map(|s| (100.0 * upto as f64 / total, s))
+            })
             .collect(),
     }
 }
@@ -226,13 +460,26 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
         .collect();
     let p = dir.join("slowdown_by_size.svg");
     let lines: Vec<Line> = named.iter().map(|(n, r)| slowdown_line(n, r)).collect();
-    draw(
+    bars(
         &p,
         &format!("p99 FCT slowdown by flow size: {what}"),
-        "flow size",
-        "p99 FCT slowdown",
+        "flow size (bytes)",
+        "p99 FCT slowdown (FCT / ideal FCT, log)",
         &lines,
-        Some(&labels),
+        &labels,
+    )?;
+    written.push(p.display().to_string());
+    let p = dir.join("slowdown_by_size_decile.svg");
+    let lines: Vec<Line> = named.iter().map(|(n, r)| decile_line(n, r)).collect();
+    draw(
+        &p,
+        &format!("p99 FCT slowdown by flow-size decile: {what}"),
+        "flows up to this size (% of the flows run; a point per size decile)",
+        "p99 FCT slowdown (log)",
+        &lines,
+        None,
+        Scale::Linear,
+        Scale::Log,
     )?;
     written.push(p.display().to_string());
     let p = dir.join("fct_cdf.svg");
@@ -240,10 +487,12 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
     draw(
         &p,
         &format!("CDF of FCT slowdown: {what}"),
-        "FCT slowdown",
+        "FCT slowdown (FCT / ideal FCT, log)",
         "share of completed flows",
         &lines,
         None,
+        Scale::Log,
+        Scale::Linear,
     )?;
     written.push(p.display().to_string());
     let runs: Vec<&RunResults> = named.iter().map(|(_, r)| *r).collect();
@@ -254,9 +503,11 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
             &p,
             &format!("queue depth at switch{}.port{}: {what}", hot.0, hot.1),
             "time (us)",
-            "cells (all queues of the port)",
+            "depth (176-byte cells, all queues of the port)",
             &lines,
             None,
+            Scale::Linear,
+            Scale::Linear,
         )?;
         written.push(p.display().to_string());
     }
@@ -267,9 +518,11 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
             &p,
             &format!("pause frames per sampling interval: {what}"),
             "time (us)",
-            "pause frames (PFC sent + BFC received)",
+            "pause frames per interval (PFC sent + BFC received)",
             &lines,
             None,
+            Scale::Linear,
+            Scale::Linear,
         )?;
         written.push(p.display().to_string());
     }

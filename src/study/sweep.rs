@@ -330,7 +330,9 @@ impl Sweep {
         s
     }
 
-    /// Writes `sweep.csv` and `sweep.json` into `dir`; returns the files written.
+    /// Writes `sweep.csv` and `sweep.json` into `dir`, and `sweep_seeds.csv` (each figure's
+    /// mean and 95% interval over the seeds, `crate::study::stats::over_seeds`) when a whole sweep's
+    /// grid has a `seed` axis of two or more values; returns the files written.
     pub fn write(&self, dir: &Path) -> Result<Vec<String>, String> {
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
@@ -339,7 +341,14 @@ impl Sweep {
         let json = dir.join("sweep.json");
         let text = serde_json::to_string_pretty(&self.info).expect("sweep info serializes");
         std::fs::write(&json, text + "\n").map_err(|e| io(&json, e))?;
-        Ok(vec![csv.display().to_string(), json.display().to_string()])
+        let mut written = vec![csv.display().to_string(), json.display().to_string()];
+        let seeds = self.info.grid.iter().find(|a| a.key == "seed");
+        if self.info.shard.is_none() && seeds.is_some_and(|a| a.values.len() > 1) {
+            let p = dir.join("sweep_seeds.csv");
+            std::fs::write(&p, crate::study::stats::over_seeds(self)?).map_err(|e| io(&p, e))?;
+            written.push(p.display().to_string());
+        }
+        Ok(written)
     }
 
     /// Reads a folder `write` wrote.

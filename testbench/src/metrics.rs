@@ -5,8 +5,9 @@
 //! ratios reported (slowdown, Gb/s, entropy). Outputs iterate `BTreeMap`s or sorted vectors,
 //! so they are in a fixed order.
 //!
-//! The ideal FCT of a flow (docs/testbench.md) is what it would take alone on an idle
-//! network: the serialization of all its frames at the bottleneck rate on its path plus the
+//! The ideal FCT of a flow (docs/testbench.md; the topology chooses among its definitions:
+//! the plain forwarding's path by default, each scheme's own pipeline, or BFC's artifact's
+//! formula) is, for the first two, what it would take alone on an idle network: the serialization of all its frames at the bottleneck rate on its path plus the
 //! base round-trip time (propagation both ways, unloaded switch latency both ways, and the
 //! serialization of one data frame and its ACK at every hop but the bottleneck one, which
 //! the caller folds into `base_rtt`). FCT runs from the flow's start to the cycle the sender
@@ -212,6 +213,37 @@ pub fn by_bucket(records: &[FlowRecord], bounds: &[u64]) -> Vec<BucketStats> {
     out
 }
 
+/// The flow-size percentiles [`by_size_percentile`] splits at by default: deciles, as BFC's
+/// paper draws its slowdown against the flow-size percentile of the workload.
+pub const DECILES: [f64; 9] = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0];
+
+/// Statistics per flow-size percentile bucket: the bounds are the sizes of the flows run at
+/// `percents` (increasing, in (0, 100); nearest rank over the sorted sizes, one byte past it
+/// so a bucket holds sizes up to and including its percentile's), so each bucket holds about
+/// the same share of flows (more where many flows share one size; bounds that coincide are
+/// merged). No "all" bucket is appended.
+pub fn by_size_percentile(records: &[FlowRecord], percents: &[f64]) -> Vec<BucketStats> {
+    let mut sizes: Vec<f64> = records.iter().map(|r| r.size_bytes as f64).collect();
+    sizes.sort_by(f64::total_cmp);
+    let mut bounds: Vec<u64> = percents
+        .iter()
+        .filter_map(|&p| percentile(&sizes, p))
+        .map(|s| s as u64 + 1)
+        .collect();
+    bounds.dedup();
+    if sizes
+        .last()
+        .is_some_and(|&m| bounds.last() == Some(&(m as u64 + 1)))
+    {
+        bounds.pop();
+    }
+    let mut out = by_bucket(records, &bounds);
+    if !bounds.is_empty() {
+        out.pop();
+    }
+    out
+}
+
 fn stats<'a>(
     lower: u64,
     upper: Option<u64>,
@@ -326,6 +358,43 @@ impl Reordering {
             .filter(|(&d, _)| d != 0)
             .map(|(_, &c)| c)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod percentile_bucket_tests {
+    use super::*;
+
+    fn rec(id: u32, size: u64, fct: u64) -> FlowRecord {
+        FlowRecord {
+            id,
+            src: 0,
+            dst: 1,
+            size_bytes: size,
+            start: 0,
+            finish: Some(fct),
+            ideal: 10,
+        }
+    }
+
+    #[test]
+    fn percentile_buckets_split_the_flows_by_size_rank() {
+        // Sizes 1..=10 (slowdown = size): quartile-ish cuts at 30% and 70% give buckets of
+        // sizes 1-3, 4-7, 8-10 (bounds one past the sizes at ranks 3 and 7).
+        let r: Vec<FlowRecord> = (1..=10).map(|i| rec(i as u32, i, 10 * i)).collect();
+        let b = by_size_percentile(&r, &[30.0, 70.0]);
+        assert_eq!(b.len(), 3);
+        assert_eq!((b[0].lower, b[0].upper, b[0].flows), (0, Some(4), 3));
+        assert_eq!((b[1].lower, b[1].upper, b[1].flows), (4, Some(8), 4));
+        assert_eq!((b[2].lower, b[2].upper, b[2].flows), (8, None, 3));
+        assert_eq!(b[0].mean_slowdown, Some(2.0));
+        assert_eq!(b[2].p99_slowdown, Some(10.0));
+        // Many flows of one size merge the bounds that fall on it.
+        let same: Vec<FlowRecord> = (0..10).map(|i| rec(i, 500, 100)).collect();
+        let b = by_size_percentile(&same, &DECILES);
+        assert_eq!(b.len(), 1);
+        assert_eq!((b[0].lower, b[0].upper, b[0].flows), (0, None, 10));
+        assert!(by_size_percentile(&[], &DECILES).len() <= 1);
     }
 }
 

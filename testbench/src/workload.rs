@@ -7,9 +7,17 @@
 //! mean size, kept for reference); sizes in bytes or in packets ([`SizeUnit`]). Two sampling
 //! conventions are offered because the source simulators differ ([`Sampling`]).
 //!
-//! Arrivals: each host starts flows as its own Poisson (or log-normal) process whose mean gap
-//! makes the offered load `load x host rate` (so all hosts together offer
-//! `load x host rate x hosts`, the HPCC/BFC definition). Load counts flow payload bytes only.
+//! Load ([`LoadOn`]) is a share of one of two capacities. On host links (the default, HPCC's
+//! traffic generator's definition): all hosts together offer `load x host rate x hosts`. On
+//! the core (BFC's definition, "X% load on the core links", as its ns-3 artifact computes it
+//! in `scratch/nsdifinal.cc`: flow rate = core links x link rate x load, with the core links
+//! the ToR-spine links counted once, 64 in its 8 x 8 leaf-spine): all hosts together offer
+//! `load x core capacity`, whatever share of the flows crosses the core. Load counts flow
+//! payload bytes only.
+//!
+//! Arrivals ([`ArrivalScope`]): each host starts flows as its own Poisson (or log-normal)
+//! process with its share of the rate (the default), or one process for the whole network
+//! starts every flow, from a uniform source to a uniform other destination (BFC's artifact).
 //! Gaps are sampled as floats (sampling needs it) and turned into integer cycles by a
 //! fixed-point accumulator (1/65536 cycle), so rounding never biases the rate.
 
@@ -227,6 +235,30 @@ pub enum Arrivals {
     LogNormal { sigma: f64 },
 }
 
+/// Which capacity `load` is a share of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadOn {
+    /// The hosts' links: `load x host rate x hosts`.
+    #[default]
+    Host,
+    /// The oversubscribed fabric's core links, counted once each ([`HostSet::core_bps`]):
+    /// `load x core capacity`, as BFC's artifact sets its flow rate.
+    Core,
+}
+
+/// Who draws the arrival process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalScope {
+    /// Every host draws its own gaps, at its share of the rate.
+    #[default]
+    PerHost,
+    /// One process for the network; each flow's source and destination are uniform (the
+    /// destination among the other hosts), as in BFC's artifact.
+    Global,
+}
+
 /// One flow to run: `size_bytes` of payload from host `src` to host `dst`, starting at
 /// cycle `start`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -244,8 +276,10 @@ pub struct CdfTraffic {
     pub cdf: SizeCdf,
     pub sampling: Sampling,
     pub arrivals: Arrivals,
-    /// Offered load per host as a fraction of its rate, in (0, 1].
+    /// Offered load as a fraction of the capacity `load_on` names, in (0, 1].
     pub load: f64,
+    pub load_on: LoadOn,
+    pub scope: ArrivalScope,
 }
 
 /// Incast: every `period` cycles from `first`, `degree` distinct random hosts each start a
@@ -273,10 +307,21 @@ pub struct HostSet {
     pub hosts: usize,
     pub host_bps: u64,
     pub clock: Clock,
+    /// The capacity of the core, b/s: its links (counted once, one direction) times their
+    /// rate; `None` for a network without one (one switch). `LoadOn::Core` needs it.
+    pub core_bps: Option<u64>,
 }
 
 /// Fixed-point fraction bits of the arrival accumulator.
 const GAP_FRACTION_BITS: u32 = 16;
+
+/// The stream of the one network-wide arrival process (per-host processes use 1 + host).
+const GLOBAL_ARRIVALS_STREAM: u64 = 0x61_0ba1;
+
+/// A gap in cycles as a fixed-point count of 2^-16 cycles.
+fn fixed_point(gap: f64) -> u128 {
+    (gap * (1u64 << GAP_FRACTION_BITS) as f64).round() as u128
+}
 
 impl Workload {
     /// The flows whose start lies in `0..duration`, sorted by start then id, ids from 0 in
@@ -305,36 +350,82 @@ impl Workload {
                 }
             }
             let mean_bytes = bg.cdf.mean(bg.sampling);
-            // Mean gap in cycles for one host: mean bits / (load x rate) seconds.
-            let mean_gap =
-                mean_bytes * 8.0 * hosts.clock.hz as f64 / (bg.load * hosts.host_bps as f64);
-            for src in 0..hosts.hosts {
-                let mut r = rng.fork(1 + src as u64);
-                let mut at_fixed: u128 = 0;
-                loop {
-                    let gap = match bg.arrivals {
-                        Arrivals::Poisson => r.exponential(mean_gap),
-                        Arrivals::LogNormal { sigma } => r.log_normal(mean_gap, sigma),
+            let hz = hosts.clock.hz as f64;
+            // The mean gap in cycles of one host's process (per host) or of the network's
+            // (global): mean bits / rate, with the rate that process carries.
+            let mean_gap = match (bg.load_on, bg.scope) {
+                (LoadOn::Host, ArrivalScope::PerHost) => {
+                    mean_bytes * 8.0 * hz / (bg.load * hosts.host_bps as f64)
+                }
+                (LoadOn::Host, ArrivalScope::Global) => {
+                    mean_bytes * 8.0 * hz / (bg.load * hosts.host_bps as f64 * hosts.hosts as f64)
+                }
+                (LoadOn::Core, scope) => {
+                    let Some(core) = hosts.core_bps.filter(|&c| c > 0) else {
+                        return Err("load on the core needs a network with core links".into());
                     };
-                    at_fixed += (gap * (1u64 << GAP_FRACTION_BITS) as f64).round() as u128;
-                    let start = (at_fixed >> GAP_FRACTION_BITS) as u64;
-                    if start >= duration {
-                        break;
+                    let total = bg.load * core as f64;
+                    match scope {
+                        ArrivalScope::PerHost => mean_bytes * 8.0 * hz * hosts.hosts as f64 / total,
+                        ArrivalScope::Global => mean_bytes * 8.0 * hz / total,
                     }
-                    if flows.len() >= MAX_FLOWS {
-                        return Err(too_many());
+                }
+            };
+            let gap = |r: &mut Rng| match bg.arrivals {
+                Arrivals::Poisson => r.exponential(mean_gap),
+                Arrivals::LogNormal { sigma } => r.log_normal(mean_gap, sigma),
+            };
+            let other = |r: &mut Rng, src: usize| {
+                let dst = r.below(hosts.hosts as u64 - 1) as usize;
+                dst + usize::from(dst >= src)
+            };
+            match bg.scope {
+                ArrivalScope::PerHost => {
+                    for src in 0..hosts.hosts {
+                        let mut r = rng.fork(1 + src as u64);
+                        let mut at_fixed: u128 = 0;
+                        loop {
+                            at_fixed += fixed_point(gap(&mut r));
+                            let start = (at_fixed >> GAP_FRACTION_BITS) as u64;
+                            if start >= duration {
+                                break;
+                            }
+                            if flows.len() >= MAX_FLOWS {
+                                return Err(too_many());
+                            }
+                            let dst = other(&mut r, src);
+                            flows.push(FlowSpec {
+                                start,
+                                id: 0,
+                                src,
+                                dst,
+                                size_bytes: bg.cdf.sample(&mut r, bg.sampling),
+                            });
+                        }
                     }
-                    let mut dst = r.below(hosts.hosts as u64 - 1) as usize;
-                    if dst >= src {
-                        dst += 1;
+                }
+                ArrivalScope::Global => {
+                    let mut r = rng.fork(GLOBAL_ARRIVALS_STREAM);
+                    let mut at_fixed: u128 = 0;
+                    loop {
+                        at_fixed += fixed_point(gap(&mut r));
+                        let start = (at_fixed >> GAP_FRACTION_BITS) as u64;
+                        if start >= duration {
+                            break;
+                        }
+                        if flows.len() >= MAX_FLOWS {
+                            return Err(too_many());
+                        }
+                        let src = r.below(hosts.hosts as u64) as usize;
+                        let dst = other(&mut r, src);
+                        flows.push(FlowSpec {
+                            start,
+                            id: 0,
+                            src,
+                            dst,
+                            size_bytes: bg.cdf.sample(&mut r, bg.sampling),
+                        });
                     }
-                    flows.push(FlowSpec {
-                        start,
-                        id: 0,
-                        src,
-                        dst,
-                        size_bytes: bg.cdf.sample(&mut r, bg.sampling),
-                    });
                 }
             }
         }
@@ -403,6 +494,27 @@ pub fn offered_load(flows: &[FlowSpec], hosts: HostSet, duration: Cycle) -> f64 
     let bits: f64 = flows.iter().map(|f| f.size_bytes as f64 * 8.0).sum();
     let seconds = duration as f64 / hosts.clock.hz as f64;
     bits / (seconds * hosts.host_bps as f64 * hosts.hosts as f64)
+}
+
+/// The load the flows that cross the core offer to it: their payload bits over `duration`
+/// divided by the core's capacity (`None` without a core). `crosses(src, dst)` says whether
+/// a flow's path goes through the core. Under `LoadOn::Core` this is below the target by
+/// the share of flows that stay under one switch, as in BFC's artifact, whose flow rate
+/// counts every flow against the core.
+pub fn offered_core_load(
+    flows: &[FlowSpec],
+    hosts: HostSet,
+    duration: Cycle,
+    crosses: impl Fn(usize, usize) -> bool,
+) -> Option<f64> {
+    let core = hosts.core_bps.filter(|&c| c > 0)?;
+    let bits: f64 = flows
+        .iter()
+        .filter(|f| crosses(f.src, f.dst))
+        .map(|f| f.size_bytes as f64 * 8.0)
+        .sum();
+    let seconds = duration as f64 / hosts.clock.hz as f64;
+    Some(bits / (seconds * core as f64))
 }
 
 /// The workload CDF files kept in the repository (`data/workloads/`, copies of the public
@@ -605,6 +717,7 @@ mod tests {
             hosts: 16,
             host_bps: 100_000_000_000,
             clock: Clock::tofino2(),
+            core_bps: Some(4 * 100_000_000_000),
         }
     }
 
@@ -627,6 +740,8 @@ mod tests {
                     sampling: Sampling::Linear,
                     arrivals,
                     load,
+                    load_on: LoadOn::Host,
+                    scope: ArrivalScope::PerHost,
                 }),
                 ..Workload::default()
             };
@@ -641,6 +756,88 @@ mod tests {
             assert!(flows.iter().all(|f| f.src != f.dst && f.start < duration));
             assert!(flows.windows(2).all(|p| p[0].start <= p[1].start));
         }
+    }
+
+    #[test]
+    fn core_load_and_one_global_process_offer_what_they_say() {
+        // 16 hosts of 100 Gb/s, a core of 4 x 100 Gb/s: load 0.5 on the core is 200 Gb/s of
+        // flows in all, 0.125 of the hosts' 1.6 Tb/s, whoever draws the arrivals.
+        let cdf = SizeCdf::load(&dir().join("FbHdp_distribution.txt"), SizeUnit::Bytes).unwrap();
+        let duration = Clock::tofino2().ns_to_cycles_ceil(200 * 1_000_000);
+        let mut per_scope = Vec::new();
+        for scope in [ArrivalScope::PerHost, ArrivalScope::Global] {
+            let w = Workload {
+                background: Some(CdfTraffic {
+                    cdf: cdf.clone(),
+                    sampling: Sampling::Linear,
+                    arrivals: Arrivals::Poisson,
+                    load: 0.5,
+                    load_on: LoadOn::Core,
+                    scope,
+                }),
+                ..Workload::default()
+            };
+            let flows = w.generate(hosts(), duration, &Rng::new(5)).unwrap();
+            // The flow count pins the rate (Poisson: about 1/sqrt(n) = 0.5% off at n = 4e4);
+            // the bytes, heavy-tailed, wander more (5% here), but a wrong capacity (x4 for
+            // the core's 4 links, x16 for the hosts) would be far outside.
+            let expected = 0.5 * 400e9 * 0.2 / (cdf.mean(Sampling::Linear) * 8.0);
+            let n = flows.len() as f64;
+            assert!(
+                (n / expected - 1.0).abs() < 0.02,
+                "{scope:?}: {n} flows vs {expected}"
+            );
+            let got = offered_load(&flows, hosts(), duration);
+            assert!((got / 0.125 - 1.0).abs() < 0.08, "{scope:?}: {got}");
+            // Every flow is counted against the core when all cross it.
+            let core = offered_core_load(&flows, hosts(), duration, |_, _| true).unwrap();
+            assert!((core / got - 4.0).abs() < 1e-9, "{scope:?}: core {core}");
+            let none = offered_core_load(&flows, hosts(), duration, |_, _| false).unwrap();
+            assert_eq!(none, 0.0);
+            // Sources cover every host, and each host's share is about 1/16 of the flows.
+            let mut per_src = [0usize; 16];
+            for f in &flows {
+                per_src[f.src] += 1;
+                assert_ne!(f.src, f.dst);
+            }
+            let n = flows.len() as f64;
+            assert!(per_src
+                .iter()
+                .all(|&c| (c as f64 / n - 1.0 / 16.0).abs() < 0.01));
+            assert_eq!(flows, w.generate(hosts(), duration, &Rng::new(5)).unwrap());
+            per_scope.push(flows);
+        }
+        assert_ne!(
+            per_scope[0], per_scope[1],
+            "the two processes draw differently"
+        );
+        // Load on the core without one is an error, not a silent host load.
+        let mut w = Workload {
+            background: Some(CdfTraffic {
+                cdf,
+                sampling: Sampling::Linear,
+                arrivals: Arrivals::Poisson,
+                load: 0.5,
+                load_on: LoadOn::Core,
+                scope: ArrivalScope::Global,
+            }),
+            ..Workload::default()
+        };
+        let single = HostSet {
+            core_bps: None,
+            ..hosts()
+        };
+        assert_eq!(
+            w.generate(single, duration, &Rng::new(5)).unwrap_err(),
+            "load on the core needs a network with core links"
+        );
+        // Host load with one global process offers the same as per-host processes.
+        if let Some(bg) = w.background.as_mut() {
+            bg.load_on = LoadOn::Host;
+        }
+        let flows = w.generate(single, duration, &Rng::new(5)).unwrap();
+        let got = offered_load(&flows, single, duration);
+        assert!((got / 0.5 - 1.0).abs() < 0.02, "global host load {got}");
     }
 
     #[test]

@@ -357,7 +357,7 @@ fn the_files_compare_section_chooses_schemes_and_parameters() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<&str> = text.lines().skip(2).take(2).collect();
+    let rows: Vec<&str> = text.lines().skip(3).take(2).collect();
     assert!(rows[0].starts_with("droptail "), "{text}");
     assert!(rows[1].starts_with("dctcp "), "{text}");
     let c = compare(

@@ -10,6 +10,7 @@ mod common;
 mod bad_inputs;
 mod compare;
 mod control_toml;
+mod experiments;
 mod fuzz;
 mod hostile;
 mod parallel;

@@ -360,7 +360,7 @@ fn pause_timeline(stepping: Stepping) -> PauseTimeline {
 /// The pause of an upstream queue at the exact cycle its downstream queue passes Th, and its
 /// resume on the last decrement, on two switches (`scenarios/bfc_story.toml`: hosts 0 and 4
 /// send 200 frames each at line rate to host 3; host 0's flow leaves the left switch by its
-/// queue `uq` (16, from its random start), which it carries at the right switch, coming in
+/// queue `uq` (5, from its random start), which it carries at the right switch, coming in
 /// on port 3, device port 392).
 /// The cycles are the model's for this input (the story's waves show the same ones); each is
 /// derived from the one before it:
@@ -454,7 +454,8 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
         (tl.resume_tx, tl.resume_rx, tl.afc_resumed),
         (26500, 28000, 29059)
     );
-    assert_eq!(tl.uq, 16);
+    // The left switch's queue, from its random start (seed 1, switch 0: chip::stream_seed).
+    assert_eq!(tl.uq, 5);
     assert_eq!(pause_timeline(Stepping::Jump), tl);
 }
 
@@ -732,22 +733,22 @@ fn story_waves_show_a_pause_from_th_to_the_upstream_and_its_resume() {
     let traced: usize = story.groups.iter().map(|(_, t)| t.len()).sum();
     assert_eq!(traced, 3 + 2 + 2 + 1 + 2 + 2);
 
-    // 1. Host 0's flow (queue 3 toward host 3, from its random start) passes Th = 106 cells
+    // 1. Host 0's flow (queue 28 toward host 3, from its random start) passes Th = 106 cells
     //    (two busy queues) and peaks at 280.
     let d = &story.dump;
-    let q3 = "chip.tm.pipe0.port8.q3.depth_cells";
+    let q3 = "chip.tm.pipe0.port8.q28.depth_cells";
     assert_eq!(first(d, q3, |v| v > 106), Some((8427, 112)));
     assert_eq!(numbers(d, q3).iter().map(|&(_, v)| v).max(), Some(280));
 
-    // 2. Its pause counter goes up at 8802 and its bit (uq 16, the left switch's queue: bit
-    //    15 of the word) at 8858;
+    // 2. Its pause counter goes up at 8802 and its bit (uq 5, the left switch's queue: bit
+    //    26 of the word, 0x8000_0000 >> 5) at 8858;
     //    the counter is back at 0 at 25369 and the bit clears at 25425.
     let (ctr, bits) = (
         "chip.pipe3.reg.pause_ctr.sum",
         "chip.pipe3.reg.pause_bits.sum",
     );
     assert_eq!(first(d, ctr, |v| v > 0), Some((8802, 1)));
-    assert_eq!(numbers(d, bits)[..3], [(0, 0), (8858, 1 << 15), (25425, 0)]);
+    assert_eq!(numbers(d, bits)[..3], [(0, 0), (8858, 1 << 26), (25425, 0)]);
     assert_eq!(
         numbers(d, ctr)
             .into_iter()
