@@ -309,7 +309,7 @@ fn a_scenario_runs_a_p4_program_as_its_json() {
         outs.push(stdout(&o));
     }
     assert_eq!(outs[0], outs[1]);
-    assert!(outs[1].contains("flows            1 completed of 8"));
+    assert!(outs[1].contains("flows            2 completed of 8"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
