@@ -7,9 +7,9 @@
 pub mod capture;
 pub mod chip;
 pub mod headroom;
-pub mod p4_commands;
 pub mod scenario;
 pub mod schemes;
+pub mod stf;
 pub mod study;
 
 pub use chip::params::Tofino2Params;

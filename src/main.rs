@@ -62,7 +62,7 @@ enum Command {
     SweepMerge(MergeArgs),
     /// Run an STF packet test (p4c's format) against a P4 program on the chip, one line per
     /// expectation. Exit status: 0 all passed, 1 a failure, 2 bad input.
-    Stf(t2sim::p4_commands::StfArgs),
+    Stf(cli::stf::StfArgs),
 }
 
 fn main() -> ExitCode {
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
         Some(Command::Compare(args)) => compare(&args),
         Some(Command::Sweep(args)) => sweep(&args),
         Some(Command::SweepMerge(args)) => sweep_merge(&args),
-        Some(Command::Stf(args)) => match t2sim::p4_commands::stf(&args) {
+        Some(Command::Stf(args)) => match cli::stf::stf(&args) {
             Ok(false) => return ExitCode::from(1),
             Ok(true) => Ok(()),
             Err(e) => Err(e),

@@ -38,8 +38,8 @@ mod mirror;
 pub mod params;
 pub mod pipes;
 mod pktgen;
-pub mod trace;
 mod seed;
+pub mod trace;
 mod wire;
 
 pub use seed::stream_seed;

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod report;
 pub mod run;
+pub mod stf;
 pub mod sweep;
 
 /// `wrote            FILE` lines.

@@ -69,7 +69,7 @@ pub fn report(args: &ReportArgs) -> Result<bool, String> {
         ),
         (None, None) => match &args.p4 {
             Some(file) => (
-                t2sim::p4_commands::load(file, &args.include, &args.define)?.program,
+                t2sim::stf::load(file, &args.include, &args.define)?.program,
                 file.display().to_string(),
             ),
             None => unreachable!("clap requires --program, --scheme or --p4"),

@@ -209,7 +209,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         None if args.p4.is_some() => args
             .p4
             .as_ref()
-            .map(|p| t2sim::p4_commands::load_with_entries(p, args.entries.as_deref()))
+            .map(|p| t2sim::stf::load_with_entries(p, args.entries.as_deref()))
             .transpose()?,
         None => None,
         Some(path) => {

@@ -4,9 +4,9 @@
 use super::WaveRequest;
 use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
+use crate::scenario::topology::IdealFct;
 use crate::scenario::topology::{Shape, TopologySpec};
 use crate::schemes::{self};
-use crate::scenario::topology::IdealFct;
 use std::path::{Path, PathBuf};
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self};
@@ -90,7 +90,7 @@ impl ScenarioFile {
             Some(p) if p.extension().is_some_and(|e| e == "p4") => {
                 let path = base.join(p);
                 Some(
-                    crate::p4_commands::load(&path, &[], &[])
+                    crate::stf::load(&path, &[], &[])
                         .map_err(|e| format!("{shown}: program: {e}"))?
                         .program,
                 )

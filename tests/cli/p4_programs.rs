@@ -316,12 +316,12 @@ fn a_scenario_runs_a_p4_program_as_its_json() {
 #[test]
 fn an_entries_file_fills_tables_by_p4_names() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let c = t2sim::p4_commands::load(&root.join("programs/p4/acl_lpm.p4"), &[], &[]).unwrap();
+    let c = t2sim::stf::load(&root.join("programs/p4/acl_lpm.p4"), &[], &[]).unwrap();
     let text =
         "# routes\nadd Ingress.routes hdr.ipv4.dst_addr:0x0a000000/8 Ingress.forward(port:16)\n\
                 add pipe.Ingress.acl 2 src_addr:0x0a0909** dst_port:0x0016 deny()\n\
                 setdefault routes forward(port:9)\n";
-    let p = t2sim::p4_commands::with_entries(&c, "e.txt", text).unwrap();
+    let p = t2sim::stf::with_entries(&c, "e.txt", text).unwrap();
     let t = |n: &str| p.tables.iter().find(|t| t.name == n).unwrap();
     assert_eq!(t("routes").entries.len(), 1);
     assert_eq!(
@@ -334,7 +334,7 @@ fn an_entries_file_fills_tables_by_p4_names() {
     assert_eq!(t("routes").default_action.args, [9]);
     assert_eq!(t("acl").entries[0].action.action, "deny");
     assert_eq!(
-        t2sim::p4_commands::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
+        t2sim::stf::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
         "e.txt:1: an entries file holds `add` and `setdefault` lines only"
     );
     // `run --p4 --entries`: the incast runs with them (the host routes go in as well).

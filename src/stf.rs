@@ -1,6 +1,7 @@
-//! The P4 commands: `t2sim report --p4 FILE.p4` (the feasibility report of the lowered
-//! program) and `t2sim stf --p4 FILE.p4 TEST.stf`, which runs a packet test in the STF
-//! format of p4c's test suites on the modelled chip (cycle-accurate, one pipe).
+//! P4 programs on the chip: compiling one with `-I`/`-D` ([`load`]), with table entries by
+//! P4 names from a control-plane file ([`load_with_entries`]), and running a packet test in
+//! the STF format of p4c's test suites on the modelled chip (cycle-accurate, one pipe;
+//! [`run_stf`], the engine of `t2sim stf`).
 //!
 //! STF commands supported: `add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE,...)`,
 //! `setdefault TABLE ACTION(...)`, `packet PORT HEX`, `expect PORT HEX` (`*` matches any
@@ -40,23 +41,6 @@ pub fn load_with_entries(path: &Path, entries: Option<&Path>) -> Result<ir::Prog
             with_entries(&c, &shown, &text)
         }
     }
-}
-
-/// `t2sim stf`: runs an STF test against a P4 program on the chip.
-#[derive(clap::Args, Debug)]
-pub struct StfArgs {
-    /// The P4 program (T2NA or TNA).
-    #[arg(long, value_name = "FILE.p4")]
-    pub p4: PathBuf,
-    /// The STF test.
-    #[arg(value_name = "TEST.stf")]
-    pub test: PathBuf,
-    /// An include directory for the preprocessor (repeatable).
-    #[arg(short = 'I', value_name = "DIR")]
-    pub include: Vec<PathBuf>,
-    /// A preprocessor definition NAME[=VALUE] (repeatable).
-    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-    pub define: Vec<String>,
 }
 
 /// One command of an STF file, with its line number.
@@ -693,18 +677,6 @@ pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program
         ));
     }
     stage(c, shown, &cmds).map(|p| p.0)
-}
-
-/// `t2sim stf`: `Ok(true)` when every expectation passed.
-pub fn stf(args: &StfArgs) -> Result<bool, String> {
-    let c = load(&args.p4, &args.include, &args.define)?;
-    let shown = args.test.display().to_string();
-    let text = std::fs::read_to_string(&args.test).map_err(|e| format!("{shown}: {e}"))?;
-    let out = run_stf(&c, &shown, &text)?;
-    let mut s = out.lines.join("\n");
-    s.push('\n');
-    print!("{s}");
-    Ok(out.passed)
 }
 
 #[cfg(test)]
