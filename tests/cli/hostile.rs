@@ -263,3 +263,38 @@ fn captures_go_to_out_and_a_folder_is_not_a_capture() {
         )
     );
 }
+
+/// Case 16: `report --gbps` must be a Tofino2 port speed, and the flags that build a
+/// scheme's program are refused with `--program` instead of being ignored.
+#[test]
+fn report_refuses_port_speeds_and_flags_it_cannot_use() {
+    let err = |args: &[&str]| {
+        let out = t2sim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    for gbps in ["7", "18446744073"] {
+        assert_eq!(
+            err(&["report", "--scheme", "bfc", "--gbps", gbps]),
+            format!(
+                "t2sim: error: --gbps {gbps}: is not a Tofino2 port speed (Gb/s: 1, 10, 25, 40, \
+                 50, 100, 200, 400)\n"
+            )
+        );
+    }
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/l3_forward.json");
+    for (flag, extra) in [("--gbps", "400"), ("--set", "k_cells=5"), ("--multipath", "")] {
+        let mut args = vec!["report", "--program", program, flag];
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        assert_eq!(
+            err(&args),
+            format!(
+                "t2sim: error: {flag}: builds a scheme's program, so it needs --scheme; \
+                 --program's file is built already\n"
+            )
+        );
+    }
+    assert!(t2sim(&["report", "--scheme", "bfc", "--gbps", "400"]).status.success());
+}
