@@ -88,10 +88,13 @@ impl ScenarioFile {
                 let path = base.join(p);
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-                Some(
-                    Program::from_json(&text)
-                        .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?,
-                )
+                let program = Program::from_json(&text)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                // Checked now, so that its errors name the file (the chip names the
+                // program's `name`), and before the network is built.
+                t2_pipeline::check::check_with(&program, &params.pipeline.phv)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                Some(program)
             }
         };
         let t = &raw.topology;

@@ -298,3 +298,25 @@ fn report_refuses_port_speeds_and_flags_it_cannot_use() {
     }
     assert!(t2sim(&["report", "--scheme", "bfc", "--gbps", "400"]).status.success());
 }
+
+/// Case 23: `run --program` errors name the file, not the program's `name`.
+#[test]
+fn program_errors_name_the_file() {
+    let d = scratch("program");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/l3_forward.json"
+    ))
+    .unwrap();
+    let bad = text.replacen("\"apply\": \"not_ipv4\"", "\"apply\": \"nosuch\"", 1);
+    assert_ne!(bad, text);
+    let p = d.join("p.json");
+    std::fs::write(&p, bad).unwrap();
+    let out = t2sim(&["run", "--program", p.to_str().unwrap(), "--duration-us", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("t2sim: error: {}: ", p.display())) && err.contains("`nosuch`"),
+        "{err}"
+    );
+}
