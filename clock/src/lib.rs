@@ -259,7 +259,10 @@ mod tests {
             c.checked_ns_to_cycles_ceil(12_297_829_382_473_034_410),
             Some(u64::MAX)
         );
-        assert_eq!(c.checked_ns_to_cycles_ceil(12_297_829_382_473_034_411), None);
+        assert_eq!(
+            c.checked_ns_to_cycles_ceil(12_297_829_382_473_034_411),
+            None
+        );
         assert_eq!(c.cycles_to_ns_floor(3), 2);
         assert_eq!(c.cycles_to_ns_ceil(3), 2);
         assert_eq!(c.cycles_to_ns_floor(1), 0);

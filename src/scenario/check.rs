@@ -454,8 +454,7 @@ impl ScenarioFile {
             if g.title.chars().any(char::is_control) {
                 return bad(
                     &format!("{key}.title"),
-                    "has a control character (a newline would split the save file's line)"
-                        .into(),
+                    "has a control character (a newline would split the save file's line)".into(),
                 );
             }
             if o.wave_group[..i].iter().any(|h| h.title == g.title) {

@@ -12,9 +12,9 @@
 
 mod check;
 pub mod control;
-pub mod out_dir;
 mod format;
 mod incast;
+pub mod out_dir;
 pub mod progress;
 mod results;
 mod run;

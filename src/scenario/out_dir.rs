@@ -55,8 +55,12 @@ pub fn prepare(dir: &Path, named: &str, scenario: &str) -> Result<Vec<PathBuf>, 
         .collect();
     stale.sort();
     for p in stale {
-        std::fs::remove_file(&p)
-            .map_err(|e| bad(format!("cannot remove {} of an earlier run: {e}", p.display())))?;
+        std::fs::remove_file(&p).map_err(|e| {
+            bad(format!(
+                "cannot remove {} of an earlier run: {e}",
+                p.display()
+            ))
+        })?;
         removed.push(p);
     }
     Ok(removed)

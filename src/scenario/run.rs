@@ -90,7 +90,11 @@ impl ScenarioFile {
     }
 
     fn run_inner(&self) -> Result<RunResults, String> {
-        if self.pcap.as_ref().is_some_and(|p| p.dir.as_os_str().is_empty()) {
+        if self
+            .pcap
+            .as_ref()
+            .is_some_and(|p| p.dir.as_os_str().is_empty())
+        {
             return Err(
                 "output.pcap: needs output.pcap_dir, output.dir or --out (where the captures go)"
                     .into(),

@@ -381,7 +381,10 @@ impl Sweep {
         }
         if let Some([i, k]) = info.shard {
             if i == 0 || i > k {
-                return Err(bad_json("shard", format!("[{i}, {k}] is not I/N with 1 <= I <= N")));
+                return Err(bad_json(
+                    "shard",
+                    format!("[{i}, {k}] is not I/N with 1 <= I <= N"),
+                ));
             }
         }
         let columns = csv_fields(&header).map_or(0, |h| h.len());

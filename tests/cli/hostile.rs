@@ -68,7 +68,10 @@ fn an_operation_refused_when_it_lands_fails_the_run_unless_expected() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("control          1 operations refused"), "{text}");
+    assert!(
+        text.contains("control          1 operations refused"),
+        "{text}"
+    );
 }
 
 /// Case 22: an `--out` that is a file, or an `output.dir` that cannot be created, is found
@@ -126,7 +129,11 @@ fn a_second_run_into_a_folder_leaves_none_of_the_first_runs_files() {
             "--out",
             out_dir.to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let mut names: Vec<String> = std::fs::read_dir(&out_dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -146,7 +153,10 @@ fn a_second_run_into_a_folder_leaves_none_of_the_first_runs_files() {
     assert!(second.contains(&"notes.txt".to_string()), "{second:?}");
     // A run killed part way (as by SIGINT or a crash) leaves the marker, and none of the
     // earlier run's results.
-    let f = scenario(&d, "drain_us = 100000", "").to_str().unwrap().to_string();
+    let f = scenario(&d, "drain_us = 100000", "")
+        .to_str()
+        .unwrap()
+        .to_string();
     std::fs::write(
         &f,
         std::fs::read_to_string(&f)
@@ -209,14 +219,21 @@ fn a_program_of_more_tables_than_twenty_stages_hold_is_refused_at_once() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 /// Case 25: frames replayed into a sending host are taken in by it (`returned`) and the
 /// census that the summary shows with a replay counts them: nothing is lost from the sum.
 #[test]
 fn frames_replayed_into_a_sender_are_counted() {
-    let capture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuzz_corpus/pcapng/ns.pcapng");
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fuzz_corpus/pcapng/ns.pcapng"
+    );
     let run = |us: &str| {
         let out = t2sim(&[
             "run",
@@ -227,7 +244,11 @@ fn frames_replayed_into_a_sender_are_counted() {
             "--duration-us",
             us,
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let text = run("1");
@@ -239,8 +260,14 @@ fn frames_replayed_into_a_sender_are_counted() {
         "{text}"
     );
     let text = run("5");
-    assert!(text.contains("3 replayed = ") && text.contains(" (0 unaccounted)\n"), "{text}");
-    assert!(text.contains(" + 3 returned + "), "all three reach sender0: {text}");
+    assert!(
+        text.contains("3 replayed = ") && text.contains(" (0 unaccounted)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" + 3 returned + "),
+        "all three reach sender0: {text}"
+    );
 }
 
 /// Case 24: `output.pcap` with only `--out` for a folder captures into `--out`; a folder
@@ -250,10 +277,26 @@ fn captures_go_to_out_and_a_folder_is_not_a_capture() {
     let d = scratch("pcap_out");
     let f = scenario(&d, "", "[output]\npcap = \"host0\"\n");
     let out_dir = d.join("o");
-    let out = t2sim(&["run", "--scenario", f.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = t2sim(&[
+        "run",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out_dir.join("host0-0.pcapng").exists());
-    let out = t2sim(&["run", "--replay", d.to_str().unwrap(), "--replay-into", "sender0"]);
+    let out = t2sim(&[
+        "run",
+        "--replay",
+        d.to_str().unwrap(),
+        "--replay-into",
+        "sender0",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
@@ -283,7 +326,11 @@ fn report_refuses_port_speeds_and_flags_it_cannot_use() {
         );
     }
     let program = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/l3_forward.json");
-    for (flag, extra) in [("--gbps", "400"), ("--set", "k_cells=5"), ("--multipath", "")] {
+    for (flag, extra) in [
+        ("--gbps", "400"),
+        ("--set", "k_cells=5"),
+        ("--multipath", ""),
+    ] {
         let mut args = vec!["report", "--program", program, flag];
         if !extra.is_empty() {
             args.push(extra);
@@ -296,7 +343,9 @@ fn report_refuses_port_speeds_and_flags_it_cannot_use() {
             )
         );
     }
-    assert!(t2sim(&["report", "--scheme", "bfc", "--gbps", "400"]).status.success());
+    assert!(t2sim(&["report", "--scheme", "bfc", "--gbps", "400"])
+        .status
+        .success());
 }
 
 /// Case 23: `run --program` errors name the file, not the program's `name`.
@@ -312,7 +361,13 @@ fn program_errors_name_the_file() {
     assert_ne!(bad, text);
     let p = d.join("p.json");
     std::fs::write(&p, bad).unwrap();
-    let out = t2sim(&["run", "--program", p.to_str().unwrap(), "--duration-us", "1"]);
+    let out = t2sim(&[
+        "run",
+        "--program",
+        p.to_str().unwrap(),
+        "--duration-us",
+        "1",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(

@@ -245,13 +245,21 @@ fn hostile_control_keys_are_refused_by_file_and_key() {
     // 13: a frame above the 9,216-byte wire limit.
     let big = "00".repeat(16_384 - 6);
     assert_eq!(
-        err("big", "", &app(&format!("at_ns = 5\npayload_hex = \"{big}\""))),
+        err(
+            "big",
+            "",
+            &app(&format!("at_ns = 5\npayload_hex = \"{big}\""))
+        ),
         "pktgen[0].payload_hex: 16378 bytes; with the 6-byte pktgen header a frame carries at \
          most 9206 (9216 B on the wire with the FCS)"
     );
     // 9: a period whose cycles do not fit (it wrapped to 1 cycle) and 10: a time after the run.
     assert_eq!(
-        err("period", "", &app("period_ns = 12297829382473034411\npayload_hex = \"00\"")),
+        err(
+            "period",
+            "",
+            &app("period_ns = 12297829382473034411\npayload_hex = \"00\"")
+        ),
         "pktgen[0].period_ns: 12297829382473034411 ns is after the run's end (460000 ns: \
          duration_us + drain_us)"
     );
@@ -260,48 +268,92 @@ fn hostile_control_keys_are_refused_by_file_and_key() {
         "pktgen[0].at_ns: 460001 ns is after the run's end (460000 ns: duration_us + drain_us)"
     );
     assert_eq!(
-        err("gap", "", &app("at_ns = 5\npacket_gap_ns = 18446744073709551615\npayload_hex = \"00\"")),
+        err(
+            "gap",
+            "",
+            &app("at_ns = 5\npacket_gap_ns = 18446744073709551615\npayload_hex = \"00\"")
+        ),
         "pktgen[0].packet_gap_ns: 18446744073709551615 ns is after the run's end (460000 ns: \
          duration_us + drain_us)"
     );
     assert_eq!(
-        err("ctl_at", "", "[[control]]\nat_ns = 500000\nop = \"port_down\"\nport = 1\n"),
+        err(
+            "ctl_at",
+            "",
+            "[[control]]\nat_ns = 500000\nop = \"port_down\"\nport = 1\n"
+        ),
         "control[0].at_ns: 500000 ns is after the run's end (460000 ns: duration_us + drain_us)"
     );
     // 13: start_ns with a one-shot; a key the op does not take.
     assert_eq!(
-        err("start", "", &app("at_ns = 5\nstart_ns = 7\npayload_hex = \"00\"")),
+        err(
+            "start",
+            "",
+            &app("at_ns = 5\nstart_ns = 7\npayload_hex = \"00\"")
+        ),
         "pktgen[0].start_ns: only a periodic timer (period_ns) has a start"
     );
     assert_eq!(
-        err("stray", "", "[[control]]\nat_ns = 0\nop = \"port_down\"\nport = 1\ntable = \"t\"\n"),
+        err(
+            "stray",
+            "",
+            "[[control]]\nat_ns = 0\nop = \"port_down\"\nport = 1\ntable = \"t\"\n"
+        ),
         "control[0].table: op `port_down` does not take it"
     );
     // 4: a burst of 65535 x 65535 packets is refused before anything is listed.
     assert_eq!(
-        err("burst", "", &app("at_ns = 100\nbatches = 65535\npackets_per_batch = 65535\npayload_hex = \"00\"")),
+        err(
+            "burst",
+            "",
+            &app("at_ns = 100\nbatches = 65535\npackets_per_batch = 65535\npayload_hex = \"00\"")
+        ),
         "pktgen[0].packets_per_batch: 65535 batches of 65535 packets is 4294836225 packets a \
          firing; at most 1048576"
     );
     // 12: ids given twice, a queue the port lacks, and the scheme's own session and app.
     assert_eq!(
-        err("twice", "", "[[mirror_session]]\nid = 1\nport = 1\n[[mirror_session]]\nid = 1\nport = 2\n"),
+        err(
+            "twice",
+            "",
+            "[[mirror_session]]\nid = 1\nport = 1\n[[mirror_session]]\nid = 1\nport = 2\n"
+        ),
         "mirror_session[1].id: session 1 is already mirror_session[0]"
     );
     assert_eq!(
-        err("app_twice", "", &format!("{}{}", app("at_ns = 5\npayload_hex = \"00\""), app("at_ns = 6\npayload_hex = \"00\""))),
+        err(
+            "app_twice",
+            "",
+            &format!(
+                "{}{}",
+                app("at_ns = 5\npayload_hex = \"00\""),
+                app("at_ns = 6\npayload_hex = \"00\"")
+            )
+        ),
         "pktgen[1].app: pipe 0 application 0 is already pktgen[0]"
     );
     assert_eq!(
-        err("qid", "", "[[mirror_session]]\nid = 1\nport = 1\nqid = 200\n"),
+        err(
+            "qid",
+            "",
+            "[[mirror_session]]\nid = 1\nport = 1\nqid = 200\n"
+        ),
         "mirror_session[0].qid: 200 is not a queue of port 1 (0..=15)"
     );
     assert_eq!(
-        err("bfc_session", "scheme = \"bfc\"", "[[mirror_session]]\nid = 0\nport = 1\n"),
+        err(
+            "bfc_session",
+            "scheme = \"bfc\"",
+            "[[mirror_session]]\nid = 0\nport = 1\n"
+        ),
         "mirror_session[0].id: session 0 is the scheme's own (pick another id)"
     );
     assert_eq!(
-        err("bfc_app", "scheme = \"bfc\"", &app("at_ns = 5\npayload_hex = \"00\"")),
+        err(
+            "bfc_app",
+            "scheme = \"bfc\"",
+            &app("at_ns = 5\npayload_hex = \"00\"")
+        ),
         "pktgen[0].app: pipe 0 application 0 is the scheme's own (pick another app)"
     );
 }

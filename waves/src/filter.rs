@@ -180,7 +180,11 @@ mod tests {
         assert!(f.selects(&format!("{name}b")));
         // Exponential matching took more than a minute; one pass is microseconds even in a
         // debug build on a loaded machine.
-        assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
