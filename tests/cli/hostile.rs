@@ -375,3 +375,22 @@ fn program_errors_name_the_file() {
         "{err}"
     );
 }
+
+/// Case 16: PFC XON above XOFF, or a buffer with no headroom above XOFF, refused by
+/// `--set` (and the same check applies to a scenario's `[scheme_params]`).
+#[test]
+fn pfc_thresholds_that_contradict_each_other_are_refused() {
+    let err = |set: &str| {
+        let out = t2sim(&["report", "--scheme", "mice-elephant", "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(err("pfc_xon_bytes=30000").contains(
+        "pfc_xon_bytes: 30000 is above pfc_xoff_bytes (24470): a class resumes below the \
+             threshold that paused it"
+    ));
+    assert!(err("pfc_buffer_bytes=20000").contains(
+        "pfc_buffer_bytes: 20000 leaves no headroom above pfc_xoff_bytes (24470): the buffer \
+         is XOFF plus at least one 176-byte cell"
+    ));
+}
