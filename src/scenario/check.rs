@@ -21,7 +21,11 @@ use super::format::*;
 use super::*;
 
 /// The queues `[queues]` describes, checked; errors name the key.
-fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig>, String> {
+fn port_queues(
+    q: &QueuesToml,
+    params: &Tofino2Params,
+    link_bps: u64,
+) -> Result<Vec<QueueConfig>, String> {
     let min = params.tm.default_queues_per_port as usize;
     let max = params.tm.queues_per_port_group as usize;
     if !(min..=max).contains(&q.count) {
@@ -59,6 +63,18 @@ fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig
             app_pool: t.app_pool.unwrap_or(d.app_pool),
         };
         c.validate().map_err(|e| format!("{key}: {e}"))?;
+        // A rate above the port's own cannot be given (a guarantee) or reached (a cap).
+        for (name, rate) in [
+            ("min_rate_mbps", t.min_rate_mbps),
+            ("max_rate_mbps", t.max_rate_mbps),
+        ] {
+            if let Some(m) = rate.filter(|&m| m.saturating_mul(1_000_000) > link_bps) {
+                return Err(format!(
+                    "{key}.{name}: {m} is above the port's {} Mb/s (topology.link_gbps)",
+                    link_bps / 1_000_000
+                ));
+            }
+        }
         queues[t.id] = c;
     }
     Ok(queues)
@@ -105,7 +121,10 @@ impl ScenarioFile {
             }
         }
         let port_queues = match &raw.queues {
-            Some(q) => Some(port_queues(q, &params).map_err(|e| format!("{shown}: {e}"))?),
+            Some(q) => Some(
+                port_queues(q, &params, t.link_gbps.saturating_mul(1_000_000_000))
+                    .map_err(|e| format!("{shown}: {e}"))?,
+            ),
             None => None,
         };
         let clock = params.clock();
