@@ -394,3 +394,60 @@ fn pfc_thresholds_that_contradict_each_other_are_refused() {
          is XOFF plus at least one 176-byte cell"
     ));
 }
+
+/// Case 20 (compare): a second comparison into the same folder leaves no folder of a
+/// scheme it did not run; an `--out` that is a file is named before anything runs.
+#[test]
+fn a_second_comparison_leaves_no_old_scheme_folders() {
+    let d = scratch("compare");
+    let f = d.join("c.toml");
+    std::fs::write(
+        &f,
+        "seed = 1\nduration_us = 5\n[topology]\nkind = \"single_chip\"\nhosts = 2\n[workload]\n\
+         [[workload.flows]]\nsrc = 0\ndst = 1\nsize_bytes = 1000\n",
+    )
+    .unwrap();
+    let out_dir = d.join("out");
+    let compare = |schemes: &str| {
+        t2sim(&[
+            "compare",
+            "--scenario",
+            f.to_str().unwrap(),
+            "--schemes",
+            schemes,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+    };
+    assert!(compare("droptail,dctcp").status.success());
+    assert!(out_dir.join("dctcp/summary.json").exists());
+    let out = compare("droptail");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out_dir.join("dctcp").exists());
+    assert!(out_dir.join("droptail/summary.json").exists());
+    assert!(!out_dir.join("INCOMPLETE").exists());
+    assert!(!out_dir.join("droptail/INCOMPLETE").exists());
+    let out = t2sim(&[
+        "compare",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--schemes",
+        "droptail",
+        "--out",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: --out: {}: is a file, not a folder\n",
+            f.display(),
+            f.display()
+        )
+    );
+}
