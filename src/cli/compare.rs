@@ -52,6 +52,9 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     }
     let started = Instant::now();
     let source = ScenarioText::read(&args.scenario)?;
+    if let Some(dir) = &args.out {
+        t2sim::scenario::out_dir::prepare_comparison(dir, &names, &source.shown)?;
+    }
     let threads = args
         .threads
         .map_or_else(t2sim::study::parallel::default_threads, usize::from);
@@ -65,6 +68,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
         for f in c.write(dir)? {
             text += &format!("wrote            {f}\n");
         }
+        t2sim::scenario::out_dir::finish(dir)?;
     }
     emit(&text);
     eprintln!(

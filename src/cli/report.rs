@@ -30,9 +30,9 @@ pub struct ReportArgs {
     /// A scheme parameter, NAME=VALUE (repeatable); the others keep their defaults.
     #[arg(long = "set", value_name = "NAME=VALUE", requires = "scheme")]
     pub settings: Vec<String>,
-    /// Port speed the scheme's program is built for, Gb/s.
-    #[arg(long, default_value_t = 100, requires = "scheme")]
-    pub gbps: u64,
+    /// Port speed the scheme's program is built for, Gb/s (default 100).
+    #[arg(long, requires = "scheme")]
+    pub gbps: Option<u64>,
     /// Build the scheme's program for a network with equal-cost paths (ECMP selector).
     #[arg(long, requires = "scheme")]
     pub multipath: bool,
@@ -50,6 +50,21 @@ pub struct ReportArgs {
 
 /// Prints the report; `Ok(false)` when the program does not fit.
 pub fn report(args: &ReportArgs) -> Result<bool, String> {
+    // These build a scheme's program; a program file is built already, so giving them with
+    // `--program` is a mistake to say, not to ignore.
+    if args.program.is_some() {
+        let given = [
+            ("--set", !args.settings.is_empty()),
+            ("--gbps", args.gbps.is_some()),
+            ("--multipath", args.multipath),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(format!(
+                "{flag}: builds a scheme's program, so it needs --scheme; --program's file is \
+                 built already"
+            ));
+        }
+    }
     let params = match &args.params {
         Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
         None => Tofino2Params::default(),
@@ -101,11 +116,21 @@ pub fn scheme_program(
     let values = scheme
         .resolve(&overrides)
         .map_err(|e| format!("scheme {name}: {e}"))?;
-    let link_bps = args
-        .gbps
+    // A Tofino2 port speed, as a scenario's `topology.link_gbps` must be.
+    let gbps = args.gbps.unwrap_or(100);
+    let speeds: Vec<String> = t2sim::chip::PORT_SPEEDS
+        .iter()
+        .map(|(b, _)| (b / 1_000_000_000).to_string())
+        .collect();
+    let link_bps = gbps
         .checked_mul(1_000_000_000)
-        .filter(|_| args.gbps > 0)
-        .ok_or_else(|| format!("--gbps {}: must be a port speed in Gb/s above 0", args.gbps))?;
+        .filter(|b| t2sim::chip::PORT_SPEEDS.iter().any(|(s, _)| s == b))
+        .ok_or_else(|| {
+            format!(
+                "--gbps {gbps}: is not a Tofino2 port speed (Gb/s: {})",
+                speeds.join(", ")
+            )
+        })?;
     let target = schemes::Target {
         params,
         link_bps,

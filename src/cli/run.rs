@@ -215,7 +215,12 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         Some(path) => {
             let shown = path.display();
             let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
-            Some(Program::from_json(&text).map_err(|e| format!("{shown}: {e}"))?)
+            let program = Program::from_json(&text).map_err(|e| format!("{shown}: {e}"))?;
+            // Checked here too, so that its errors name the file (the chip's name it by the
+            // program's `name`).
+            t2_pipeline::check::check_with(&program, &params.pipeline.phv)
+                .map_err(|e| format!("{shown}: {e}"))?;
+            Some(program)
         }
     };
     let scenario = IncastScenario {

@@ -23,7 +23,11 @@ use super::format::*;
 use super::*;
 
 /// The queues `[queues]` describes, checked; errors name the key.
-fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig>, String> {
+fn port_queues(
+    q: &QueuesToml,
+    params: &Tofino2Params,
+    link_bps: u64,
+) -> Result<Vec<QueueConfig>, String> {
     let min = params.tm.default_queues_per_port as usize;
     let max = params.tm.queues_per_port_group as usize;
     if !(min..=max).contains(&q.count) {
@@ -61,6 +65,18 @@ fn port_queues(q: &QueuesToml, params: &Tofino2Params) -> Result<Vec<QueueConfig
             app_pool: t.app_pool.unwrap_or(d.app_pool),
         };
         c.validate().map_err(|e| format!("{key}: {e}"))?;
+        // A rate above the port's own cannot be given (a guarantee) or reached (a cap).
+        for (name, rate) in [
+            ("min_rate_mbps", t.min_rate_mbps),
+            ("max_rate_mbps", t.max_rate_mbps),
+        ] {
+            if let Some(m) = rate.filter(|&m| m.saturating_mul(1_000_000) > link_bps) {
+                return Err(format!(
+                    "{key}.{name}: {m} is above the port's {} Mb/s (topology.link_gbps)",
+                    link_bps / 1_000_000
+                ));
+            }
+        }
         queues[t.id] = c;
     }
     Ok(queues)
@@ -99,10 +115,13 @@ impl ScenarioFile {
                 let path = base.join(p);
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-                Some(
-                    Program::from_json(&text)
-                        .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?,
-                )
+                let program = Program::from_json(&text)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                // Checked now, so that its errors name the file (the chip names the
+                // program's `name`), and before the network is built.
+                t2_pipeline::check::check_with(&program, &params.pipeline.phv)
+                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+                Some(program)
             }
         };
         let t = &raw.topology;
@@ -113,7 +132,10 @@ impl ScenarioFile {
             }
         }
         let port_queues = match &raw.queues {
-            Some(q) => Some(port_queues(q, &params).map_err(|e| format!("{shown}: {e}"))?),
+            Some(q) => Some(
+                port_queues(q, &params, t.link_gbps.saturating_mul(1_000_000_000))
+                    .map_err(|e| format!("{shown}: {e}"))?,
+            ),
             None => None,
         };
         let clock = params.clock();

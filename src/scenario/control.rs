@@ -42,7 +42,7 @@ fn parse_hex(key: &str, hex: &str) -> Result<Vec<u8>, String> {
             "{key}: {c:?} at byte {i} is not a hex digit (0-9, a-f, A-F)"
         ));
     }
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(format!(
             "{key}: {} digits, not a whole number of bytes",
             hex.len()

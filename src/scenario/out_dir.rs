@@ -71,3 +71,34 @@ pub fn finish(dir: &Path) -> Result<(), String> {
     let marker = dir.join(INCOMPLETE);
     std::fs::remove_file(&marker).map_err(|e| format!("{}: {e}", marker.display()))
 }
+
+/// Makes `dir` ready for a comparison of `schemes` (`--out`): as [`prepare`], and each
+/// scheme's subfolder cleared of an earlier run's results; a subfolder an earlier
+/// comparison wrote for a scheme not compared now (a known scheme's name holding a
+/// `summary.json`) is removed, so the folder shows this comparison only. Returns what it
+/// removed.
+pub fn prepare_comparison(
+    dir: &Path,
+    schemes: &[String],
+    scenario: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let mut removed = prepare(dir, "--out", scenario)?;
+    for name in crate::schemes::names() {
+        let sub = dir.join(name);
+        if schemes.iter().any(|s| s == name) {
+            if sub.is_dir() {
+                removed.extend(prepare(&sub, "--out", scenario)?);
+                let _ = std::fs::remove_file(sub.join(INCOMPLETE));
+            }
+        } else if sub.join("summary.json").is_file() {
+            std::fs::remove_dir_all(&sub).map_err(|e| {
+                format!(
+                    "{scenario}: --out: {}: cannot remove an earlier comparison's folder: {e}",
+                    sub.display()
+                )
+            })?;
+            removed.push(sub);
+        }
+    }
+    Ok(removed)
+}

@@ -26,6 +26,29 @@ impl ScenarioFile {
         self.out_dir = Some(dir);
     }
 
+    /// Moves what this run writes while it runs (the VCD dump and its save file, the
+    /// captures) into subfolder `name` of where it would go, so that the points of a sweep
+    /// each write their own files instead of one file side by side.
+    /// The dump's subfolder is made here (the captures make theirs when they start).
+    pub fn set_own_folder(&mut self, name: &str) -> Result<(), String> {
+        if let Some((w, _)) = self.waves.as_mut() {
+            let file = w.vcd.file_name().map(PathBuf::from).unwrap_or_default();
+            let dir = w
+                .vcd
+                .parent()
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(name);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("{}: cannot create the folder: {e}", dir.display()))?;
+            w.vcd = dir.join(file);
+        }
+        if let Some(p) = self.pcap.as_mut() {
+            p.dir = p.dir.join(name);
+        }
+        Ok(())
+    }
+
     /// Builds the network: the topology, with `[queues]` given to every switch port.
     pub fn build(&self) -> Result<Topology, String> {
         let mut topo = self.topology.build()?;

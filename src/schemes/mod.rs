@@ -357,6 +357,27 @@ impl Scheme {
             }
             values.insert(p.name, v);
         }
+        // One PFC class's thresholds, wherever a scheme has them: XON at most XOFF, and a
+        // buffer above XOFF (its headroom at least one 176-byte cell), as the parameter file
+        // requires of the chip's own (`Tofino2Params::validate`).
+        if let (Some(&xoff), Some(&xon), Some(&buffer)) = (
+            values.get("pfc_xoff_bytes"),
+            values.get("pfc_xon_bytes"),
+            values.get("pfc_buffer_bytes"),
+        ) {
+            if xon > xoff {
+                return Err(format!(
+                    "pfc_xon_bytes: {xon} is above pfc_xoff_bytes ({xoff}): a class resumes \
+                     below the threshold that paused it"
+                ));
+            }
+            if (buffer / 176.0).floor() <= (xoff / 176.0).floor() {
+                return Err(format!(
+                    "pfc_buffer_bytes: {buffer} leaves no headroom above pfc_xoff_bytes \
+                     ({xoff}): the buffer is XOFF plus at least one 176-byte cell"
+                ));
+            }
+        }
         Ok(SchemeParams { values })
     }
 

@@ -262,6 +262,13 @@ pub fn sweep_on(
             .map_err(|e| format!("point {n} ({shown}): {e}"))?;
         // Cores the side-by-side runs leave over go to splitting each run's network.
         scenario.set_threads(threads / mine.len());
+        // A point's dump and captures go into its own folder (`point{n}/`), never into one
+        // file another point writes too.
+        if scenario.waves.is_some() || scenario.pcap.is_some() {
+            scenario
+                .set_own_folder(&format!("point{n}"))
+                .map_err(|e| format!("point {n} ({shown}): {e}"))?;
+        }
         let fit = match &scenario.scheme {
             Some(_) => Some(Fit::of(
                 scenario

@@ -306,3 +306,148 @@ fn captures_go_to_out_and_a_folder_is_not_a_capture() {
         )
     );
 }
+
+/// Case 16: `report --gbps` must be a Tofino2 port speed, and the flags that build a
+/// scheme's program are refused with `--program` instead of being ignored.
+#[test]
+fn report_refuses_port_speeds_and_flags_it_cannot_use() {
+    let err = |args: &[&str]| {
+        let out = t2sim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    for gbps in ["7", "18446744073"] {
+        assert_eq!(
+            err(&["report", "--scheme", "bfc", "--gbps", gbps]),
+            format!(
+                "t2sim: error: --gbps {gbps}: is not a Tofino2 port speed (Gb/s: 1, 10, 25, 40, \
+                 50, 100, 200, 400)\n"
+            )
+        );
+    }
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/programs/l3_forward.json");
+    for (flag, extra) in [
+        ("--gbps", "400"),
+        ("--set", "k_cells=5"),
+        ("--multipath", ""),
+    ] {
+        let mut args = vec!["report", "--program", program, flag];
+        if !extra.is_empty() {
+            args.push(extra);
+        }
+        assert_eq!(
+            err(&args),
+            format!(
+                "t2sim: error: {flag}: builds a scheme's program, so it needs --scheme; \
+                 --program's file is built already\n"
+            )
+        );
+    }
+    assert!(t2sim(&["report", "--scheme", "bfc", "--gbps", "400"])
+        .status
+        .success());
+}
+
+/// Case 23: `run --program` errors name the file, not the program's `name`.
+#[test]
+fn program_errors_name_the_file() {
+    let d = scratch("program");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/programs/l3_forward.json"
+    ))
+    .unwrap();
+    let bad = text.replacen("\"apply\": \"not_ipv4\"", "\"apply\": \"nosuch\"", 1);
+    assert_ne!(bad, text);
+    let p = d.join("p.json");
+    std::fs::write(&p, bad).unwrap();
+    let out = t2sim(&[
+        "run",
+        "--program",
+        p.to_str().unwrap(),
+        "--duration-us",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("t2sim: error: {}: ", p.display())) && err.contains("`nosuch`"),
+        "{err}"
+    );
+}
+
+/// Case 16: PFC XON above XOFF, or a buffer with no headroom above XOFF, refused by
+/// `--set` (and the same check applies to a scenario's `[scheme_params]`).
+#[test]
+fn pfc_thresholds_that_contradict_each_other_are_refused() {
+    let err = |set: &str| {
+        let out = t2sim(&["report", "--scheme", "mice-elephant", "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(err("pfc_xon_bytes=30000").contains(
+        "pfc_xon_bytes: 30000 is above pfc_xoff_bytes (24470): a class resumes below the \
+             threshold that paused it"
+    ));
+    assert!(err("pfc_buffer_bytes=20000").contains(
+        "pfc_buffer_bytes: 20000 leaves no headroom above pfc_xoff_bytes (24470): the buffer \
+         is XOFF plus at least one 176-byte cell"
+    ));
+}
+
+/// Case 20 (compare): a second comparison into the same folder leaves no folder of a
+/// scheme it did not run; an `--out` that is a file is named before anything runs.
+#[test]
+fn a_second_comparison_leaves_no_old_scheme_folders() {
+    let d = scratch("compare");
+    let f = d.join("c.toml");
+    std::fs::write(
+        &f,
+        "seed = 1\nduration_us = 5\n[topology]\nkind = \"single_chip\"\nhosts = 2\n[workload]\n\
+         [[workload.flows]]\nsrc = 0\ndst = 1\nsize_bytes = 1000\n",
+    )
+    .unwrap();
+    let out_dir = d.join("out");
+    let compare = |schemes: &str| {
+        t2sim(&[
+            "compare",
+            "--scenario",
+            f.to_str().unwrap(),
+            "--schemes",
+            schemes,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+    };
+    assert!(compare("droptail,dctcp").status.success());
+    assert!(out_dir.join("dctcp/summary.json").exists());
+    let out = compare("droptail");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out_dir.join("dctcp").exists());
+    assert!(out_dir.join("droptail/summary.json").exists());
+    assert!(!out_dir.join("INCOMPLETE").exists());
+    assert!(!out_dir.join("droptail/INCOMPLETE").exists());
+    let out = t2sim(&[
+        "compare",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--schemes",
+        "droptail",
+        "--out",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: --out: {}: is a file, not a folder\n",
+            f.display(),
+            f.display()
+        )
+    );
+}

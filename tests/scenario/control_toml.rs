@@ -222,15 +222,13 @@ fn hostile_control_keys_are_refused_by_file_and_key() {
     let err = |name: &str, top: &str, extra: &str| {
         let e = match load_with(name, top, extra) {
             Err(e) => e,
-            Ok(s) => s.run().err().expect("an error"),
+            Ok(s) => s.run().expect_err("an error"),
         };
         // The file comes first (case 21).
         let file = scratch(name).join("s.toml");
-        let rest = e
-            .strip_prefix(&format!("{}: ", file.display()))
+        e.strip_prefix(&format!("{}: ", file.display()))
             .unwrap_or_else(|| panic!("no file in: {e}"))
-            .to_string();
-        rest
+            .to_string()
     };
     let app = |k: &str| format!("[[pktgen]]\npipe = 0\napp = 0\n{k}\n");
     // 1: a non-ASCII payload is an error, not a panic; 13: no sign either.

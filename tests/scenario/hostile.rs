@@ -220,3 +220,42 @@ fn capture_headers_that_cannot_be_meant_are_refused() {
         )
     );
 }
+
+/// Case 15: the points of a sweep write their captures (and dumps) into their own folders,
+/// never into one file side by side.
+#[test]
+fn sweep_points_write_their_own_captures() {
+    let d = scratch("sweep_pcap");
+    let caps = d.join("caps");
+    let text = format!(
+        "seed = 1\nduration_us = 5\n[topology]\nkind = \"single_chip\"\nhosts = 2\n[workload]\n\
+         [[workload.flows]]\nsrc = 0\ndst = 1\nsize_bytes = 3000\n[output]\npcap = \"host0\"\n\
+         pcap_dir = \"{}\"\nvcd = \"{}\"\n",
+        caps.display(),
+        d.join("w.vcd").display()
+    );
+    let src = t2sim::scenario::ScenarioText {
+        text,
+        shown: "s.toml".into(),
+        base: d.clone(),
+    };
+    let grid = [Axis::parse("seed=1,2").unwrap()];
+    let s = t2sim::study::sweep::sweep_on(&src, &grid, None, 2, |_, _, _| {}).unwrap();
+    assert_eq!(s.rows.len(), 2);
+    for n in 0..2 {
+        let cap = std::fs::read(caps.join(format!("point{n}/host0-0.pcapng"))).unwrap();
+        // A whole capture (written big-endian): block after block, each closed by its own
+        // length, to the end.
+        let mut at = 0;
+        let word = |i: usize| u32::from_be_bytes(cap[i..i + 4].try_into().unwrap()) as usize;
+        while at < cap.len() {
+            let len = word(at + 4);
+            assert_eq!(word(at + len - 4), len, "point {n}: block at {at}");
+            at += len;
+        }
+        assert_eq!(at, cap.len(), "point {n}");
+        assert!(d.join(format!("point{n}/w.vcd")).exists(), "point {n}");
+    }
+    assert!(!caps.join("host0-0.pcapng").exists());
+    assert!(!d.join("w.vcd").exists());
+}

@@ -120,6 +120,9 @@ struct Slot {
     entered: Cycle,
     live: bool,
     pkt: PacketHandle,
+    /// Allocated when a packet first enters the slot: a pipe that never carries a packet
+    /// (most of a big fat tree's, in a light run) holds no PHVs, so memory follows what the
+    /// network carries, not its size.
     phv: Phv,
     /// What the parser found, for the deparser.
     extent: Extent,
@@ -128,6 +131,8 @@ struct Slot {
 /// A gress pipeline.
 pub struct GressPipeline {
     gress: Gress,
+    /// The PHV's shape, for the slots' PHVs made when first used.
+    phv_params: crate::hw::phv::PhvParams,
     slots: Vec<Slot>,
     mask: u64,
     /// Entry cycles of the packets inside, oldest first.
@@ -186,7 +191,7 @@ impl GressPipeline {
                 live: false,
                 extent: Extent::default(),
                 pkt: PacketHandle::from_index(0),
-                phv: Phv::new(&params.phv),
+                phv: Phv::unallocated(),
             })
             .collect();
         let first_offset = stage_points
@@ -195,6 +200,7 @@ impl GressPipeline {
             .fold(exit_offset, Cycle::min);
         GressPipeline {
             gress,
+            phv_params: params.phv,
             slots,
             mask: size - 1,
             in_flight: VecDeque::new(),
@@ -276,7 +282,11 @@ impl GressPipeline {
         slot.entered = now;
         slot.live = true;
         slot.pkt = pkt;
-        slot.phv.clear();
+        if slot.phv.is_allocated() {
+            slot.phv.clear();
+        } else {
+            slot.phv = Phv::new(&self.phv_params);
+        }
         let bytes = pool.bytes(pkt);
         let port_field = match self.gress {
             Gress::Ingress => layout::INGRESS_PORT,

@@ -165,7 +165,7 @@ pub struct Phv {
 impl std::fmt::Debug for Phv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let width = |w: usize, end: usize| -> Vec<u32> {
-            let n = (end - self.base[w]) >> BYTES_LOG2[w];
+            let n = end.saturating_sub(self.base[w]) >> BYTES_LOG2[w];
             (0..n)
                 .map(|i| self.word(self.base[w] + (i << BYTES_LOG2[w])) & WIDTH_MASK[w])
                 .collect()
@@ -173,12 +173,27 @@ impl std::fmt::Debug for Phv {
         f.debug_struct("Phv")
             .field("c8", &width(0, self.base[1]))
             .field("c16", &width(1, self.base[2]))
-            .field("c32", &width(2, self.bytes.len() - PAD))
+            .field("c32", &width(2, self.bytes.len().saturating_sub(PAD)))
             .finish()
     }
 }
 
 impl Phv {
+    /// A PHV with no containers, holding no memory: a placeholder for one made when it is
+    /// first needed ([`Phv::is_allocated`] says which). No field may be read or written.
+    pub fn unallocated() -> Phv {
+        Phv {
+            bytes: Box::default(),
+            base: [0; 3],
+            layout: 0,
+        }
+    }
+
+    /// Whether this PHV has its containers (not [`Phv::unallocated`]).
+    pub fn is_allocated(&self) -> bool {
+        !self.bytes.is_empty()
+    }
+
     pub fn new(p: &PhvParams) -> Phv {
         let b16 = p.containers_8 as u32;
         let b32 = b16 + 2 * p.containers_16 as u32;
