@@ -45,8 +45,8 @@ enum Command {
     Run(RunArgs),
     /// Print the Tofino2 parameter set (defaults) as JSON, to edit and pass to `run --params`.
     Params,
-    /// Place a program (JSON, see programs/) on the MAU stages under Tofino2's budgets and
-    /// print the feasibility report. Exit status: 0 report printed, 1 with --require-fit
+    /// Place a program (JSON or P4, see programs/) on the MAU stages under Tofino2's budgets
+    /// and print the feasibility report. Exit status: 0 report printed, 1 with --require-fit
     /// when the program does not fit, 2 when the file cannot be read or is malformed.
     Report(ReportArgs),
     /// List the congestion schemes with their parameters, defaults and ranges.
