@@ -500,107 +500,7 @@ impl ScenarioFile {
                 "bounds must be above 0 and increasing".into(),
             );
         }
-        let o = &raw.output;
-        if o.vcd.is_none()
-            && (o.trace.is_some() || o.trace_switch.is_some() || !o.wave_group.is_empty())
-        {
-            let key = if o.trace.is_some() {
-                "output.trace"
-            } else if o.trace_switch.is_some() {
-                "output.trace_switch"
-            } else {
-                "output.wave_group"
-            };
-            return bad(key, "needs output.vcd, the dump to write".into());
-        }
-        let mut groups = Vec::new();
-        for (i, g) in o.wave_group.iter().enumerate() {
-            let key = format!("output.wave_group[{i}]");
-            if g.title.trim().is_empty() {
-                return bad(&format!("{key}.title"), "is empty".into());
-            }
-            if g.title.chars().any(char::is_control) {
-                return bad(
-                    &format!("{key}.title"),
-                    "has a control character (a newline would split the save file's line)".into(),
-                );
-            }
-            if o.wave_group[..i].iter().any(|h| h.title == g.title) {
-                return bad(
-                    &format!("{key}.title"),
-                    format!("`{}` names an earlier group too", g.title),
-                );
-            }
-            if g.signals.is_empty() {
-                return bad(&format!("{key}.signals"), "lists no signal pattern".into());
-            }
-            let patterns = g
-                .signals
-                .iter()
-                .map(|p| TraceFilter::parse(p))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("{shown}: {key}.signals: {e}"))?;
-            groups.push(crate::chip::trace::WaveGroup {
-                title: g.title.clone(),
-                patterns,
-            });
-        }
-        let waves = match &o.vcd {
-            None => None,
-            Some(vcd) => {
-                // Story groups trace what they show; with them and no `trace`, nothing else.
-                let mut spec: Vec<&str> = o
-                    .wave_group
-                    .iter()
-                    .flat_map(|g| g.signals.iter().map(String::as_str))
-                    .collect();
-                match (&o.trace, spec.is_empty()) {
-                    (Some(t), _) => spec.push(t),
-                    (None, true) => spec.push(DEFAULT_TRACE),
-                    (None, false) => {}
-                }
-                let filter = TraceFilter::parse(&spec.join(","))
-                    .map_err(|e| format!("{shown}: output.trace: {e}"))?;
-                // With an output folder, a relative dump goes into it.
-                let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
-                let request = WaveRequest {
-                    vcd: folder.join(vcd),
-                    filter,
-                    groups,
-                };
-                Some((request, o.trace_switch.unwrap_or(0)))
-            }
-        };
-        let pcap = match (&o.pcap, &o.pcap_dir) {
-            (None, None) => None,
-            (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
-            (Some(points), dir) => {
-                let specs = crate::capture::CaptureSpec::parse_list(points)
-                    .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
-                // With neither folder the captures go where `--out` says; a run without
-                // one either is refused when it starts (`ScenarioFile::run`).
-                let dir = dir.as_ref().or(o.dir.as_ref());
-                Some(crate::capture::PcapRequest {
-                    specs,
-                    dir: dir.map_or_else(PathBuf::new, |d| base.join(d)),
-                })
-            }
-        };
-        if let Some(ns) = raw.output.queue_sample_ns {
-            if ns == 0 {
-                return bad("output.queue_sample_ns", "must be above 0".into());
-            }
-            let run_ns = (raw.duration_us + raw.drain_us).saturating_mul(1000);
-            let samples = run_ns / ns + 1;
-            if samples > MAX_QUEUE_SAMPLES {
-                return bad(
-                    "output.queue_sample_ns",
-                    format!(
-                        "{ns} ns over a {run_ns} ns run takes {samples} samples; at most {MAX_QUEUE_SAMPLES}"
-                    ),
-                );
-            }
-        }
+        let (waves, pcap) = check_output(&raw, shown, base)?;
         let topology = TopologySpec {
             shape,
             params,
@@ -805,6 +705,120 @@ impl ScenarioFile {
             pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
     }
+}
+/// What the output section asks for: a waveform of one switch (with its story groups) and
+/// captures.
+type OutputRequests = (
+    Option<(WaveRequest, usize)>,
+    Option<crate::capture::PcapRequest>,
+);
+
+/// The output section: the waveform request and the switch it traces, the capture points,
+/// and the queue-sampling interval against the run's length.
+fn check_output(raw: &FileScenario, shown: &str, base: &Path) -> Result<OutputRequests, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    let o = &raw.output;
+    if o.vcd.is_none()
+        && (o.trace.is_some() || o.trace_switch.is_some() || !o.wave_group.is_empty())
+    {
+        let key = if o.trace.is_some() {
+            "output.trace"
+        } else if o.trace_switch.is_some() {
+            "output.trace_switch"
+        } else {
+            "output.wave_group"
+        };
+        return bad(key, "needs output.vcd, the dump to write".into());
+    }
+    let mut groups = Vec::new();
+    for (i, g) in o.wave_group.iter().enumerate() {
+        let key = format!("output.wave_group[{i}]");
+        if g.title.trim().is_empty() {
+            return bad(&format!("{key}.title"), "is empty".into());
+        }
+        if g.title.chars().any(char::is_control) {
+            return bad(
+                &format!("{key}.title"),
+                "has a control character (a newline would split the save file's line)".into(),
+            );
+        }
+        if o.wave_group[..i].iter().any(|h| h.title == g.title) {
+            return bad(
+                &format!("{key}.title"),
+                format!("`{}` names an earlier group too", g.title),
+            );
+        }
+        if g.signals.is_empty() {
+            return bad(&format!("{key}.signals"), "lists no signal pattern".into());
+        }
+        let patterns = g
+            .signals
+            .iter()
+            .map(|p| TraceFilter::parse(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("{shown}: {key}.signals: {e}"))?;
+        groups.push(crate::chip::trace::WaveGroup {
+            title: g.title.clone(),
+            patterns,
+        });
+    }
+    let waves = match &o.vcd {
+        None => None,
+        Some(vcd) => {
+            // Story groups trace what they show; with them and no `trace`, nothing else.
+            let mut spec: Vec<&str> = o
+                .wave_group
+                .iter()
+                .flat_map(|g| g.signals.iter().map(String::as_str))
+                .collect();
+            match (&o.trace, spec.is_empty()) {
+                (Some(t), _) => spec.push(t),
+                (None, true) => spec.push(DEFAULT_TRACE),
+                (None, false) => {}
+            }
+            let filter = TraceFilter::parse(&spec.join(","))
+                .map_err(|e| format!("{shown}: output.trace: {e}"))?;
+            // With an output folder, a relative dump goes into it.
+            let folder = o.dir.as_ref().map_or(base.to_path_buf(), |d| base.join(d));
+            let request = WaveRequest {
+                vcd: folder.join(vcd),
+                filter,
+                groups,
+            };
+            Some((request, o.trace_switch.unwrap_or(0)))
+        }
+    };
+    let pcap = match (&o.pcap, &o.pcap_dir) {
+        (None, None) => None,
+        (None, Some(_)) => return bad("output.pcap_dir", "needs output.pcap".into()),
+        (Some(points), dir) => {
+            let specs = crate::capture::CaptureSpec::parse_list(points)
+                .map_err(|e| format!("{shown}: output.pcap: {e}"))?;
+            // With neither folder the captures go where `--out` says; a run without
+            // one either is refused when it starts (`ScenarioFile::run`).
+            let dir = dir.as_ref().or(o.dir.as_ref());
+            Some(crate::capture::PcapRequest {
+                specs,
+                dir: dir.map_or_else(PathBuf::new, |d| base.join(d)),
+            })
+        }
+    };
+    if let Some(ns) = raw.output.queue_sample_ns {
+        if ns == 0 {
+            return bad("output.queue_sample_ns", "must be above 0".into());
+        }
+        let run_ns = (raw.duration_us + raw.drain_us).saturating_mul(1000);
+        let samples = run_ns / ns + 1;
+        if samples > MAX_QUEUE_SAMPLES {
+            return bad(
+                "output.queue_sample_ns",
+                format!(
+                    "{ns} ns over a {run_ns} ns run takes {samples} samples; at most {MAX_QUEUE_SAMPLES}"
+                ),
+            );
+        }
+    }
+    Ok((waves, pcap))
 }
 
 /// The transport's recovery for a scenario's `transport.recovery`.
