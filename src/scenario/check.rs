@@ -4,10 +4,10 @@
 use super::WaveRequest;
 use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
-use crate::scenario::topology::IdealFct;
-use crate::scenario::topology::{Shape, TopologySpec};
+use crate::scenario::topology::{IdealFct, Shape, TopologySpec};
 use crate::schemes::{self};
 use std::path::{Path, PathBuf};
+use t2_clock::Clock;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::{self};
 use t2_testbench::transport::Congestion;
@@ -218,69 +218,8 @@ impl ScenarioFile {
                 format!("{} is too large", t.link_gbps),
             );
         };
+        let mut transport = check_transport(&raw, shown, clock, link_bps)?;
         let tr = &raw.transport;
-        let max_mss = 9216 - t2_testbench::transport::SEGMENT_OVERHEAD;
-        if !(1..=max_mss).contains(&tr.mss) {
-            return bad(
-                "transport.mss",
-                format!("{} is outside 1..={max_mss} (a 9216 B frame)", tr.mss),
-            );
-        }
-        if !(tr.mss..=MAX_WINDOW_BYTES).contains(&tr.window_bytes) {
-            return bad(
-                "transport.window_bytes",
-                format!(
-                    "{} is outside {}..={MAX_WINDOW_BYTES} (at least one segment)",
-                    tr.window_bytes, tr.mss
-                ),
-            );
-        }
-        // `rto_us` alone is both the initial timeout and its floor (what a file that set it
-        // asked for before the timer followed RFC 6298); with neither key, both are the
-        // data-center default.
-        let min_rto_us = tr
-            .min_rto_us
-            .or(tr.rto_us)
-            .unwrap_or(super::format::DEFAULT_MIN_RTO_US);
-        // Each key the file sets is checked under its own name (the derived values are
-        // then in range too).
-        for (key, us) in [
-            ("transport.rto_us", tr.rto_us),
-            ("transport.min_rto_us", tr.min_rto_us),
-        ] {
-            let Some(us) = us else { continue };
-            if !(1..=10_000_000).contains(&us) {
-                return bad(key, format!("{us} is outside 1..=10000000 (10 s)"));
-            }
-        }
-        let min_rto = clock.ns_to_cycles_ceil(min_rto_us * 1000);
-        let rto = clock.ns_to_cycles_ceil(tr.rto_us.unwrap_or(min_rto_us) * 1000);
-        let mut transport = TransportConfig {
-            mss: tr.mss,
-            window_bytes: tr.window_bytes,
-            rto,
-            min_rto,
-            // RFC 6298 §2.5 allows any maximum of at least 60 s; 64 doublings of the larger
-            // of the two keeps a backed-off timer within a run's scale.
-            max_rto: rto.max(min_rto).saturating_mul(64),
-            recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
-            congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
-                CongestionToml::Fixed => Congestion::Fixed,
-                CongestionToml::Dctcp => Congestion::Dctcp,
-            },
-            honour_pfc: tr.honour_pfc.unwrap_or(false),
-            resend_bounced: tr.resend_bounced.unwrap_or(false),
-            honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
-            mice_bytes: None,
-            qcn: match &tr.qcn {
-                None => None,
-                Some(q) => Some(
-                    q.params(clock, link_bps)
-                        .map_err(|e| format!("{shown}: {e}"))?,
-                ),
-            },
-            mlfq: None,
-        };
         let mut recirculation_mirror = None;
         let mut scheme_chip = None;
         let (program, port_queues, scheme) = match &raw.scheme {
@@ -706,6 +645,80 @@ impl ScenarioFile {
         })
     }
 }
+/// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
+/// congestion control and the host features the file sets (a scheme may add its own later).
+fn check_transport(
+    raw: &FileScenario,
+    shown: &str,
+    clock: Clock,
+    link_bps: u64,
+) -> Result<TransportConfig, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    let tr = &raw.transport;
+    let max_mss = 9216 - t2_testbench::transport::SEGMENT_OVERHEAD;
+    if !(1..=max_mss).contains(&tr.mss) {
+        return bad(
+            "transport.mss",
+            format!("{} is outside 1..={max_mss} (a 9216 B frame)", tr.mss),
+        );
+    }
+    if !(tr.mss..=MAX_WINDOW_BYTES).contains(&tr.window_bytes) {
+        return bad(
+            "transport.window_bytes",
+            format!(
+                "{} is outside {}..={MAX_WINDOW_BYTES} (at least one segment)",
+                tr.window_bytes, tr.mss
+            ),
+        );
+    }
+    // `rto_us` alone is both the initial timeout and its floor (what a file that set it
+    // asked for before the timer followed RFC 6298); with neither key, both are the
+    // data-center default.
+    let min_rto_us = tr
+        .min_rto_us
+        .or(tr.rto_us)
+        .unwrap_or(super::format::DEFAULT_MIN_RTO_US);
+    // Each key the file sets is checked under its own name (the derived values are
+    // then in range too).
+    for (key, us) in [
+        ("transport.rto_us", tr.rto_us),
+        ("transport.min_rto_us", tr.min_rto_us),
+    ] {
+        let Some(us) = us else { continue };
+        if !(1..=10_000_000).contains(&us) {
+            return bad(key, format!("{us} is outside 1..=10000000 (10 s)"));
+        }
+    }
+    let min_rto = clock.ns_to_cycles_ceil(min_rto_us * 1000);
+    let rto = clock.ns_to_cycles_ceil(tr.rto_us.unwrap_or(min_rto_us) * 1000);
+    Ok(TransportConfig {
+        mss: tr.mss,
+        window_bytes: tr.window_bytes,
+        rto,
+        min_rto,
+        // RFC 6298 §2.5 allows any maximum of at least 60 s; 64 doublings of the larger
+        // of the two keeps a backed-off timer within a run's scale.
+        max_rto: rto.max(min_rto).saturating_mul(64),
+        recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
+        congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
+            CongestionToml::Fixed => Congestion::Fixed,
+            CongestionToml::Dctcp => Congestion::Dctcp,
+        },
+        honour_pfc: tr.honour_pfc.unwrap_or(false),
+        resend_bounced: tr.resend_bounced.unwrap_or(false),
+        honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
+        mice_bytes: None,
+        qcn: match &tr.qcn {
+            None => None,
+            Some(q) => Some(
+                q.params(clock, link_bps)
+                    .map_err(|e| format!("{shown}: {e}"))?,
+            ),
+        },
+        mlfq: None,
+    })
+}
+
 /// What the output section asks for: a waveform of one switch (with its story groups) and
 /// captures.
 type OutputRequests = (
