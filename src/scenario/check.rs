@@ -94,36 +94,7 @@ impl ScenarioFile {
                 .map_err(|e| format!("{shown}: params: {e}"))?,
             None => Tofino2Params::default(),
         };
-        if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
-            return bad(
-                "program",
-                format!("scheme {name} sets it; remove one of the two"),
-            );
-        }
-        let program = match &raw.program {
-            None => None,
-            // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md).
-            Some(p) if p.extension().is_some_and(|e| e == "p4") => {
-                let path = base.join(p);
-                Some(
-                    crate::stf::load(&path, &[], &[])
-                        .map_err(|e| format!("{shown}: program: {e}"))?
-                        .program,
-                )
-            }
-            Some(p) => {
-                let path = base.join(p);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-                let program = Program::from_json(&text)
-                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-                // Checked now, so that its errors name the file (the chip names the
-                // program's `name`), and before the network is built.
-                t2_pipeline::check::check_with(&program, &params.pipeline.phv)
-                    .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-                Some(program)
-            }
-        };
+        let program = check_program(&raw, shown, base, &params)?;
         let t = &raw.topology;
         if let Some(cells) = t.queue_limit_cells {
             params.tm.queue_limit_cells = Some(cells);
@@ -148,70 +119,7 @@ impl ScenarioFile {
         if raw.drain_us > 10_000_000 {
             return bad("drain_us", format!("{} is above 10000000", raw.drain_us));
         }
-        // Which topology keys each kind takes.
-        let given: [(&str, Option<usize>); 7] = [
-            ("hosts", t.hosts),
-            ("hosts_per_side", t.hosts_per_side),
-            ("leaves", t.leaves),
-            ("spines", t.spines),
-            ("hosts_per_leaf", t.hosts_per_leaf),
-            ("k", t.k),
-            ("hosts_per_edge", t.hosts_per_edge),
-        ];
-        let wants: &[&str] = match t.kind.as_str() {
-            "single_chip" => &["hosts"],
-            "dumbbell" => &["hosts_per_side"],
-            "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
-            "fat_tree" => &["k"],
-            "pabo_tree" => &["hosts_per_edge"],
-            other => {
-                return bad(
-                    "topology.kind",
-                    format!(
-                        "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
-                    ),
-                )
-            }
-        };
-        for (key, value) in given {
-            match (wants.contains(&key), value) {
-                (true, None) => {
-                    return bad(
-                        &format!("topology.{key}"),
-                        format!("missing (kind {} needs it)", t.kind),
-                    )
-                }
-                (false, Some(_)) => {
-                    return bad(
-                        &format!("topology.{key}"),
-                        format!("not used by kind {}", t.kind),
-                    )
-                }
-                _ => {}
-            }
-        }
-        let v = |key: &str| {
-            given
-                .iter()
-                .find(|g| g.0 == key)
-                .and_then(|g| g.1)
-                .unwrap_or(0)
-        };
-        let shape = match t.kind.as_str() {
-            "single_chip" => Shape::SingleChip { hosts: v("hosts") },
-            "dumbbell" => Shape::Dumbbell {
-                hosts_per_side: v("hosts_per_side"),
-            },
-            "leaf_spine" => Shape::LeafSpine {
-                leaves: v("leaves"),
-                spines: v("spines"),
-                hosts_per_leaf: v("hosts_per_leaf"),
-            },
-            "fat_tree" => Shape::FatTree { k: v("k") },
-            _ => Shape::PaboTree {
-                hosts_per_edge: v("hosts_per_edge"),
-            },
-        };
+        let shape = check_shape(t, shown)?;
         let Some(link_bps) = t.link_gbps.checked_mul(1_000_000_000) else {
             return bad(
                 "topology.link_gbps",
@@ -645,6 +553,116 @@ impl ScenarioFile {
         })
     }
 }
+/// The program key: a JSON or P4 program file, read and checked now so that its errors name
+/// the file (a scheme brings its own program instead).
+fn check_program(
+    raw: &FileScenario,
+    shown: &str,
+    base: &Path,
+    params: &Tofino2Params,
+) -> Result<Option<Program>, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
+        return bad(
+            "program",
+            format!("scheme {name} sets it; remove one of the two"),
+        );
+    }
+    Ok(match &raw.program {
+        None => None,
+        // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md).
+        Some(p) if p.extension().is_some_and(|e| e == "p4") => {
+            let path = base.join(p);
+            Some(
+                crate::stf::load(&path, &[], &[])
+                    .map_err(|e| format!("{shown}: program: {e}"))?
+                    .program,
+            )
+        }
+        Some(p) => {
+            let path = base.join(p);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+            let program = Program::from_json(&text)
+                .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+            // Checked now, so that its errors name the file (the chip names the
+            // program's `name`), and before the network is built.
+            t2_pipeline::check::check_with(&program, &params.pipeline.phv)
+                .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+            Some(program)
+        }
+    })
+}
+
+/// The topology's kind and the size keys that kind takes (each one it needs, none other).
+fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    // Which topology keys each kind takes.
+    let given: [(&str, Option<usize>); 7] = [
+        ("hosts", t.hosts),
+        ("hosts_per_side", t.hosts_per_side),
+        ("leaves", t.leaves),
+        ("spines", t.spines),
+        ("hosts_per_leaf", t.hosts_per_leaf),
+        ("k", t.k),
+        ("hosts_per_edge", t.hosts_per_edge),
+    ];
+    let wants: &[&str] = match t.kind.as_str() {
+        "single_chip" => &["hosts"],
+        "dumbbell" => &["hosts_per_side"],
+        "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
+        "fat_tree" => &["k"],
+        "pabo_tree" => &["hosts_per_edge"],
+        other => {
+            return bad(
+                "topology.kind",
+                format!(
+                    "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
+                ),
+            )
+        }
+    };
+    for (key, value) in given {
+        match (wants.contains(&key), value) {
+            (true, None) => {
+                return bad(
+                    &format!("topology.{key}"),
+                    format!("missing (kind {} needs it)", t.kind),
+                )
+            }
+            (false, Some(_)) => {
+                return bad(
+                    &format!("topology.{key}"),
+                    format!("not used by kind {}", t.kind),
+                )
+            }
+            _ => {}
+        }
+    }
+    let v = |key: &str| {
+        given
+            .iter()
+            .find(|g| g.0 == key)
+            .and_then(|g| g.1)
+            .unwrap_or(0)
+    };
+    Ok(match t.kind.as_str() {
+        "single_chip" => Shape::SingleChip { hosts: v("hosts") },
+        "dumbbell" => Shape::Dumbbell {
+            hosts_per_side: v("hosts_per_side"),
+        },
+        "leaf_spine" => Shape::LeafSpine {
+            leaves: v("leaves"),
+            spines: v("spines"),
+            hosts_per_leaf: v("hosts_per_leaf"),
+        },
+        "fat_tree" => Shape::FatTree { k: v("k") },
+        _ => Shape::PaboTree {
+            hosts_per_edge: v("hosts_per_edge"),
+        },
+    })
+}
+
 /// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
 /// congestion control and the host features the file sets (a scheme may add its own later).
 fn check_transport(
