@@ -232,92 +232,7 @@ impl ScenarioFile {
             }
         };
         let w = &raw.workload;
-        let background = match &w.cdf {
-            None => {
-                for (key, set) in [
-                    ("size_unit_packets", w.size_unit_packets.is_some()),
-                    ("sampling", w.sampling.is_some()),
-                    ("load", w.load.is_some()),
-                    ("arrivals", w.arrivals.is_some()),
-                    ("sigma", w.sigma.is_some()),
-                    ("load_on", w.load_on.is_some()),
-                    ("arrival_process", w.arrival_process.is_some()),
-                ] {
-                    if set {
-                        return bad(&format!("workload.{key}"), "needs workload.cdf".into());
-                    }
-                }
-                None
-            }
-            Some(file) => {
-                if let Some(b) = w.size_unit_packets.filter(|b| !(1..=9216).contains(b)) {
-                    return bad(
-                        "workload.size_unit_packets",
-                        format!("{b} is outside 1..=9216 (bytes of a packet)"),
-                    );
-                }
-                let unit = w
-                    .size_unit_packets
-                    .map_or(SizeUnit::Bytes, SizeUnit::Packets);
-                let cdf = SizeCdf::load(&base.join(file), unit)
-                    .map_err(|e| format!("{shown}: workload.cdf: {e}"))?;
-                let Some(load) = w.load else {
-                    return bad(
-                        "workload.load",
-                        "missing (a CDF workload needs a load)".into(),
-                    );
-                };
-                if !(load > 0.0 && load <= 1.0) {
-                    return bad("workload.load", format!("{load} is outside (0, 1]"));
-                }
-                let arrivals = match (w.arrivals.unwrap_or(ArrivalsToml::Poisson), w.sigma) {
-                    (ArrivalsToml::Poisson, None) => Arrivals::Poisson,
-                    (ArrivalsToml::Poisson, Some(_)) => {
-                        return bad(
-                            "workload.sigma",
-                            "only log_normal arrivals take sigma".into(),
-                        )
-                    }
-                    (ArrivalsToml::LogNormal, Some(sigma)) if sigma > 0.0 && sigma < 10.0 => {
-                        Arrivals::LogNormal { sigma }
-                    }
-                    (ArrivalsToml::LogNormal, Some(sigma)) => {
-                        return bad("workload.sigma", format!("{sigma} is outside (0, 10)"))
-                    }
-                    (ArrivalsToml::LogNormal, None) => {
-                        return bad(
-                            "workload.sigma",
-                            "missing (log_normal arrivals need it)".into(),
-                        )
-                    }
-                };
-                Some(CdfTraffic {
-                    cdf,
-                    sampling: match w.sampling.unwrap_or(SamplingToml::Linear) {
-                        SamplingToml::Linear => Sampling::Linear,
-                        SamplingToml::Step => Sampling::Step,
-                    },
-                    arrivals,
-                    load,
-                    load_on: match w.load_on.unwrap_or(LoadOnToml::Host) {
-                        LoadOnToml::Host => LoadOn::Host,
-                        LoadOnToml::Core => {
-                            if shape.core_links().is_none() {
-                                return bad(
-                                    "workload.load_on",
-                                    "core, but this topology has no core links (leaf_spine, fat_tree and dumbbell have)".into(),
-                                );
-                            }
-                            LoadOn::Core
-                        }
-                    },
-                    scope: match w.arrival_process.unwrap_or(ArrivalProcessToml::PerHost) {
-                        ArrivalProcessToml::PerHost => ArrivalScope::PerHost,
-                        ArrivalProcessToml::Global => ArrivalScope::Global,
-                    },
-                })
-            }
-        };
+        let background = check_background(&raw, shown, base, &shape)?;
         let us = |x: u64| clock.ns_to_cycles_ceil(x.saturating_mul(1000));
         let incast = w.incast.as_ref().map(|i| Incast {
             degree: i.degree,
@@ -734,6 +649,104 @@ fn check_transport(
             ),
         },
         mlfq: None,
+    })
+}
+
+/// The workload's background traffic: a flow-size CDF file with its unit, sampling, load
+/// (on host or core links), arrival gaps and process; none of those keys without a CDF.
+fn check_background(
+    raw: &FileScenario,
+    shown: &str,
+    base: &Path,
+    shape: &Shape,
+) -> Result<Option<CdfTraffic>, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    let w = &raw.workload;
+    Ok(match &w.cdf {
+        None => {
+            for (key, set) in [
+                ("size_unit_packets", w.size_unit_packets.is_some()),
+                ("sampling", w.sampling.is_some()),
+                ("load", w.load.is_some()),
+                ("arrivals", w.arrivals.is_some()),
+                ("sigma", w.sigma.is_some()),
+                ("load_on", w.load_on.is_some()),
+                ("arrival_process", w.arrival_process.is_some()),
+            ] {
+                if set {
+                    return bad(&format!("workload.{key}"), "needs workload.cdf".into());
+                }
+            }
+            None
+        }
+        Some(file) => {
+            if let Some(b) = w.size_unit_packets.filter(|b| !(1..=9216).contains(b)) {
+                return bad(
+                    "workload.size_unit_packets",
+                    format!("{b} is outside 1..=9216 (bytes of a packet)"),
+                );
+            }
+            let unit = w
+                .size_unit_packets
+                .map_or(SizeUnit::Bytes, SizeUnit::Packets);
+            let cdf = SizeCdf::load(&base.join(file), unit)
+                .map_err(|e| format!("{shown}: workload.cdf: {e}"))?;
+            let Some(load) = w.load else {
+                return bad(
+                    "workload.load",
+                    "missing (a CDF workload needs a load)".into(),
+                );
+            };
+            if !(load > 0.0 && load <= 1.0) {
+                return bad("workload.load", format!("{load} is outside (0, 1]"));
+            }
+            let arrivals = match (w.arrivals.unwrap_or(ArrivalsToml::Poisson), w.sigma) {
+                (ArrivalsToml::Poisson, None) => Arrivals::Poisson,
+                (ArrivalsToml::Poisson, Some(_)) => {
+                    return bad(
+                        "workload.sigma",
+                        "only log_normal arrivals take sigma".into(),
+                    )
+                }
+                (ArrivalsToml::LogNormal, Some(sigma)) if sigma > 0.0 && sigma < 10.0 => {
+                    Arrivals::LogNormal { sigma }
+                }
+                (ArrivalsToml::LogNormal, Some(sigma)) => {
+                    return bad("workload.sigma", format!("{sigma} is outside (0, 10)"))
+                }
+                (ArrivalsToml::LogNormal, None) => {
+                    return bad(
+                        "workload.sigma",
+                        "missing (log_normal arrivals need it)".into(),
+                    )
+                }
+            };
+            Some(CdfTraffic {
+                cdf,
+                sampling: match w.sampling.unwrap_or(SamplingToml::Linear) {
+                    SamplingToml::Linear => Sampling::Linear,
+                    SamplingToml::Step => Sampling::Step,
+                },
+                arrivals,
+                load,
+                load_on: match w.load_on.unwrap_or(LoadOnToml::Host) {
+                    LoadOnToml::Host => LoadOn::Host,
+                    LoadOnToml::Core => {
+                        if shape.core_links().is_none() {
+                            return bad(
+                                "workload.load_on",
+                                "core, but this topology has no core links (leaf_spine, fat_tree and dumbbell have)".into(),
+                            );
+                        }
+                        LoadOn::Core
+                    }
+                },
+                scope: match w.arrival_process.unwrap_or(ArrivalProcessToml::PerHost) {
+                    ArrivalProcessToml::PerHost => ArrivalScope::PerHost,
+                    ArrivalProcessToml::Global => ArrivalScope::Global,
+                },
+            })
+        }
     })
 }
 
