@@ -19,9 +19,10 @@ the run's own outputs:
 
 Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
-           [--base scenarios/slytherin_incast.toml --degrees 24,32,40]
+           [--base scenarios/slytherin_incast.toml --degrees 24,32,40] [--rto-us 100]
 --base picks another scenario file (default scenarios/slytherin_websearch.toml); --degrees
-replaces its `degree` ([workload.incast]) in turn, and the table gets a degree column.
+replaces its `degree` ([workload.incast]) in turn, and the table gets a degree column;
+--rto-us sets the transport's `rto_us` (the RFC 6298 timer's initial value and floor).
 """
 
 import argparse
@@ -42,8 +43,14 @@ SHORT = 100_000
 LONG = 1_000_000
 
 
-def variant(scheme, load, seed, k, degree=None):
+def variant(scheme, load, seed, k, degree=None, rto_us=None):
     text = open(BASE).read()
+    if rto_us is not None:
+        # The RFC 6298 timer's initial value and floor; without it the transport's default
+        # (2 ms, the PIAS artifact's min_rto; docs/testbench.md).
+        text, n = re.subn(r"(?m)^\[transport\]\n", f"[transport]\nrto_us = {rto_us}\n", text)
+        if n != 1:
+            sys.exit(f"{BASE}: --rto-us needs exactly one [transport] section, found {n}")
     if degree is not None:
         text, n = re.subn(r"(?m)^degree = .*$", f"degree = {degree}", text)
         if n != 1:
@@ -67,15 +74,18 @@ def nearest_rank(values, p):
     return s[min(rank, len(s)) - 1]
 
 
-def run(out, scheme, load, seed, k, degree=None):
+def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None):
     tag = f"{scheme}_load{load}_seed{seed}" + (f"_k{k}" if k is not None else "")
     tag += f"_deg{degree}" if degree is not None else ""
+    tag += f"_rto{rto_us}" if rto_us is not None else ""
     d = os.path.join(out, tag)
     os.makedirs(d, exist_ok=True)
     toml = os.path.join(d, "scenario.toml")
     with open(toml, "w") as f:
-        f.write(variant(scheme, load, seed, k, degree))
+        f.write(variant(scheme, load, seed, k, degree, rto_us))
     cmd = [BIN, "run", "--scenario", toml, "--out", d]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
     print(" ".join(cmd), file=sys.stderr, flush=True)
     if not os.path.exists(os.path.join(d, "summary.json")):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -147,6 +157,7 @@ def main():
     a.add_argument("--k", default="768")
     a.add_argument("--base", default=BASE)
     a.add_argument("--degrees", default=None)
+    a.add_argument("--rto-us", type=int, default=None)
     args = a.parse_args()
     BASE = os.path.abspath(args.base)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -161,7 +172,7 @@ def main():
             for scheme in args.schemes.split(","):
                 ks = [int(k) for k in args.k.split(",")] if scheme != "droptail" else [None]
                 for k in ks:
-                    dirs = [run(args.out, scheme, load, s, k, degree) for s in seeds]
+                    dirs = [run(args.out, scheme, load, s, k, degree, args.rto_us) for s in seeds]
                     m = measure(dirs)
                     print(
                         (f"| {degree} " if degree is not None else "")
