@@ -28,6 +28,11 @@ pub struct CompareArgs {
     /// the number).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Run the comparison once per seed (replacing the file's `seed`), comma-separated, and
+    /// add each figure's mean and 95% interval over them; with --out, each seed's results go
+    /// to DIR/seed{S}/ and the statistics to DIR/compare_seeds.csv.
+    #[arg(long, value_delimiter = ',', value_name = "S1,S2,...")]
+    pub seeds: Vec<u64>,
 }
 
 /// Runs a comparison: tables to standard output, files to --out.
@@ -52,12 +57,15 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     }
     let started = Instant::now();
     let source = ScenarioText::read(&args.scenario)?;
-    if let Some(dir) = &args.out {
-        t2sim::scenario::out_dir::prepare_comparison(dir, &names, &source.shown)?;
-    }
     let threads = args
         .threads
         .map_or_else(t2sim::study::parallel::default_threads, usize::from);
+    if !args.seeds.is_empty() {
+        return compare_over_seeds(args, &source, &names, &settings, threads, started);
+    }
+    if let Some(dir) = &args.out {
+        t2sim::scenario::out_dir::prepare_comparison(dir, &names, &source.shown)?;
+    }
     let c = t2sim::study::compare::compare_on(&source, &names, &settings, threads, |name| {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("t2sim: compare: running {name}");
@@ -74,6 +82,54 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     eprintln!(
         "t2sim: compared {} schemes in {:.1} s wall",
         c.runs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `compare --seeds`: the comparison once per seed, then the figures over the seeds.
+fn compare_over_seeds(
+    args: &CompareArgs,
+    source: &ScenarioText,
+    names: &[String],
+    settings: &t2sim::schemes::SchemeSettings,
+    threads: usize,
+    started: Instant,
+) -> Result<(), String> {
+    if let Some(dir) = &args.out {
+        t2sim::scenario::out_dir::prepare(dir, "--out", &source.shown)?;
+        for seed in &args.seeds {
+            let sub = dir.join(format!("seed{seed}"));
+            t2sim::scenario::out_dir::prepare_comparison(&sub, names, &source.shown)?;
+        }
+    }
+    let over = t2sim::study::compare::OverSeeds::run(
+        source,
+        names,
+        settings,
+        &args.seeds,
+        threads,
+        |seed, name| {
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!("t2sim: compare: seed {seed}: running {name}");
+            }
+        },
+    )?;
+    let mut text = over.text();
+    if let Some(dir) = &args.out {
+        for f in over.write(dir)? {
+            text += &format!("wrote            {f}\n");
+        }
+        for seed in &args.seeds {
+            t2sim::scenario::out_dir::finish(&dir.join(format!("seed{seed}")))?;
+        }
+        t2sim::scenario::out_dir::finish(dir)?;
+    }
+    emit(&text);
+    eprintln!(
+        "t2sim: compared {} schemes over {} seeds in {:.1} s wall",
+        names.len(),
+        args.seeds.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(())

@@ -195,6 +195,19 @@ pub fn compare_on(
     threads: usize,
     each: impl Fn(&str) + Sync,
 ) -> Result<Comparison, String> {
+    compare_seeded(source, names, settings, None, threads, each)
+}
+
+/// [`compare_on`] with the file's `seed` replaced by `seed` (when given): the comparison
+/// of one seed of `t2sim compare --seeds`.
+pub fn compare_seeded(
+    source: &ScenarioText,
+    names: &[String],
+    settings: &SchemeSettings,
+    seed: Option<u64>,
+    threads: usize,
+    each: impl Fn(&str) + Sync,
+) -> Result<Comparison, String> {
     if names.is_empty() {
         return Err("no schemes to compare".into());
     }
@@ -209,7 +222,15 @@ pub fn compare_on(
             return Err(format!("--set {scheme}.*: scheme {scheme} is not compared"));
         }
     }
-    let plain = ScenarioFile::from_text(source, &[])?;
+    let seeded: Vec<(String, toml::Value)> = seed
+        .map(|s| {
+            let v = i64::try_from(s).map_err(|_| format!("seed {s}: above {}", i64::MAX))?;
+            Ok::<_, String>(("seed".to_string(), toml::Value::Integer(v)))
+        })
+        .transpose()?
+        .into_iter()
+        .collect();
+    let plain = ScenarioFile::from_text(source, &seeded)?;
     let threads = if plain.waves.is_some() || plain.pcap.is_some() {
         1
     } else {
@@ -217,7 +238,8 @@ pub fn compare_on(
     };
     let run_one = |_: usize, name: &String| -> Result<SchemeRun, String> {
         each(name);
-        let mut overrides = vec![("scheme".to_string(), toml::Value::String(name.clone()))];
+        let mut overrides = seeded.clone();
+        overrides.push(("scheme".to_string(), toml::Value::String(name.clone())));
         for (k, v) in settings.get(name).into_iter().flatten() {
             overrides.push((format!("scheme_params.{k}"), toml::Value::Float(*v)));
         }
@@ -432,6 +454,161 @@ impl Comparison {
             r.results.write(&sub, clock)?;
             written.push(format!("{}/", sub.display()));
         }
+        Ok(written)
+    }
+}
+
+/// One scenario compared under several seeds (`t2sim compare --seeds`): a [`Comparison`] per
+/// seed, the same schemes in the same order in each, and each figure's mean and 95%
+/// interval over the seeds (`crate::study::stats`).
+#[derive(Debug, Clone)]
+pub struct OverSeeds {
+    pub seeds: Vec<u64>,
+    pub comparisons: Vec<Comparison>,
+}
+
+impl OverSeeds {
+    /// Runs `compare_seeded` once per seed of `seeds` (at least one, none twice).
+    pub fn run(
+        source: &ScenarioText,
+        names: &[String],
+        settings: &SchemeSettings,
+        seeds: &[u64],
+        threads: usize,
+        each: impl Fn(u64, &str) + Sync,
+    ) -> Result<OverSeeds, String> {
+        if seeds.is_empty() {
+            return Err("--seeds: no seeds given".into());
+        }
+        for (i, s) in seeds.iter().enumerate() {
+            if seeds[..i].contains(s) {
+                return Err(format!("--seeds: seed {s} is named twice"));
+            }
+        }
+        let comparisons = seeds
+            .iter()
+            .map(|&seed| {
+                compare_seeded(source, names, settings, Some(seed), threads, |n| {
+                    each(seed, n)
+                })
+                .map_err(|e| format!("seed {seed}: {e}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(OverSeeds {
+            seeds: seeds.to_vec(),
+            comparisons,
+        })
+    }
+
+    /// Every seed's tables, then the figures over the seeds: per scheme each count's and
+    /// queue's mean +- half-width, and the p99 slowdown of each size bucket likewise.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for c in &self.comparisons {
+            s += &c.text();
+        }
+        let n = self.seeds.len();
+        let _ = writeln!(
+            s,
+            "over seeds       {} ({n} seeds: {}); mean +- 95% interval (Student t, {} degrees of freedom)",
+            self.comparisons[0].scenario,
+            self.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            n - 1
+        );
+        let _ = writeln!(
+            s,
+            "{:<13} {:>15} {:>17} {:>17} {:>17} {:>17} {:>15}",
+            "scheme", "done", "drops", "pauses", "maxq", "p99q", "gbps"
+        );
+        let first = &self.comparisons[0];
+        for (i, r) in first.runs.iter().enumerate() {
+            let over = |f: &dyn Fn(&Figures) -> Option<f64>, digits: usize| {
+                let v: Vec<f64> = self
+                    .comparisons
+                    .iter()
+                    .filter_map(|c| f(&c.runs[i].figures))
+                    .collect();
+                crate::study::stats::MeanCi::of(&v).map_or("-".to_string(), |m| m.show(digits))
+            };
+            let _ = writeln!(
+                s,
+                "{:<13} {:>15} {:>17} {:>17} {:>17} {:>17} {:>15}",
+                r.scheme,
+                over(&|f| Some(f.completed as f64), 1),
+                over(&|f| Some(f.drops as f64), 1),
+                over(&|f| Some(f.pause_frames as f64), 1),
+                over(&|f| f.max_queue_cells.map(|x| x as f64), 0),
+                over(&|f| f.p99_queue_cells, 0),
+                over(&|f| f.mean_flow_gbps, 2),
+            );
+        }
+        let _ = writeln!(s, "FCT slowdown p99 by flow size, over seeds");
+        let labels: Vec<String> = first.runs[0]
+            .figures
+            .buckets
+            .iter()
+            .map(bucket_label)
+            .collect();
+        let _ = write!(s, "{:<13}", "scheme");
+        for l in &labels {
+            let _ = write!(s, " {l:>20}");
+        }
+        let _ = writeln!(s);
+        for (i, r) in first.runs.iter().enumerate() {
+            let _ = write!(s, "{:<13}", r.scheme);
+            for b in 0..labels.len() {
+                let v: Vec<f64> = self
+                    .comparisons
+                    .iter()
+                    .filter_map(|c| c.runs[i].figures.buckets.get(b)?.p99_slowdown)
+                    .collect();
+                let cell =
+                    crate::study::stats::MeanCi::of(&v).map_or("-".to_string(), |m| m.show(2));
+                let _ = write!(s, " {cell:>20}");
+            }
+            let _ = writeln!(s);
+        }
+        s
+    }
+
+    /// `compare_seeds.csv`: one line per scheme, its parameters, the seeds, then every
+    /// column of `compare.csv` as its mean and 95% half-width over the seeds.
+    pub fn csv(&self) -> String {
+        let tables: Vec<Vec<Vec<String>>> = self
+            .comparisons
+            .iter()
+            .map(|c| {
+                c.csv()
+                    .lines()
+                    .map(crate::study::stats::csv_fields)
+                    .collect()
+            })
+            .collect();
+        let header = &tables[0][0];
+        let groups: Vec<(Vec<String>, Vec<Vec<String>>)> = (1..tables[0].len())
+            .map(|row| {
+                let key = tables[0][row][..2].to_vec();
+                let rows = tables.iter().map(|t| t[row][2..].to_vec()).collect();
+                (key, rows)
+            })
+            .collect();
+        crate::study::stats::mean_table(&["scheme", "params"], &header[2..], &groups)
+    }
+
+    /// Writes each seed's comparison into `DIR/seed{S}/` (as [`Comparison::write`]) and
+    /// `compare_seeds.csv`; returns the files written.
+    pub fn write(&self, dir: &Path) -> Result<Vec<String>, String> {
+        let mut written = Vec::new();
+        for (seed, c) in self.seeds.iter().zip(&self.comparisons) {
+            written.extend(c.write(&dir.join(format!("seed{seed}")))?);
+        }
+        let p = dir.join("compare_seeds.csv");
+        std::fs::write(&p, self.csv()).map_err(|e| format!("{}: {e}", p.display()))?;
+        written.push(p.display().to_string());
         Ok(written)
     }
 }

@@ -67,8 +67,8 @@ impl MeanCi {
     }
 }
 
-/// Splits one CSV line into fields (quotes as `sweep` writes them).
-fn fields(line: &str) -> Vec<String> {
+/// Splits one CSV line into fields (quotes as `sweep` and `compare` write them).
+pub fn csv_fields(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -98,13 +98,13 @@ pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
     let Some(seed_axis) = axes.iter().position(|a| a.key == "seed") else {
         return Err("statistics over seeds need a --grid seed=... axis".into());
     };
-    let header = fields(&sweep.header);
+    let header = csv_fields(&sweep.header);
     // Columns: point, the axes, then the figures.
     let first_figure = 1 + axes.len();
     let mut groups: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
     let mut at: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     for (_, line) in &sweep.rows {
-        let f = fields(line);
+        let f = csv_fields(line);
         if f.len() != header.len() {
             return Err(format!(
                 "sweep row `{line}` has {} fields, the header {}",
@@ -122,22 +122,45 @@ pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
         });
         groups[i].1.push(f);
     }
-    let mut s = String::new();
     let names: Vec<&str> = axes
         .iter()
         .filter(|a| a.key != "seed")
         .map(|a| a.key.as_str())
         .collect();
-    let _ = write!(s, "{}", names.join(","));
-    if !names.is_empty() {
+    let groups: Vec<(Vec<String>, Vec<Vec<String>>)> = groups
+        .into_iter()
+        .map(|(key, rows)| {
+            (
+                key,
+                rows.into_iter()
+                    .map(|r| r[first_figure..].to_vec())
+                    .collect(),
+            )
+        })
+        .collect();
+    Ok(mean_table(&names, &header[first_figure..], &groups))
+}
+
+/// The CSV of figures over seeds: the key columns `key_names` and `seeds`, then for each of
+/// `figures` its `mean` and `ci95`; one line per group (its key's values, and one row of
+/// figure cells per seed). A column that is not a number in every row (the fit's verdict)
+/// keeps its value when all rows agree, else is left empty.
+pub fn mean_table(
+    key_names: &[&str],
+    figures: &[String],
+    groups: &[(Vec<String>, Vec<Vec<String>>)],
+) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "{}", key_names.join(","));
+    if !key_names.is_empty() {
         s.push(',');
     }
     s.push_str("seeds");
-    for h in &header[first_figure..] {
+    for h in figures {
         let _ = write!(s, ",{h}.mean,{h}.ci95");
     }
     s.push('\n');
-    for (key, rows) in &groups {
+    for (key, rows) in groups {
         let quoted: Vec<String> = key
             .iter()
             .map(|v| {
@@ -153,7 +176,7 @@ pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
             s.push(',');
         }
         let _ = write!(s, "{}", rows.len());
-        for c in first_figure..header.len() {
+        for c in 0..figures.len() {
             let cells: Vec<&str> = rows.iter().map(|r| r[c].as_str()).collect();
             let numbers: Vec<f64> = cells.iter().filter_map(|v| v.parse().ok()).collect();
             if numbers.len() == cells.iter().filter(|v| !v.is_empty()).count()
@@ -174,7 +197,7 @@ pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
         }
         s.push('\n');
     }
-    Ok(s)
+    s
 }
 
 #[cfg(test)]
@@ -203,7 +226,7 @@ mod tests {
 
     #[test]
     fn csv_fields_keep_quoted_commas() {
-        assert_eq!(fields("1,\"a,b\",c"), ["1", "a,b", "c"]);
-        assert_eq!(fields("\"x\"\"y\","), ["x\"y", ""]);
+        assert_eq!(csv_fields("1,\"a,b\",c"), ["1", "a,b", "c"]);
+        assert_eq!(csv_fields("\"x\"\"y\","), ["x\"y", ""]);
     }
 }

@@ -406,3 +406,88 @@ fn the_files_compare_section_chooses_schemes_and_parameters() {
             .starts_with("compare.params.dctcp.k_cells: 0 is outside 1..=524287")
     );
 }
+
+#[test]
+fn compare_over_seeds_is_one_comparison_per_seed_and_their_statistics() {
+    let dir = scratch("seeds");
+    let out = t2sim(&[
+        "compare",
+        "--scenario",
+        scenario().to_str().unwrap(),
+        "--seeds",
+        "1,2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Each seed's comparison is the file's comparison with `seed` set to it.
+    let settings = t2sim::scenario::ScenarioFile::load(&scenario())
+        .unwrap()
+        .compare
+        .unwrap()
+        .1;
+    let mut completed = BTreeMap::new();
+    for seed in [1u64, 2] {
+        let c = t2sim::study::compare::compare_seeded(
+            &source(&scenario()),
+            &names(&["droptail", "dctcp"]),
+            &settings,
+            Some(seed),
+            1,
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(c.seed, seed);
+        assert!(text.contains(&c.text()), "seed {seed}:\n{text}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join(format!("seed{seed}/compare.csv"))).unwrap(),
+            c.csv()
+        );
+        assert!(dir.join(format!("seed{seed}/dctcp/flows.csv")).is_file());
+        for r in &c.runs {
+            completed
+                .entry(r.scheme.clone())
+                .or_insert_with(Vec::new)
+                .push(r.figures.completed as f64);
+        }
+    }
+    assert!(
+        text.contains("over seeds       compare-incast (2 seeds: 1, 2); mean +- 95% interval (Student t, 1 degrees of freedom)"),
+        "{text}"
+    );
+    // compare_seeds.csv: the mean and the half-width t(0.975, 1) x s / sqrt(2) of each column.
+    let csv = std::fs::read_to_string(dir.join("compare_seeds.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = t2sim::study::stats::csv_fields(lines.next().unwrap());
+    assert_eq!(header[..3], ["scheme", "params", "seeds"]);
+    let col = header.iter().position(|h| h == "completed.mean").unwrap();
+    assert_eq!(header[col + 1], "completed.ci95");
+    for line in lines {
+        let f = t2sim::study::stats::csv_fields(line);
+        let v = &completed[&f[0]];
+        assert_eq!(f[2], "2");
+        let mean = (v[0] + v[1]) / 2.0;
+        assert_eq!(f[col], format!("{mean:.6}"));
+        let half = 12.706 * (v[0] - v[1]).abs() / 2.0;
+        assert_eq!(f[col + 1], format!("{half:.6}"));
+    }
+    assert!(!dir.join("INCOMPLETE").exists());
+    // A seed named twice is an error that says so.
+    let out = t2sim(&[
+        "compare",
+        "--scenario",
+        scenario().to_str().unwrap(),
+        "--seeds",
+        "3,3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "t2sim: error: --seeds: seed 3 is named twice\n"
+    );
+}
