@@ -30,19 +30,31 @@ def p99(values):
     return s[max(0, math.ceil(0.99 * len(s)) - 1)]
 
 
-def row(folder, scheme, compare):
+def figures(folder):
+    """The figures of one scheme's run folder (flows.csv, links.csv), as numbers."""
     flows = list(csv.DictReader(open(os.path.join(folder, "flows.csv"))))
     mice = [float(f["fct_ns"]) / 1000 for f in flows if int(f["size_bytes"]) < 10000 and f["fct_ns"]]
     eleph = [float(f["throughput_gbps"]) for f in flows
              if int(f["size_bytes"]) >= 10000 and int(f["dst"]) == HOTSPOT and f["fct_ns"]]
-    victims = [(f["src"], f["dst"], f["throughput_gbps"]) for f in flows if int(f["dst"]) != HOTSPOT]
+    victims = [(f["src"], f["dst"], float(f["throughput_gbps"]) if f["throughput_gbps"] else None)
+               for f in flows if int(f["dst"]) != HOTSPOT]
     last = max(float(f["finish_ns"]) for f in flows if int(f["dst"]) == HOTSPOT and f["finish_ns"])
     links = {(l["node"], l["port"]): int(l["bytes"]) for l in csv.DictReader(open(os.path.join(folder, "links.csv")))}
-    util = links[("switch3", "0")] * 8 / (last * 1e-9) / LINK_BPS
+    return {
+        "mice_mean_us": sum(mice) / len(mice),
+        "mice_p99_us": p99(mice),
+        "elephant_gbps": sum(eleph) / len(eleph),
+        "victims": victims,
+        "hotspot_util": links[("switch3", "0")] * 8 / (last * 1e-9) / LINK_BPS,
+    }
+
+
+def row(folder, scheme, compare):
+    f = figures(folder)
     c = compare.get(scheme, {})
-    v = " ".join(f"{s}->{d} {float(g):.2f}" for s, d, g in victims)
-    print(f"| {scheme} | {sum(mice) / len(mice):.1f} | {p99(mice):.1f} | {sum(eleph) / len(eleph):.2f} "
-          f"| {v} | {100 * util:.1f}% | {c.get('pause_frames', '-')} | {c.get('recirculated', '-')} "
+    v = " ".join(f"{s}->{d} {g:.2f}" for s, d, g in f["victims"])
+    print(f"| {scheme} | {f['mice_mean_us']:.1f} | {f['mice_p99_us']:.1f} | {f['elephant_gbps']:.2f} "
+          f"| {v} | {100 * f['hotspot_util']:.1f}% | {c.get('pause_frames', '-')} | {c.get('recirculated', '-')} "
           f"| {c.get('drops', '-')} |")
 
 
