@@ -200,37 +200,7 @@ impl ScenarioFile {
         transport
             .validate("transport")
             .map_err(|e| format!("{shown}: {e}"))?;
-        let compare = match &raw.compare {
-            None => None,
-            Some(c) => {
-                if c.schemes.is_empty() {
-                    return bad("compare.schemes", "names no scheme".into());
-                }
-                for (i, name) in c.schemes.iter().enumerate() {
-                    schemes::find(name)
-                        .map_err(|e| format!("{shown}: compare.schemes[{i}]: {e}"))?;
-                    if c.schemes[..i].contains(name) {
-                        return bad(
-                            &format!("compare.schemes[{i}]"),
-                            format!("{name} is named twice"),
-                        );
-                    }
-                }
-                for (name, values) in &c.params {
-                    if !c.schemes.contains(name) {
-                        return bad(
-                            &format!("compare.params.{name}"),
-                            "not a compared scheme".into(),
-                        );
-                    }
-                    schemes::find(name)
-                        .expect("checked above")
-                        .resolve(values)
-                        .map_err(|e| format!("{shown}: compare.params.{name}.{e}"))?;
-                }
-                Some((c.schemes.clone(), c.params.clone()))
-            }
-        };
+        let compare = check_compare(&raw, shown)?;
         let w = &raw.workload;
         let background = check_background(&raw, shown, base, &shape)?;
         let us = |x: u64| clock.ns_to_cycles_ceil(x.saturating_mul(1000));
@@ -290,111 +260,8 @@ impl ScenarioFile {
         }
         let size = topology.check().expect("checked above");
         let hosts = size.hosts;
-        if let Some(i) = &w.incast {
-            if i.degree == 0 || i.degree >= hosts {
-                return bad(
-                    "workload.incast.degree",
-                    format!(
-                        "{} is outside 1..={} (senders into one of the {hosts} hosts)",
-                        i.degree,
-                        hosts - 1
-                    ),
-                );
-            }
-            if i.size_bytes == 0 {
-                return bad("workload.incast.size_bytes", "must be above 0".into());
-            }
-            if i.size_bytes > u32::MAX as u64 {
-                return bad(
-                    "workload.incast.size_bytes",
-                    format!(
-                        "{} is above {} (a flow's bytes are counted in 32 bits)",
-                        i.size_bytes,
-                        u32::MAX
-                    ),
-                );
-            }
-            if i.first_us >= raw.duration_us {
-                return bad(
-                    "workload.incast.first_us",
-                    format!(
-                        "{} is not within the run's duration_us ({}): no incast would start",
-                        i.first_us, raw.duration_us
-                    ),
-                );
-            }
-            if !(1..=10_000_000).contains(&i.period_us) {
-                return bad(
-                    "workload.incast.period_us",
-                    format!("{} is outside 1..=10000000", i.period_us),
-                );
-            }
-            let rounds = raw
-                .duration_us
-                .saturating_sub(i.first_us)
-                .div_ceil(i.period_us);
-            let flows = rounds.saturating_mul(i.degree as u64);
-            if flows > MAX_FLOWS {
-                return bad(
-                    "workload.incast",
-                    format!(
-                        "{rounds} rounds of {} flows are {flows} flows; at most {MAX_FLOWS}",
-                        i.degree
-                    ),
-                );
-            }
-        }
-        for (k, f) in w.flows.iter().enumerate() {
-            for (key, h) in [("src", f.src), ("dst", f.dst)] {
-                if h >= hosts {
-                    return bad(
-                        &format!("workload.flows[{k}].{key}"),
-                        format!(
-                            "host {h} is not one of the {hosts} hosts (0..={})",
-                            hosts - 1
-                        ),
-                    );
-                }
-            }
-            if f.src == f.dst {
-                return bad(
-                    &format!("workload.flows[{k}].dst"),
-                    format!("host {} sends to itself", f.src),
-                );
-            }
-            if f.size_bytes == 0 {
-                return bad(
-                    &format!("workload.flows[{k}].size_bytes"),
-                    "must be above 0".into(),
-                );
-            }
-            if f.size_bytes > u32::MAX as u64 {
-                return bad(
-                    &format!("workload.flows[{k}].size_bytes"),
-                    format!(
-                        "{} is above {} (a flow's bytes are counted in 32 bits)",
-                        f.size_bytes,
-                        u32::MAX
-                    ),
-                );
-            }
-            if f.start_ns >= raw.duration_us * 1000 {
-                return bad(
-                    &format!("workload.flows[{k}].start_ns"),
-                    format!(
-                        "{} is not within the run's duration_us ({} ns): the flow would never start",
-                        f.start_ns,
-                        raw.duration_us * 1000
-                    ),
-                );
-            }
-        }
-        if w.flows.len() as u64 > MAX_FLOWS {
-            return bad(
-                "workload.flows",
-                format!("{} flows; at most {MAX_FLOWS}", w.flows.len()),
-            );
-        }
+        check_incast(&raw, shown, hosts)?;
+        check_flows(&raw, shown, hosts)?;
         if let Some(bg) = &background {
             // The expected flow count: hosts x duration / mean gap.
             let mean_bytes = bg.cdf.mean(bg.sampling);
@@ -468,6 +335,165 @@ impl ScenarioFile {
         })
     }
 }
+
+/// The `[compare]` section: the schemes `t2sim compare` runs when the command names none
+/// (known, none twice) and their parameters (each a compared scheme's own, in range).
+fn check_compare(
+    raw: &FileScenario,
+    shown: &str,
+) -> Result<Option<(Vec<String>, SchemeSettings)>, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    Ok(match &raw.compare {
+        None => None,
+        Some(c) => {
+            if c.schemes.is_empty() {
+                return bad("compare.schemes", "names no scheme".into());
+            }
+            for (i, name) in c.schemes.iter().enumerate() {
+                schemes::find(name).map_err(|e| format!("{shown}: compare.schemes[{i}]: {e}"))?;
+                if c.schemes[..i].contains(name) {
+                    return bad(
+                        &format!("compare.schemes[{i}]"),
+                        format!("{name} is named twice"),
+                    );
+                }
+            }
+            for (name, values) in &c.params {
+                if !c.schemes.contains(name) {
+                    return bad(
+                        &format!("compare.params.{name}"),
+                        "not a compared scheme".into(),
+                    );
+                }
+                schemes::find(name)
+                    .expect("checked above")
+                    .resolve(values)
+                    .map_err(|e| format!("{shown}: compare.params.{name}.{e}"))?;
+            }
+            Some((c.schemes.clone(), c.params.clone()))
+        }
+    })
+}
+
+/// `[workload.incast]` against the network's `hosts` and the run's length and flow bound.
+fn check_incast(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    if let Some(i) = &raw.workload.incast {
+        if i.degree == 0 || i.degree >= hosts {
+            return bad(
+                "workload.incast.degree",
+                format!(
+                    "{} is outside 1..={} (senders into one of the {hosts} hosts)",
+                    i.degree,
+                    hosts - 1
+                ),
+            );
+        }
+        if i.size_bytes == 0 {
+            return bad("workload.incast.size_bytes", "must be above 0".into());
+        }
+        if i.size_bytes > u32::MAX as u64 {
+            return bad(
+                "workload.incast.size_bytes",
+                format!(
+                    "{} is above {} (a flow's bytes are counted in 32 bits)",
+                    i.size_bytes,
+                    u32::MAX
+                ),
+            );
+        }
+        if i.first_us >= raw.duration_us {
+            return bad(
+                "workload.incast.first_us",
+                format!(
+                    "{} is not within the run's duration_us ({}): no incast would start",
+                    i.first_us, raw.duration_us
+                ),
+            );
+        }
+        if !(1..=10_000_000).contains(&i.period_us) {
+            return bad(
+                "workload.incast.period_us",
+                format!("{} is outside 1..=10000000", i.period_us),
+            );
+        }
+        let rounds = raw
+            .duration_us
+            .saturating_sub(i.first_us)
+            .div_ceil(i.period_us);
+        let flows = rounds.saturating_mul(i.degree as u64);
+        if flows > MAX_FLOWS {
+            return bad(
+                "workload.incast",
+                format!(
+                    "{rounds} rounds of {} flows are {flows} flows; at most {MAX_FLOWS}",
+                    i.degree
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `[[workload.flows]]`: each flow between two distinct hosts of the network, of a size
+/// counted in 32 bits, starting within the run; at most `MAX_FLOWS` of them.
+fn check_flows(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    let w = &raw.workload;
+    for (k, f) in w.flows.iter().enumerate() {
+        for (key, h) in [("src", f.src), ("dst", f.dst)] {
+            if h >= hosts {
+                return bad(
+                    &format!("workload.flows[{k}].{key}"),
+                    format!(
+                        "host {h} is not one of the {hosts} hosts (0..={})",
+                        hosts - 1
+                    ),
+                );
+            }
+        }
+        if f.src == f.dst {
+            return bad(
+                &format!("workload.flows[{k}].dst"),
+                format!("host {} sends to itself", f.src),
+            );
+        }
+        if f.size_bytes == 0 {
+            return bad(
+                &format!("workload.flows[{k}].size_bytes"),
+                "must be above 0".into(),
+            );
+        }
+        if f.size_bytes > u32::MAX as u64 {
+            return bad(
+                &format!("workload.flows[{k}].size_bytes"),
+                format!(
+                    "{} is above {} (a flow's bytes are counted in 32 bits)",
+                    f.size_bytes,
+                    u32::MAX
+                ),
+            );
+        }
+        if f.start_ns >= raw.duration_us * 1000 {
+            return bad(
+                &format!("workload.flows[{k}].start_ns"),
+                format!(
+                    "{} is not within the run's duration_us ({} ns): the flow would never start",
+                    f.start_ns,
+                    raw.duration_us * 1000
+                ),
+            );
+        }
+    }
+    if w.flows.len() as u64 > MAX_FLOWS {
+        return bad(
+            "workload.flows",
+            format!("{} flows; at most {MAX_FLOWS}", w.flows.len()),
+        );
+    }
+    Ok(())
+}
+
 /// The program key: a JSON or P4 program file, read and checked now so that its errors name
 /// the file (a scheme brings its own program instead).
 fn check_program(
