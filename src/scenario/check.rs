@@ -662,6 +662,7 @@ fn check_transport(
         congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
             CongestionToml::Fixed => Congestion::Fixed,
             CongestionToml::Dctcp => Congestion::Dctcp,
+            CongestionToml::Reno => Congestion::Reno,
         },
         honour_pfc: tr.honour_pfc.unwrap_or(false),
         resend_bounced: tr.resend_bounced.unwrap_or(false),

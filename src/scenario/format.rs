@@ -123,6 +123,7 @@ pub(super) fn default_delay() -> u64 {
 pub(super) enum CongestionToml {
     Fixed,
     Dctcp,
+    Reno,
 }
 
 #[derive(Deserialize, Debug)]

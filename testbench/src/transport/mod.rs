@@ -15,8 +15,9 @@
 //! - [`recovery`]: SACK-based recovery (RFC 6675, the default), NewReno (RFC 6582) or
 //!   go-back-N, and the SACK scoreboard;
 //! - [`rto`]: the retransmission timer of RFC 6298 (SRTT, RTTVAR, minimum, backoff);
-//! - [`dctcp`]: DCTCP per RFC 8257 ([`Congestion::Dctcp`]); [`Congestion::Fixed`] keeps the
-//!   window constant.
+//! - [`dctcp`]: DCTCP per RFC 8257 ([`Congestion::Dctcp`]), whose window without marks is
+//!   standard TCP's ([`Congestion::Reno`], ECN off); [`Congestion::Fixed`] keeps the window
+//!   constant.
 //!
 //! The receiver ACKs every data segment (no delayed ACKs; see `docs/testbench.md`) with the
 //! next byte it expects. With ECN on it echoes a CE mark on the segment as ECE on its ACK
@@ -82,6 +83,12 @@ pub enum Congestion {
     Fixed,
     /// DCTCP, starting from `window_bytes` in slow start.
     Dctcp,
+    /// Standard TCP congestion control (RFC 5681: slow start from `window_bytes`,
+    /// congestion avoidance, the window halved on a loss found by fast retransmit and one
+    /// segment after a timeout) without ECN: DCTCP's window with no mark ever seen, since
+    /// the segments go out Not-ECT. With `recovery = "newreno"` it is NewReno (RFC 6582),
+    /// the Reno family the PABO paper's baseline runs.
+    Reno,
 }
 
 /// Transport settings shared by all flows of a host.
@@ -719,7 +726,8 @@ impl TransportHost {
                 snd_nxt: 0,
                 high: 0,
                 fixed_window: c.window_bytes,
-                dctcp: (c.congestion == Congestion::Dctcp)
+                // Reno runs the same window, and never sees a mark (its segments are Not-ECT).
+                dctcp: matches!(c.congestion, Congestion::Dctcp | Congestion::Reno)
                     .then(|| Dctcp::new(c.window_bytes, c.mss)),
                 rto: RtoEstimator::new(c.rto, c.min_rto, c.max_rto),
                 rto_at: None,
@@ -1045,7 +1053,9 @@ impl Node for TransportHost {
                 self.on_data(flow_id, from, tcp.seq as u64, len, ce)
             }
             Some((flow_id, _, tcp, _, _, sacks)) if tcp.flags & Tcp::ACK != 0 => {
-                let ece = tcp.flags & Tcp::ECE != 0;
+                // A Reno sender did not ask for ECN (RFC 3168 §6.1.1), so an ECE means
+                // nothing to it.
+                let ece = tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
                 self.on_ack(now, flow_id, tcp.ack as u64, ece, &sacks)
             }
             _ => self.foreign += 1,

@@ -21,6 +21,8 @@ struct Tap {
     drop_seqs: Vec<u32>,
     /// Every data frame seen: (cycle, sequence number).
     log: Vec<(Cycle, u32)>,
+    /// The ECN bits of every data frame seen, as it arrived.
+    ecn: Vec<u8>,
     seen: [u64; 2],
     dropped: u64,
     queue: Vec<Sent>,
@@ -42,6 +44,7 @@ impl Node for Tap {
             let b = pool.bytes(pkt);
             let seq = u32::from_be_bytes(b[38..42].try_into().unwrap());
             self.log.push((now, seq));
+            self.ecn.push(b[TOS_OFFSET] & 0b11);
             if let Some(k) = self.drop_seqs.iter().position(|&s| s == seq) {
                 self.drop_seqs.remove(k);
                 self.dropped += 1;
@@ -147,6 +150,7 @@ fn clean_tap() -> Tap {
         held: None,
         drop_seqs: Vec::new(),
         log: Vec::new(),
+        ecn: Vec::new(),
         seen: [0; 2],
         dropped: 0,
         queue: Vec::new(),
@@ -726,6 +730,49 @@ fn a_duplicate_acks_ece_is_counted_once() {
         assert_eq!(s.frames_sent(), 40, "no segment sent twice");
         assert_eq!(net.node::<TransportHost>(b).marked_segments(), 1);
     }
+}
+
+#[test]
+fn reno_is_dctcp_without_marks_and_sends_not_ect() {
+    // A 200 KB flow from a 10 KB initial window; the first copy of segment 60,000 is lost,
+    // so fast retransmit halves the window once (RFC 5681 §3.2).
+    let run = |congestion, mark| {
+        let config = TransportConfig {
+            congestion,
+            ..TransportConfig::fixed(10_000, 100_000)
+        };
+        let tap = Tap {
+            drop_seqs: vec![60_000],
+            mark,
+            ..clean_tap()
+        };
+        let (mut net, a, t, _) = net(Stepping::Jump, config, tap, &[flow(0, 0, 200_000)]);
+        net.run_until(3_000_000);
+        let s = net.node::<TransportHost>(a);
+        assert!(s.all_done(), "{congestion:?}");
+        let d = s.dctcp(0).expect("a window that moves");
+        let tap = net.node::<Tap>(t);
+        assert_eq!(tap.dropped, 1);
+        let o = s.outcomes()[0];
+        (
+            (o.finish, o.timeouts, d.cwnd, d.ssthresh, tap.log.clone()),
+            tap.ecn.clone(),
+        )
+    };
+    let (reno, reno_ecn) = run(Congestion::Reno, false);
+    let (dctcp, dctcp_ecn) = run(Congestion::Dctcp, false);
+    // Unmarked, the two windows are one: the same frames at the same cycles.
+    assert_eq!(reno, dctcp);
+    assert!(reno.3 < u64::MAX, "the loss set ssthresh");
+    assert_eq!(reno.1, 0, "fast retransmit, no timeout");
+    assert!(reno_ecn.iter().all(|&e| e == 0), "Reno sends Not-ECT");
+    assert!(dctcp_ecn.iter().all(|&e| e == ECT0), "DCTCP sends ECT(0)");
+    // CE on every frame (a tap, not a switch, would mark a Not-ECT frame): the receiver
+    // echoes ECE, which Reno ignores and DCTCP does not.
+    let (reno_marked, _) = run(Congestion::Reno, true);
+    assert_eq!(reno_marked, reno);
+    let (dctcp_marked, _) = run(Congestion::Dctcp, true);
+    assert_ne!(dctcp_marked, dctcp);
 }
 
 #[test]
