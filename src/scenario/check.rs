@@ -650,6 +650,29 @@ fn check_transport(
     }
     let min_rto = clock.ns_to_cycles_ceil(min_rto_us * 1000);
     let rto = clock.ns_to_cycles_ceil(tr.rto_us.unwrap_or(min_rto_us) * 1000);
+    let max_every = t2_testbench::transport::MAX_ACK_EVERY;
+    let ack_every = tr.ack_every.unwrap_or(1);
+    if !(1..=max_every).contains(&ack_every) {
+        return bad(
+            "transport.ack_every",
+            format!("{ack_every} is outside 1..={max_every} (data segments per ACK)"),
+        );
+    }
+    let delayed_ack_us = tr
+        .delayed_ack_us
+        .unwrap_or(t2_testbench::transport::DEFAULT_DELAYED_ACK_US);
+    if !(1..=500_000).contains(&delayed_ack_us) {
+        return bad(
+            "transport.delayed_ack_us",
+            format!("{delayed_ack_us} is outside 1..=500000 (RFC 1122 §4.2.3.2: under 0.5 s)"),
+        );
+    }
+    if tr.delayed_ack_us.is_some() && ack_every == 1 {
+        return bad(
+            "transport.delayed_ack_us",
+            "applies only with ack_every above 1 (ACKs are not delayed)".into(),
+        );
+    }
     Ok(TransportConfig {
         mss: tr.mss,
         window_bytes: tr.window_bytes,
@@ -676,6 +699,8 @@ fn check_transport(
             ),
         },
         mlfq: None,
+        ack_every,
+        delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
     })
 }
 

@@ -150,6 +150,10 @@ pub(super) struct TransportToml {
     pub(super) honour_bfc_pause: Option<bool>,
     /// QCN reaction points at the NICs, when the table is present.
     pub(super) qcn: Option<QcnToml>,
+    /// Delayed ACKs: in-order data segments per ACK (default 1: every segment at once).
+    pub(super) ack_every: Option<u32>,
+    /// How long a delayed ACK waits for the next segment (default 40,000 us, Linux's).
+    pub(super) delayed_ack_us: Option<u64>,
 }
 
 /// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
@@ -248,6 +252,8 @@ impl Default for TransportToml {
             resend_bounced: None,
             honour_bfc_pause: None,
             qcn: None,
+            ack_every: None,
+            delayed_ack_us: None,
         }
     }
 }

@@ -19,9 +19,9 @@
 //!   standard TCP's ([`Congestion::Reno`], ECN off); [`Congestion::Fixed`] keeps the window
 //!   constant.
 //!
-//! The receiver ACKs every data segment (no delayed ACKs; see `docs/testbench.md`) with the
-//! next byte it expects. With ECN on it echoes a CE mark on the segment as ECE on its ACK
-//! (DCTCP's per-packet echo).
+//! The receiver ACKs every data segment with the next byte it expects, or with delayed ACKs
+//! every `ack_every` segments ([`TransportConfig::ack_every`]; `docs/testbench.md`). With ECN
+//! on it echoes CE as ECE: per segment, or per RFC 8257's state machine when ACKs are delayed.
 //!
 //! - BFC (`honour_bfc_pause`): each flow gets its own NIC queue index, written into the IPv4
 //!   identification field of its data frames (the "upstream queue" a BFC switch reads); a BFC
@@ -128,6 +128,14 @@ pub struct TransportConfig {
     pub honour_bfc_pause: bool,
     /// QCN reaction points: with parameters, a CNM about a flow rate-limits it.
     pub qcn: Option<QcnParams>,
+    /// Delayed ACKs: the receiver ACKs every `ack_every`-th in-order data segment at once
+    /// and a lone one after `delayed_ack` cycles (RFC 1122 §4.2.3.2, RFC 5681 §4.2: at least
+    /// every second full segment, within 500 ms); an out-of-order, duplicate or
+    /// hole-filling segment is ACKed at once (RFC 5681 §4.2), and so is a change of CE state
+    /// under DCTCP (RFC 8257 §3.2). 1 (the default) ACKs every segment at once.
+    pub ack_every: u32,
+    /// How long a delayed ACK waits for a second segment, cycles.
+    pub delayed_ack: Cycle,
     /// PIAS's host side: with thresholds, every data segment carries in its DSCP the
     /// priority level its flow has reached by the bytes it has sent. `None` (the default)
     /// leaves DSCP 0, so runs without it keep their frames byte for byte.
@@ -183,6 +191,13 @@ fn ipv4_bytes(data: u64) -> u64 {
     TCP_HEADERS_LEN as u64 - headers::Ethernet::LEN as u64 + FLOW_ID_LEN as u64 + data
 }
 
+/// The longest a delayed ACK waits by default, microseconds: Linux's minimum delayed-ACK
+/// timeout (`TCP_DELACK_MIN`, HZ / 25 = 40 ms in `include/net/tcp.h`); RFC 1122 §4.2.3.2
+/// allows up to 500 ms.
+pub const DEFAULT_DELAYED_ACK_US: u64 = 40_000;
+/// The most segments one delayed ACK may cover.
+pub const MAX_ACK_EVERY: u32 = 64;
+
 /// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
 /// its control queue and never pauses; flows take the lowest free index in 1..2048.
 pub const NIC_FLOW_QUEUES: u16 = 2048;
@@ -205,11 +220,25 @@ impl TransportConfig {
             qcn: None,
             mlfq: None,
             mice_bytes: None,
+            ack_every: 1,
+            delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
         }
     }
 
     /// Checks the settings, naming the host in the error.
     pub fn validate(&self, host: &str) -> Result<(), String> {
+        if !(1..=MAX_ACK_EVERY).contains(&self.ack_every) {
+            return Err(format!(
+                "{host}: ack_every {} is outside 1..={MAX_ACK_EVERY}",
+                self.ack_every
+            ));
+        }
+        if self.ack_every > 1 && self.delayed_ack == 0 {
+            return Err(format!(
+                "{host}: delayed_ack must be above 0 when ACKs are delayed (ack_every {})",
+                self.ack_every
+            ));
+        }
         let max_mss = 9216 - SEGMENT_OVERHEAD;
         if self.mss == 0 || self.mss > max_mss {
             return Err(format!("{host}: mss {} is outside 1..={max_mss}", self.mss));
@@ -295,6 +324,8 @@ pub struct TransportHost {
     finished_since_prune: bool,
     acks: VecDeque<AckToSend>,
     receiving: BTreeMap<u32, RecvFlow>,
+    /// Delayed ACKs waiting for their timer: (due cycle, flow id) and the flow's sender.
+    delayed_acks: BTreeMap<(Cycle, u32), Peer>,
     /// Frames being serialized with the cycle each one's last bit leaves (at most two: the
     /// NIC takes the next frame in the cycle its line frees, before the previous frame's
     /// last cycle is over).
@@ -354,6 +385,7 @@ impl TransportHost {
             finished_since_prune: false,
             acks: VecDeque::new(),
             receiving: BTreeMap::new(),
+            delayed_acks: BTreeMap::new(),
             on_nic: VecDeque::with_capacity(2),
             nic_free_ticks: 0,
             frames_sent: 0,
@@ -661,9 +693,10 @@ impl TransportHost {
             .and_then(|f| f.dctcp)
     }
 
-    fn on_data(&mut self, flow_id: u32, from: Peer, seq: u64, len: u64, ce: bool) {
+    fn on_data(&mut self, now: Cycle, flow_id: u32, from: Peer, seq: u64, len: u64, ce: bool) {
         let r = self.receiving.entry(flow_id).or_default();
         r.arrivals.push(seq / self.config.mss);
+        let prior_rcv_nxt = r.rcv_nxt;
         let d = r.on_segment(seq, seq + len);
         if d.duplicate {
             self.duplicate_segments += 1;
@@ -671,6 +704,38 @@ impl TransportHost {
         self.data_bytes_received += d.delivered;
         if ce {
             self.marked_segments += 1;
+        }
+        let mut ece = ce;
+        if self.config.ack_every > 1 {
+            let plan = r.plan_ack(d, ce, self.ecn, self.config.ack_every);
+            if plan.now.is_some() {
+                if let Some(due) = r.delayed_ack_due.take() {
+                    self.delayed_acks.remove(&(due, flow_id));
+                }
+            }
+            if let Some(prior_ece) = plan.prior {
+                // The data before this segment, with the CE state it arrived in.
+                self.acks.push_back(AckToSend {
+                    flow_id,
+                    to: from,
+                    ack: prior_rcv_nxt,
+                    ece: prior_ece,
+                    sack: [(0, 0); MAX_SACK_BLOCKS],
+                    sacks: 0,
+                });
+            }
+            match plan.now {
+                Some(e) => ece = e,
+                None => {
+                    // The timer runs from the first segment the ACK will cover.
+                    if r.delayed_ack_due.is_none() {
+                        let due = now + self.config.delayed_ack;
+                        r.delayed_ack_due = Some(due);
+                        self.delayed_acks.insert((due, flow_id), from);
+                    }
+                    return;
+                }
+            }
         }
         let mut sack = [(0, 0); MAX_SACK_BLOCKS];
         let mut sacks = 0;
@@ -684,10 +749,35 @@ impl TransportHost {
             flow_id,
             to: from,
             ack: r.rcv_nxt,
-            ece: ce,
+            ece,
             sack,
             sacks,
         });
+    }
+
+    /// Sends the delayed ACKs whose timer has run out: each ACKs its flow's `rcv_nxt`, with
+    /// the CE state of the data it covers.
+    fn send_due_acks(&mut self, now: Cycle) {
+        while let Some((&(due, flow_id), &to)) = self.delayed_acks.first_key_value() {
+            if due > now {
+                break;
+            }
+            self.delayed_acks.pop_first();
+            let r = self
+                .receiving
+                .get_mut(&flow_id)
+                .expect("a delayed ACK's flow is received");
+            r.delayed_ack_due = None;
+            r.unacked_segments = 0;
+            self.acks.push_back(AckToSend {
+                flow_id,
+                to,
+                ack: r.rcv_nxt,
+                ece: r.ce_state,
+                sack: [(0, 0); MAX_SACK_BLOCKS],
+                sacks: 0,
+            });
+        }
     }
 
     fn on_ack(&mut self, now: Cycle, flow_id: u32, ack: u64, ece: bool, sacks: &[(u64, u64)]) {
@@ -713,6 +803,7 @@ impl TransportHost {
 
     /// Starts due flows and fires due timers.
     fn housekeeping(&mut self, now: Cycle) {
+        self.send_due_acks(now);
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
             let queue = self.take_queue(spec.id);
@@ -1050,7 +1141,7 @@ impl Node for TransportHost {
                 if let Some(shim) = shim {
                     self.pabo.add(shim);
                 }
-                self.on_data(flow_id, from, tcp.seq as u64, len, ce)
+                self.on_data(now, flow_id, from, tcp.seq as u64, len, ce)
             }
             Some((flow_id, _, tcp, _, _, sacks)) if tcp.flags & Tcp::ACK != 0 => {
                 // A Reno sender did not ask for ECN (RFC 3168 §6.1.1), so an ECE means
@@ -1107,6 +1198,7 @@ impl Node for TransportHost {
         // A lower bound: a visit there with nothing due only recomputes it.
         let timers = (self.timers_from != Cycle::MAX).then_some(self.timers_from);
         let pause_ends = self.paused_until.iter().copied().filter(|&t| t > now).min();
+        let delayed_ack = self.delayed_acks.first_key_value().map(|(&(t, _), _)| t);
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let qcn = self
@@ -1120,7 +1212,7 @@ impl Node for TransportHost {
                 rp.timer_at().into_iter().chain(paced).min()
             })
             .min();
-        [nic, frees, start, timers, pause_ends, qcn]
+        [nic, frees, start, timers, pause_ends, qcn, delayed_ack]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))

@@ -400,6 +400,23 @@ pub(super) struct RecvFlow {
     pub sack_recent: Vec<(u64, u64)>,
     /// Segment numbers (seq / mss) in arrival order, for reordering metrics.
     pub arrivals: Vec<u64>,
+    /// In-order segments taken in since the last ACK (delayed ACKs).
+    pub unacked_segments: u32,
+    /// When the delayed ACK of those segments is due, if one is waiting.
+    pub delayed_ack_due: Option<Cycle>,
+    /// DCTCP's receiver state (RFC 8257 §3.2, `DCTCP.CE`): whether the last data segment
+    /// carried CE; an ACK's ECE says it for the data the ACK covers.
+    pub ce_state: bool,
+}
+
+/// What the receiver sends for a data segment when ACKs may be delayed ([`RecvFlow::plan_ack`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct AckPlan {
+    /// An ACK of the data before this segment, with this ECE, sent first: the delayed ACK
+    /// a change of CE state flushes (RFC 8257 §3.2).
+    pub prior: Option<bool>,
+    /// An ACK of this segment now, with this ECE; `None`: wait for the delayed-ACK timer.
+    pub now: Option<bool>,
 }
 
 /// What one data segment did at the receiver.
@@ -413,6 +430,38 @@ pub(super) struct Delivery {
 }
 
 impl RecvFlow {
+    /// The ACKs a data segment calls for, with `ack_every` segments per ACK, after
+    /// [`RecvFlow::on_segment`] gave `d` and the segment carried CE if `ce`:
+    /// - with `ecn` (DCTCP), a change of CE state sends the waiting delayed ACK, if any, for
+    ///   the data before the segment with the old state, and ACKs the segment at once with
+    ///   the new one (RFC 8257 §3.2's state machine, as Linux's `dctcp_ece_ack_update`);
+    /// - a segment out of order, a duplicate, or one that fills a hole is ACKed at once
+    ///   (RFC 5681 §4.2), as is the `ack_every`-th in-order segment since the last ACK;
+    /// - else the ACK waits for the delayed-ACK timer.
+    pub fn plan_ack(&mut self, d: Delivery, ce: bool, ecn: bool, ack_every: u32) -> AckPlan {
+        let mut prior = None;
+        let mut at_once = d.out_of_order || d.duplicate;
+        if ecn && ce != self.ce_state {
+            if self.unacked_segments > 0 {
+                prior = Some(self.ce_state);
+            }
+            self.ce_state = ce;
+            at_once = true;
+        } else if !ecn {
+            self.ce_state = ce;
+        }
+        self.unacked_segments += 1;
+        if at_once || self.unacked_segments >= ack_every {
+            self.unacked_segments = 0;
+            AckPlan {
+                prior,
+                now: Some(self.ce_state),
+            }
+        } else {
+            AckPlan { prior, now: None }
+        }
+    }
+
     /// The held range containing `seq`, if any.
     fn range_at(&self, seq: u64) -> Option<(u64, u64)> {
         self.ahead

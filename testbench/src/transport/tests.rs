@@ -23,6 +23,10 @@ struct Tap {
     log: Vec<(Cycle, u32)>,
     /// The ECN bits of every data frame seen, as it arrived.
     ecn: Vec<u8>,
+    /// Mark CE on the first copy of the data segments with these sequence numbers.
+    mark_seqs: Vec<u32>,
+    /// Every ACK seen going back: (cycle, acknowledgement number, ECE).
+    acks: Vec<(Cycle, u32, bool)>,
     seen: [u64; 2],
     dropped: u64,
     queue: Vec<Sent>,
@@ -40,11 +44,23 @@ impl Node for Tap {
     }
     fn receive(&mut self, now: Cycle, port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.seen[port] += 1;
+        if port == 1 {
+            let b = pool.bytes(pkt);
+            let ack = u32::from_be_bytes(b[42..46].try_into().unwrap());
+            self.acks.push((now, ack, u16::from(b[47]) & Tcp::ECE != 0));
+        }
         if port == 0 {
             let b = pool.bytes(pkt);
             let seq = u32::from_be_bytes(b[38..42].try_into().unwrap());
             self.log.push((now, seq));
             self.ecn.push(b[TOS_OFFSET] & 0b11);
+            if let Some(k) = self.mark_seqs.iter().position(|&s| s == seq) {
+                self.mark_seqs.remove(k);
+                let b = pool.bytes_mut(pkt);
+                b[TOS_OFFSET] |= CE;
+                let c = headers::ipv4_header_checksum(&b[14..34]);
+                b[24..26].copy_from_slice(&c.to_be_bytes());
+            }
             if let Some(k) = self.drop_seqs.iter().position(|&s| s == seq) {
                 self.drop_seqs.remove(k);
                 self.dropped += 1;
@@ -151,6 +167,8 @@ fn clean_tap() -> Tap {
         drop_seqs: Vec::new(),
         log: Vec::new(),
         ecn: Vec::new(),
+        mark_seqs: Vec::new(),
+        acks: Vec::new(),
         seen: [0; 2],
         dropped: 0,
         queue: Vec::new(),
@@ -773,6 +791,94 @@ fn reno_is_dctcp_without_marks_and_sends_not_ect() {
     assert_eq!(reno_marked, reno);
     let (dctcp_marked, _) = run(Congestion::Dctcp, true);
     assert_ne!(dctcp_marked, dctcp);
+}
+
+/// A 9,000-byte flow (nine 1,000-byte segments, all in the first window) through `tap`,
+/// its receiver ACKing every `ack_every` segments with a 10,000-cycle delayed-ACK timer:
+/// the tap's log of ACKs, the flow's finish and the ACK frames the receiver sent.
+fn delayed_ack_run(
+    ack_every: u32,
+    congestion: Congestion,
+    tap: Tap,
+) -> (Vec<(Cycle, u32, bool)>, Cycle, u64) {
+    let config = TransportConfig {
+        congestion,
+        ack_every,
+        delayed_ack: 10_000,
+        ..TransportConfig::fixed(100_000, 100_000)
+    };
+    let (mut net, a, t, b) = net(Stepping::Jump, config, tap, &[flow(0, 0, 9_000)]);
+    net.run_until(2_000_000);
+    let s = net.node::<TransportHost>(a);
+    assert!(s.all_done());
+    assert_eq!(s.outcomes()[0].timeouts, 0);
+    let acks = net.node::<Tap>(t).acks.clone();
+    let finish = s.outcomes()[0].finish.unwrap();
+    (acks, finish, net.node::<TransportHost>(b).frames_sent())
+}
+
+#[test]
+fn delayed_acks_cover_two_segments_and_a_lone_one_waits_for_the_timer() {
+    let (every, finish_every, sent_every) = delayed_ack_run(1, Congestion::Fixed, clean_tap());
+    let (two, finish_two, sent_two) = delayed_ack_run(2, Congestion::Fixed, clean_tap());
+    assert_eq!(sent_every, 9);
+    assert_eq!(sent_two, 5, "segments 2, 4, 6 and 8, then the ninth alone");
+    let acked = |v: &[(Cycle, u32, bool)]| v.iter().map(|a| a.1).collect::<Vec<_>>();
+    assert_eq!(acked(&two), [2000, 4000, 6000, 8000, 9000]);
+    // The second of each pair is ACKed as it arrives, as with an ACK per segment.
+    for k in 0..4 {
+        assert_eq!(two[k].0, every[2 * k + 1].0, "ACK of {}", two[k].1);
+    }
+    // The ninth segment's ACK waits for the timer: 10,000 cycles later than at once.
+    assert_eq!(two[4].0, every[8].0 + 10_000);
+    assert_eq!(finish_two, finish_every + 10_000);
+}
+
+#[test]
+fn a_gap_and_its_repair_are_acked_at_once() {
+    // The first copy of segment 2,000 is lost: segments 3-8 arrive out of order and are each
+    // ACKed at once with SACK (RFC 5681 §4.2), the third duplicate starts fast retransmit,
+    // and the repair that fills the hole is ACKed at once too.
+    let tap = Tap {
+        drop_seqs: vec![2000],
+        ..clean_tap()
+    };
+    let (acks, _, sent) = delayed_ack_run(2, Congestion::Fixed, tap);
+    let acked: Vec<u32> = acks.iter().map(|a| a.1).collect();
+    assert_eq!(acked, [2000, 2000, 2000, 2000, 2000, 2000, 2000, 9000]);
+    assert_eq!(sent, 8);
+}
+
+#[test]
+fn dctcp_receiver_acks_each_change_of_ce_state_at_once() {
+    // RFC 8257 §3.2 with two segments per ACK: segments 2,000 and 3,000 carry CE.
+    // Segment 1,000 completes a pair: ACK 2,000 without ECE. Segment 2,000 changes the state
+    // to CE with nothing waiting: ACK 3,000 with ECE at once. Segment 3,000 waits. Segment
+    // 4,000 changes it back: first the waiting ACK of 4,000 with ECE, then 5,000 without.
+    // Then pairs again: 7,000 and 9,000.
+    let tap = Tap {
+        mark_seqs: vec![2000, 3000],
+        ..clean_tap()
+    };
+    let (acks, _, sent) = delayed_ack_run(2, Congestion::Dctcp, tap);
+    let seen: Vec<(u32, bool)> = acks.iter().map(|a| (a.1, a.2)).collect();
+    assert_eq!(
+        seen,
+        [
+            (2000, false),
+            (3000, true),
+            (4000, true),
+            (5000, false),
+            (7000, false),
+            (9000, false)
+        ]
+    );
+    assert_eq!(sent, 6);
+    // The flush and the ACK after it are decided in the same cycle and leave back to back:
+    // the second starts at the tick the first ends, 84 bytes on the wire (64-byte frame,
+    // preamble and gap) = 10.08 cycles at 100 Gb/s, so its last bit reaches the tap 10
+    // cycles after the first's at this run's phase.
+    assert_eq!(acks[3].0 - acks[2].0, 10, "{acks:?}");
 }
 
 #[test]
