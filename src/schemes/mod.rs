@@ -54,6 +54,40 @@ pub struct Scheme {
     pub shipped: fn() -> Vec<(&'static str, Program)>,
 }
 
+/// A scheme's switch program in P4, built into the binary: its path in the source tree (the
+/// name its errors and `t2sim report --p4` use) and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct P4Source {
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+/// `src/schemes/common.p4`: the headers, parsers, deparsers and host-route forwarding every
+/// scheme's P4 program includes.
+pub const COMMON_P4: P4Source = P4Source {
+    path: "src/schemes/common.p4",
+    text: include_str!("common.p4"),
+};
+
+impl P4Source {
+    /// The program compiled with `defines` (`NAME=VALUE`, as `-D` gives them), named after
+    /// its file as every P4 program is (`dctcp.p4` is program `dctcp`). The sources are the binary's own, so a failure is a bug in a
+    /// shipped program (every scheme's is compiled across its parameter range by the
+    /// tests), not bad input.
+    pub fn compile(&self, defines: &[String]) -> Program {
+        let files = [(self.path, self.text), (COMMON_P4.path, COMMON_P4.text)];
+        let opts = t2_pipeline::p4::Options {
+            include_dirs: Vec::new(),
+            defines: defines.to_vec(),
+        };
+        let name = t2_pipeline::p4::program_name(std::path::Path::new(self.path));
+        match t2_pipeline::p4::compile_held(self.path, &files, &opts, &name) {
+            Ok(c) => c.program,
+            Err(e) => panic!("a shipped scheme program does not compile: {e}"),
+        }
+    }
+}
+
 /// Parameter overrides by scheme name (`SCHEME -> PARAM -> value`).
 pub type SchemeSettings = BTreeMap<String, BTreeMap<String, f64>>;
 

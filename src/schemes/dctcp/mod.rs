@@ -68,3 +68,14 @@ pub fn ecmp_program(threshold_cells: u64) -> Program {
     p.name = "ecmp_switch".into();
     p
 }
+
+/// `dctcp.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/dctcp/dctcp.p4",
+    text: include_str!("dctcp.p4"),
+};
+
+/// The switch program compiled from [`P4`].
+pub fn p4_program(threshold_cells: u64) -> Program {
+    P4.compile(&[format!("K_CELLS={threshold_cells}")])
+}

@@ -40,3 +40,14 @@ fn build(_: &SchemeParams, target: &Target) -> Setup {
 fn shipped() -> Vec<(&'static str, Program)> {
     vec![("droptail_switch.json", program())]
 }
+
+/// `droptail.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/droptail/droptail.p4",
+    text: include_str!("droptail.p4"),
+};
+
+/// The switch program compiled from [`P4`].
+pub fn p4_program() -> Program {
+    P4.compile(&[])
+}

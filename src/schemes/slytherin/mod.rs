@@ -144,6 +144,17 @@ pub fn program(threshold_cells: u64) -> Program {
         .build_unchecked()
 }
 
+/// `slytherin.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/slytherin/slytherin.p4",
+    text: include_str!("slytherin.p4"),
+};
+
+/// The switch program compiled from [`P4`].
+pub fn p4_program(threshold_cells: u64) -> Program {
+    P4.compile(&[format!("K_CELLS={threshold_cells}")])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
