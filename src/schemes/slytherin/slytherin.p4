@@ -14,14 +14,19 @@
 #define K_CELLS 768
 #endif
 
-// The queue unmarked data stays in, and the strict-priority one.
-#define NORMAL_QID 0
+// The strict-priority queue (unmarked data stays in queue 0). The scheme passes its Rust
+// constants for this and ACK_MAX_TOTAL_LEN; the values here are the same, for compiling
+// the file alone (`t2sim report --p4`; a test holds the two equal).
+#ifndef HIGH_QID
 #define HIGH_QID 1
+#endif
 
 // The longest IPv4 packet taken for an ACK: 20 bytes of IPv4 and 20 of TCP, the transport's
 // largest SACK option (36) and its 4-byte flow id (t2_testbench::transport's
 // ACK_MAX_IPV4_TOTAL_LEN). TCP's ACK flag cannot tell ACKs apart: data segments carry it too.
+#ifndef ACK_MAX_TOTAL_LEN
 #define ACK_MAX_TOTAL_LEN 80
+#endif
 
 struct metadata_t {}
 
