@@ -56,7 +56,11 @@ fn same_scheme_report(name: &str) {
         );
         let json = t2sim(
             &[
-                &["report", "--program", &format!("programs/{name}_switch.json")],
+                &[
+                    "report",
+                    "--program",
+                    &format!("programs/{name}_switch.json"),
+                ],
                 extra,
             ]
             .concat(),
@@ -68,7 +72,8 @@ fn same_scheme_report(name: &str) {
         assert_eq!(stdout(&json), stdout(&scheme), "{name} {extra:?}");
         if extra.is_empty() {
             assert!(
-                stdout(&scheme).starts_with(&format!("program          {name}\nverdict          fits\n")),
+                stdout(&scheme)
+                    .starts_with(&format!("program          {name}\nverdict          fits\n")),
                 "{}",
                 stdout(&scheme)
             );

@@ -11,7 +11,27 @@ use t2sim::schemes::{dctcp, droptail, pias, slytherin, with_ecmp};
 /// Marking thresholds the scenarios, comparisons and scheme tests set, and both ends of the
 /// 19-bit `enq_qdepth` range.
 const THRESHOLDS: &[u64] = &[
-    1, 2, 3, 5, 6, 8, 9, 40, 65, 66, 80, 100, 200, 384, 385, 400, 768, 1152, 3072, 10_000, 12_288,
+    1,
+    2,
+    3,
+    5,
+    6,
+    8,
+    9,
+    40,
+    65,
+    66,
+    80,
+    100,
+    200,
+    384,
+    385,
+    400,
+    768,
+    1152,
+    3072,
+    10_000,
+    12_288,
     (1 << 19) - 1,
 ];
 

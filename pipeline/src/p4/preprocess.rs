@@ -92,7 +92,10 @@ const MAX_INCLUDE_DEPTH: usize = 64;
 /// (not inside an `#if 0`).
 pub fn run_held(main: &str, files: &[(&str, &str)], opts: &Options) -> Result<Source, P4Error> {
     let Some(text) = lookup(files, main) else {
-        return Err(whole_file(main, "no such file among the program's files".to_string()));
+        return Err(whole_file(
+            main,
+            "no such file among the program's files".to_string(),
+        ));
     };
     let mut input = String::new();
     splice(main, text, files, 0, &mut input)?;
@@ -318,5 +321,47 @@ mod tests {
         assert_eq!(e.to_string(), "a.p4:3:2: #error no");
         let e = cpp_error("x/a.p4:1:10: fatal error: nope.p4: No such file or directory").unwrap();
         assert_eq!((e.file.as_str(), e.line, e.col), ("x/a.p4", 1, 10));
+    }
+
+    #[test]
+    fn held_includes_resolve_against_their_folder_and_errors_name_the_held_file() {
+        let files = [
+            (
+                "a/b/main.p4",
+                "#include <t2na.p4>\n#include \"../c.p4\"\nX\n#error at four\n",
+            ),
+            ("a/c.p4", "#ifndef C\n#define X PortId_t\n#endif\n"),
+        ];
+        let e = run_held("a/b/main.p4", &files, &Options::default()).unwrap_err();
+        assert_eq!(e.to_string(), "a/b/main.p4:4:2: #error at four");
+        let files = [("a/b/main.p4", "#include \"../c.p4\"\nX\n"), files[1]];
+        let pre = run_held("a/b/main.p4", &files, &Options::default()).unwrap();
+        assert!(pre.text.contains("PortId_t"), "{}", pre.text);
+        // A define from the options reaches the held text.
+        let files = [("m.p4", "#ifdef C\n#error C is set\n#endif\n")];
+        let opts = Options {
+            include_dirs: Vec::new(),
+            defines: vec!["C".into()],
+        };
+        let e = run_held("m.p4", &files, &opts).unwrap_err();
+        assert_eq!(e.to_string(), "m.p4:2:2: #error C is set");
+    }
+
+    #[test]
+    fn a_held_include_of_no_held_file_fails_only_where_cpp_reads_it() {
+        let files = [("m.p4", "#if 0\n#include \"gone.p4\"\n#endif\nok\n")];
+        assert!(run_held("m.p4", &files, &Options::default()).is_ok());
+        let files = [("m.p4", "ok\n#include \"gone.p4\"\n")];
+        let e = run_held("m.p4", &files, &Options::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "m.p4:2:2: #error cannot find the included file \"gone.p4\""
+        );
+        let files = [("m.p4", "#include \"m.p4\"\n")];
+        let e = run_held("m.p4", &files, &Options::default()).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("m.p4:1:1: #include nested more than 64 deep"));
+        assert_eq!(normalize("a/./b/../../c/d"), "c/d");
     }
 }

@@ -100,7 +100,6 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<QueueConfig> {
     queues
 }
 
-
 /// `pias.p4`, the switch program, built into the binary.
 pub const P4: super::P4Source = super::P4Source {
     path: "src/schemes/pias/pias.p4",

@@ -100,7 +100,6 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<QueueConfig> {
     queues
 }
 
-
 /// `slytherin.p4`, the switch program, built into the binary.
 pub const P4: super::P4Source = super::P4Source {
     path: "src/schemes/slytherin/slytherin.p4",
