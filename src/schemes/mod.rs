@@ -7,8 +7,9 @@
 //! scenario files (`scheme = "dctcp"`, `[scheme_params]`) and comparisons find a scheme here
 //! by its name. Adding a scheme is a new folder and one line in [`SCHEMES`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::{Mutex, OnceLock};
 use t2_pipeline::ir::Program;
 use t2_testbench::transport::{Congestion, MlfqTags};
 use t2_testbench::TransportConfig;
@@ -71,20 +72,36 @@ pub const COMMON_P4: P4Source = P4Source {
 
 impl P4Source {
     /// The program compiled with `defines` (`NAME=VALUE`, as `-D` gives them), named after
-    /// its file as every P4 program is (`dctcp.p4` is program `dctcp`). The sources are the binary's own, so a failure is a bug in a
-    /// shipped program (every scheme's is compiled across its parameter range by the
-    /// tests), not bad input.
+    /// its file as every P4 program is (`dctcp.p4` is program `dctcp`). The sources are the
+    /// binary's own, so this panics (with the file, line and column) only for a bug in a
+    /// shipped program, which the tests rule out by compiling every one across its
+    /// parameter range, or when the machine has no `cpp` (the message says how to install
+    /// it; `docs/p4.md`).
     pub fn compile(&self, defines: &[String]) -> Program {
+        // A sweep builds a scheme at every point, mostly with the same parameters: compile
+        // each (program, defines) once per process rather than run cpp every time.
+        type Cache = Mutex<HashMap<(&'static str, Vec<String>), Program>>;
+        static COMPILED: OnceLock<Cache> = OnceLock::new();
+        let key = (self.path, defines.to_vec());
+        let cache = COMPILED.get_or_init(Default::default);
+        if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return p.clone();
+        }
         let files = [(self.path, self.text), (COMMON_P4.path, COMMON_P4.text)];
         let opts = t2_pipeline::p4::Options {
             include_dirs: Vec::new(),
             defines: defines.to_vec(),
         };
         let name = t2_pipeline::p4::program_name(std::path::Path::new(self.path));
-        match t2_pipeline::p4::compile_held(self.path, &files, &opts, &name) {
+        let program = match t2_pipeline::p4::compile_held(self.path, &files, &opts, &name) {
             Ok(c) => c.program,
             Err(e) => panic!("a shipped scheme program does not compile: {e}"),
-        }
+        };
+        cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, program.clone());
+        program
     }
 }
 
