@@ -310,3 +310,58 @@ fn widths_of_constants_and_casts_are_checked() {
         "width mismatch: `16w3` is bit<16> but bit<8> is needed (P4 needs an explicit cast)"
     );
 }
+
+#[test]
+fn a_controls_variables_are_metadata_fields_of_their_own() {
+    use t2_pipeline::ir::{AluOp, Operand, Primitive, Stmt};
+    let p = lowered("ghost_index");
+    let meta: Vec<(&str, u8)> = p
+        .metadata
+        .iter()
+        .map(|m| (m.name.as_str(), m.bits))
+        .collect();
+    assert_eq!(
+        meta,
+        [
+            ("meta.queue_base", 13),
+            ("meta.queue_index", 13),
+            ("meta.depth", 32),
+            ("p4.Ghost.pipe_base", 13),
+            ("p4.Ghost.index", 13),
+        ]
+    );
+    let a = |n: &str| &p.actions.iter().find(|a| a.name == n).unwrap().primitives;
+    assert_eq!(
+        a("shift_pipe"),
+        &[Primitive::alu(
+            AluOp::Shl,
+            "p4.Ghost.pipe_base",
+            Operand::field("ghost_md.pipe_id"),
+            Operand::Const(11)
+        )]
+    );
+    assert_eq!(
+        a("add_qid"),
+        &[Primitive::alu(
+            AluOp::Or,
+            "p4.Ghost.index",
+            Operand::field("p4.Ghost.pipe_base"),
+            Operand::field("ghost_md.qid")
+        )]
+    );
+    assert_eq!(
+        a("record"),
+        &[Primitive::Execute {
+            register_action: "write_depth".into(),
+            index: Operand::field("p4.Ghost.index"),
+        }]
+    );
+    assert_eq!(
+        p.ghost,
+        [
+            Stmt::apply("tbl_shift_pipe"),
+            Stmt::apply("tbl_add_qid"),
+            Stmt::apply("tbl_record")
+        ]
+    );
+}
