@@ -105,6 +105,9 @@ struct tos_headers_t {
     state parse_udp { pkt.extract(HDR.udp); transition accept; }           \
     state parse_tcp { pkt.extract(HDR.tcp); transition accept; }
 
+/* The parsers and deparsers of a switch whose headers are SWITCH_HEADERS; a scheme with a
+ * header of its own (pabo.p4) defines OWN_PARSERS and writes its own. */
+#ifndef OWN_PARSERS
 parser IngressParser(packet_in pkt, out SWITCH_HEADERS hdr, out metadata_t meta,
                      out ingress_intrinsic_metadata_t ig_intr_md) {
     state start {
@@ -133,6 +136,7 @@ control EgressDeparser(packet_out pkt, inout SWITCH_HEADERS hdr, in metadata_t m
                        in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     apply { pkt.emit(hdr); }
 }
+#endif
 
 /* Host-route forwarding, declared inside a scheme's Ingress control: `ipv4_host` maps a
  * destination address to `forward(port)` (the chip's control plane installs one entry per

@@ -108,3 +108,15 @@ fn a_scheme_program_compiles_from_any_directory() {
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("program          slytherin\n"));
 }
+
+#[test]
+fn pabo_p4_equals_its_builder() {
+    use t2sim::schemes::pabo::{self, Config, Lut};
+    let lut = Lut::new(Config::default_100g());
+    let (a, mut b) = (pabo::program(&lut), pabo::builder_program(&lut));
+    b.name = a.name.clone();
+    let (ja, jb) = (a.to_json(), b.to_json());
+    std::fs::write("/tmp/pabo_p4.json", &ja).unwrap();
+    std::fs::write("/tmp/pabo_builder.json", &jb).unwrap();
+    assert!(a == b);
+}

@@ -354,9 +354,47 @@ fn cond(f: &str, cmp: Cmp, v: Operand) -> Condition {
     Condition::new(f, cmp, v)
 }
 
-/// The PABO switch: host routes (`ipv4_host`, `ipv4_source`, both filled by the chip), the
-/// ghost thread keeping queue depths, and the bounce decision from `lut`.
+/// `pabo.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/pabo/pabo.p4",
+    text: include_str!("pabo.p4"),
+};
+
+/// The PABO switch, compiled from [`P4`]: host routes (`ipv4_host`, `ipv4_source`, both
+/// filled by the chip), the ghost thread keeping queue depths, and the bounce decision from
+/// `lut`, whose entries go into `u_level` and `bounce_p` from the control plane. The
+/// capacity, `np_cap` and the two tables' sizes (their entry counts) are `-D`s, as are the
+/// bounce queue and the shim's EtherType (the Rust constants).
 pub fn program(lut: &Lut) -> Program {
+    let cfg = &lut.config;
+    let levels: Vec<(Vec<u64>, &str, Vec<u64>)> = lut
+        .level
+        .iter()
+        .enumerate()
+        .filter(|(_, &k)| k > 0)
+        .map(|(d, &k)| (vec![d as u64], "set_level", vec![k as u64]))
+        .collect();
+    let thresholds: Vec<(Vec<u64>, &str, Vec<u64>)> = lut
+        .threshold
+        .iter()
+        .map(|(&(k, n_p), &t)| (vec![k as u64, n_p as u64], "set_threshold", vec![t as u64]))
+        .collect();
+    let c = P4.compiled(&[
+        format!("CAPACITY_CELLS={}", cfg.capacity_cells),
+        format!("NP_CAP={}", cfg.np_cap),
+        format!("U_LEVEL_SIZE={}", levels.len().max(1)),
+        format!("BOUNCE_P_SIZE={}", thresholds.len().max(1)),
+        format!("BOUNCE_QUEUE={BOUNCE_QUEUE}"),
+        format!("PABO_ETHERTYPE={PABO_ETHERTYPE:#06x}"),
+    ]);
+    let mut p = c.program.clone();
+    super::install(&c, &mut p, "Ingress.u_level", levels);
+    super::install(&c, &mut p, "Ingress.bounce_p", thresholds);
+    p
+}
+
+/// The builder's PABO switch (being replaced by [`program`]).
+pub fn builder_program(lut: &Lut) -> Program {
     let cfg = &lut.config;
     let mut u_level = Table::new("u_level", MatchKind::Exact, &["meta.depth"], 0)
         .action("set_level")
@@ -399,8 +437,8 @@ pub fn program(lut: &Lut) -> Program {
             ParserState::new("start")
                 .extract("ethernet")
                 .select(&["ethernet.ether_type"], "accept")
-                .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
-                .case(&[PABO_ETHERTYPE as u64], "parse_pabo"),
+                .case(&[PABO_ETHERTYPE as u64], "parse_pabo")
+                .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4"),
             ParserState::new("parse_pabo")
                 .extract("pabo")
                 .select(&["pabo.ether_type"], "accept")
@@ -413,8 +451,6 @@ pub fn program(lut: &Lut) -> Program {
             ParserState::new("parse_udp").extract("udp"),
             ParserState::new("parse_tcp").extract("tcp"),
         ])
-        .metadata("meta.ghost_pipe", 13)
-        .metadata("meta.ghost_index", 13)
         .metadata("meta.source_port", 9)
         .metadata("meta.has_source", 1)
         .metadata("meta.queue", 1)
@@ -427,8 +463,14 @@ pub fn program(lut: &Lut) -> Program {
         .metadata("meta.may_bounce", 1)
         .metadata("meta.random", 16)
         .metadata("meta.bounce", 1)
+        .metadata("p4.Ghost.pipe_base", 13)
+        .metadata("p4.Ghost.index", 13)
         .register("queue_depth", 32, 8192)
         .register(BOUNCE_COUNTER, 32, 1)
+        .register_action(
+            RegisterAction::new("read_depth", "queue_depth")
+                .output("meta.depth", SaluOutputValue::Old),
+        )
         .register_action(RegisterAction::new("count_bounce", BOUNCE_COUNTER).update(
             SaluUpdate::new(SaluOp::Add, SaluOperand::Cell, SaluOperand::Const(1)),
         ))
@@ -439,27 +481,6 @@ pub fn program(lut: &Lut) -> Program {
                 SaluOperand::Const(0),
             )),
         )
-        .register_action(
-            RegisterAction::new("read_depth", "queue_depth")
-                .output("meta.depth", SaluOutputValue::Old),
-        )
-        // Ghost thread: every queue's depth into queue_depth[pipe << 11 | qid].
-        .action(Action::new("ghost_pipe").prim(alu(
-            AluOp::Shl,
-            "meta.ghost_pipe",
-            field("ghost_md.pipe_id"),
-            Operand::Const(11),
-        )))
-        .action(Action::new("ghost_index").prim(alu(
-            AluOp::Or,
-            "meta.ghost_index",
-            field("meta.ghost_pipe"),
-            field("ghost_md.qid"),
-        )))
-        .action(Action::new("record_depth").prim(Primitive::Execute {
-            register_action: "write_depth".into(),
-            index: field("meta.ghost_index"),
-        }))
         // Ingress.
         .action(
             Action::new("toward_source")
@@ -481,13 +502,13 @@ pub fn program(lut: &Lut) -> Program {
                     Operand::Const(cfg.np_cap as u64),
                 )),
         )
-        .action(Action::new("queue_base").prim(alu(
+        .action(Action::new("set_queue_base").prim(alu(
             AluOp::Shl,
             "meta.queue_base",
             field("ig_intr_tm_md.ucast_egress_port"),
             Operand::Const(4),
         )))
-        .action(Action::new("queue_index").prim(alu(
+        .action(Action::new("set_queue_index").prim(alu(
             AluOp::Or,
             "meta.queue_index",
             field("meta.queue_base"),
@@ -530,7 +551,7 @@ pub fn program(lut: &Lut) -> Program {
                 }),
         )
         .action(
-            to_source("bounce_first")
+            to_source("bounce_first_time")
                 .prim(Primitive::SetValid {
                     header: "pabo".into(),
                 })
@@ -546,7 +567,7 @@ pub fn program(lut: &Lut) -> Program {
                 )),
         )
         .action(
-            to_source("bounce_again")
+            to_source("bounce_once_more")
                 .prim(alu(
                     AluOp::Add,
                     "pabo.n_p",
@@ -572,6 +593,23 @@ pub fn program(lut: &Lut) -> Program {
             field("pabo.hop"),
             Operand::Const(1),
         )))
+        // Ghost thread: every queue's depth into queue_depth[pipe << 11 | qid].
+        .action(Action::new("shift_pipe").prim(alu(
+            AluOp::Shl,
+            "p4.Ghost.pipe_base",
+            field("ghost_md.pipe_id"),
+            Operand::Const(11),
+        )))
+        .action(Action::new("add_qid").prim(alu(
+            AluOp::Or,
+            "p4.Ghost.index",
+            field("p4.Ghost.pipe_base"),
+            field("ghost_md.qid"),
+        )))
+        .action(Action::new("record_depth").prim(Primitive::Execute {
+            register_action: "write_depth".into(),
+            index: field("p4.Ghost.index"),
+        }))
         .table(t2_pipeline::blocks::ipv4_host())
         .table(
             Table::new("ipv4_source", MatchKind::Exact, &["ipv4.src_addr"], 4096)
@@ -580,20 +618,20 @@ pub fn program(lut: &Lut) -> Program {
                 .default_action("no_source", &[]),
         )
         .table(table0("to_bounce_queue", "bounce_queue"))
-        .table(table0("queue_base", "queue_base"))
-        .table(table0("queue_index", "queue_index"))
+        .table(table0("queue_base", "set_queue_base"))
+        .table(table0("queue_index", "set_queue_index"))
         .table(table0("occupancy", "read_occupancy"))
         .table(table0("clamp", "clamp_depth"))
         .table(u_level)
         .table(bounce_p)
         .table(table0("dice", "draw"))
         .table(table0("bounce_decision", "decide"))
-        .table(table0("bounce_first", "bounce_first"))
-        .table(table0("bounce_again", "bounce_again"))
+        .table(table0("bounce_first", "bounce_first_time"))
+        .table(table0("bounce_again", "bounce_once_more"))
         .table(table0("bounce_hops", "record_hop"))
         .table(table0("forward_hops", "unwind_hop"))
-        .table(table0("ghost_pipe", "ghost_pipe"))
-        .table(table0("ghost_index", "ghost_index"))
+        .table(table0("ghost_pipe", "shift_pipe"))
+        .table(table0("ghost_index", "add_qid"))
         .table(table0("ghost_record", "record_depth"))
         .ingress(forwarding_ingress(vec![
             Stmt::apply("ipv4_host"),
