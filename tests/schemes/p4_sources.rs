@@ -111,12 +111,41 @@ fn a_scheme_program_compiles_from_any_directory() {
 
 #[test]
 fn pabo_p4_equals_its_builder() {
+    use std::collections::BTreeMap;
     use t2sim::schemes::pabo::{self, Config, Lut};
-    let lut = Lut::new(Config::default_100g());
-    let (a, mut b) = (pabo::program(&lut), pabo::builder_program(&lut));
-    b.name = a.name.clone();
-    let (ja, jb) = (a.to_json(), b.to_json());
-    std::fs::write("/tmp/pabo_p4.json", &ja).unwrap();
-    std::fs::write("/tmp/pabo_builder.json", &jb).unwrap();
-    assert!(a == b);
+    use t2sim::schemes::{find, Target};
+    use t2sim::Tofino2Params;
+    let scheme = find("pabo").unwrap();
+    // The defaults, the scenarios' lambda 50, the tests' lambdas, and both ends of every
+    // parameter's range; queue limits of 900 (default), 400 and 3000 cells.
+    let sets: &[&[(&str, f64)]] = &[
+        &[],
+        &[("lambda", 50.0)],
+        &[("lambda", 0.01)],
+        &[("lambda", 1000.0), ("theta", 0.0)],
+        &[("theta", 0.99), ("guard_n", 0.0)],
+        &[("guard_n", 32.0), ("u_levels", 1.0), ("np_cap", 0.0)],
+        &[("u_levels", 1024.0), ("np_cap", 63.0)],
+    ];
+    for limit in [None, Some(400), Some(3000)] {
+        let mut params = Tofino2Params::default();
+        params.tm.queue_limit_cells = limit;
+        for set in sets {
+            let overrides: BTreeMap<String, f64> =
+                set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            let values = scheme.resolve(&overrides).unwrap();
+            for multipath in [false, true] {
+                let target = Target {
+                    params: &params,
+                    link_bps: 100_000_000_000,
+                    multipath,
+                };
+                let lut = Lut::new(Config::new(&values, &target));
+                let a = target.routed(pabo::program(&lut));
+                let mut b = target.routed(pabo::builder_program(&lut));
+                b.name = a.name.clone();
+                assert!(a == b, "{set:?} limit {limit:?} multipath {multipath}");
+            }
+        }
+    }
 }
