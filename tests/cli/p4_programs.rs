@@ -122,6 +122,14 @@ fn the_pias_scheme_reports_as_its_p4_and_json() {
 }
 
 #[test]
+fn the_pabo_scheme_reports_as_its_p4_and_json() {
+    // The file alone has no entries in `u_level` and `bounce_p` (the scheme installs them
+    // from its LUT), but the tables' sizes are its defaults' entry counts, so the reports
+    // agree.
+    same_scheme_report("pabo");
+}
+
+#[test]
 fn the_slytherin_scheme_reports_as_its_p4_and_json() {
     same_scheme_report("slytherin");
 }
