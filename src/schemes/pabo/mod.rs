@@ -372,4 +372,3 @@ pub fn program(lut: &Lut) -> Program {
     super::install(&c, &mut p, "Ingress.bounce_p", thresholds);
     p
 }
-
