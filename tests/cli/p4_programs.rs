@@ -418,3 +418,34 @@ fn an_entries_file_fills_tables_by_p4_names() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_dctcp_scheme_marks_on_the_chip_at_its_threshold() {
+    let args = |k: Option<&str>| {
+        let mut a = vec![
+            "stf",
+            "--p4",
+            "src/schemes/dctcp/dctcp.p4",
+            "src/schemes/dctcp/dctcp.stf",
+        ];
+        if let Some(k) = k {
+            a.extend(["-D", k]);
+        }
+        t2sim(&a)
+    };
+    let marked = args(Some("K_CELLS=0"));
+    assert_eq!(marked.status.code(), Some(0), "{marked:?}");
+    assert_eq!(
+        stdout(&marked),
+        "src/schemes/dctcp/dctcp.stf:9: expect port 16: pass (arrived in cycle 803)\n\
+         src/schemes/dctcp/dctcp.stf:11: expect port 16: pass (arrived in cycle 828)\n\
+         src/schemes/dctcp/dctcp.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+    // At K = 400 the ECN-capable packet leaves as it came but for the TTL and checksum.
+    let unmarked = args(None);
+    assert_eq!(unmarked.status.code(), Some(1), "{unmarked:?}");
+    assert!(stdout(&unmarked).starts_with(
+        "src/schemes/dctcp/dctcp.stf:9: expect port 16: FAIL: got \
+         02000000000102000000000908004502002e000000003f115eaa0a0909090a000002"
+    ));
+}
