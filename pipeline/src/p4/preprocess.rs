@@ -145,6 +145,12 @@ fn splice(
         let Some((target, angled, col)) = include_target(line) else {
             out.push_str(line);
             out.push('\n');
+            // A spliced include inside a group cpp skips has its closing `#line` skipped
+            // too, and cpp would number the lines after the group by the spliced text's
+            // length: restate the place after every directive that can end a group.
+            if ends_a_group(line) {
+                let _ = writeln!(out, "#line {} \"{name}\"", index + 2);
+            }
             continue;
         };
         let folder = name.rsplit_once('/').map_or("", |(d, _)| d);
@@ -185,6 +191,18 @@ fn splice(
         }
     }
     Ok(())
+}
+
+/// Whether `line` is `#else`, `#elif` or `#endif`.
+fn ends_a_group(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('#') else {
+        return false;
+    };
+    let word = rest.trim_start();
+    ["else", "elif", "endif"].iter().any(|d| {
+        word.strip_prefix(d)
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
 }
 
 /// The file an `#include` line names, whether it is `<angled>`, and the line's column of
@@ -363,5 +381,26 @@ mod tests {
             .to_string()
             .starts_with("m.p4:1:1: #include nested more than 64 deep"));
         assert_eq!(normalize("a/./b/../../c/d"), "c/d");
+    }
+
+    #[test]
+    fn lines_after_a_skipped_include_keep_their_numbers() {
+        let files = [
+            ("m.p4", "#if 0\n#include \"b.p4\"\n#endif\n#error at four\n"),
+            ("b.p4", "one\ntwo\nthree\n"),
+        ];
+        let e = run_held("m.p4", &files, &Options::default()).unwrap_err();
+        assert_eq!(e.to_string(), "m.p4:4:2: #error at four");
+        let files = [
+            (
+                "m.p4",
+                "#ifdef X\n#else\n#include \"b.p4\"\n#endif\nok\n#error at six\n",
+            ),
+            files[1],
+        ];
+        let e = run_held("m.p4", &files, &Options::default()).unwrap_err();
+        assert_eq!(e.to_string(), "m.p4:6:2: #error at six");
+        assert!(ends_a_group("  #  endif // guard"));
+        assert!(!ends_a_group("#endiff") && !ends_a_group("#elsewhere"));
     }
 }
