@@ -60,7 +60,8 @@ pub fn run(path: &Path, opts: &Options) -> Result<Source, P4Error> {
         return Err(whole_file(&shown, "no such file".to_string()));
     }
     let mut cmd = cpp_command(opts, &shown)?;
-    cmd.arg("-I").arg(super::p4include_dir());
+    cmd.arg("-I")
+        .arg(architecture_dir().map_err(|m| whole_file(&shown, m))?);
     cmd.arg(path);
     let out = cmd.output().map_err(|e| cpp_spawn_error(&shown, e))?;
     cpp_output(&shown, out)
@@ -78,6 +79,55 @@ pub const ARCHITECTURE_FILES: &[(&str, &str)] = &[
         include_str!("../../p4include/tofino_common.p4"),
     ),
 ];
+
+/// The folder `cpp` finds `<t2na.p4>` in: the source tree's `pipeline/p4include/` when the
+/// binary runs where it was built, else a copy of [`ARCHITECTURE_FILES`] written once into
+/// the system's temporary folder (so that an installed binary compiles a program on disk
+/// too), in a folder named after the files' contents so that two versions never share one.
+fn architecture_dir() -> Result<std::path::PathBuf, String> {
+    architecture_dir_from(super::p4include_dir())
+}
+
+/// [`architecture_dir`] with the source tree's folder given.
+fn architecture_dir_from(tree: std::path::PathBuf) -> Result<std::path::PathBuf, String> {
+    if tree.join("t2na.p4").is_file() {
+        return Ok(tree);
+    }
+    // FNV-1a over the files: a name that changes whenever a file does.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (name, text) in ARCHITECTURE_FILES {
+        for b in name.bytes().chain(text.bytes()) {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("t2sim-p4include-{h:016x}"));
+    if !dir.join("t2na.p4").is_file() {
+        let cannot = |e: std::io::Error| {
+            format!(
+                "cannot write the architecture files to {}: {e}",
+                dir.display()
+            )
+        };
+        // Written under a name of this process's and renamed, so that two processes
+        // starting at once never read a half-written file.
+        let staging = dir.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::create_dir_all(&staging).map_err(cannot)?;
+        for (name, text) in ARCHITECTURE_FILES {
+            std::fs::write(staging.join(name), text).map_err(cannot)?;
+        }
+        if std::fs::rename(&staging, &dir).is_err() {
+            // Another process got there first; its copy is the same.
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        if !dir.join("t2na.p4").is_file() {
+            return Err(format!(
+                "cannot write the architecture files to {}",
+                dir.display()
+            ));
+        }
+    }
+    Ok(dir)
+}
 
 /// Deepest nesting of `#include`s in a program held in memory (cpp's own limit is 200).
 const MAX_INCLUDE_DEPTH: usize = 64;
@@ -402,5 +452,31 @@ mod tests {
         assert_eq!(e.to_string(), "m.p4:6:2: #error at six");
         assert!(ends_a_group("  #  endif // guard"));
         assert!(!ends_a_group("#endiff") && !ends_a_group("#elsewhere"));
+    }
+
+    #[test]
+    fn without_the_source_tree_the_architecture_files_come_from_the_binary() {
+        let tree = super::super::p4include_dir();
+        assert_eq!(architecture_dir_from(tree.clone()).unwrap(), tree);
+        let dir = architecture_dir_from(Path::new("/nonexistent/p4include").to_path_buf()).unwrap();
+        assert!(dir.starts_with(std::env::temp_dir()));
+        for (name, text) in ARCHITECTURE_FILES {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(name)).unwrap(),
+                *text,
+                "{name}"
+            );
+            // And the held copies are the tree's files.
+            assert_eq!(
+                std::fs::read_to_string(tree.join(name)).unwrap(),
+                *text,
+                "{name}"
+            );
+        }
+        // A second call finds the copy.
+        assert_eq!(
+            architecture_dir_from(Path::new("/nonexistent/p4include").to_path_buf()).unwrap(),
+            dir
+        );
     }
 }
