@@ -7,8 +7,9 @@
 //! scenario files (`scheme = "dctcp"`, `[scheme_params]`) and comparisons find a scheme here
 //! by its name. Adding a scheme is a new folder and one line in [`SCHEMES`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::{Mutex, OnceLock};
 use t2_pipeline::ir::Program;
 use t2_testbench::transport::{Congestion, MlfqTags};
 use t2_testbench::TransportConfig;
@@ -52,6 +53,98 @@ pub struct Scheme {
     /// The programs shipped under `programs/`, with their file names (built from the
     /// default parameters at 100 Gb/s; a test keeps the files in step).
     pub shipped: fn() -> Vec<(&'static str, Program)>,
+}
+
+/// A scheme's switch program in P4, built into the binary: its path in the source tree (the
+/// name its errors and `t2sim report --p4` use) and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct P4Source {
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+/// `src/schemes/common.p4`: the headers, parsers, deparsers and host-route forwarding every
+/// scheme's P4 program includes.
+pub const COMMON_P4: P4Source = P4Source {
+    path: "src/schemes/common.p4",
+    text: include_str!("common.p4"),
+};
+
+impl P4Source {
+    /// The program compiled with `defines` (`NAME=VALUE`, as `-D` gives them), named after
+    /// its file as every P4 program is (`dctcp.p4` is program `dctcp`). The sources are the
+    /// binary's own, so this panics (with the file, line and column) only for a bug in a
+    /// shipped program, which the tests rule out by compiling every one across its
+    /// parameter range, or when the machine has no `cpp` (the message says how to install
+    /// it; `docs/p4.md`).
+    pub fn compile(&self, defines: &[String]) -> Program {
+        self.compiled(defines).program
+    }
+
+    /// [`P4Source::compile`], with the control-plane names (tables and actions by their P4
+    /// names) that a scheme needs to install entries computed from its parameters
+    /// ([`install`]).
+    pub fn compiled(&self, defines: &[String]) -> t2_pipeline::p4::Compiled {
+        // A sweep builds a scheme at every point, mostly with the same parameters: compile
+        // each (program, defines) once per process rather than run cpp every time.
+        type Cache = Mutex<HashMap<(&'static str, Vec<String>), t2_pipeline::p4::Compiled>>;
+        static COMPILED: OnceLock<Cache> = OnceLock::new();
+        let key = (self.path, defines.to_vec());
+        let cache = COMPILED.get_or_init(Default::default);
+        if let Some(c) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return c.clone();
+        }
+        let files = [(self.path, self.text), (COMMON_P4.path, COMMON_P4.text)];
+        let opts = t2_pipeline::p4::Options {
+            include_dirs: Vec::new(),
+            defines: defines.to_vec(),
+        };
+        let name = t2_pipeline::p4::program_name(std::path::Path::new(self.path));
+        let compiled = match t2_pipeline::p4::compile_held(self.path, &files, &opts, &name) {
+            Ok(c) => c,
+            Err(e) => panic!("a shipped scheme program does not compile: {e}"),
+        };
+        cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, compiled.clone());
+        compiled
+    }
+}
+
+/// Installs exact-match entries into table `table` of `program` (compiled as `c`), as a
+/// control plane does, by P4 names: each entry is its key values, the P4 name of its
+/// action and the action's arguments. The names are the shipped program's own, so a wrong
+/// one is a bug, and panics naming it.
+pub fn install<'a>(
+    c: &t2_pipeline::p4::Compiled,
+    program: &mut Program,
+    table: &str,
+    entries: impl IntoIterator<Item = (Vec<u64>, &'a str, Vec<u64>)>,
+) {
+    let info = c
+        .table(table)
+        .unwrap_or_else(|| panic!("{}: no table `{table}`", program.name));
+    let ir = program
+        .tables
+        .iter_mut()
+        .find(|t| t.name == info.ir_name)
+        .expect("a table the compiler names is in its program");
+    for (key, action, args) in entries {
+        let (_, action_ir) = info
+            .actions
+            .iter()
+            .find(|(p4, _)| p4 == action)
+            .unwrap_or_else(|| panic!("table `{table}` has no action `{action}`"));
+        ir.entries.push(t2_pipeline::ir::Entry {
+            key: key
+                .iter()
+                .map(|&value| t2_pipeline::ir::KeyValue { value, mask: None })
+                .collect(),
+            action: t2_pipeline::ir::ActionCall::new(action_ir, &args),
+            members: Vec::new(),
+        });
+    }
 }
 
 /// Parameter overrides by scheme name (`SCHEME -> PARAM -> value`).

@@ -41,6 +41,46 @@ fn same_report(name: &str) {
     }
 }
 
+/// `report --scheme NAME` (the program the scheme compiles from the copy of its P4 source in
+/// the binary), `report --p4 src/schemes/NAME/NAME.p4` (the file, through cpp on disk) and
+/// `report --program programs/NAME_switch.json` print the same report, text and JSON.
+fn same_scheme_report(name: &str) {
+    for extra in [&[][..], &["--json"][..]] {
+        let scheme = t2sim(&[&["report", "--scheme", name], extra].concat());
+        let p4 = t2sim(
+            &[
+                &["report", "--p4", &format!("src/schemes/{name}/{name}.p4")],
+                extra,
+            ]
+            .concat(),
+        );
+        let json = t2sim(
+            &[
+                &[
+                    "report",
+                    "--program",
+                    &format!("programs/{name}_switch.json"),
+                ],
+                extra,
+            ]
+            .concat(),
+        );
+        for o in [&scheme, &p4, &json] {
+            assert!(o.status.success(), "{name}: {o:?}");
+        }
+        assert_eq!(stdout(&p4), stdout(&scheme), "{name} {extra:?}");
+        assert_eq!(stdout(&json), stdout(&scheme), "{name} {extra:?}");
+        if extra.is_empty() {
+            assert!(
+                stdout(&scheme)
+                    .starts_with(&format!("program          {name}\nverdict          fits\n")),
+                "{}",
+                stdout(&scheme)
+            );
+        }
+    }
+}
+
 #[test]
 fn p4_l3_forward_reports_as_its_json() {
     same_report("l3_forward");
@@ -62,13 +102,13 @@ fn p4_vlan_tagging_reports_as_its_json() {
 }
 
 #[test]
-fn p4_droptail_switch_reports_as_its_json() {
-    same_report("droptail_switch");
+fn the_droptail_scheme_reports_as_its_p4_and_json() {
+    same_scheme_report("droptail");
 }
 
 #[test]
-fn p4_dctcp_switch_reports_as_its_json() {
-    same_report("dctcp_switch");
+fn the_dctcp_scheme_reports_as_its_p4_and_json() {
+    same_scheme_report("dctcp");
 }
 
 #[test]
@@ -77,13 +117,21 @@ fn p4_vlan_switch_reports_as_its_json() {
 }
 
 #[test]
-fn p4_pias_switch_reports_as_its_json() {
-    same_report("pias_switch");
+fn the_pias_scheme_reports_as_its_p4_and_json() {
+    same_scheme_report("pias");
 }
 
 #[test]
-fn p4_slytherin_switch_reports_as_its_json() {
-    same_report("slytherin_switch");
+fn the_pabo_scheme_reports_as_its_p4_and_json() {
+    // The file alone has no entries in `u_level` and `bounce_p` (the scheme installs them
+    // from its LUT), but the tables' sizes are its defaults' entry counts, so the reports
+    // agree.
+    same_scheme_report("pabo");
+}
+
+#[test]
+fn the_slytherin_scheme_reports_as_its_p4_and_json() {
+    same_scheme_report("slytherin");
 }
 
 #[test]
@@ -279,7 +327,7 @@ fn run_p4_gives_the_run_of_the_json_program() {
     let p4 = t2sim(&[
         "run",
         "--p4",
-        "programs/p4/dctcp_switch.p4",
+        "src/schemes/dctcp/dctcp.p4",
         "--duration-us",
         "20",
     ]);
@@ -294,7 +342,7 @@ fn a_scenario_runs_a_p4_program_as_its_json() {
     let dir = std::env::temp_dir().join(format!("t2sim-p4-scenario-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut outs = Vec::new();
-    for program in ["programs/dctcp_switch.json", "programs/p4/dctcp_switch.p4"] {
+    for program in ["programs/dctcp_switch.json", "src/schemes/dctcp/dctcp.p4"] {
         let text = format!(
             "name = \"p4-check\"\nseed = 1\nduration_us = 10\ndrain_us = 50\nprogram = \"{root}/{program}\"\n\
              [topology]\nkind = \"single_chip\"\nhosts = 9\nlink_gbps = 100\nlink_delay_ns = 500\n\
@@ -349,7 +397,7 @@ fn an_entries_file_fills_tables_by_p4_names() {
     let with = t2sim(&[
         "run",
         "--p4",
-        "programs/p4/dctcp_switch.p4",
+        "src/schemes/dctcp/dctcp.p4",
         "--entries",
         f.to_str().unwrap(),
         "--duration-us",
@@ -358,7 +406,7 @@ fn an_entries_file_fills_tables_by_p4_names() {
     let without = t2sim(&[
         "run",
         "--p4",
-        "programs/p4/dctcp_switch.p4",
+        "src/schemes/dctcp/dctcp.p4",
         "--duration-us",
         "5",
     ]);
@@ -369,4 +417,35 @@ fn an_entries_file_fills_tables_by_p4_names() {
         "an entry no packet hits changes nothing"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_dctcp_scheme_marks_on_the_chip_at_its_threshold() {
+    let args = |k: Option<&str>| {
+        let mut a = vec![
+            "stf",
+            "--p4",
+            "src/schemes/dctcp/dctcp.p4",
+            "src/schemes/dctcp/dctcp.stf",
+        ];
+        if let Some(k) = k {
+            a.extend(["-D", k]);
+        }
+        t2sim(&a)
+    };
+    let marked = args(Some("K_CELLS=0"));
+    assert_eq!(marked.status.code(), Some(0), "{marked:?}");
+    assert_eq!(
+        stdout(&marked),
+        "src/schemes/dctcp/dctcp.stf:9: expect port 16: pass (arrived in cycle 803)\n\
+         src/schemes/dctcp/dctcp.stf:11: expect port 16: pass (arrived in cycle 828)\n\
+         src/schemes/dctcp/dctcp.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+    // At K = 400 the ECN-capable packet leaves as it came but for the TTL and checksum.
+    let unmarked = args(None);
+    assert_eq!(unmarked.status.code(), Some(1), "{unmarked:?}");
+    assert!(stdout(&unmarked).starts_with(
+        "src/schemes/dctcp/dctcp.stf:9: expect port 16: FAIL: got \
+         02000000000102000000000908004502002e000000003f115eaa0a0909090a000002"
+    ));
 }

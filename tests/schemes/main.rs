@@ -11,6 +11,7 @@ mod bfc;
 mod bfc_properties;
 mod bfc_refresh;
 mod mice_elephant;
+mod p4_sources;
 mod pabo;
 mod pias;
 mod scheme_scenarios;

@@ -211,6 +211,9 @@ type EnumDef = (Option<u32>, Vec<(String, u128)>);
 enum ParamKind {
     Headers(String),
     Meta(String),
+    /// A variable the control declares (`bit<13> index;`): a hidden metadata field, IR
+    /// name and width.
+    Var(String, u32),
     Intrinsic(&'static str, Gress, String),
     Packet,
     Other,
@@ -1026,7 +1029,7 @@ impl<'a> Lowerer<'a> {
             } => (name, params, locals),
             _ => unreachable!("blocks are parsers and controls"),
         };
-        let params = self.params(params)?;
+        let mut params = self.params(params)?;
         let mut map = HashMap::new();
         for l in locals {
             let (n, v) = match &l.kind {
@@ -1052,14 +1055,49 @@ impl<'a> Lowerer<'a> {
                     let w = self.resolve(ty, l.span)?.width().or(w);
                     (name.clone(), Local::Const(v, w))
                 }
-                DeclKind::Var { name, .. } => {
-                    return self.err(
-                        l.span,
-                        format!(
-                            "local variable `{name}`: the IR keeps values only in PHV fields; \
-                             use a field of the metadata struct"
-                        ),
-                    )
+                DeclKind::Var { name: v, ty, init } => {
+                    // A control's variable is what bf-p4c makes of it: a metadata field in
+                    // the PHV, here `p4.<control>.<name>`. The Ghost control needs them:
+                    // it has no metadata struct of its own to compute an index in.
+                    if !matches!(d.kind, DeclKind::Control { .. }) {
+                        return self.err(
+                            l.span,
+                            format!(
+                                "variable `{v}` in a parser: the model's parser only extracts \
+                                 headers"
+                            ),
+                        );
+                    }
+                    if init.is_some() {
+                        return self.err(
+                            l.span,
+                            format!(
+                                "variable `{v}` with an initial value: the IR sets fields only in \
+                                 actions (assign it in one)"
+                            ),
+                        );
+                    }
+                    let bits = match self.resolve(ty, l.span)?.width() {
+                        Some(b) if (1..=32).contains(&b) => b,
+                        _ => {
+                            return self.err(
+                                l.span,
+                                format!(
+                                    "variable `{v}`: a control's variables are bit<1> to \
+                                     bit<32> (the IR's metadata fields)"
+                                ),
+                            )
+                        }
+                    };
+                    if params.contains_key(v) || map.contains_key(v) {
+                        return self.err(l.span, format!("`{v}` is declared twice in `{name}`"));
+                    }
+                    let ir = format!("p4.{name}.{v}");
+                    if !self.meta_order.contains(&ir) {
+                        self.meta_order.push(ir.clone());
+                    }
+                    params.insert(v.clone(), ParamKind::Var(ir, bits));
+                    continue;
                 }
                 _ => return self.err(l.span, "this declaration is not supported in a block"),
             };
@@ -1228,6 +1266,13 @@ impl<'a> Lowerer<'a> {
                         ),
                     );
                 }
+                Ok(FieldRef { ir, bits })
+            }
+            ParamKind::Var(ir, bits) => {
+                if comps.len() != 1 {
+                    return self.err(e.span, format!("`{path}` is not a field"));
+                }
+                self.meta_used.insert(ir.clone(), bits as u8);
                 Ok(FieldRef { ir, bits })
             }
             ParamKind::Packet | ParamKind::Other => {

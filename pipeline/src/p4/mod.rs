@@ -95,3 +95,17 @@ pub fn compile_source(pre: &preprocess::Source, name: &str) -> Result<Compiled, 
     let prog = parser::parse(pre, &tokens)?;
     lower::lower(pre, &prog, name)
 }
+
+/// Preprocesses, parses and lowers a program held in memory (`preprocess::run_held`):
+/// `files` are `(path, text)` pairs, `main` the path of the program among them; the IR
+/// program is named `name`. This is how a scheme's program, built into the binary, compiles
+/// wherever the binary runs.
+pub fn compile_held(
+    main: &str,
+    files: &[(&str, &str)],
+    opts: &Options,
+    name: &str,
+) -> Result<Compiled, P4Error> {
+    let pre = preprocess::run_held(main, files, opts)?;
+    compile_source(&pre, name)
+}

@@ -1,11 +1,11 @@
 //! DCTCP: switches mark ECN Congestion Experienced on packets that find at least K cells
 //! queued at their egress port (the marking of the DCTCP paper, on the queue depth Tofino2
 //! reports at enqueue), and hosts run DCTCP's window reaction to the fraction of marked ACKs.
-//! `programs/dctcp_switch.json` and `programs/ecmp_switch.json` are built here.
+//! The switch program is `dctcp.p4`; `programs/dctcp_switch.json` and
+//! `programs/ecmp_switch.json` are generated from it.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
-use t2_pipeline::ir::{Action, MatchKind, Primitive, Program, Stmt, Table};
+use t2_pipeline::ir::Program;
 use t2_testbench::transport::Congestion;
 
 pub static SCHEME: Scheme = Scheme {
@@ -49,22 +49,23 @@ fn shipped() -> Vec<(&'static str, Program)> {
     ]
 }
 
-/// A switch for DCTCP: IPv4 host routes (table `ipv4_host`, filled by the chip's routes)
-/// and egress ECN marking of packets that found at least `threshold_cells` cells queued.
-pub fn program(threshold_cells: u64) -> Program {
-    forwarding("dctcp_switch")
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .table(ipv4_host())
-        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
-        .egress(ecn_egress("ecn_mark", threshold_cells))
-        .build_unchecked()
-}
-
 /// [`program`] for networks with equal-cost paths (`programs/ecmp_switch.json`; see
 /// [`super::with_ecmp`]).
 pub fn ecmp_program(threshold_cells: u64) -> Program {
     let mut p = super::with_ecmp(program(threshold_cells));
     p.name = "ecmp_switch".into();
     p
+}
+
+/// `dctcp.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/dctcp/dctcp.p4",
+    text: include_str!("dctcp.p4"),
+};
+
+/// A switch for DCTCP, compiled from [`P4`] with `-D K_CELLS=threshold_cells`: IPv4 host
+/// routes (table `ipv4_host`, filled by the chip's routes) and egress ECN marking of packets
+/// that found at least `threshold_cells` cells queued.
+pub fn program(threshold_cells: u64) -> Program {
+    P4.compile(&[format!("K_CELLS={threshold_cells}")])
 }

@@ -1,10 +1,9 @@
 //! Drop-tail: the baseline with no congestion control in the network. Every switch forwards
 //! by host route through the same forwarding blocks the other schemes use (so latency
 //! differences come from the scheme, not the forwarding), queues drop when full, and the
-//! hosts send fixed windows.
+//! hosts send fixed windows. The switch program is `droptail.p4`.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::Program;
 
 pub static SCHEME: Scheme = Scheme {
@@ -15,16 +14,6 @@ pub static SCHEME: Scheme = Scheme {
     build,
     shipped,
 };
-
-/// The program: IPv4 host routes with TTL handling, nothing else.
-pub fn program() -> Program {
-    forwarding("droptail_switch")
-        .table(ipv4_host())
-        .ingress(forwarding_ingress(vec![t2_pipeline::ir::Stmt::apply(
-            "ipv4_host",
-        )]))
-        .build_unchecked()
-}
 
 fn build(_: &SchemeParams, target: &Target) -> Setup {
     Setup {
@@ -39,4 +28,15 @@ fn build(_: &SchemeParams, target: &Target) -> Setup {
 
 fn shipped() -> Vec<(&'static str, Program)> {
     vec![("droptail_switch.json", program())]
+}
+
+/// `droptail.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/droptail/droptail.p4",
+    text: include_str!("droptail.p4"),
+};
+
+/// The program, compiled from [`P4`]: IPv4 host routes with TTL handling, nothing else.
+pub fn program() -> Program {
+    P4.compile(&[])
 }

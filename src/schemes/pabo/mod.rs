@@ -1,7 +1,8 @@
 //! PABO (packet bounce, Shi et al.): a switch whose egress queue toward a packet's
 //! destination is filling bounces the packet back toward its source with a probability that
 //! grows with the queue's utilisation; the hosts resend packets that come back to them. The
-//! page is `docs/schemes/pabo.md`; `programs/pabo_switch.json` is built here.
+//! page is `docs/schemes/pabo.md`. The switch program is `pabo.p4`;
+//! `programs/pabo_switch.json` is generated from it.
 //!
 //! The mechanism, as the checked reading of the paper and the authors' code give it
 //! (`shared/reproductions.md` §1, `shared/schemes.md` §1):
@@ -48,12 +49,7 @@
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use std::collections::BTreeMap;
-use t2_pipeline::blocks::{forwarding, forwarding_ingress};
-use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
-use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
-    RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate, Stmt, Table,
-};
+use t2_pipeline::ir::Program;
 use t2_pipeline::pabo::PABO_ETHERTYPE;
 use t2_tm::QueueConfig;
 
@@ -338,312 +334,41 @@ pub fn port_queues(capacity_cells: u32) -> Vec<QueueConfig> {
     q
 }
 
-fn table0(name: &str, action: &str) -> Table {
-    Table::new(name, MatchKind::Exact, &[], 0).action(action)
-}
+/// `pabo.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/pabo/pabo.p4",
+    text: include_str!("pabo.p4"),
+};
 
-fn alu(op: AluOp, dst: &str, a: Operand, b: Operand) -> Primitive {
-    Primitive::alu(op, dst, a, b)
-}
-
-fn field(name: &str) -> Operand {
-    Operand::field(name)
-}
-
-fn cond(f: &str, cmp: Cmp, v: Operand) -> Condition {
-    Condition::new(f, cmp, v)
-}
-
-/// The PABO switch: host routes (`ipv4_host`, `ipv4_source`, both filled by the chip), the
-/// ghost thread keeping queue depths, and the bounce decision from `lut`.
+/// The PABO switch, compiled from [`P4`]: host routes (`ipv4_host`, `ipv4_source`, both
+/// filled by the chip), the ghost thread keeping queue depths, and the bounce decision from
+/// `lut`, whose entries go into `u_level` and `bounce_p` from the control plane. The
+/// capacity, `np_cap` and the two tables' sizes (their entry counts) are `-D`s, as are the
+/// bounce queue and the shim's EtherType (the Rust constants).
 pub fn program(lut: &Lut) -> Program {
     let cfg = &lut.config;
-    let mut u_level = Table::new("u_level", MatchKind::Exact, &["meta.depth"], 0)
-        .action("set_level")
-        .default_action("set_level", &[0]);
-    for (d, &k) in lut.level.iter().enumerate() {
-        if k > 0 {
-            u_level = u_level.entry(&[d as u64], "set_level", &[k as u64]);
-        }
-    }
-    u_level.size = u_level.entries.len().max(1) as u32;
-    let mut bounce_p = Table::new("bounce_p", MatchKind::Exact, &["meta.level", "meta.np"], 0)
-        .action("set_threshold")
-        .action("no_bounce")
-        .default_action("no_bounce", &[]);
-    for (&(k, n_p), &t) in &lut.threshold {
-        bounce_p = bounce_p.entry(&[k as u64, n_p as u64], "set_threshold", &[t as u64]);
-    }
-    bounce_p.size = bounce_p.entries.len().max(1) as u32;
-    let to_source = |name: &str| {
-        Action::new(name)
-            .prim(Primitive::SetEgressPort {
-                port: field("meta.source_port"),
-            })
-            .prim(Primitive::SetQid {
-                qid: Operand::Const(BOUNCE_QUEUE as u64),
-            })
-    };
-    forwarding("pabo_switch")
-        .header(
-            "pabo",
-            &[
-                ("n_p", 8),
-                ("hop", 8),
-                ("max_hop", 8),
-                ("reserved", 8),
-                ("ether_type", 16),
-            ],
-        )
-        .parser(vec![
-            ParserState::new("start")
-                .extract("ethernet")
-                .select(&["ethernet.ether_type"], "accept")
-                .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
-                .case(&[PABO_ETHERTYPE as u64], "parse_pabo"),
-            ParserState::new("parse_pabo")
-                .extract("pabo")
-                .select(&["pabo.ether_type"], "accept")
-                .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4"),
-            ParserState::new("parse_ipv4")
-                .extract("ipv4")
-                .select(&["ipv4.protocol"], "accept")
-                .case(&[IPPROTO_UDP as u64], "parse_udp")
-                .case(&[IPPROTO_TCP as u64], "parse_tcp"),
-            ParserState::new("parse_udp").extract("udp"),
-            ParserState::new("parse_tcp").extract("tcp"),
-        ])
-        .metadata("meta.ghost_pipe", 13)
-        .metadata("meta.ghost_index", 13)
-        .metadata("meta.source_port", 9)
-        .metadata("meta.has_source", 1)
-        .metadata("meta.queue", 1)
-        .metadata("meta.queue_base", 13)
-        .metadata("meta.queue_index", 13)
-        .metadata("meta.depth", 32)
-        .metadata("meta.level", 16)
-        .metadata("meta.np", 8)
-        .metadata("meta.threshold", 16)
-        .metadata("meta.may_bounce", 1)
-        .metadata("meta.random", 16)
-        .metadata("meta.bounce", 1)
-        .register("queue_depth", 32, 8192)
-        .register(BOUNCE_COUNTER, 32, 1)
-        .register_action(RegisterAction::new("count_bounce", BOUNCE_COUNTER).update(
-            SaluUpdate::new(SaluOp::Add, SaluOperand::Cell, SaluOperand::Const(1)),
-        ))
-        .register_action(
-            RegisterAction::new("write_depth", "queue_depth").update(SaluUpdate::new(
-                SaluOp::Set,
-                SaluOperand::Field("ghost_md.qlength".into()),
-                SaluOperand::Const(0),
-            )),
-        )
-        .register_action(
-            RegisterAction::new("read_depth", "queue_depth")
-                .output("meta.depth", SaluOutputValue::Old),
-        )
-        // Ghost thread: every queue's depth into queue_depth[pipe << 11 | qid].
-        .action(Action::new("ghost_pipe").prim(alu(
-            AluOp::Shl,
-            "meta.ghost_pipe",
-            field("ghost_md.pipe_id"),
-            Operand::Const(11),
-        )))
-        .action(Action::new("ghost_index").prim(alu(
-            AluOp::Or,
-            "meta.ghost_index",
-            field("meta.ghost_pipe"),
-            field("ghost_md.qid"),
-        )))
-        .action(Action::new("record_depth").prim(Primitive::Execute {
-            register_action: "write_depth".into(),
-            index: field("meta.ghost_index"),
-        }))
-        // Ingress.
-        .action(
-            Action::new("toward_source")
-                .param("port", 9)
-                .prim(Primitive::set("meta.source_port", Operand::param("port")))
-                .prim(Primitive::set("meta.has_source", Operand::Const(1))),
-        )
-        .action(Action::new("no_source"))
-        .action(
-            Action::new("bounce_queue")
-                .prim(Primitive::SetQid {
-                    qid: Operand::Const(BOUNCE_QUEUE as u64),
-                })
-                .prim(Primitive::set("meta.queue", Operand::Const(1)))
-                .prim(alu(
-                    AluOp::Min,
-                    "meta.np",
-                    field("pabo.n_p"),
-                    Operand::Const(cfg.np_cap as u64),
-                )),
-        )
-        .action(Action::new("queue_base").prim(alu(
-            AluOp::Shl,
-            "meta.queue_base",
-            field("ig_intr_tm_md.ucast_egress_port"),
-            Operand::Const(4),
-        )))
-        .action(Action::new("queue_index").prim(alu(
-            AluOp::Or,
-            "meta.queue_index",
-            field("meta.queue_base"),
-            field("meta.queue"),
-        )))
-        .action(Action::new("read_occupancy").prim(Primitive::Execute {
-            register_action: "read_depth".into(),
-            index: field("meta.queue_index"),
-        }))
-        .action(Action::new("clamp_depth").prim(alu(
-            AluOp::Min,
-            "meta.depth",
-            field("meta.depth"),
-            Operand::Const(cfg.capacity_cells as u64),
-        )))
-        .action(
-            Action::new("set_level")
-                .param("level", 16)
-                .prim(Primitive::set("meta.level", Operand::param("level"))),
-        )
-        .action(
-            Action::new("set_threshold")
-                .param("threshold", 16)
-                .prim(Primitive::set(
-                    "meta.threshold",
-                    Operand::param("threshold"),
-                ))
-                .prim(Primitive::set("meta.may_bounce", Operand::Const(1))),
-        )
-        .action(Action::new("no_bounce"))
-        .action(Action::new("draw").prim(Primitive::Random {
-            dst: "meta.random".into(),
-        }))
-        .action(
-            Action::new("decide")
-                .prim(Primitive::set("meta.bounce", Operand::Const(1)))
-                .prim(Primitive::Execute {
-                    register_action: "count_bounce".into(),
-                    index: Operand::Const(0),
-                }),
-        )
-        .action(
-            to_source("bounce_first")
-                .prim(Primitive::SetValid {
-                    header: "pabo".into(),
-                })
-                .prim(Primitive::set("pabo.n_p", Operand::Const(1)))
-                .prim(Primitive::set("pabo.hop", Operand::Const(1)))
-                .prim(Primitive::set(
-                    "pabo.ether_type",
-                    field("ethernet.ether_type"),
-                ))
-                .prim(Primitive::set(
-                    "ethernet.ether_type",
-                    Operand::Const(PABO_ETHERTYPE as u64),
-                )),
-        )
-        .action(
-            to_source("bounce_again")
-                .prim(alu(
-                    AluOp::Add,
-                    "pabo.n_p",
-                    field("pabo.n_p"),
-                    Operand::Const(1),
-                ))
-                .prim(alu(
-                    AluOp::Add,
-                    "pabo.hop",
-                    field("pabo.hop"),
-                    Operand::Const(1),
-                )),
-        )
-        .action(Action::new("record_hop").prim(alu(
-            AluOp::Max,
-            "pabo.max_hop",
-            field("pabo.max_hop"),
-            field("pabo.hop"),
-        )))
-        .action(Action::new("unwind_hop").prim(alu(
-            AluOp::Sub,
-            "pabo.hop",
-            field("pabo.hop"),
-            Operand::Const(1),
-        )))
-        .table(t2_pipeline::blocks::ipv4_host())
-        .table(
-            Table::new("ipv4_source", MatchKind::Exact, &["ipv4.src_addr"], 4096)
-                .action("toward_source")
-                .action("no_source")
-                .default_action("no_source", &[]),
-        )
-        .table(table0("to_bounce_queue", "bounce_queue"))
-        .table(table0("queue_base", "queue_base"))
-        .table(table0("queue_index", "queue_index"))
-        .table(table0("occupancy", "read_occupancy"))
-        .table(table0("clamp", "clamp_depth"))
-        .table(u_level)
-        .table(bounce_p)
-        .table(table0("dice", "draw"))
-        .table(table0("bounce_decision", "decide"))
-        .table(table0("bounce_first", "bounce_first"))
-        .table(table0("bounce_again", "bounce_again"))
-        .table(table0("bounce_hops", "record_hop"))
-        .table(table0("forward_hops", "unwind_hop"))
-        .table(table0("ghost_pipe", "ghost_pipe"))
-        .table(table0("ghost_index", "ghost_index"))
-        .table(table0("ghost_record", "record_depth"))
-        .ingress(forwarding_ingress(vec![
-            Stmt::apply("ipv4_host"),
-            Stmt::apply("ipv4_source"),
-            Stmt::apply("dice"),
-            Stmt::if_(
-                cond("pabo.$valid", Cmp::Eq, Operand::Const(1)),
-                vec![Stmt::apply("to_bounce_queue")],
-                vec![],
-            ),
-            Stmt::apply("queue_base"),
-            Stmt::apply("queue_index"),
-            Stmt::apply("occupancy"),
-            Stmt::apply("clamp"),
-            Stmt::apply("u_level"),
-            Stmt::apply("bounce_p"),
-            Stmt::if_(
-                cond("meta.may_bounce", Cmp::Eq, Operand::Const(1)),
-                vec![Stmt::if_(
-                    cond("meta.has_source", Cmp::Eq, Operand::Const(1)),
-                    vec![Stmt::if_(
-                        cond("meta.random", Cmp::Le, field("meta.threshold")),
-                        vec![Stmt::apply("bounce_decision")],
-                        vec![],
-                    )],
-                    vec![],
-                )],
-                vec![],
-            ),
-            Stmt::if_(
-                cond("meta.bounce", Cmp::Eq, Operand::Const(1)),
-                vec![
-                    Stmt::if_(
-                        cond("pabo.$valid", Cmp::Eq, Operand::Const(1)),
-                        vec![Stmt::apply("bounce_again")],
-                        vec![Stmt::apply("bounce_first")],
-                    ),
-                    Stmt::apply("bounce_hops"),
-                ],
-                vec![Stmt::if_(
-                    cond("pabo.hop", Cmp::Gt, Operand::Const(0)),
-                    vec![Stmt::apply("forward_hops")],
-                    vec![],
-                )],
-            ),
-        ]))
-        .ghost(vec![
-            Stmt::apply("ghost_pipe"),
-            Stmt::apply("ghost_index"),
-            Stmt::apply("ghost_record"),
-        ])
-        .build_unchecked()
+    let levels: Vec<(Vec<u64>, &str, Vec<u64>)> = lut
+        .level
+        .iter()
+        .enumerate()
+        .filter(|(_, &k)| k > 0)
+        .map(|(d, &k)| (vec![d as u64], "set_level", vec![k as u64]))
+        .collect();
+    let thresholds: Vec<(Vec<u64>, &str, Vec<u64>)> = lut
+        .threshold
+        .iter()
+        .map(|(&(k, n_p), &t)| (vec![k as u64, n_p as u64], "set_threshold", vec![t as u64]))
+        .collect();
+    let c = P4.compiled(&[
+        format!("CAPACITY_CELLS={}", cfg.capacity_cells),
+        format!("NP_CAP={}", cfg.np_cap),
+        format!("U_LEVEL_SIZE={}", levels.len().max(1)),
+        format!("BOUNCE_P_SIZE={}", thresholds.len().max(1)),
+        format!("BOUNCE_QUEUE={BOUNCE_QUEUE}"),
+        format!("PABO_ETHERTYPE={PABO_ETHERTYPE:#06x}"),
+    ]);
+    let mut p = c.program.clone();
+    super::install(&c, &mut p, "Ingress.u_level", levels);
+    super::install(&c, &mut p, "Ingress.bounce_p", thresholds);
+    p
 }

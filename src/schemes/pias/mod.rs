@@ -3,12 +3,12 @@
 //! the top and is demoted past fixed byte thresholds), switches serve the tags in strict
 //! priority and mark ECN per queue, and the hosts run DCTCP. It is the baseline of
 //! Slytherin's headline numbers; `docs/schemes/pias.md` has the mapping and the sources of
-//! the thresholds. `programs/pias_switch.json` is built here.
+//! the thresholds. The switch program is `pias.p4`; `programs/pias_switch.json` is
+//! generated from it.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
-use t2_pipeline::ir::{Action, MatchKind, Operand, Primitive, Program, Stmt, Table};
+use t2_pipeline::ir::Program;
 use t2_testbench::transport::{Congestion, MlfqTags, MLFQ_LEVELS};
 use t2_tm::QueueConfig;
 
@@ -100,45 +100,21 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<QueueConfig> {
     queues
 }
 
-/// A PIAS switch: IPv4 host routes (table `ipv4_host`, filled by the chip's routes); in
-/// ingress a ternary table on the DSCP bits of `ipv4.diffserv` (`mlfq_queue`, one entry per
-/// level, constant) sends DSCP `l` to queue `l`; any other DSCP takes the lowest level's
-/// queue. In egress, ECN-capable packets that found at least `threshold_cells` cells in
-/// their own queue are marked CE (`enq_qdepth` is per queue on Tofino2).
+/// `pias.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/pias/pias.p4",
+    text: include_str!("pias.p4"),
+};
+
+/// A PIAS switch, compiled from [`P4`] with `-D K_CELLS=threshold_cells`: IPv4 host routes
+/// (table `ipv4_host`, filled by the chip's routes); in ingress a ternary table on the DSCP
+/// bits of `ipv4.diffserv` (`mlfq_queue`, one constant entry per level under
+/// [`DSCP_MASK`]) sends DSCP `l` to queue [`qid_of_level`]`(l)`; any other DSCP takes the
+/// lowest level's queue. In egress, ECN-capable packets that found at least
+/// `threshold_cells` cells in their own queue are marked CE (`enq_qdepth` is per queue on
+/// Tofino2).
 pub fn program(threshold_cells: u64) -> Program {
-    let mut classify = Table::new(
-        "mlfq_queue",
-        MatchKind::Ternary,
-        &["ipv4.diffserv"],
-        MLFQ_LEVELS as u32,
-    )
-    .action("set_queue")
-    .default_action("set_queue", &[qid_of_level(MLFQ_LEVELS as u8 - 1)]);
-    for level in 0..MLFQ_LEVELS as u8 {
-        classify = classify.ternary_entry(
-            &[((level as u64) << 2, DSCP_MASK)],
-            "set_queue",
-            &[qid_of_level(level)],
-        );
-    }
-    forwarding("pias_switch")
-        .action(
-            Action::new("set_queue")
-                .param("qid", 7)
-                .prim(Primitive::SetQid {
-                    qid: Operand::param("qid"),
-                }),
-        )
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .table(ipv4_host())
-        .table(classify)
-        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .ingress(forwarding_ingress(vec![
-            Stmt::apply("ipv4_host"),
-            Stmt::apply("mlfq_queue"),
-        ]))
-        .egress(ecn_egress("ecn_mark", threshold_cells))
-        .build_unchecked()
+    P4.compile(&[format!("K_CELLS={threshold_cells}")])
 }
 
 #[cfg(test)]

@@ -2,14 +2,12 @@
 //! congestion at an earlier switch (IPv4 ECN = CE) and ACKs jump to a strict-priority queue
 //! at every later switch; every switch marks CE at K cells of egress queue, as DCTCP's
 //! switches do; the hosts run DCTCP. `docs/schemes/slytherin.md` has the design, what differs
-//! from the paper and the measurements. `programs/slytherin_switch.json` is built here.
+//! from the paper and the measurements. The switch program is `slytherin.p4`;
+//! `programs/slytherin_switch.json` is generated from it.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::blocks::{ecn_egress, forwarding, forwarding_ingress, ipv4_host};
-use t2_pipeline::ir::{
-    Action, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
-};
+use t2_pipeline::ir::Program;
 use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
@@ -102,46 +100,27 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<QueueConfig> {
     queues
 }
 
-/// A Slytherin switch: IPv4 host routes (table `ipv4_host`, filled by the chip's routes);
-/// in ingress, packets with ECN = CE (`promote_ce`) and TCP segments of at most
-/// [`ACK_MAX_IPV4_TOTAL_LEN`] bytes (`promote_ack`) are sent to queue [`HIGH_QID`], all
-/// others stay in queue [`NORMAL_QID`]; in egress, ECN-capable packets that found at least
-/// `threshold_cells` cells in their queue are marked CE (both queues, as the paper does not
-/// restrict marking to the normal one). A packet this switch marks was queued before the
-/// mark, so it is promoted from the next switch on. Networks with equal-cost paths get it
-/// with the ECMP selector ([`super::with_ecmp`], through [`Target::routed`]).
+/// `slytherin.p4`, the switch program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/slytherin/slytherin.p4",
+    text: include_str!("slytherin.p4"),
+};
+
+/// A Slytherin switch, compiled from [`P4`] with `-D K_CELLS=threshold_cells`: IPv4 host
+/// routes (table `ipv4_host`, filled by the chip's routes); in ingress, packets with ECN =
+/// CE (`promote_ce`) and TCP segments of at most [`ACK_MAX_IPV4_TOTAL_LEN`] bytes
+/// (`promote_ack`) are sent to queue [`HIGH_QID`], all others stay in queue [`NORMAL_QID`];
+/// in egress, ECN-capable packets that found at least `threshold_cells` cells in their
+/// queue are marked CE (both queues, as the paper does not restrict marking to the normal
+/// one). A packet this switch marks was queued before the mark, so it is promoted from the
+/// next switch on. Networks with equal-cost paths get it with the ECMP selector
+/// ([`super::with_ecmp`], through [`Target::routed`]).
 pub fn program(threshold_cells: u64) -> Program {
-    forwarding("slytherin_switch")
-        .action(Action::new("to_high").prim(Primitive::SetQid {
-            qid: Operand::Const(HIGH_QID),
-        }))
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .table(ipv4_host())
-        .table(Table::new("promote_ce", MatchKind::Exact, &[], 0).action("to_high"))
-        .table(Table::new("promote_ack", MatchKind::Exact, &[], 0).action("to_high"))
-        .table(Table::new("ecn_mark", MatchKind::Exact, &[], 0).action("mark"))
-        .ingress(forwarding_ingress(vec![
-            Stmt::apply("ipv4_host"),
-            Stmt::if_(
-                Condition::new("ipv4.ecn", Cmp::Eq, Operand::Const(ECN_CE)),
-                vec![Stmt::apply("promote_ce")],
-                vec![Stmt::if_(
-                    Condition::new("tcp.$valid", Cmp::Eq, Operand::Const(1)),
-                    vec![Stmt::if_(
-                        Condition::new(
-                            "ipv4.total_len",
-                            Cmp::Le,
-                            Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
-                        ),
-                        vec![Stmt::apply("promote_ack")],
-                        vec![],
-                    )],
-                    vec![],
-                )],
-            ),
-        ]))
-        .egress(ecn_egress("ecn_mark", threshold_cells))
-        .build_unchecked()
+    P4.compile(&[
+        format!("K_CELLS={threshold_cells}"),
+        format!("HIGH_QID={HIGH_QID}"),
+        format!("ACK_MAX_TOTAL_LEN={ACK_MAX_IPV4_TOTAL_LEN}"),
+    ])
 }
 
 #[cfg(test)]
