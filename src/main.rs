@@ -68,6 +68,18 @@ enum Command {
 fn main() -> ExitCode {
     let bare = std::env::args_os().len() == 1;
     let cli = Cli::parse();
+    let builds_schemes = match &cli.command {
+        None => bare || cli.run.scenario.is_some(),
+        Some(Command::Run(args)) => args.scenario.is_some(),
+        Some(Command::Compare(_) | Command::Sweep(_) | Command::Report(_)) => true,
+        Some(_) => false,
+    };
+    if builds_schemes {
+        if let Err(e) = cli::schemes_can_build() {
+            eprintln!("t2sim: error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let result = match cli.command {
         None if bare => default_comparison(),
         None => run(cli.run),

@@ -21,6 +21,12 @@ const BROKEN_PIPE_EXIT: i32 = 141;
 
 /// Writes `text` to standard output. A closed pipe ends the program quietly, as it ends a
 /// Unix tool; any other write error is reported.
+/// For the commands that may build a scheme (each scheme's switch program is P4 compiled
+/// through the C preprocessor): a clear error, before anything runs, when `cpp` is missing.
+pub fn schemes_can_build() -> Result<(), String> {
+    t2_pipeline::p4::preprocess::cpp_available()
+}
+
 pub fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -371,3 +371,39 @@ fn threads_split_a_scenario_run_without_changing_its_output() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn without_cpp_the_commands_that_build_schemes_fail_cleanly() {
+    // The schemes' programs are P4, compiled through the C preprocessor: with no `cpp` on
+    // the PATH, every command that may build one says so and exits 2 before running.
+    let empty = std::env::temp_dir().join(format!("t2sim-no-cpp-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/compare_incast.toml");
+    for args in [
+        &[][..],
+        &["compare", "--scenario", scenario],
+        &["report", "--scheme", "dctcp"],
+        &["run", "--scenario", scenario],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+            .args(args)
+            .env("PATH", &empty)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "t2sim: error: the C preprocessor `cpp` is not installed (Debian: apt-get install cpp); \
+             P4 programs are preprocessed with it as p4c does\n",
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // The built-in incast builds no scheme and needs no preprocessor.
+    let out = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(["run", "--duration-us", "5"])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}

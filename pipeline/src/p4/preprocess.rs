@@ -324,6 +324,21 @@ fn cpp_command(opts: &Options, shown: &str) -> Result<Command, P4Error> {
     Ok(cmd)
 }
 
+/// Whether the C preprocessor can be started: `Err` with the reason (and how to install it)
+/// when it cannot. The schemes' programs are P4 compiled through it, so a command that builds
+/// one asks first and fails cleanly rather than in the middle of building.
+pub fn cpp_available() -> Result<(), String> {
+    match Command::new("cpp")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+    {
+        Ok(_) => Ok(()),
+        Err(e) => Err(cpp_spawn_error("the schemes' P4 programs", e).message),
+    }
+}
+
 /// The error for a `cpp` that would not start.
 fn cpp_spawn_error(shown: &str, e: std::io::Error) -> P4Error {
     if e.kind() == std::io::ErrorKind::NotFound {
