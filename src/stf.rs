@@ -29,10 +29,16 @@ pub fn load(path: &Path, include: &[PathBuf], defines: &[String]) -> Result<Comp
     p4::compile(path, &opts).map_err(|e| e.to_string())
 }
 
-/// The program of P4 file `path` with the entries of control-plane file `entries` (`run
-/// --p4 FILE.p4 --entries FILE`).
-pub fn load_with_entries(path: &Path, entries: Option<&Path>) -> Result<ir::Program, String> {
-    let c = load(path, &[], &[])?;
+/// The program of P4 file `path` (preprocessed with `include` folders and `defines`) with
+/// the entries of control-plane file `entries` (`run --p4 FILE.p4 -I DIR -D N=V --entries
+/// FILE`).
+pub fn load_with_entries(
+    path: &Path,
+    include: &[PathBuf],
+    defines: &[String],
+    entries: Option<&Path>,
+) -> Result<ir::Program, String> {
+    let c = load(path, include, defines)?;
     match entries {
         None => Ok(c.program),
         Some(f) => {

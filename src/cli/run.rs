@@ -75,6 +75,12 @@ pub struct RunArgs {
     /// With --p4: table entries by P4 names (`add` / `setdefault` lines, STF format).
     #[arg(long, value_name = "FILE", requires = "p4")]
     pub entries: Option<PathBuf>,
+    /// With --p4: an include directory for the preprocessor (repeatable).
+    #[arg(short = 'I', value_name = "DIR", requires = "p4")]
+    pub include: Vec<PathBuf>,
+    /// With --p4: a preprocessor definition NAME[=VALUE] (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", requires = "p4")]
+    pub define: Vec<String>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     pub step_every_cycle: bool,
@@ -209,7 +215,14 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         None if args.p4.is_some() => args
             .p4
             .as_ref()
-            .map(|p| t2sim::stf::load_with_entries(p, args.entries.as_deref()))
+            .map(|p| {
+                t2sim::stf::load_with_entries(
+                    p,
+                    &args.include,
+                    &args.define,
+                    args.entries.as_deref(),
+                )
+            })
             .transpose()?,
         None => None,
         Some(path) => {

@@ -509,13 +509,30 @@ fn check_program(
             format!("scheme {name} sets it; remove one of the two"),
         );
     }
+    let is_p4 = raw
+        .program
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "p4"));
+    for (key, set) in [
+        ("p4_include", !raw.p4_include.is_empty()),
+        ("p4_define", !raw.p4_define.is_empty()),
+    ] {
+        if set && !is_p4 {
+            return bad(
+                key,
+                "applies only to a P4 program (program = \"FILE.p4\")".into(),
+            );
+        }
+    }
     Ok(match &raw.program {
         None => None,
-        // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md).
-        Some(p) if p.extension().is_some_and(|e| e == "p4") => {
+        // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md), with the
+        // file's -I and -D.
+        Some(p) if is_p4 => {
             let path = base.join(p);
+            let include: Vec<PathBuf> = raw.p4_include.iter().map(|d| base.join(d)).collect();
             Some(
-                crate::stf::load(&path, &[], &[])
+                crate::stf::load(&path, &include, &raw.p4_define)
                     .map_err(|e| format!("{shown}: program: {e}"))?
                     .program,
             )

@@ -25,6 +25,13 @@ pub(super) struct FileScenario {
     /// A JSON program every switch runs (see `programs/`); its `ipv4_host` table gets the
     /// host routes. Default: the built-in IPv4 forwarding.
     pub(super) program: Option<PathBuf>,
+    /// With a P4 `program`: include folders for the preprocessor (cpp's `-I`), relative to
+    /// the scenario file.
+    #[serde(default)]
+    pub(super) p4_include: Vec<PathBuf>,
+    /// With a P4 `program`: preprocessor definitions `NAME` or `NAME=VALUE` (cpp's `-D`).
+    #[serde(default)]
+    pub(super) p4_define: Vec<String>,
     /// A scheme by name (`t2sim schemes` lists them): its program, queues and host
     /// behaviour, in place of `program`, `[queues]` and `[transport]`'s congestion and
     /// pause/bounce keys.

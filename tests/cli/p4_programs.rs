@@ -449,3 +449,36 @@ fn the_dctcp_scheme_marks_on_the_chip_at_its_threshold() {
          02000000000102000000000908004502002e000000003f115eaa0a0909090a000002"
     ));
 }
+
+#[test]
+fn run_p4_passes_its_defines_and_includes_to_the_preprocessor() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--p4",
+            "src/schemes/dctcp/dctcp.p4",
+            "--duration-us",
+            "20",
+        ];
+        a.extend_from_slice(extra);
+        t2sim(&a)
+    };
+    let plain = run(&[]);
+    // The file's own default, given again, and an include folder it does not need.
+    let same = run(&["-D", "K_CELLS=400", "-I", "programs/p4/include"]);
+    assert!(plain.status.success() && same.status.success(), "{same:?}");
+    assert_eq!(stdout(&same), stdout(&plain));
+    // A define the program cannot take is the program's error at its place.
+    let bad = run(&["-D", "K_CELLS=nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&bad.stderr).to_string();
+    assert!(
+        e.starts_with("t2sim: error: src/schemes/dctcp/dctcp.p4:"),
+        "{e}"
+    );
+    assert!(e.contains("nope"), "{e}");
+    // -D and -I need --p4.
+    let o = t2sim(&["run", "-D", "K=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--p4"));
+}

@@ -451,3 +451,65 @@ fn output_vcd_traces_one_switch_deterministically() {
     ));
     assert!(e.contains("output.trace:"), "{e}");
 }
+
+#[test]
+fn a_p4_program_takes_the_files_defines_and_includes() {
+    // DCTCP's switch as the scheme builds it (k_cells = 40, its P4 with -D K_CELLS=40) and
+    // as a file program with `p4_define`: the same program, so the same run.
+    let dir = scratch("p4_defines");
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let top = "seed = 1\nduration_us = 40\ndrain_us = 400\n";
+    let common = "[topology]\nkind = \"single_chip\"\nhosts = 5\nlink_gbps = 100\n\
+        [workload.incast]\ndegree = 4\nsize_bytes = 64000\nperiod_us = 20\nfirst_us = 1\n";
+    let scheme = dir.join("scheme.toml");
+    std::fs::write(
+        &scheme,
+        format!("scheme = \"dctcp\"\n{top}[scheme_params]\nk_cells = 40\n{common}"),
+    )
+    .unwrap();
+    let file = dir.join("file.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "program = \"{root}/src/schemes/dctcp/dctcp.p4\"\np4_define = [\"K_CELLS=40\"]\n\
+             p4_include = [\"{root}/pipeline/p4include\"]\n{top}{common}\
+             [transport]\ncongestion = \"dctcp\"\n"
+        ),
+    )
+    .unwrap();
+    let a = ScenarioFile::load(&scheme).unwrap();
+    let b = ScenarioFile::load(&file).unwrap();
+    assert_eq!(a.topology.program, b.topology.program);
+    let (ra, rb) = (a.run().unwrap(), b.run().unwrap());
+    assert_eq!(ra.records, rb.records);
+    assert_eq!(ra.frames, rb.frames);
+    // Without the define the threshold is the file's default, 400 cells: another program.
+    let plain = dir.join("plain.toml");
+    std::fs::write(
+        &plain,
+        format!("program = \"{root}/src/schemes/dctcp/dctcp.p4\"\n{top}{common}"),
+    )
+    .unwrap();
+    assert_ne!(
+        ScenarioFile::load(&plain).unwrap().topology.program,
+        a.topology.program
+    );
+    // The keys need a P4 program.
+    let json = dir.join("json.toml");
+    std::fs::write(
+        &json,
+        format!(
+            "program = \"{root}/programs/dctcp_switch.json\"\np4_define = [\"K=1\"]\n{top}{common}"
+        ),
+    )
+    .unwrap();
+    let e = ScenarioFile::load(&json).err().unwrap();
+    assert_eq!(
+        e,
+        format!(
+            "{}: p4_define: applies only to a P4 program (program = \"FILE.p4\")",
+            json.display()
+        )
+    );
+}
