@@ -18,6 +18,7 @@ use crate::chip::params::Tofino2Params;
 
 pub mod bfc;
 pub mod dctcp;
+pub mod dctcp_pfc;
 pub mod droptail;
 pub mod mice_elephant;
 pub mod pabo;
@@ -36,6 +37,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &mice_elephant::PFC_ONLY,
     &mice_elephant::QCN_ONLY,
     &bfc::SCHEME,
+    &dctcp_pfc::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -178,16 +180,43 @@ pub struct Pfc {
     pub xoff_cells: u32,
     pub xon_cells: u32,
     pub headroom_cells: u32,
+    /// The dynamic threshold in place of `xoff_cells`/`xon_cells`
+    /// (`t2_tm::TmParams::pfc_dynamic_per_mille`); `None`: the static ones.
+    pub dynamic_per_mille: Option<u32>,
+    /// With `Some(k)`, the headroom is sized from the network's links instead of
+    /// `headroom_cells`: `k` one-way link delays of bytes at the link's rate, in cells rounded
+    /// up (the HPCC ns-3 artifact's `rate * delay / 8 * 3`, `scratch/third.cc`: k = 3).
+    pub headroom_link_delays: Option<u32>,
 }
 
 impl Pfc {
-    /// Writes these settings into `tm`.
+    /// Writes these settings into `tm` (a headroom sized from the links keeps
+    /// `headroom_cells`: [`Pfc::apply_on_links`] knows the links).
     pub fn apply(&self, tm: &mut t2_tm::TmParams) {
         tm.pfc_lossless_classes = self.lossless_classes;
         tm.pfc_xoff_cells = self.xoff_cells;
         tm.pfc_xon_cells = self.xon_cells;
         tm.pfc_headroom_cells = self.headroom_cells;
+        tm.pfc_dynamic_per_mille = self.dynamic_per_mille;
     }
+
+    /// Writes these settings into `tm` for a network whose links run at `link_bps` with
+    /// `link_delay_ns` of propagation delay.
+    pub fn apply_on_links(&self, tm: &mut t2_tm::TmParams, link_bps: u64, link_delay_ns: u64) {
+        self.apply(tm);
+        if let Some(k) = self.headroom_link_delays {
+            tm.pfc_headroom_cells = headroom_cells(k, link_bps, link_delay_ns, tm.cell_bytes);
+        }
+    }
+}
+
+/// `delays` one-way delays of `link_delay_ns` at `link_bps`, in cells of `cell_bytes`
+/// rounded up: the headroom a lossless group needs for what is in flight when it pauses.
+pub fn headroom_cells(delays: u32, link_bps: u64, link_delay_ns: u64, cell_bytes: u32) -> u32 {
+    let bytes = link_bps as u128 * link_delay_ns as u128 * delays as u128 / 8 / 1_000_000_000;
+    bytes
+        .div_ceil(cell_bytes.max(1) as u128)
+        .min(u32::MAX as u128) as u32
 }
 
 /// A scheme's per-switch set-up, run on every switch after the network is built and
@@ -323,6 +352,21 @@ pub fn find(name: &str) -> Result<&'static Scheme, String> {
 /// The names of every scheme, in registration order.
 pub fn names() -> Vec<&'static str> {
     SCHEMES.iter().map(|s| s.name).collect()
+}
+
+/// The lossless baselines of BFC's and HPCC's evaluations (RDMA-style NICs, PFC with the
+/// dynamic threshold). They are schemes like the others, but the no-argument comparison
+/// leaves them out: their papers ran them in a buffer and on links of their own
+/// (`scenarios/compare_lossless.toml` runs them).
+pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc"];
+
+/// The schemes the no-argument comparison runs (and `compare` when neither the command nor
+/// the file names any): every scheme but the [`LOSSLESS_BASELINES`], in registration order.
+pub fn default_comparison_names() -> Vec<&'static str> {
+    names()
+        .into_iter()
+        .filter(|n| !LOSSLESS_BASELINES.contains(n))
+        .collect()
 }
 
 impl Scheme {
