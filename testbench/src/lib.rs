@@ -11,6 +11,7 @@ pub mod network;
 pub mod node;
 pub mod probe;
 pub mod qcn;
+pub mod rdma;
 pub mod rng;
 pub mod tap;
 pub mod transport;
