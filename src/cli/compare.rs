@@ -91,9 +91,9 @@ pub fn default_comparison() -> Result<(), String> {
         base: PathBuf::from("."),
     };
     let names: Vec<String> = schemes::default_comparison_names()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let started = Instant::now();
     let c = t2sim::study::compare::compare(&source, &names, &Default::default(), |_| {})?;
     let mut text =

@@ -99,7 +99,8 @@ impl ScenarioFile {
         if let Some(bytes) = t.buffer_bytes {
             // The papers' shared buffers (BFC's and the HPCC artifact's 12 MB) in place of
             // Tofino2's 393,216 cells; whole cells, rounded down.
-            params.tm.buffer_cells = (bytes / params.tm.cell_bytes as u64).min(u32::MAX as u64) as u32;
+            params.tm.buffer_cells =
+                (bytes / params.tm.cell_bytes as u64).min(u32::MAX as u64) as u32;
             if let Err(e) = params.validate() {
                 return bad("topology.buffer_bytes", e.problem);
             }

@@ -54,7 +54,10 @@ fn dctcp_behind_pfc_pauses_instead_of_dropping_in_a_small_buffer() {
     assert_eq!(r.drops.total(), 0, "{:?}", r.drops);
     let pfc_sent: u64 = r.pause_frames.values().map(|p| p.pfc_sent).sum();
     let pfc_received: u64 = r.pause_frames.values().map(|p| p.pfc_received).sum();
-    assert!(pfc_sent > 0, "the incast fills the groups past the threshold");
+    assert!(
+        pfc_sent > 0,
+        "the incast fills the groups past the threshold"
+    );
     assert_eq!(pfc_received, pfc_sent, "every PFC frame reaches a NIC");
     assert_eq!(r.frames.unaccounted, 0);
     // The same incast with DCTCP alone drops in that buffer.
@@ -70,5 +73,8 @@ fn a_buffer_too_small_for_one_cell_is_named() {
     let Err(e) = ScenarioFile::load(&file("tiny.toml", &incast(100, "dctcp-pfc"))) else {
         panic!("a 100-byte buffer loaded");
     };
-    assert!(e.contains("topology.buffer_bytes: must be at least 1"), "{e}");
+    assert!(
+        e.contains("topology.buffer_bytes: must be at least 1"),
+        "{e}"
+    );
 }

@@ -87,7 +87,10 @@ impl RdmaConfig {
     pub fn validate(&self, host: &str, line_bps: u64) -> Result<(), String> {
         let max = 9216 - wire::DATA_OVERHEAD;
         if self.mtu == 0 || self.mtu > max {
-            return Err(format!("{host}: rdma mtu {} is outside 1..={max}", self.mtu));
+            return Err(format!(
+                "{host}: rdma mtu {} is outside 1..={max}",
+                self.mtu
+            ));
         }
         if self.ack_interval == 0 {
             return Err(format!("{host}: rdma ack_interval must be at least 1"));
@@ -129,6 +132,8 @@ struct SendQp {
     rp_events: Vec<(Cycle, RpEvent)>,
     /// The highest PSN sent so far plus one (what counts as a retransmission).
     high: u32,
+    /// Cycles the CNPs about this QP arrived.
+    cnp_at: Vec<Cycle>,
 }
 
 impl SendQp {
@@ -151,6 +156,8 @@ struct RecvQp {
     since_ack: u32,
     last_nack: Option<(u32, Cycle)>,
     last_cnp: Option<Cycle>,
+    /// Cycles this notification point queued its CNPs.
+    cnp_at: Vec<Cycle>,
     /// PSNs in the order they arrived.
     arrivals: Vec<u64>,
 }
@@ -203,6 +210,9 @@ pub struct RdmaHost {
     /// are sent (their line time is spent), with how many did.
     lose: Vec<(u32, u32)>,
     lost: u64,
+    /// Fault injection: data frames of `(flow, PSNs)` leave with CE, as if a switch on the
+    /// way had marked them.
+    mark: Vec<(u32, std::ops::Range<u32>)>,
     scratch: Vec<u8>,
     body: Vec<u8>,
 }
@@ -247,6 +257,7 @@ impl RdmaHost {
             foreign: 0,
             lose: Vec::new(),
             lost: 0,
+            mark: Vec::new(),
             scratch: Vec::new(),
             body: Vec::new(),
         })
@@ -286,6 +297,24 @@ impl RdmaHost {
     /// sent (a fault for tests; it is counted in [`RdmaHost::lost`]).
     pub fn lose_once(&mut self, flow: u32, psn: u32) {
         self.lose.push((flow, psn));
+    }
+
+    /// Makes the data frames of `flow` whose PSN is in `psns` leave with CE (a fixed marking
+    /// pattern for tests).
+    pub fn mark_ce(&mut self, flow: u32, psns: std::ops::Range<u32>) {
+        self.mark.push((flow, psns));
+    }
+
+    /// Cycles the CNPs about flow `flow_id` reached this (sending) host.
+    pub fn cnps_received_at(&self, flow_id: u32) -> &[Cycle] {
+        self.qp(flow_id).map_or(&[], |f| f.cnp_at.as_slice())
+    }
+
+    /// Cycles this (receiving) host's notification point queued CNPs about `flow_id`.
+    pub fn cnps_sent_at(&self, flow_id: u32) -> &[Cycle] {
+        self.receiving
+            .get(&flow_id)
+            .map_or(&[], |r| r.cnp_at.as_slice())
     }
 
     pub fn config(&self) -> &RdmaConfig {
@@ -394,6 +423,7 @@ impl RdmaHost {
             self.marked_packets += 1;
             if r.last_cnp.is_none_or(|t| now >= t + c.cnp_interval) {
                 r.last_cnp = Some(now);
+                r.cnp_at.push(now);
                 self.control.push_back(Control {
                     to: from,
                     qp: f.qp,
@@ -449,7 +479,9 @@ impl RdmaHost {
         };
         let rto = self.config.rto;
         let q = &mut self.flows[i];
-        let nack = f.syndrome.is_some_and(|s| s & 0xe0 == wire::SYNDROME_NAK_SEQ);
+        let nack = f
+            .syndrome
+            .is_some_and(|s| s & 0xe0 == wire::SYNDROME_NAK_SEQ);
         let acked = if nack { f.psn } else { f.psn + 1 };
         if acked > q.snd_una {
             q.snd_una = acked.min(q.packets);
@@ -470,7 +502,9 @@ impl RdmaHost {
         let Some(i) = self.open_qp(f.qp) else {
             return;
         };
-        if let Some(rp) = self.flows[i].rp.as_mut() {
+        let q = &mut self.flows[i];
+        q.cnp_at.push(now);
+        if let Some(rp) = q.rp.as_mut() {
             rp.on_cnp(now);
         }
     }
@@ -496,6 +530,7 @@ impl RdmaHost {
                 go_backs: 0,
                 rp_events: Vec::new(),
                 high: 0,
+                cnp_at: Vec::new(),
             });
         }
         let rto = self.config.rto;
@@ -518,7 +553,11 @@ impl RdmaHost {
     }
 
     /// The next frame to send, with the QP whose data it is.
-    fn next_frame(&mut self, now: Cycle, pool: &mut PacketPool) -> Option<(PacketHandle, Option<usize>)> {
+    fn next_frame(
+        &mut self,
+        now: Cycle,
+        pool: &mut PacketPool,
+    ) -> Option<(PacketHandle, Option<usize>)> {
         if self.config.honour_pfc && now < self.paused_until {
             return None;
         }
@@ -563,6 +602,14 @@ impl RdmaHost {
             q.high = q.high.max(psn + 1);
             q.snd_nxt += 1;
             let pkt = self.build(pool, to, id, opcode, psn, None, payload as usize);
+            if self.mark.iter().any(|(f, r)| *f == id && r.contains(&psn)) {
+                let buf = pool.bytes_mut(pkt);
+                buf[15] |= wire::CE;
+                let ip = &mut buf[14..34];
+                ip[10..12].copy_from_slice(&[0, 0]);
+                let c = t2_pipeline::headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
             return Some((pkt, Some(i)));
         }
         None
@@ -602,7 +649,9 @@ impl RdmaHost {
     fn pace(&mut self, i: usize, start: u64, bytes: u64) {
         let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
         let q = &mut self.flows[i];
-        let rate = q.rp.as_ref().map_or(self.line.bits_per_second(), |rp| rp.rate_bps());
+        let rate =
+            q.rp.as_ref()
+                .map_or(self.line.bits_per_second(), |rp| rp.rate_bps());
         let bits = LineRate::wire_bits(bytes) as u128;
         q.ready_ticks = start + (bits * per_second).div_ceil(rate as u128) as u64;
         if let Some(rp) = q.rp.as_mut() {

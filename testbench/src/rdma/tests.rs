@@ -21,7 +21,10 @@ fn the_reaction_point_follows_the_artifacts_formulas_step_by_step() {
         (p.alpha_interval, p.decrease_interval, p.increase_interval),
         (1_500, 6_000, 450_000)
     );
-    assert_eq!((p.ai_bps, p.hai_bps, p.min_rate_bps), (20_000_000, 200_000_000, 1_000_000_000));
+    assert_eq!(
+        (p.ai_bps, p.hai_bps, p.min_rate_bps),
+        (20_000_000, 200_000_000, 1_000_000_000)
+    );
     let mut rp = ReactionPoint::new(G100, p);
     let mut events = Vec::new();
     // First CNP at 0: alpha = 1, Rt = Rc = 100 Gb/s, timers from 0.
@@ -146,14 +149,24 @@ fn one_lost_frame_is_nacked_and_recovered_by_going_back_at_an_exact_cycle() {
     // frames end at 4,569.88 -> 4,570, reach b at 6,070; the ACK ends at 6,081 and reaches a
     // at 7,581.
     assert_eq!(finish, 7_581);
-    assert_eq!((o.retransmitted_segments, o.fast_recoveries, o.timeouts), (7, 1, 0));
+    assert_eq!(
+        (o.retransmitted_segments, o.fast_recoveries, o.timeouts),
+        (7, 1, 0)
+    );
     assert_eq!(ha.lost(), 1);
     let hb = net.node::<RdmaHost>(b);
-    assert_eq!(hb.nacks_sent(), 1, "later out-of-order frames within 500 us: no NACK");
+    assert_eq!(
+        hb.nacks_sent(),
+        1,
+        "later out-of-order frames within 500 us: no NACK"
+    );
     assert_eq!(hb.out_of_order_packets(), 6);
     assert_eq!(hb.acks_sent(), 3 + 7);
     assert_eq!(hb.data_bytes_received(), 10_000);
-    assert_eq!(hb.arrivals(1).unwrap(), [0, 1, 2, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        hb.arrivals(1).unwrap(),
+        [0, 1, 2, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9]
+    );
     assert_eq!(net.live_packets(), 0);
 }
 
@@ -197,4 +210,65 @@ fn ack_every_n_packets_and_at_the_last() {
     // 10 packets: ACKs after the 4th, the 8th and the last.
     assert_eq!(net.node::<RdmaHost>(b).acks_sent(), 3);
     assert!(net.node::<RdmaHost>(a).all_done());
+}
+
+#[test]
+fn the_notification_point_sends_one_cnp_per_interval_and_the_reaction_point_acts_on_each() {
+    let delay = 1_500;
+    let (mut net, (a, b)) = pair(RdmaConfig::dcqcn(clock(), G100, 1_000_000), delay);
+    let flow = FlowSpec {
+        start: 0,
+        id: 3,
+        src: 0,
+        dst: 1,
+        size_bytes: 400_000,
+    };
+    net.node_mut::<RdmaHost>(a).add_flow(flow).unwrap();
+    // Every packet of the first 300 marked, as a congested switch would.
+    net.node_mut::<RdmaHost>(a).mark_ce(3, 0..300);
+    net.run_until(20_000_000);
+    let (ha, hb) = (net.node::<RdmaHost>(a), net.node::<RdmaHost>(b));
+    assert!(ha.all_done());
+    assert_eq!(hb.marked_packets(), 300);
+    let sent = hb.cnps_sent_at(3).to_vec();
+    let interval = 6_000; // 4 us
+                          // The first marked packet gets a CNP; after that, the first marked packet at least one
+                          // interval after the last CNP. Marked packets arrive at most one frame time at the
+                          // lowest rate apart, so each gap is the interval plus less than one frame time.
+    let slowest_frame =
+        LineRate::new(clock(), 1_000_000_000).serialization_cycles_ceil(wire::DATA_OVERHEAD + 1000);
+    assert!(sent.len() > 3, "{sent:?}");
+    for w in sent.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(
+            gap >= interval && gap < interval + slowest_frame,
+            "{sent:?}"
+        );
+    }
+    // Each CNP reaches the sender one CNP frame time and one link delay after it was queued
+    // (b's NIC sends nothing else then but ACKs, which queue in the same order).
+    let got = ha.cnps_received_at(3);
+    assert_eq!(got.len(), sent.len());
+    let rp = ha.reaction_point(3).unwrap();
+    assert_eq!(rp.cnps(), sent.len() as u64);
+    // The decreases come at the 4 us checks from the first CNP, one per check whose
+    // 4 us window (t - 6000, t] saw a CNP (a CNP in a check's own cycle arrives before it
+    // runs), the first check also taking the first CNP: exactly those.
+    let first = got[0];
+    let decreases: Vec<Cycle> = ha
+        .rate_events(3)
+        .iter()
+        .filter(|(_, e)| *e == RpEvent::Decrease)
+        .map(|(t, _)| *t)
+        .collect();
+    let expected: Vec<Cycle> = (1..)
+        .map(|k| first + k * interval)
+        .take_while(|&t| t <= got.last().unwrap() + interval)
+        .filter(|&t| {
+            got.iter()
+                .any(|&c| c <= t && (c + interval > t || c + interval == t && c == first))
+        })
+        .collect();
+    assert_eq!(decreases, expected);
+    assert!(rp.rate_bps() < G100);
 }

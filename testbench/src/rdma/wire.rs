@@ -171,19 +171,50 @@ mod tests {
         let a = (Ipv4Addr::new(10, 0, 0, 1), MacAddr([2, 0, 0, 0, 0, 1]));
         let b = (Ipv4Addr::new(10, 0, 0, 2), MacAddr([2, 0, 0, 0, 0, 2]));
         let (mut out, mut scratch) = (Vec::new(), Vec::new());
-        build(&mut out, a, b, 1000, OP_SEND_MIDDLE, 0x12345, 7, None, 1000, &mut scratch);
+        build(
+            &mut out,
+            a,
+            b,
+            1000,
+            OP_SEND_MIDDLE,
+            0x12345,
+            7,
+            None,
+            1000,
+            &mut scratch,
+        );
         // 14 + 20 + 8 + 12 + 1000 + 4 bytes before the FCS.
         assert_eq!(out.len() as u64 + 4, DATA_OVERHEAD + 1000);
-        assert_eq!(&out[42..54], &[0x01, 0, 0xff, 0xff, 0, 0x01, 0x23, 0x45, 0x80, 0, 0, 7]);
+        assert_eq!(
+            &out[42..54],
+            &[0x01, 0, 0xff, 0xff, 0, 0x01, 0x23, 0x45, 0x80, 0, 0, 7]
+        );
         assert_eq!(out[15] & 3, ECT0);
         let f = parse(&out).unwrap();
-        assert_eq!((f.opcode, f.qp, f.psn, f.payload, f.ce), (1, 0x12345, 7, 1000, false));
+        assert_eq!(
+            (f.opcode, f.qp, f.psn, f.payload, f.ce),
+            (1, 0x12345, 7, 1000, false)
+        );
         assert!(f.is_data() && !f.is_last());
         assert_eq!(f.src_ip, a.0);
-        build(&mut out, b, a, 1000, OP_ACKNOWLEDGE, 9, 3, Some(SYNDROME_NAK_SEQ), 0, &mut scratch);
+        build(
+            &mut out,
+            b,
+            a,
+            1000,
+            OP_ACKNOWLEDGE,
+            9,
+            3,
+            Some(SYNDROME_NAK_SEQ),
+            0,
+            &mut scratch,
+        );
         assert_eq!(&out[54..58], &[0x60, 0, 0, 0]);
         let f = parse(&out).unwrap();
-        assert_eq!((f.syndrome, f.psn, f.payload), (Some(SYNDROME_NAK_SEQ), 3, 0));
+        assert_eq!(
+            (f.syndrome, f.psn, f.payload),
+            (Some(SYNDROME_NAK_SEQ), 3, 0)
+        );
         build(&mut out, b, a, 1000, OP_CNP, 9, 0, None, 0, &mut scratch);
         // 14 + 20 + 8 + 12 + 16 + 4 = 74 bytes.
         assert_eq!(out.len(), 74);
