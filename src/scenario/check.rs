@@ -658,6 +658,7 @@ fn check_transport(
             ),
         },
         mlfq: None,
+        rdma: None,
     })
 }
 

@@ -17,6 +17,7 @@ use t2_tm::QueueConfig;
 use crate::chip::params::Tofino2Params;
 
 pub mod bfc;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_pfc;
 pub mod droptail;
@@ -38,6 +39,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &mice_elephant::QCN_ONLY,
     &bfc::SCHEME,
     &dctcp_pfc::SCHEME,
+    &dcqcn::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -253,6 +255,9 @@ pub struct Hosts {
     /// The loss recovery the scheme's hosts run; `None` keeps the scenario's (a scenario's
     /// own `transport.recovery` wins either way).
     pub recovery: Option<t2_testbench::Recovery>,
+    /// RDMA-style NICs in place of the TCP transport (DCQCN's); their packet size and
+    /// retransmission timer are the scenario's `transport.mss` and `transport.rto_us`.
+    pub rdma: Option<t2_testbench::rdma::RdmaConfig>,
 }
 
 impl Hosts {
@@ -267,6 +272,7 @@ impl Hosts {
         mice_bytes: None,
         qcn: None,
         recovery: None,
+        rdma: None,
     };
 
     /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
@@ -283,6 +289,11 @@ impl Hosts {
         if let Some(r) = self.recovery {
             transport.recovery = r;
         }
+        transport.rdma = self.rdma.map(|r| t2_testbench::rdma::RdmaConfig {
+            mtu: transport.mss,
+            rto: transport.rto,
+            ..r
+        });
     }
 }
 
@@ -358,7 +369,7 @@ pub fn names() -> Vec<&'static str> {
 /// dynamic threshold). They are schemes like the others, but the no-argument comparison
 /// leaves them out: their papers ran them in a buffer and on links of their own
 /// (`scenarios/compare_lossless.toml` runs them).
-pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc"];
+pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc", "dcqcn"];
 
 /// The schemes the no-argument comparison runs (and `compare` when neither the command nor
 /// the file names any): every scheme but the [`LOSSLESS_BASELINES`], in registration order.

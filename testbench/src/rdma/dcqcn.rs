@@ -27,10 +27,10 @@
 use t2_clock::{Clock, Cycle};
 
 /// The reaction point's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcqcnParams {
-    /// The EWMA gain g.
-    pub g: f64,
+    /// The EWMA gain g is `1 / g_denominator`.
+    pub g_denominator: u64,
     /// Period of the alpha update, cycles.
     pub alpha_interval: Cycle,
     /// Period of the rate-decrease check, cycles.
@@ -59,7 +59,7 @@ impl DcqcnParams {
         let us = |n: u64| clock.ns_to_cycles_ceil(n * 1000);
         let per_25g = line_bps / 25_000_000_000;
         DcqcnParams {
-            g: 1.0 / 256.0,
+            g_denominator: 256,
             alpha_interval: us(1),
             decrease_interval: us(4),
             increase_interval: us(300),
@@ -75,8 +75,11 @@ impl DcqcnParams {
     /// Checks the parameters against NICs of `line_bps`; the error names the field.
     pub fn validate(&self, host: &str, line_bps: u64) -> Result<(), String> {
         let bad = |what: &str, why: String| Err(format!("{host}: dcqcn.{what}: {why}"));
-        if !(self.g > 0.0 && self.g < 1.0) {
-            return bad("g", format!("{} is outside (0, 1)", self.g));
+        if self.g_denominator < 2 {
+            return bad(
+                "g_denominator",
+                format!("{} is below 2 (g = 1/denominator < 1)", self.g_denominator),
+            );
         }
         for (name, v) in [
             ("alpha_interval", self.alpha_interval),
@@ -212,8 +215,8 @@ impl ReactionPoint {
     pub fn on_time(&mut self, now: Cycle, events: &mut Vec<(Cycle, RpEvent)>) {
         while let Some(t) = self.timer_at().filter(|&t| t <= now) {
             if self.next_alpha == Some(t) {
-                self.alpha = (1.0 - self.params.g) * self.alpha
-                    + if self.alpha_cnp { self.params.g } else { 0.0 };
+                let g = 1.0 / self.params.g_denominator as f64;
+                self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
                 self.alpha_cnp = false;
                 self.next_alpha = Some(t + self.params.alpha_interval);
             } else if self.next_decrease == Some(t) {

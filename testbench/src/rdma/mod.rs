@@ -42,7 +42,7 @@ use t2_pipeline::{PacketHandle, PacketPool};
 use wire::RoceFrame;
 
 /// The NIC's settings, shared by its QPs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RdmaConfig {
     /// Payload bytes per packet (the artifact's `PACKET_PAYLOAD_SIZE`, 1000).
     pub mtu: u64,

@@ -125,6 +125,9 @@ pub struct TransportConfig {
     /// priority level its flow has reached by the bytes it has sent. `None` (the default)
     /// leaves DSCP 0, so runs without it keep their frames byte for byte.
     pub mlfq: Option<MlfqTags>,
+    /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
+    /// this transport's; `None` (the default) keeps TCP.
+    pub rdma: Option<crate::rdma::RdmaConfig>,
 }
 
 /// PIAS's packet tagging (Bai et al., NSDI 2015): multi-level feedback queue by bytes sent.
@@ -198,6 +201,7 @@ impl TransportConfig {
             qcn: None,
             mlfq: None,
             mice_bytes: None,
+            rdma: None,
         }
     }
 
