@@ -10,6 +10,7 @@ mod common;
 mod bfc;
 mod bfc_properties;
 mod bfc_refresh;
+mod dcqcn;
 mod lossless;
 mod mice_elephant;
 mod pabo;
