@@ -78,3 +78,34 @@ fn a_buffer_too_small_for_one_cell_is_named() {
         "{e}"
     );
 }
+
+#[test]
+fn the_shipped_lossless_comparison_runs_every_scheme_it_names_deterministically() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/compare_lossless.toml");
+    let base = ScenarioFile::load(&path).unwrap();
+    assert_eq!(
+        base.topology.params.tm.buffer_cells, 68_181,
+        "12 MB in 176 B cells"
+    );
+    let (names, _) = base.compare.clone().unwrap();
+    assert_eq!(names, ["bfc", "dctcp", "dctcp-pfc", "dcqcn"]);
+    for name in &names {
+        let load = || {
+            ScenarioFile::load_with(
+                &path,
+                &[("scheme".into(), toml::Value::String(name.into()))],
+            )
+            .unwrap()
+        };
+        let r = load().run().unwrap();
+        assert_eq!(r.completed, r.flows, "{name}");
+        assert_eq!(r.frames.unaccounted, 0, "{name}");
+        if name == "dctcp-pfc" || name == "dcqcn" {
+            assert_eq!(r.drops.total(), 0, "{name}: {:?}", r.drops);
+        }
+        if name == "dcqcn" {
+            let clock = load().topology.params.clock();
+            assert_eq!(r.text(clock), load().run().unwrap().text(clock));
+        }
+    }
+}
