@@ -38,6 +38,12 @@ pub static SCHEME: Scheme = Scheme {
         PMAX,
         super::dctcp_pfc::PFC_ALPHA,
         super::dctcp_pfc::HEADROOM_DELAYS,
+        ALPHA_US,
+        DECREASE_US,
+        INCREASE_US,
+        G_DENOMINATOR,
+        CNP_US,
+        ACK_INTERVAL,
     ],
     build,
     shipped,
@@ -70,6 +76,80 @@ const PMAX: Param = Param {
     integer: false,
     doc: "marking probability at Kmax, percent; the HPCC artifact's run.py: 0.2",
 };
+
+const ALPHA_US: Param = Param {
+    name: "alpha_us",
+    default: 1.0,
+    min: 1.0,
+    max: 10_000.0,
+    integer: true,
+    doc: "reaction point: period of the alpha update, us; the HPCC artifact's run.py 1 (the \
+          DCQCN paper's timers, run.py's dcqcn_paper: 50)",
+};
+const DECREASE_US: Param = Param {
+    name: "decrease_us",
+    default: 4.0,
+    min: 1.0,
+    max: 10_000.0,
+    integer: true,
+    doc: "reaction point: period of the rate-decrease check, us; the artifact's 4 \
+          (dcqcn_paper: 50)",
+};
+const INCREASE_US: Param = Param {
+    name: "increase_us",
+    default: 300.0,
+    min: 1.0,
+    max: 100_000.0,
+    integer: true,
+    doc: "reaction point: period of the rate-increase timer, us; the artifact's 300 \
+          (dcqcn_paper: 55)",
+};
+const G_DENOMINATOR: Param = Param {
+    name: "g_denominator",
+    default: 256.0,
+    min: 2.0,
+    max: 65_536.0,
+    integer: true,
+    doc: "reaction point: the EWMA gain g is 1 / this; the artifact's 1/256",
+};
+const CNP_US: Param = Param {
+    name: "cnp_interval_us",
+    default: 4.0,
+    min: 1.0,
+    max: 10_000.0,
+    integer: true,
+    doc: "notification point: at most one CNP per QP this often, us (ours: the artifact's \
+          4 us decrease check; the DCQCN paper's NP uses 50)",
+};
+const ACK_INTERVAL: Param = Param {
+    name: "ack_interval",
+    default: 1.0,
+    min: 1.0,
+    max: 1_000.0,
+    integer: true,
+    doc: "receivers ACK every this many in-order packets and at a message's last; the \
+          artifact's L2_ACK_INTERVAL 1",
+};
+
+/// The NICs' settings from the parameters, for links of `link_bps` (the run's segment size
+/// and timer replace `mtu` and `rto` in `Hosts::apply`).
+pub fn nic(p: &SchemeParams, clock: t2_clock::Clock, link_bps: u64) -> RdmaConfig {
+    let us = |name: &str| clock.ns_to_cycles_ceil(p.int(name) * 1000);
+    let base = RdmaConfig::dcqcn(clock, link_bps, 1);
+    let rp = base.dcqcn.expect("the DCQCN NIC has a reaction point");
+    RdmaConfig {
+        ack_interval: p.int("ack_interval") as u32,
+        cnp_interval: us("cnp_interval_us"),
+        dcqcn: Some(t2_testbench::rdma::DcqcnParams {
+            alpha_interval: us("alpha_us"),
+            decrease_interval: us("decrease_us"),
+            increase_interval: us("increase_us"),
+            g_denominator: p.int("g_denominator"),
+            ..rp
+        }),
+        ..base
+    }
+}
 
 /// Bits of the random draw and of the ramp's thresholds (a probability of 1 is 2^16).
 pub const RANDOM_BITS: u32 = 16;
@@ -135,7 +215,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
             congestion: Congestion::Fixed,
             honour_pfc: true,
             // The run's retransmission timer and segment size replace these (`Hosts::apply`).
-            rdma: Some(RdmaConfig::dcqcn(clock, target.link_bps, 1)),
+            rdma: Some(nic(p, clock, target.link_bps)),
             ..Hosts::PLAIN
         },
         pfc: Some(super::dctcp_pfc::lossless_pfc(
@@ -232,6 +312,36 @@ pub fn program(m: &Marking) -> Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nic_defaults_are_the_artifacts_and_the_timers_can_be_the_papers() {
+        let clock = t2_clock::Clock::tofino2();
+        let p = SCHEME.resolve(&Default::default()).unwrap();
+        assert_eq!(
+            nic(&p, clock, 100_000_000_000),
+            RdmaConfig::dcqcn(clock, 100_000_000_000, 1)
+        );
+        let set = |k: &str, v: f64| (k.to_string(), v);
+        let paper = SCHEME
+            .resolve(
+                &[
+                    set("alpha_us", 50.0),
+                    set("decrease_us", 50.0),
+                    set("increase_us", 55.0),
+                ]
+                .into(),
+            )
+            .unwrap();
+        let rp = nic(&paper, clock, 100_000_000_000).dcqcn.unwrap();
+        assert_eq!(
+            (
+                rp.alpha_interval,
+                rp.decrease_interval,
+                rp.increase_interval
+            ),
+            (75_000, 75_000, 82_500)
+        );
+    }
 
     #[test]
     fn the_ramp_is_the_artifacts_at_100g() {
