@@ -80,6 +80,15 @@ fn a_two_to_one_incast_converges_to_fair_rates() {
     let chip = t.net.node::<Chip>(t.chips[0]);
     let drops: u64 = t2_tm::TmDrop::ALL.iter().map(|&r| chip.tm().drops(r)).sum();
     assert_eq!(drops, 0);
+    // ACKs and CNPs back to the senders use the control queue (1), never the data queue.
+    for port in [0, 1] {
+        let (data, control) = (
+            chip.tm().queue_stats(port, 0),
+            chip.tm().queue_stats(port, 1),
+        );
+        assert_eq!(data.enqueued, 0, "port {port}");
+        assert!(control.enqueued > 1_000, "port {port}: {control:?}");
+    }
     // Every CNP a receiver sent reached its sender.
     let receiver = t.net.node::<RdmaHost>(t.hosts[2]);
     for (h, id) in [(0, 1u32), (1, 2)] {

@@ -12,6 +12,8 @@
 //!   artifact's `run.py` sets them (100 KB and 400 KB per 25 Gb/s), Pmax 0.2.
 //! - **PFC:** as `dctcp-pfc` (one lossless class, the artifact's dynamic threshold, a
 //!   headroom of three link delays).
+//! - **Control frames:** ACKs, NACKs and CNPs (DSCP 48 from the NICs) go to a queue one
+//!   strict priority above data, in a lossy class, as the artifact's DCQCN runs have them.
 //! - **Hosts:** RDMA-style NICs ([`t2_testbench::rdma`]) with the artifact's DCQCN reaction
 //!   points and CNPs from the receivers' notification points.
 //!
@@ -23,7 +25,7 @@ use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host};
 use t2_pipeline::ir::{
     Action, AluOp, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
 };
-use t2_testbench::rdma::RdmaConfig;
+use t2_testbench::rdma::{RdmaConfig, CONTROL_DSCP};
 use t2_testbench::transport::Congestion;
 
 pub static SCHEME: Scheme = Scheme {
@@ -210,7 +212,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
     let clock = target.params.clock();
     Setup {
         program: target.routed(program(&m)),
-        port_queues: Some(super::dctcp_pfc::port_queues(target.params)),
+        port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
             congestion: Congestion::Fixed,
             honour_pfc: true,
@@ -236,6 +238,19 @@ fn shipped() -> Vec<(&'static str, Program)> {
     vec![("dcqcn_switch.json", program(&m))]
 }
 
+/// The queue of ACKs, NACKs and CNPs (DSCP [`CONTROL_DSCP`]): one strict priority above the
+/// data queue, in PFC class [`CONTROL_CLASS`], which is lossy (the artifact's DCQCN runs:
+/// `ACK_HIGH_PRIO 1`, and its switches send no PFC for that queue).
+pub const CONTROL_QID: usize = 1;
+pub const CONTROL_CLASS: u64 = 1;
+
+/// `dctcp-pfc`'s queues with [`CONTROL_QID`] above the data queue.
+pub fn port_queues(params: &Tofino2Params) -> Vec<t2_tm::QueueConfig> {
+    let mut queues = super::dctcp_pfc::port_queues(params);
+    queues[CONTROL_QID].priority = queues[super::dctcp_pfc::DATA_QID].priority + 1;
+    queues
+}
+
 fn keyless(name: &str, action: &str) -> Table {
     Table::new(name, MatchKind::Exact, &[], 0)
         .action(action)
@@ -256,6 +271,7 @@ pub fn program(m: &Marking) -> Program {
         ramp = ramp.entry(&[b], "ecn_threshold", &[m.threshold(b)]);
     }
     let depth = "eg_intr_md.deq_qdepth";
+    let tos = (CONTROL_DSCP as u64) << 2;
     let on_ramp = vec![
         Stmt::apply("ecn_draw_t"),
         Stmt::apply("ecn_ramp"),
@@ -270,6 +286,16 @@ pub fn program(m: &Marking) -> Program {
         .metadata("meta.ecn_bucket", 32)
         .metadata("meta.ecn_below", 32)
         .action(Action::new("mark").prim(Primitive::MarkEcn))
+        .action(
+            Action::new("to_control_queue")
+                .prim(Primitive::SetQid {
+                    qid: Operand::Const(CONTROL_QID as u64),
+                })
+                .prim(Primitive::set(
+                    "ig_intr_tm_md.ingress_cos",
+                    Operand::Const(CONTROL_CLASS),
+                )),
+        )
         .action(
             Action::new("ecn_draw")
                 .prim(Primitive::Random {
@@ -288,11 +314,24 @@ pub fn program(m: &Marking) -> Program {
                 .prim(Primitive::set("meta.ecn_below", Operand::param("below"))),
         )
         .table(ipv4_host())
+        .table(keyless("control_queue", "to_control_queue"))
         .table(keyless("ecn_mark_full", "mark"))
         .table(keyless("ecn_draw_t", "ecn_draw"))
         .table(ramp)
         .table(keyless("ecn_mark_ramp", "mark"))
-        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
+        .ingress(forwarding_ingress(vec![
+            Stmt::apply("ipv4_host"),
+            // `ipv4.diffserv` is the whole TOS byte: DSCP 48 with any ECN bits.
+            Stmt::if_(
+                Condition::new("ipv4.diffserv", Cmp::Ge, Operand::Const(tos)),
+                vec![Stmt::if_(
+                    Condition::new("ipv4.diffserv", Cmp::Le, Operand::Const(tos | 3)),
+                    vec![Stmt::apply("control_queue")],
+                    vec![],
+                )],
+                vec![],
+            ),
+        ]))
         .egress(vec![Stmt::if_(
             Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
             vec![Stmt::if_(

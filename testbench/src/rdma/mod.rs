@@ -61,7 +61,16 @@ pub struct RdmaConfig {
     /// DCQCN reaction points; `None`: every QP sends at line rate.
     pub dcqcn: Option<DcqcnParams>,
     pub honour_pfc: bool,
+    /// With `Some(d)`, ACKs, NACKs and CNPs carry DSCP `d` and leave whatever PFC holds:
+    /// switches that give them a queue above data in a class they keep lossy (as the
+    /// artifact's DCQCN runs do, `ACK_HIGH_PRIO 1`) never pause them. `None`: they travel
+    /// with the data, DSCP 0.
+    pub control_dscp: Option<u8>,
 }
+
+/// The DSCP of control frames under [`RdmaConfig::dcqcn`]: 48, class selector 6, "network
+/// control" (RFC 4594; our choice).
+pub const CONTROL_DSCP: u8 = 48;
 
 impl RdmaConfig {
     /// The HPCC artifact's NIC for DCQCN at `line_bps` (`run.py --cc dcqcn`): 1000-byte
@@ -80,6 +89,7 @@ impl RdmaConfig {
             window_bytes: None,
             dcqcn: Some(DcqcnParams::artifact(clock, line_bps)),
             honour_pfc: true,
+            control_dscp: Some(CONTROL_DSCP),
         }
     }
 
@@ -558,7 +568,8 @@ impl RdmaHost {
         now: Cycle,
         pool: &mut PacketPool,
     ) -> Option<(PacketHandle, Option<usize>)> {
-        if self.config.honour_pfc && now < self.paused_until {
+        let paused = self.config.honour_pfc && now < self.paused_until;
+        if paused && (self.config.control_dscp.is_none() || self.control.is_empty()) {
             return None;
         }
         if let Some(c) = self.control.pop_front() {
@@ -573,6 +584,14 @@ impl RdmaHost {
                 ControlKind::Cnp => self.cnps_sent += 1,
             }
             let pkt = self.build(pool, c.to, c.qp, opcode, c.psn, syndrome, 0);
+            if let Some(dscp) = self.config.control_dscp {
+                let buf = pool.bytes_mut(pkt);
+                buf[15] |= dscp << 2;
+                let ip = &mut buf[14..34];
+                ip[10..12].copy_from_slice(&[0, 0]);
+                let c = t2_pipeline::headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
             return Some((pkt, None));
         }
         let n = self.open.len();
@@ -756,7 +775,9 @@ impl Node for RdmaHost {
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let start = self.pending.last().map(|p| p.start);
         let pause = (self.paused_until > now).then_some(self.paused_until);
-        let control = (!self.control.is_empty()).then_some(now + 1);
+        let control = (!self.control.is_empty()
+            && (self.config.control_dscp.is_some() || self.paused_until <= now))
+            .then_some(now + 1);
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let (window, mtu) = (self.config.window_bytes, self.config.mtu);
         let qps = self
