@@ -85,6 +85,10 @@ fn the_byte_counter_follows_the_papers_stage_rule() {
 }
 
 fn pair(config: RdmaConfig, delay: Cycle) -> (Network, NodeId2) {
+    pair_stepping(config, delay, Stepping::Jump)
+}
+
+fn pair_stepping(config: RdmaConfig, delay: Cycle, stepping: Stepping) -> (Network, NodeId2) {
     let a = Peer {
         ip: Ipv4Addr::new(10, 0, 0, 1),
         mac: MacAddr([2, 0, 0, 0, 0, 1]),
@@ -93,7 +97,7 @@ fn pair(config: RdmaConfig, delay: Cycle) -> (Network, NodeId2) {
         ip: Ipv4Addr::new(10, 0, 0, 2),
         mac: MacAddr([2, 0, 0, 0, 0, 2]),
     };
-    let mut net = Network::new(Stepping::Jump);
+    let mut net = Network::new(stepping);
     let ha = RdmaHost::new("a", a, clock(), G100, config, vec![a, b]).unwrap();
     let hb = RdmaHost::new("b", b, clock(), G100, config, vec![a, b]).unwrap();
     let ia = net.add(ha);
@@ -271,4 +275,37 @@ fn the_notification_point_sends_one_cnp_per_interval_and_the_reaction_point_acts
         .collect();
     assert_eq!(decreases, expected);
     assert!(rp.rate_bps() < G100);
+}
+
+#[test]
+fn stepping_every_cycle_gives_what_jumping_gives() {
+    // A lost frame, CE marks and DCQCN's timers: every event source of the NIC at once.
+    let run = |stepping| {
+        let (mut net, (a, b)) =
+            pair_stepping(RdmaConfig::dcqcn(clock(), G100, 200_000), 1_500, stepping);
+        let flow = FlowSpec {
+            start: 100,
+            id: 5,
+            src: 0,
+            dst: 1,
+            size_bytes: 60_000,
+        };
+        let h = net.node_mut::<RdmaHost>(a);
+        h.add_flow(flow).unwrap();
+        h.lose_once(5, 7);
+        h.mark_ce(5, 0..40);
+        net.run_until(600_000);
+        let (ha, hb) = (net.node::<RdmaHost>(a), net.node::<RdmaHost>(b));
+        (
+            ha.outcomes(),
+            ha.rate_events(5).to_vec(),
+            ha.cnps_received_at(5).to_vec(),
+            hb.arrivals(5).unwrap().to_vec(),
+            hb.cnps_sent_at(5).to_vec(),
+        )
+    };
+    let jump = run(Stepping::Jump);
+    assert!(jump.0[0].finish.is_some());
+    assert!(!jump.1.is_empty() && !jump.2.is_empty());
+    assert_eq!(jump, run(Stepping::EveryCycle));
 }
