@@ -433,6 +433,18 @@ impl Scheme {
                 ));
             }
         }
+        // A marking ramp, wherever a scheme has one (DCQCN's): Kmax above Kmin.
+        if let (Some(&kmin), Some(&kmax)) = (
+            values.get("kmin_bytes_per_gbps"),
+            values.get("kmax_bytes_per_gbps"),
+        ) {
+            if kmax <= kmin {
+                return Err(format!(
+                    "kmax_bytes_per_gbps: {kmax} is not above kmin_bytes_per_gbps ({kmin}): \
+                     the marking ramp runs from Kmin up to Kmax"
+                ));
+            }
+        }
         Ok(SchemeParams { values })
     }
 

@@ -173,6 +173,8 @@ impl Marking {
         let gbps = link_bps / 1_000_000_000;
         let cell = params.tm.cell_bytes as u64;
         let kmin_cells = (p.int("kmin_bytes_per_gbps") * gbps / cell).max(1);
+        // Kmax is above Kmin (checked when the parameters resolve); in whole cells at a slow
+        // port the two may round alike, and the ramp keeps one cell.
         let kmax_cells = (p.int("kmax_bytes_per_gbps") * gbps / cell).max(kmin_cells + 1);
         Marking::new(kmin_cells, kmax_cells, p.get("pmax_percent") / 100.0)
     }
@@ -379,6 +381,24 @@ mod tests {
                 rp.increase_interval
             ),
             (75_000, 75_000, 82_500)
+        );
+    }
+
+    #[test]
+    fn a_ramp_upside_down_is_named() {
+        let set = |k: &str, v: f64| (k.to_string(), v);
+        let e = SCHEME
+            .resolve(
+                &[
+                    set("kmin_bytes_per_gbps", 5000.0),
+                    set("kmax_bytes_per_gbps", 5000.0),
+                ]
+                .into(),
+            )
+            .unwrap_err();
+        assert!(
+            e.starts_with("kmax_bytes_per_gbps: 5000 is not above"),
+            "{e}"
         );
     }
 
