@@ -47,7 +47,10 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
     } else if !file.0.is_empty() {
         file.0
     } else {
-        schemes::names().iter().map(|s| s.to_string()).collect()
+        schemes::default_comparison_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     };
     // The file's parameters of schemes the command leaves out do not apply.
     let mut settings = file.1;
@@ -143,7 +146,10 @@ pub fn default_comparison() -> Result<(), String> {
         shown: "scenarios/default.toml (built in)".to_string(),
         base: PathBuf::from("."),
     };
-    let names: Vec<String> = schemes::names().iter().map(|s| s.to_string()).collect();
+    let names: Vec<String> = schemes::default_comparison_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let started = Instant::now();
     let c = t2sim::study::compare::compare(&source, &names, &Default::default(), |_| {})?;
     let mut text =

@@ -96,6 +96,15 @@ impl ScenarioFile {
         };
         let program = check_program(&raw, shown, base, &params)?;
         let t = &raw.topology;
+        if let Some(bytes) = t.buffer_bytes {
+            // The papers' shared buffers (BFC's and the HPCC artifact's 12 MB) in place of
+            // Tofino2's 393,216 cells; whole cells, rounded down.
+            params.tm.buffer_cells =
+                (bytes / params.tm.cell_bytes as u64).min(u32::MAX as u64) as u32;
+            if let Err(e) = params.validate() {
+                return bad("topology.buffer_bytes", e.problem);
+            }
+        }
         if let Some(cells) = t.queue_limit_cells {
             params.tm.queue_limit_cells = Some(cells);
             if let Err(e) = params.validate() {
@@ -184,7 +193,7 @@ impl ScenarioFile {
                 }
                 recirculation_mirror = setup.recirculation_mirror;
                 if let Some(pfc) = setup.pfc {
-                    pfc.apply(&mut params.tm);
+                    pfc.apply_on_links(&mut params.tm, link_bps, t.link_delay_ns);
                     if let Err(e) = params.validate() {
                         return bad("scheme", format!("{name}: {e}"));
                     }
@@ -718,6 +727,7 @@ fn check_transport(
         mlfq: None,
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
+        rdma: None,
     })
 }
 

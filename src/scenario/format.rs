@@ -115,6 +115,9 @@ pub(super) struct TopologyToml {
     pub(super) link_delay_ns: u64,
     /// Limit on every egress queue of every chip, in 176-byte cells.
     pub(super) queue_limit_cells: Option<u32>,
+    /// Every chip's shared buffer, bytes (whole cells, rounded down); default Tofino2's
+    /// (`tm.buffer_cells`, docs/tofino2.md). The papers' lossless baselines ran in 12 MB.
+    pub(super) buffer_bytes: Option<u64>,
 }
 
 pub(super) fn default_gbps() -> u64 {

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use t2_clock::Cycle;
 use t2_testbench::metrics::{self, Drops, FlowRecord, Reordering};
-use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::{self, FlowSpec, HostSet};
 use t2_testbench::Rng;
 
@@ -211,7 +210,7 @@ impl ScenarioFile {
         let mut records = Vec::with_capacity(flows.len());
         let (mut timeouts, mut retransmitted, mut duplicates) = (0, 0, 0);
         for &h in &topo.hosts {
-            let host = topo.net.node::<TransportHost>(h);
+            let host = t2_testbench::endpoint(&topo.net, h);
             duplicates += host.duplicate_segments();
             for o in host.outcomes() {
                 timeouts += o.timeouts;
@@ -232,7 +231,7 @@ impl ScenarioFile {
         let mut reordered = 0;
         let mut bounces = BounceCounts::default();
         for r in &records {
-            let receiver = topo.net.node::<TransportHost>(topo.hosts[r.dst]);
+            let receiver = t2_testbench::endpoint(&topo.net, topo.hosts[r.dst]);
             if let Some(a) = receiver.arrivals(r.id) {
                 bounces.data_frames_received += a.len() as u64;
                 let ro = Reordering::of(a);
@@ -282,7 +281,12 @@ impl ScenarioFile {
             count(
                 format!("host{i}"),
                 "host.foreign_frame".into(),
-                topo.net.node::<TransportHost>(h).foreign(),
+                t2_testbench::endpoint(&topo.net, h).foreign(),
+            );
+            count(
+                format!("host{i}"),
+                "host.lost_on_wire".into(),
+                t2_testbench::endpoint(&topo.net, h).frames_lost(),
             );
         }
         count(
@@ -291,7 +295,7 @@ impl ScenarioFile {
             topo.net.unlinked_drops(),
         );
         for &h in &topo.hosts {
-            let host = topo.net.node::<TransportHost>(h);
+            let host = t2_testbench::endpoint(&topo.net, h);
             bounces.bounced.merge(host.pabo_arrivals());
             bounces.resent_by_sources += host.resent_bounced();
         }
@@ -318,7 +322,7 @@ impl ScenarioFile {
             ..FrameCensus::default()
         };
         for &h in &topo.hosts {
-            let host = topo.net.node::<TransportHost>(h);
+            let host = t2_testbench::endpoint(&topo.net, h);
             frames.sent += host.frames_sent() - host.frames_on_nic();
             // A frame a host cannot place (not its transport's) stays unaccounted: a census
             // that balances then says every frame reached a place that knew what to do.
@@ -356,7 +360,7 @@ impl ScenarioFile {
             }
         }
         for (i, &h) in topo.hosts.iter().enumerate() {
-            let host = topo.net.node::<TransportHost>(h);
+            let host = t2_testbench::endpoint(&topo.net, h);
             let n = PauseCounts {
                 pfc_sent: 0,
                 pfc_received: host.pfc_frames(),
@@ -441,7 +445,7 @@ fn pause_frames_so_far(t: &Topology) -> u64 {
     let hosts: u64 = t
         .hosts
         .iter()
-        .map(|&h| t.net.node::<TransportHost>(h).bfc_frames())
+        .map(|&h| t2_testbench::endpoint(&t.net, h).bfc_frames())
         .sum();
     chips + hosts
 }
@@ -471,5 +475,5 @@ fn sample_queues(t: &Topology, time_ns: u64, out: &mut Vec<QueueSample>) {
 fn all_done(t: &Topology) -> bool {
     t.hosts
         .iter()
-        .all(|&h| t.net.node::<TransportHost>(h).all_done())
+        .all(|&h| t2_testbench::endpoint(&t.net, h).all_done())
 }

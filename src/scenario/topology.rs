@@ -21,6 +21,7 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::Framing;
+use t2_testbench::rdma::RdmaHost;
 use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
@@ -577,15 +578,27 @@ impl TopologySpec {
         };
         let mut host_ids = Vec::with_capacity(hosts);
         for (h, peer) in peers.iter().enumerate() {
-            let host = TransportHost::new(
-                &format!("host{h}"),
-                *peer,
-                clock,
-                self.link_bps,
-                self.transport,
-                peers.clone(),
-            )?;
-            host_ids.push(net.add(host));
+            let name = format!("host{h}");
+            // A scheme with RDMA-style NICs (DCQCN) has them instead of the TCP transport.
+            let id = match self.transport.rdma {
+                Some(rdma) => net.add(RdmaHost::new(
+                    &name,
+                    *peer,
+                    clock,
+                    self.link_bps,
+                    rdma,
+                    peers.clone(),
+                )?),
+                None => net.add(TransportHost::new(
+                    &name,
+                    *peer,
+                    clock,
+                    self.link_bps,
+                    self.transport,
+                    peers.clone(),
+                )?),
+            };
+            host_ids.push(id);
         }
         for s in 0..plan.switches {
             for (p, far) in port_to[s].iter().enumerate() {
@@ -652,9 +665,7 @@ impl Topology {
                     self.hosts.len()
                 ));
             }
-            self.net
-                .node_mut::<TransportHost>(self.hosts[f.src])
-                .add_flow(*f)?;
+            t2_testbench::endpoint_mut(&mut self.net, self.hosts[f.src]).add_flow(*f)?;
         }
         Ok(())
     }

@@ -18,7 +18,9 @@ use t2_tm::QueueConfig;
 use crate::chip::params::Tofino2Params;
 
 pub mod bfc;
+pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_pfc;
 pub mod droptail;
 pub mod mice_elephant;
 pub mod pabo;
@@ -37,6 +39,8 @@ pub static SCHEMES: &[&Scheme] = &[
     &mice_elephant::PFC_ONLY,
     &mice_elephant::QCN_ONLY,
     &bfc::SCHEME,
+    &dctcp_pfc::SCHEME,
+    &dcqcn::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -271,16 +275,43 @@ pub struct Pfc {
     pub xoff_cells: u32,
     pub xon_cells: u32,
     pub headroom_cells: u32,
+    /// The dynamic threshold in place of `xoff_cells`/`xon_cells`
+    /// (`t2_tm::TmParams::pfc_dynamic_per_mille`); `None`: the static ones.
+    pub dynamic_per_mille: Option<u32>,
+    /// With `Some(k)`, the headroom is sized from the network's links instead of
+    /// `headroom_cells`: `k` one-way link delays of bytes at the link's rate, in cells rounded
+    /// up (the HPCC ns-3 artifact's `rate * delay / 8 * 3`, `scratch/third.cc`: k = 3).
+    pub headroom_link_delays: Option<u32>,
 }
 
 impl Pfc {
-    /// Writes these settings into `tm`.
+    /// Writes these settings into `tm` (a headroom sized from the links keeps
+    /// `headroom_cells`: [`Pfc::apply_on_links`] knows the links).
     pub fn apply(&self, tm: &mut t2_tm::TmParams) {
         tm.pfc_lossless_classes = self.lossless_classes;
         tm.pfc_xoff_cells = self.xoff_cells;
         tm.pfc_xon_cells = self.xon_cells;
         tm.pfc_headroom_cells = self.headroom_cells;
+        tm.pfc_dynamic_per_mille = self.dynamic_per_mille;
     }
+
+    /// Writes these settings into `tm` for a network whose links run at `link_bps` with
+    /// `link_delay_ns` of propagation delay.
+    pub fn apply_on_links(&self, tm: &mut t2_tm::TmParams, link_bps: u64, link_delay_ns: u64) {
+        self.apply(tm);
+        if let Some(k) = self.headroom_link_delays {
+            tm.pfc_headroom_cells = headroom_cells(k, link_bps, link_delay_ns, tm.cell_bytes);
+        }
+    }
+}
+
+/// `delays` one-way delays of `link_delay_ns` at `link_bps`, in cells of `cell_bytes`
+/// rounded up: the headroom a lossless group needs for what is in flight when it pauses.
+pub fn headroom_cells(delays: u32, link_bps: u64, link_delay_ns: u64, cell_bytes: u32) -> u32 {
+    let bytes = link_bps as u128 * link_delay_ns as u128 * delays as u128 / 8 / 1_000_000_000;
+    bytes
+        .div_ceil(cell_bytes.max(1) as u128)
+        .min(u32::MAX as u128) as u32
 }
 
 /// A scheme's per-switch set-up, run on every switch after the network is built and
@@ -317,6 +348,9 @@ pub struct Hosts {
     /// The loss recovery the scheme's hosts run; `None` keeps the scenario's (a scenario's
     /// own `transport.recovery` wins either way).
     pub recovery: Option<t2_testbench::Recovery>,
+    /// RDMA-style NICs in place of the TCP transport (DCQCN's); their packet size and
+    /// retransmission timer are the scenario's `transport.mss` and `transport.rto_us`.
+    pub rdma: Option<t2_testbench::rdma::RdmaConfig>,
 }
 
 impl Hosts {
@@ -331,6 +365,7 @@ impl Hosts {
         mice_bytes: None,
         qcn: None,
         recovery: None,
+        rdma: None,
     };
 
     /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
@@ -347,6 +382,11 @@ impl Hosts {
         if let Some(r) = self.recovery {
             transport.recovery = r;
         }
+        transport.rdma = self.rdma.map(|r| t2_testbench::rdma::RdmaConfig {
+            mtu: transport.mss,
+            rto: transport.rto,
+            ..r
+        });
     }
 }
 
@@ -418,6 +458,21 @@ pub fn names() -> Vec<&'static str> {
     SCHEMES.iter().map(|s| s.name).collect()
 }
 
+/// The lossless baselines of BFC's and HPCC's evaluations (RDMA-style NICs, PFC with the
+/// dynamic threshold). They are schemes like the others, but the no-argument comparison
+/// leaves them out: their papers ran them in a buffer and on links of their own
+/// (`scenarios/compare_lossless.toml` runs them).
+pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc", "dcqcn"];
+
+/// The schemes the no-argument comparison runs (and `compare` when neither the command nor
+/// the file names any): every scheme but the [`LOSSLESS_BASELINES`], in registration order.
+pub fn default_comparison_names() -> Vec<&'static str> {
+    names()
+        .into_iter()
+        .filter(|n| !LOSSLESS_BASELINES.contains(n))
+        .collect()
+}
+
 impl Scheme {
     /// The parameters with `overrides` applied over the defaults. Errors name the
     /// parameter and the problem: unknown name, not a whole number, out of range.
@@ -468,6 +523,18 @@ impl Scheme {
                 return Err(format!(
                     "pfc_buffer_bytes: {buffer} leaves no headroom above pfc_xoff_bytes \
                      ({xoff}): the buffer is XOFF plus at least one 176-byte cell"
+                ));
+            }
+        }
+        // A marking ramp, wherever a scheme has one (DCQCN's): Kmax above Kmin.
+        if let (Some(&kmin), Some(&kmax)) = (
+            values.get("kmin_bytes_per_gbps"),
+            values.get("kmax_bytes_per_gbps"),
+        ) {
+            if kmax <= kmin {
+                return Err(format!(
+                    "kmax_bytes_per_gbps: {kmax} is not above kmin_bytes_per_gbps ({kmin}): \
+                     the marking ramp runs from Kmin up to Kmax"
                 ));
             }
         }

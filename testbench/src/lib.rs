@@ -4,6 +4,7 @@
 //! cycle by cycle, jumping over quiet cycles or stepping through every one with identical
 //! results. [`Host`] sends paced UDP and records every frame it receives.
 
+pub mod endpoint;
 pub mod harness;
 pub mod host;
 pub mod metrics;
@@ -11,11 +12,13 @@ pub mod network;
 pub mod node;
 pub mod probe;
 pub mod qcn;
+pub mod rdma;
 pub mod rng;
 pub mod tap;
 pub mod transport;
 pub mod workload;
 
+pub use endpoint::{endpoint, endpoint_mut, Endpoint};
 pub use harness::{Driver, FnMonitor, FrameDriver, Harness, Mismatch, Monitor, Scoreboard};
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};

@@ -592,6 +592,19 @@ impl Network {
         self.parts[p.part].tx[p.local][port]
     }
 
+    /// The node `id` as its concrete type, if it is a `T`.
+    pub fn try_node<T: Node>(&self, id: NodeId) -> Option<&T> {
+        let any: &dyn Any = self.dyn_node(id.0);
+        any.downcast_ref::<T>()
+    }
+
+    /// The node `id` as its concrete type, mutably, if it is a `T`.
+    pub fn try_node_mut<T: Node>(&mut self, id: NodeId) -> Option<&mut T> {
+        let p = self.wiring.place[id.0];
+        let any: &mut dyn Any = self.parts[p.part].nodes[p.local].as_mut();
+        any.downcast_mut::<T>()
+    }
+
     /// The node `id` as a [`Node`] (its name, ports and their speeds).
     pub fn node_dyn(&self, id: NodeId) -> &dyn Node {
         self.dyn_node(id.0)

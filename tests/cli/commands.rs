@@ -30,7 +30,7 @@ fn no_arguments_prints_exactly_what_readme_shows_identically_twice() {
     assert_eq!(a.stdout, b.stdout, "stdout must be byte-identical");
     let text = String::from_utf8(a.stdout).unwrap();
     assert_eq!(text, readme_block(), "README's output block is stale");
-    for scheme in t2sim::schemes::names() {
+    for scheme in t2sim::schemes::default_comparison_names() {
         assert!(
             text.lines()
                 .any(|l| l.starts_with(&format!("  {scheme:<13} fits"))),

@@ -10,6 +10,8 @@ mod common;
 mod bfc;
 mod bfc_properties;
 mod bfc_refresh;
+mod dcqcn;
+mod lossless;
 mod mice_elephant;
 mod p4_sources;
 mod pabo;

@@ -32,6 +32,9 @@
 //!   class, falling back to `pfc_xon_cells` an XON; such packets are dropped only when the
 //!   group's headroom is spent, never by the egress thresholds. A PFC frame received on a
 //!   port ([`TrafficManager::pfc_pause`]) holds the queues mapped to its class for its quanta.
+//!   With `pfc_dynamic_per_mille` the thresholds are the HPCC ns-3 artifact's dynamic ones
+//!   instead: a fraction of the free cells of the group's pool, with the headroom counted
+//!   apart (`TmParams::pfc_dynamic_per_mille` has the rule).
 //! - **Ghost feed.** Queues whose depth changed are reported to the ingress pipes,
 //!   round-robin, `ghost_updates_per_cycle` per TM pipe per cycle, `ghost_latency_cycles`
 //!   later ([`ghost`]).
@@ -288,6 +291,11 @@ struct PriorityGroups {
     cells: Vec<u32>,
     /// Of `cells`, those charged to the group's guaranteed minimum (`ppg_min_cells`).
     min_cells: Vec<u32>,
+    /// Under the dynamic threshold, of `cells`, those the group holds in its headroom: a
+    /// count, as the artifact keeps it, that admissions past the threshold raise and every
+    /// dequeue of the group drains first (the cells themselves are charged to the pool).
+    /// The group's shared cells are the rest beyond its minimum.
+    headroom_cells: Vec<u32>,
     xoff: Vec<bool>,
     events: VecDeque<PfcEvent>,
 }
@@ -411,6 +419,7 @@ impl TrafficManager {
             groups: PriorityGroups {
                 cells: vec![0; ports.len() * PRIORITIES],
                 min_cells: vec![0; ports.len() * PRIORITIES],
+                headroom_cells: vec![0; ports.len() * PRIORITIES],
                 xoff: vec![false; ports.len() * PRIORITIES],
                 events: VecDeque::new(),
             },
@@ -506,6 +515,7 @@ impl TrafficManager {
         let pool_index = queue.config.app_pool;
         let pool = &mut self.pools[pool_index as usize];
         let pool_free = pool.size_cells.saturating_sub(pool.used_cells);
+        let mut into_headroom = false;
         // Where the cells are charged: the group's guaranteed minimum while it lasts, else
         // the queue's pool. The queue's static limit is a hard cap for lossy traffic, the
         // minimum included.
@@ -516,6 +526,17 @@ impl TrafficManager {
             let room = self.params.pfc_xoff_cells + self.params.pfc_headroom_cells;
             if min_room {
                 Ok(None)
+            } else if let Some(a) = self.params.pfc_dynamic_per_mille {
+                let headroom = self.groups.headroom_cells[group];
+                let shared = group_cells - self.groups.min_cells[group] - headroom;
+                if shared + cells <= dynamic_threshold(a, pool_free) {
+                    Ok(Some(pool_index))
+                } else if headroom + cells <= self.params.pfc_headroom_cells {
+                    into_headroom = true;
+                    Ok(Some(pool_index))
+                } else {
+                    Err(TmDrop::PfcHeadroom)
+                }
             } else if group_cells + cells > room {
                 Err(TmDrop::PfcHeadroom)
             } else {
@@ -577,8 +598,20 @@ impl TrafficManager {
         port.peak_cells = port.peak_cells.max(port.depth_cells);
         port.enqueued += 1;
         self.groups.cells[group] += cells;
-        if lossless && !self.groups.xoff[group] && group_cells + cells > self.params.pfc_xoff_cells
-        {
+        if into_headroom {
+            self.groups.headroom_cells[group] += cells;
+        }
+        let ask_xoff = match self.params.pfc_dynamic_per_mille {
+            None => group_cells + cells > self.params.pfc_xoff_cells,
+            Some(a) => {
+                let pool = &self.pools[pool_index as usize];
+                let threshold =
+                    dynamic_threshold(a, pool.size_cells.saturating_sub(pool.used_cells));
+                let headroom = self.groups.headroom_cells[group];
+                headroom > 0 || self.shared_cells(group) >= threshold
+            }
+        };
+        if lossless && !self.groups.xoff[group] && ask_xoff {
             self.groups.xoff[group] = true;
             self.groups.events.push_back(PfcEvent {
                 at: now,
@@ -693,6 +726,26 @@ impl TrafficManager {
     /// The next XOFF/XON the TM wants sent, oldest first.
     pub fn pop_pfc_event(&mut self) -> Option<PfcEvent> {
         self.groups.events.pop_front()
+    }
+
+    /// Of a group's cells, those beyond its minimum and outside its headroom: what the
+    /// dynamic PFC threshold is compared with.
+    fn shared_cells(&self, group: usize) -> u32 {
+        self.groups.cells[group] - self.groups.min_cells[group] - self.groups.headroom_cells[group]
+    }
+
+    /// Under the dynamic PFC threshold, the cells a group holds in its headroom.
+    pub fn priority_group_headroom_cells(&self, ingress_port: usize, class: usize) -> u32 {
+        self.groups.headroom_cells[ingress_port * PRIORITIES + class]
+    }
+
+    /// The dynamic PFC threshold a lossless group of a queue in pool `pool` sees now
+    /// (`None` under the static thresholds), in cells.
+    pub fn pfc_dynamic_threshold(&self, pool: usize) -> Option<u32> {
+        let p = &self.pools[pool];
+        self.params
+            .pfc_dynamic_per_mille
+            .map(|a| dynamic_threshold(a, p.size_cells.saturating_sub(p.used_cells)))
     }
 
     /// Cells held for packets that came in on `ingress_port` with class `class`.
@@ -876,7 +929,22 @@ impl TrafficManager {
             Some(p) => self.pools[p as usize].used_cells -= head.cells,
             None => self.groups.min_cells[group] -= head.cells,
         }
-        if self.groups.xoff[group] && self.groups.cells[group] <= self.params.pfc_xon_cells {
+        let app_pool = queue.config.app_pool as usize;
+        let headroom = &mut self.groups.headroom_cells[group];
+        *headroom -= (*headroom).min(head.cells);
+        let ask_xon = match self.params.pfc_dynamic_per_mille {
+            None => self.groups.cells[group] <= self.params.pfc_xon_cells,
+            Some(a) => {
+                let pool = &self.pools[app_pool];
+                let threshold =
+                    dynamic_threshold(a, pool.size_cells.saturating_sub(pool.used_cells));
+                let g = &self.groups;
+                let shared = g.cells[group] - g.min_cells[group] - g.headroom_cells[group];
+                self.groups.headroom_cells[group] == 0
+                    && (shared == 0 || shared + self.params.pfc_resume_offset_cells <= threshold)
+            }
+        };
+        if self.groups.xoff[group] && ask_xon {
             self.groups.xoff[group] = false;
             self.groups.events.push_back(PfcEvent {
                 at: now,
@@ -1103,6 +1171,12 @@ fn check_queues(
         }
     }
     Ok(())
+}
+
+/// `per_mille / 1000` of `free_cells`, rounded down: the dynamic PFC threshold (the
+/// artifact's `free >> pfc_a_shift`, with the fraction not limited to powers of two).
+fn dynamic_threshold(per_mille: u32, free_cells: u32) -> u32 {
+    (free_cells as u64 * per_mille as u64 / 1000) as u32
 }
 
 fn build_queues(params: &TmParams, clock: Clock, configs: &[QueueConfig]) -> Vec<Queue> {

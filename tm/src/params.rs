@@ -47,6 +47,20 @@ pub struct TmParams {
     pub pfc_headroom_cells: u32,
     /// Pause time, in quanta of 512 bit times, that an XOFF frame asks for (ours).
     pub pfc_pause_quanta: u16,
+    /// The dynamic PFC threshold of the HPCC ns-3 artifact (`switch-mmu.cc`): with `Some(a)`
+    /// a lossless group's XOFF threshold is `a / 1000` of the free cells of its queue's pool,
+    /// recomputed at every enqueue and dequeue, in place of `pfc_xoff_cells` and
+    /// `pfc_xon_cells`. Its cells beyond its minimum go to the shared pool while they stay
+    /// within the threshold and to its headroom (`pfc_headroom_cells`) past it; it asks for
+    /// XOFF once its headroom holds a cell or its shared cells reach the threshold, and for
+    /// XON once its headroom is empty and its shared cells plus `pfc_resume_offset_cells`
+    /// are within the threshold (or none are left). `null`: the static thresholds (ours).
+    #[serde(default)]
+    pub pfc_dynamic_per_mille: Option<u32>,
+    /// Hysteresis of the dynamic threshold, cells (the artifact's `resume_offset`, 3 KB:
+    /// 18 cells of 176 bytes, rounded up).
+    #[serde(default = "default_resume_offset_cells")]
+    pub pfc_resume_offset_cells: u32,
     /// Queue-depth updates each TM pipe sends to the ingress pipes per cycle, for queues
     /// whose depth changed; 0 turns the ghost feed off (ours).
     pub ghost_updates_per_cycle: u32,
@@ -87,6 +101,8 @@ impl Default for TmParams {
             pfc_xon_cells: 1536,
             pfc_headroom_cells: 1024,
             pfc_pause_quanta: 0xffff,
+            pfc_dynamic_per_mille: None,
+            pfc_resume_offset_cells: default_resume_offset_cells(),
             ghost_updates_per_cycle: 1,
             ghost_latency_cycles: 100,
             app_pool_cells: None,
@@ -95,6 +111,11 @@ impl Default for TmParams {
             app_pool_congest_percent: [50, 75, 90],
         }
     }
+}
+
+/// The artifact's `resume_offset` of 3 KB (3,072 bytes) in 176-byte cells, rounded up.
+fn default_resume_offset_cells() -> u32 {
+    18
 }
 
 impl TmParams {
@@ -195,6 +216,14 @@ impl TmParams {
                     self.pfc_xon_cells, self.pfc_xoff_cells
                 ),
             );
+        }
+        if let Some(a) = self.pfc_dynamic_per_mille {
+            if !(1..=1000).contains(&a) {
+                return err(
+                    "pfc_dynamic_per_mille",
+                    format!("{a} is outside 1..=1000 (use null for the static thresholds)"),
+                );
+            }
         }
         if self.pfc_pause_quanta == 0 {
             return err(

@@ -307,6 +307,8 @@ pub fn pfc_cells(xoff_bytes: u64, buffer_bytes: u64, xon_bytes: u64, variant: Va
         xoff_cells: xoff,
         xon_cells: ((xon_bytes / CELL_BYTES) as u32).min(xoff),
         headroom_cells: buffer.saturating_sub(xoff),
+        dynamic_per_mille: None,
+        headroom_link_delays: None,
     }
 }
 

@@ -140,6 +140,9 @@ pub struct TransportConfig {
     /// priority level its flow has reached by the bytes it has sent. `None` (the default)
     /// leaves DSCP 0, so runs without it keep their frames byte for byte.
     pub mlfq: Option<MlfqTags>,
+    /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
+    /// this transport's; `None` (the default) keeps TCP.
+    pub rdma: Option<crate::rdma::RdmaConfig>,
 }
 
 /// PIAS's packet tagging (Bai et al., NSDI 2015): multi-level feedback queue by bytes sent.
@@ -221,7 +224,9 @@ impl TransportConfig {
             mlfq: None,
             mice_bytes: None,
             ack_every: 1,
+            // At the chip's default 1.5 GHz clock (scenarios convert with their own).
             delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
+            rdma: None,
         }
     }
 

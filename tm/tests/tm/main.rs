@@ -4,6 +4,7 @@
 //! One test binary (each file a module), so the suite links one binary instead of one per
 //! file.
 
+mod pfc_dynamic;
 mod pools;
 mod properties;
 mod scheduling;

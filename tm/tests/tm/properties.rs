@@ -92,7 +92,12 @@ fn setup() -> impl Strategy<Value = Setup> {
         prop::collection::vec(queue_config(), 16..=32),
         prop::collection::vec(queue_config(), 16..=16),
         prop::collection::vec((0..END, op), 0..400),
-        (any::<u8>(), 1u32..40, 0u32..40),
+        (
+            any::<u8>(),
+            1u32..40,
+            0u32..40,
+            prop::option::of(1u32..=1000),
+        ),
         (
             prop::option::of([1u32..=10, 1u32..=10, 1u32..=10, 1u32..=10]),
             [0u32..30, 0u32..30, 0u32..30, 0u32..30],
@@ -111,7 +116,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                 pfc,
                 pools,
             )| {
-                let (lossless, xoff, headroom) = pfc;
+                let (lossless, xoff, headroom, dynamic) = pfc;
                 ops.sort_by_key(|(c, _)| *c);
                 // Pools take at most 4/5 of the buffer; the minimums of the classes in use
                 // (0..4) are halved until both ports' fit in what is left.
@@ -137,6 +142,7 @@ fn setup() -> impl Strategy<Value = Setup> {
                         pfc_xoff_cells: xoff,
                         pfc_xon_cells: xoff / 2,
                         pfc_headroom_cells: headroom,
+                        pfc_dynamic_per_mille: dynamic,
                         afc_latency_cycles: afc_latency,
                         queue_latency_cycles: queue_latency,
                         app_pool_cells,
@@ -305,6 +311,15 @@ proptest! {
                     Ok(m)
                 })
                 .sum::<Result<u32, TestCaseError>>()?;
+            // The dynamic threshold's headroom count stays within the headroom and within
+            // the group's cells beyond its minimum.
+            for (p, c) in (0..2).flat_map(|p| (0..8).map(move |c| (p, c))) {
+                let h = tm.priority_group_headroom_cells(p, c);
+                prop_assert!(h <= s.params.pfc_headroom_cells);
+                prop_assert!(
+                    h <= tm.priority_group_cells(p, c) - tm.priority_group_min_cells(p, c)
+                );
+            }
             let pool_cells: u32 = (0..4).map(|p| tm.pool_stats(p).used_cells).sum();
             prop_assert_eq!(pool_cells + min_cells, held_cells, "cycle {}", now);
             if s.params.pfc_lossless_classes & 0x0f == 0 {

@@ -1,0 +1,271 @@
+//! DCQCN's reaction point (Zhu et al., SIGCOMM 2015), as the HPCC ns-3 artifact's NIC runs it
+//! ("Mellanox's version", `RdmaHw::*Mlx` in `simulation/src/point-to-point/model/rdma-hw.cc`),
+//! with the paper's byte counter as an option.
+//!
+//! One QP's state: current rate `Rc`, target rate `Rt`, `alpha`, and three timers.
+//! - A CNP sets two flags. The first CNP of the QP also sets `alpha = 1`, starts the alpha
+//!   and decrease timers, and sets `Rt = Rc` (the artifact's `RateOnFirstCnp` of 1).
+//! - Every `alpha_interval`: `alpha = (1 - g) alpha + g` if a CNP came since the last update,
+//!   else `alpha = (1 - g) alpha`.
+//! - Every `decrease_interval` (the first one after the first CNP): if a CNP came since the
+//!   last check, `Rt = Rc` (unless the QP is in its first fast-recovery stage and
+//!   `clamp_target` is off), `Rc = max(min_rate, Rc (1 - alpha / 2))`, the increase stage
+//!   goes back to 0 and the increase timer restarts.
+//! - Every `increase_interval` after the last decrease, an increase event, then the stage
+//!   counts up: below `fast_recovery_stages`, fast recovery `Rc = (Rc + Rt) / 2`; at it,
+//!   additive increase `Rt += ai` (at most the line) then the same; above it, hyper increase
+//!   with `hai`.
+//! - With a byte counter (the paper's; the artifact has none), every `byte_counter_bytes`
+//!   sent is an increase event too, counted in a stage of its own; then the paper's rule
+//!   picks the phase: fast recovery while both stages are below F, hyper increase once both
+//!   are above it, additive increase otherwise.
+//!
+//! When the alpha update and the decrease check fall in the same cycle the alpha update goes
+//! first, as the artifact's one-nanosecond offset makes it. Rates are whole b/s, rounded down
+//! after each step as the artifact's `DataRate` arithmetic does.
+
+use t2_clock::{Clock, Cycle};
+
+/// The reaction point's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcqcnParams {
+    /// The EWMA gain g is `1 / g_denominator`.
+    pub g_denominator: u64,
+    /// Period of the alpha update, cycles.
+    pub alpha_interval: Cycle,
+    /// Period of the rate-decrease check, cycles.
+    pub decrease_interval: Cycle,
+    /// Period of the rate-increase timer, cycles.
+    pub increase_interval: Cycle,
+    /// Increase stages of fast recovery (F).
+    pub fast_recovery_stages: u32,
+    /// Additive and hyper increase steps, b/s.
+    pub ai_bps: u64,
+    pub hai_bps: u64,
+    /// The lowest rate a decrease leaves, b/s.
+    pub min_rate_bps: u64,
+    /// Whether every decrease sets the target rate (the artifact's `ClampTargetRate`).
+    pub clamp_target: bool,
+    /// Bytes per byte-counter increase event; `None`: no byte counter (the artifact's).
+    pub byte_counter_bytes: Option<u64>,
+}
+
+impl DcqcnParams {
+    /// The HPCC artifact's DCQCN for NICs of `line_bps` (`simulation/run.py`, `--cc dcqcn`):
+    /// alpha every 1 us, decrease check every 4 us, increase every 300 us, g = 1/256, one
+    /// fast-recovery stage, AI 5 Mb/s and HAI 50 Mb/s per 25 Gb/s of line rate, minimum rate
+    /// 1 Gb/s (`MIN_RATE 1000Mb/s`), no target clamp, no byte counter.
+    pub fn artifact(clock: Clock, line_bps: u64) -> DcqcnParams {
+        let us = |n: u64| clock.ns_to_cycles_ceil(n * 1000);
+        let per_25g = line_bps / 25_000_000_000;
+        DcqcnParams {
+            g_denominator: 256,
+            alpha_interval: us(1),
+            decrease_interval: us(4),
+            increase_interval: us(300),
+            fast_recovery_stages: 1,
+            ai_bps: 5_000_000 * per_25g.max(1),
+            hai_bps: 50_000_000 * per_25g.max(1),
+            min_rate_bps: 1_000_000_000,
+            clamp_target: false,
+            byte_counter_bytes: None,
+        }
+    }
+
+    /// Checks the parameters against NICs of `line_bps`; the error names the field.
+    pub fn validate(&self, host: &str, line_bps: u64) -> Result<(), String> {
+        let bad = |what: &str, why: String| Err(format!("{host}: dcqcn.{what}: {why}"));
+        if self.g_denominator < 2 {
+            return bad(
+                "g_denominator",
+                format!("{} is below 2 (g = 1/denominator < 1)", self.g_denominator),
+            );
+        }
+        for (name, v) in [
+            ("alpha_interval", self.alpha_interval),
+            ("decrease_interval", self.decrease_interval),
+            ("increase_interval", self.increase_interval),
+        ] {
+            if v == 0 {
+                return bad(name, "must be at least one cycle".into());
+            }
+        }
+        if self.min_rate_bps == 0 || self.min_rate_bps > line_bps {
+            return bad(
+                "min_rate_bps",
+                format!(
+                    "{} is outside 1..={line_bps} (the line rate)",
+                    self.min_rate_bps
+                ),
+            );
+        }
+        if self.byte_counter_bytes == Some(0) {
+            return bad("byte_counter_bytes", "must be above 0 (or unset)".into());
+        }
+        Ok(())
+    }
+}
+
+/// What a reaction point did at one event (for traces and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RpEvent {
+    Decrease,
+    FastRecovery,
+    AdditiveIncrease,
+    HyperIncrease,
+}
+
+/// One QP's reaction point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReactionPoint {
+    params: DcqcnParams,
+    line_bps: u64,
+    rate_bps: u64,
+    target_bps: u64,
+    alpha: f64,
+    alpha_cnp: bool,
+    decrease_cnp: bool,
+    /// Increase events since the last decrease, by timer and by byte counter.
+    timer_stage: u32,
+    byte_stage: u32,
+    bytes_counted: u64,
+    next_alpha: Option<Cycle>,
+    next_decrease: Option<Cycle>,
+    next_increase: Option<Cycle>,
+    cnps: u64,
+}
+
+impl ReactionPoint {
+    /// A QP sending at `line_bps`, no CNP seen yet.
+    pub fn new(line_bps: u64, params: DcqcnParams) -> ReactionPoint {
+        ReactionPoint {
+            params,
+            line_bps,
+            rate_bps: line_bps,
+            target_bps: line_bps,
+            alpha: 1.0,
+            alpha_cnp: false,
+            decrease_cnp: false,
+            timer_stage: 0,
+            byte_stage: 0,
+            bytes_counted: 0,
+            next_alpha: None,
+            next_decrease: None,
+            next_increase: None,
+            cnps: 0,
+        }
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+
+    pub fn target_bps(&self) -> u64 {
+        self.target_bps
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// CNPs received.
+    pub fn cnps(&self) -> u64 {
+        self.cnps
+    }
+
+    /// A CNP received in cycle `now`.
+    pub fn on_cnp(&mut self, now: Cycle) {
+        self.cnps += 1;
+        self.alpha_cnp = true;
+        self.decrease_cnp = true;
+        if self.next_alpha.is_none() {
+            self.alpha = 1.0;
+            self.alpha_cnp = false;
+            self.next_alpha = Some(now + self.params.alpha_interval);
+            self.next_decrease = Some(now + self.params.decrease_interval);
+            self.target_bps = self.rate_bps;
+        }
+    }
+
+    /// `bytes` of a frame sent (the byte counter's input).
+    pub fn on_sent(&mut self, bytes: u64) -> Option<RpEvent> {
+        let bc = self.params.byte_counter_bytes?;
+        // Counting starts with the first decrease, as the increase timer does.
+        self.next_increase?;
+        self.bytes_counted += bytes;
+        if self.bytes_counted < bc {
+            return None;
+        }
+        self.bytes_counted -= bc;
+        let e = self.increase();
+        self.byte_stage += 1;
+        Some(e)
+    }
+
+    /// The first cycle a timer of this reaction point is due.
+    pub fn timer_at(&self) -> Option<Cycle> {
+        [self.next_alpha, self.next_decrease, self.next_increase]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Fires every timer due by `now`, in time order (the alpha update first in a tie),
+    /// pushing what the rate did onto `events`.
+    pub fn on_time(&mut self, now: Cycle, events: &mut Vec<(Cycle, RpEvent)>) {
+        while let Some(t) = self.timer_at().filter(|&t| t <= now) {
+            if self.next_alpha == Some(t) {
+                let g = 1.0 / self.params.g_denominator as f64;
+                self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
+                self.alpha_cnp = false;
+                self.next_alpha = Some(t + self.params.alpha_interval);
+            } else if self.next_decrease == Some(t) {
+                self.next_decrease = Some(t + self.params.decrease_interval);
+                if self.decrease_cnp {
+                    self.decrease(t);
+                    events.push((t, RpEvent::Decrease));
+                }
+            } else {
+                self.next_increase = Some(t + self.params.increase_interval);
+                let e = self.increase();
+                self.timer_stage += 1;
+                events.push((t, e));
+            }
+        }
+    }
+
+    fn decrease(&mut self, now: Cycle) {
+        if self.params.clamp_target || self.timer_stage != 0 {
+            self.target_bps = self.rate_bps;
+        }
+        let cut = self.rate_bps as f64 * (1.0 - self.alpha / 2.0);
+        self.rate_bps = (cut as u64).max(self.params.min_rate_bps);
+        self.timer_stage = 0;
+        self.byte_stage = 0;
+        self.bytes_counted = 0;
+        self.decrease_cnp = false;
+        self.next_increase = Some(now + self.params.increase_interval);
+    }
+
+    /// One increase event with the stages as they are.
+    fn increase(&mut self) -> RpEvent {
+        let f = self.params.fast_recovery_stages;
+        let (t, b) = (self.timer_stage, self.byte_stage);
+        let event = match self.params.byte_counter_bytes {
+            None if t < f => RpEvent::FastRecovery,
+            None if t == f => RpEvent::AdditiveIncrease,
+            None => RpEvent::HyperIncrease,
+            Some(_) if t.max(b) < f => RpEvent::FastRecovery,
+            Some(_) if t.min(b) > f => RpEvent::HyperIncrease,
+            Some(_) => RpEvent::AdditiveIncrease,
+        };
+        let step = match event {
+            RpEvent::AdditiveIncrease => self.params.ai_bps,
+            RpEvent::HyperIncrease => self.params.hai_bps,
+            _ => 0,
+        };
+        self.target_bps = (self.target_bps + step).min(self.line_bps);
+        self.rate_bps = self.rate_bps / 2 + self.target_bps / 2;
+        event
+    }
+}

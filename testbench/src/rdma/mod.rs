@@ -1,0 +1,809 @@
+//! An RDMA-style NIC as the HPCC ns-3 artifact models one (`RdmaHw`, `RdmaQueuePair` and
+//! `QbbNetDevice` in `simulation/src/point-to-point/model/`), over real RoCEv2 frames
+//! ([`wire`]), as a [`Node`].
+//!
+//! - **Senders.** Each flow is a queue pair (QP, numbered by its flow id) that sends its
+//!   message as packets of at most `mtu` payload bytes, paced at the QP's rate: a packet may
+//!   start once the previous one's wire bits have passed at that rate (the artifact's
+//!   `m_nextAvail`; the line rate without congestion control). An optional window bounds the
+//!   bytes in flight. The NIC serializes one frame at a time at line rate, exact to the line
+//!   tick: control frames (ACK, NACK, CNP) first, as the artifact's high-priority queue,
+//!   then the QPs ready to send, round-robin.
+//! - **Receivers.** A receiver expects PSNs in order. An in-order packet advances it; every
+//!   `ack_interval` packets, and at the last packet of a message, it sends an ACK of the
+//!   last PSN received in order. The first out-of-order packet is answered with a NACK of the
+//!   expected PSN, and later ones are dropped silently until `nack_interval` has passed or the
+//!   expected PSN has moved (`RdmaHw::ReceiverCheckSeq`). Duplicates are dropped.
+//! - **Go-back-N.** A NACK acknowledges what precedes its PSN and sends the QP back to it
+//!   (`RdmaHw::RecoverQueue`). A QP that sees no ACK progress for `rto` cycles goes back to
+//!   its oldest unacknowledged packet (ours: the artifact relies on PFC and has no timer).
+//! - **Notification point.** A data packet that arrives with CE makes its receiver send a
+//!   CNP to the sender, at most one per QP every `cnp_interval`.
+//! - **Reaction point.** With [`DcqcnParams`], a CNP feeds the QP's DCQCN reaction point
+//!   ([`dcqcn`]), whose rate paces the QP.
+//! - **PFC.** With `honour_pfc` the NIC starts no frame while PFC holds class 0, the class
+//!   every frame travels in.
+//!
+//! A flow's completion time ends in the cycle its sender receives the ACK of its last packet.
+//! Frames this host cannot read are counted in `foreign` and freed.
+
+pub mod dcqcn;
+pub mod wire;
+
+pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
+
+use crate::node::{Node, Sent};
+use crate::transport::{Peer, SenderOutcome};
+use crate::workload::FlowSpec;
+use std::collections::{BTreeMap, VecDeque};
+use t2_clock::{Clock, Cycle, LineRate};
+use t2_pipeline::pfc::PfcFrame;
+use t2_pipeline::{PacketHandle, PacketPool};
+use wire::RoceFrame;
+
+/// The NIC's settings, shared by its QPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaConfig {
+    /// Payload bytes per packet (the artifact's `PACKET_PAYLOAD_SIZE`, 1000).
+    pub mtu: u64,
+    /// Packets per ACK (the artifact's `L2_ACK_INTERVAL`, 1); the last packet of a message
+    /// is always acknowledged.
+    pub ack_interval: u32,
+    /// The shortest gap between two NACKs of one expected PSN (the artifact's
+    /// `m_nack_interval`, 500 us), cycles.
+    pub nack_interval: Cycle,
+    /// The notification point's shortest gap between CNPs of one QP, cycles.
+    pub cnp_interval: Cycle,
+    /// Go back to the oldest unacknowledged packet after this long without progress.
+    pub rto: Cycle,
+    /// Bytes in flight a QP may have; `None`: no window (the artifact's DCQCN, `HAS_WIN 0`).
+    pub window_bytes: Option<u64>,
+    /// DCQCN reaction points; `None`: every QP sends at line rate.
+    pub dcqcn: Option<DcqcnParams>,
+    pub honour_pfc: bool,
+    /// With `Some(d)`, ACKs, NACKs and CNPs carry DSCP `d` and leave whatever PFC holds:
+    /// switches that give them a queue above data in a class they keep lossy (as the
+    /// artifact's DCQCN runs do, `ACK_HIGH_PRIO 1`) never pause them. `None`: they travel
+    /// with the data, DSCP 0.
+    pub control_dscp: Option<u8>,
+}
+
+/// The DSCP of control frames under [`RdmaConfig::dcqcn`]: 48, class selector 6, "network
+/// control" (RFC 4594; our choice).
+pub const CONTROL_DSCP: u8 = 48;
+
+impl RdmaConfig {
+    /// The HPCC artifact's NIC for DCQCN at `line_bps` (`run.py --cc dcqcn`): 1000-byte
+    /// packets, an ACK per packet, NACKs at most every 500 us, no window, DCQCN with the
+    /// artifact's parameters, PFC honoured; a CNP at most every 4 us per QP (ours: the
+    /// artifact marks every ACK of a CE packet and its reaction point acts at most once per
+    /// 4 us rate-decrease check, which a 4 us notification interval matches); `rto` ours.
+    pub fn dcqcn(clock: Clock, line_bps: u64, rto: Cycle) -> RdmaConfig {
+        let us = |n: u64| clock.ns_to_cycles_ceil(n * 1000);
+        RdmaConfig {
+            mtu: 1000,
+            ack_interval: 1,
+            nack_interval: us(500),
+            cnp_interval: us(4),
+            rto,
+            window_bytes: None,
+            dcqcn: Some(DcqcnParams::artifact(clock, line_bps)),
+            honour_pfc: true,
+            control_dscp: Some(CONTROL_DSCP),
+        }
+    }
+
+    /// Checks the settings; the error names the host and the setting.
+    pub fn validate(&self, host: &str, line_bps: u64) -> Result<(), String> {
+        let max = 9216 - wire::DATA_OVERHEAD;
+        if self.mtu == 0 || self.mtu > max {
+            return Err(format!(
+                "{host}: rdma mtu {} is outside 1..={max}",
+                self.mtu
+            ));
+        }
+        if self.ack_interval == 0 {
+            return Err(format!("{host}: rdma ack_interval must be at least 1"));
+        }
+        if self.rto == 0 {
+            return Err(format!("{host}: rdma rto must be above 0"));
+        }
+        if self.window_bytes.is_some_and(|w| w < self.mtu) {
+            return Err(format!(
+                "{host}: rdma window {} B is smaller than one packet ({} B)",
+                self.window_bytes.unwrap_or(0),
+                self.mtu
+            ));
+        }
+        if let Some(d) = &self.dcqcn {
+            d.validate(host, line_bps)?;
+        }
+        Ok(())
+    }
+}
+
+/// One QP's sending side.
+struct SendQp {
+    spec: FlowSpec,
+    to: Peer,
+    packets: u32,
+    snd_una: u32,
+    snd_nxt: u32,
+    /// Line tick from which the next packet may start (pacing).
+    ready_ticks: u64,
+    rp: Option<ReactionPoint>,
+    finish: Option<Cycle>,
+    /// When the timer fires if no ACK moves `snd_una` before.
+    rto_at: Cycle,
+    timeouts: u64,
+    retransmitted: u64,
+    go_backs: u64,
+    /// Rate events of the reaction point, with their cycles (kept for tests and traces).
+    rp_events: Vec<(Cycle, RpEvent)>,
+    /// The highest PSN sent so far plus one (what counts as a retransmission).
+    high: u32,
+    /// Cycles the CNPs about this QP arrived.
+    cnp_at: Vec<Cycle>,
+}
+
+impl SendQp {
+    fn payload_of(&self, psn: u32, mtu: u64) -> u64 {
+        let sent = psn as u64 * mtu;
+        mtu.min(self.spec.size_bytes - sent)
+    }
+
+    fn has_data(&self, window: Option<u64>, mtu: u64) -> bool {
+        self.finish.is_none()
+            && self.snd_nxt < self.packets
+            && window.is_none_or(|w| ((self.snd_nxt - self.snd_una) as u64 + 1) * mtu <= w)
+    }
+}
+
+/// One QP's receiving side.
+#[derive(Default)]
+struct RecvQp {
+    expected: u32,
+    since_ack: u32,
+    last_nack: Option<(u32, Cycle)>,
+    last_cnp: Option<Cycle>,
+    /// Cycles this notification point queued its CNPs.
+    cnp_at: Vec<Cycle>,
+    /// PSNs in the order they arrived.
+    arrivals: Vec<u64>,
+}
+
+/// A control frame waiting for the NIC.
+#[derive(Clone, Copy, Debug)]
+struct Control {
+    to: Peer,
+    qp: u32,
+    psn: u32,
+    kind: ControlKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ControlKind {
+    Ack,
+    Nack,
+    Cnp,
+}
+
+/// A host with an RDMA-style NIC.
+pub struct RdmaHost {
+    name: String,
+    me: Peer,
+    line: LineRate,
+    config: RdmaConfig,
+    peers: Vec<Peer>,
+    pending: Vec<FlowSpec>,
+    flows: Vec<SendQp>,
+    open: Vec<usize>,
+    rr: usize,
+    control: VecDeque<Control>,
+    receiving: BTreeMap<u32, RecvQp>,
+    on_nic: VecDeque<(Cycle, PacketHandle)>,
+    nic_free_ticks: u64,
+    paused_until: Cycle,
+    frames_sent: u64,
+    frames_received: u64,
+    data_bytes_received: u64,
+    duplicate_packets: u64,
+    marked_packets: u64,
+    out_of_order: u64,
+    acks_sent: u64,
+    nacks_sent: u64,
+    cnps_sent: u64,
+    cnps_received: u64,
+    pfc_frames: u64,
+    foreign: u64,
+    /// Fault injection: `(flow, psn)` data frames that vanish on the wire the first time they
+    /// are sent (their line time is spent), with how many did.
+    lose: Vec<(u32, u32)>,
+    lost: u64,
+    /// Fault injection: data frames of `(flow, PSNs)` leave with CE, as if a switch on the
+    /// way had marked them.
+    mark: Vec<(u32, std::ops::Range<u32>)>,
+    scratch: Vec<u8>,
+    body: Vec<u8>,
+}
+
+impl RdmaHost {
+    /// A host named `name` with address `me`, whose flows address `peers[dst]`.
+    pub fn new(
+        name: &str,
+        me: Peer,
+        clock: Clock,
+        nic_bps: u64,
+        config: RdmaConfig,
+        peers: Vec<Peer>,
+    ) -> Result<RdmaHost, String> {
+        config.validate(name, nic_bps)?;
+        Ok(RdmaHost {
+            name: name.to_string(),
+            me,
+            line: LineRate::new(clock, nic_bps),
+            config,
+            peers,
+            pending: Vec::new(),
+            flows: Vec::new(),
+            open: Vec::new(),
+            rr: 0,
+            control: VecDeque::new(),
+            receiving: BTreeMap::new(),
+            on_nic: VecDeque::with_capacity(2),
+            nic_free_ticks: 0,
+            paused_until: 0,
+            frames_sent: 0,
+            frames_received: 0,
+            data_bytes_received: 0,
+            duplicate_packets: 0,
+            marked_packets: 0,
+            out_of_order: 0,
+            acks_sent: 0,
+            nacks_sent: 0,
+            cnps_sent: 0,
+            cnps_received: 0,
+            pfc_frames: 0,
+            foreign: 0,
+            lose: Vec::new(),
+            lost: 0,
+            mark: Vec::new(),
+            scratch: Vec::new(),
+            body: Vec::new(),
+        })
+    }
+
+    /// Schedules a flow this host sends; its `dst` indexes the peer table.
+    pub fn add_flow(&mut self, spec: FlowSpec) -> Result<(), String> {
+        if spec.dst >= self.peers.len() {
+            return Err(format!(
+                "{}: flow {} goes to host {}, but the peer table has {}",
+                self.name,
+                spec.id,
+                spec.dst,
+                self.peers.len()
+            ));
+        }
+        if spec.size_bytes == 0 || spec.size_bytes > u32::MAX as u64 {
+            return Err(format!(
+                "{}: flow {} has size {} B, outside 1..2^32",
+                self.name, spec.id, spec.size_bytes
+            ));
+        }
+        if spec.id >= 1 << 24 {
+            return Err(format!(
+                "{}: flow {} does not fit a 24-bit QP number",
+                self.name, spec.id
+            ));
+        }
+        let at = self
+            .pending
+            .partition_point(|p| (p.start, p.id) > (spec.start, spec.id));
+        self.pending.insert(at, spec);
+        Ok(())
+    }
+
+    /// Makes the data frame of `flow` with `psn` vanish on the wire the first time it is
+    /// sent (a fault for tests; it is counted in [`RdmaHost::lost`]).
+    pub fn lose_once(&mut self, flow: u32, psn: u32) {
+        self.lose.push((flow, psn));
+    }
+
+    /// Makes the data frames of `flow` whose PSN is in `psns` leave with CE (a fixed marking
+    /// pattern for tests).
+    pub fn mark_ce(&mut self, flow: u32, psns: std::ops::Range<u32>) {
+        self.mark.push((flow, psns));
+    }
+
+    /// Cycles the CNPs about flow `flow_id` reached this (sending) host.
+    pub fn cnps_received_at(&self, flow_id: u32) -> &[Cycle] {
+        self.qp(flow_id).map_or(&[], |f| f.cnp_at.as_slice())
+    }
+
+    /// Cycles this (receiving) host's notification point queued CNPs about `flow_id`.
+    pub fn cnps_sent_at(&self, flow_id: u32) -> &[Cycle] {
+        self.receiving
+            .get(&flow_id)
+            .map_or(&[], |r| r.cnp_at.as_slice())
+    }
+
+    pub fn config(&self) -> &RdmaConfig {
+        &self.config
+    }
+
+    /// The outcome of every flow this host was given, started ones in start order.
+    pub fn outcomes(&self) -> Vec<SenderOutcome> {
+        self.flows
+            .iter()
+            .map(|f| SenderOutcome {
+                spec: f.spec,
+                finish: f.finish,
+                timeouts: f.timeouts,
+                retransmitted_segments: f.retransmitted,
+                fast_recoveries: f.go_backs,
+            })
+            .chain(self.pending.iter().rev().map(|&spec| SenderOutcome {
+                spec,
+                finish: None,
+                timeouts: 0,
+                retransmitted_segments: 0,
+                fast_recoveries: 0,
+            }))
+            .collect()
+    }
+
+    pub fn all_done(&self) -> bool {
+        self.pending.is_empty() && self.open.iter().all(|&i| self.flows[i].finish.is_some())
+    }
+
+    /// The reaction point of flow `flow_id` (with DCQCN), once it has started.
+    pub fn reaction_point(&self, flow_id: u32) -> Option<&ReactionPoint> {
+        self.qp(flow_id).and_then(|f| f.rp.as_ref())
+    }
+
+    /// What flow `flow_id`'s reaction point did, with the cycles.
+    pub fn rate_events(&self, flow_id: u32) -> &[(Cycle, RpEvent)] {
+        self.qp(flow_id).map_or(&[], |f| f.rp_events.as_slice())
+    }
+
+    fn qp(&self, flow_id: u32) -> Option<&SendQp> {
+        self.flows.iter().find(|f| f.spec.id == flow_id)
+    }
+
+    /// PSNs of flow `flow_id` in the order they arrived here.
+    pub fn arrivals(&self, flow_id: u32) -> Option<&[u64]> {
+        self.receiving.get(&flow_id).map(|r| r.arrivals.as_slice())
+    }
+
+    pub fn data_bytes_received(&self) -> u64 {
+        self.data_bytes_received
+    }
+    pub fn frames_sent(&self) -> u64 {
+        self.frames_sent
+    }
+    pub fn frames_on_nic(&self) -> u64 {
+        self.on_nic.len() as u64
+    }
+    pub fn frames_received(&self) -> u64 {
+        self.frames_received
+    }
+    /// Data packets that carried a PSN already received.
+    pub fn duplicate_packets(&self) -> u64 {
+        self.duplicate_packets
+    }
+    /// Data packets that arrived ahead of the expected PSN (dropped; the first NACKed).
+    pub fn out_of_order_packets(&self) -> u64 {
+        self.out_of_order
+    }
+    pub fn marked_packets(&self) -> u64 {
+        self.marked_packets
+    }
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+    pub fn nacks_sent(&self) -> u64 {
+        self.nacks_sent
+    }
+    pub fn cnps_sent(&self) -> u64 {
+        self.cnps_sent
+    }
+    pub fn cnps_received(&self) -> u64 {
+        self.cnps_received
+    }
+    pub fn pfc_frames(&self) -> u64 {
+        self.pfc_frames
+    }
+    pub fn foreign(&self) -> u64 {
+        self.foreign
+    }
+    /// Frames lost on the wire by [`RdmaHost::lose_once`].
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    fn on_data(&mut self, now: Cycle, f: &RoceFrame) {
+        let from = Peer {
+            ip: f.src_ip,
+            mac: f.src_mac,
+        };
+        let c = self.config;
+        let r = self.receiving.entry(f.qp).or_default();
+        r.arrivals.push(f.psn as u64);
+        if f.ce {
+            self.marked_packets += 1;
+            if r.last_cnp.is_none_or(|t| now >= t + c.cnp_interval) {
+                r.last_cnp = Some(now);
+                r.cnp_at.push(now);
+                self.control.push_back(Control {
+                    to: from,
+                    qp: f.qp,
+                    psn: 0,
+                    kind: ControlKind::Cnp,
+                });
+            }
+        }
+        if f.psn == r.expected {
+            r.expected += 1;
+            r.since_ack += 1;
+            self.data_bytes_received += f.payload as u64;
+            if f.is_last() || r.since_ack >= c.ack_interval {
+                r.since_ack = 0;
+                self.control.push_back(Control {
+                    to: from,
+                    qp: f.qp,
+                    psn: r.expected - 1,
+                    kind: ControlKind::Ack,
+                });
+            }
+        } else if f.psn > r.expected {
+            self.out_of_order += 1;
+            let due = match r.last_nack {
+                Some((psn, at)) => psn != r.expected || now >= at + c.nack_interval,
+                None => true,
+            };
+            if due {
+                r.last_nack = Some((r.expected, now));
+                self.control.push_back(Control {
+                    to: from,
+                    qp: f.qp,
+                    psn: r.expected,
+                    kind: ControlKind::Nack,
+                });
+            }
+        } else {
+            self.duplicate_packets += 1;
+        }
+    }
+
+    fn open_qp(&mut self, qp: u32) -> Option<usize> {
+        let flows = &self.flows;
+        self.open
+            .iter()
+            .copied()
+            .find(|&i| flows[i].spec.id == qp && flows[i].finish.is_none())
+    }
+
+    fn on_ack(&mut self, now: Cycle, f: &RoceFrame) {
+        let Some(i) = self.open_qp(f.qp) else {
+            return; // about a finished flow
+        };
+        let rto = self.config.rto;
+        let q = &mut self.flows[i];
+        let nack = f
+            .syndrome
+            .is_some_and(|s| s & 0xe0 == wire::SYNDROME_NAK_SEQ);
+        let acked = if nack { f.psn } else { f.psn + 1 };
+        if acked > q.snd_una {
+            q.snd_una = acked.min(q.packets);
+            q.rto_at = now + rto;
+        }
+        if nack {
+            q.go_backs += 1;
+            q.snd_nxt = q.snd_una;
+        }
+        q.snd_nxt = q.snd_nxt.max(q.snd_una);
+        if q.snd_una == q.packets {
+            q.finish = Some(now);
+        }
+    }
+
+    fn on_cnp(&mut self, now: Cycle, f: &RoceFrame) {
+        self.cnps_received += 1;
+        let Some(i) = self.open_qp(f.qp) else {
+            return;
+        };
+        let q = &mut self.flows[i];
+        q.cnp_at.push(now);
+        if let Some(rp) = q.rp.as_mut() {
+            rp.on_cnp(now);
+        }
+    }
+
+    /// Starts due flows, fires due reaction-point timers and retransmission timers.
+    fn housekeeping(&mut self, now: Cycle) {
+        while self.pending.last().is_some_and(|p| p.start <= now) {
+            let spec = self.pending.pop().expect("checked");
+            let line = self.line.bits_per_second();
+            self.open.push(self.flows.len());
+            self.flows.push(SendQp {
+                spec,
+                to: self.peers[spec.dst],
+                packets: spec.size_bytes.div_ceil(self.config.mtu) as u32,
+                snd_una: 0,
+                snd_nxt: 0,
+                ready_ticks: 0,
+                rp: self.config.dcqcn.map(|p| ReactionPoint::new(line, p)),
+                finish: None,
+                rto_at: now + self.config.rto,
+                timeouts: 0,
+                retransmitted: 0,
+                go_backs: 0,
+                rp_events: Vec::new(),
+                high: 0,
+                cnp_at: Vec::new(),
+            });
+        }
+        let rto = self.config.rto;
+        for &i in &self.open {
+            let q = &mut self.flows[i];
+            if q.finish.is_some() {
+                continue;
+            }
+            if let Some(rp) = q.rp.as_mut() {
+                rp.on_time(now, &mut q.rp_events);
+            }
+            if now >= q.rto_at {
+                q.timeouts += 1;
+                q.snd_nxt = q.snd_una;
+                q.rto_at = now + rto;
+            }
+        }
+        let flows = &self.flows;
+        self.open.retain(|&i| flows[i].finish.is_none());
+    }
+
+    /// The next frame to send, with the QP whose data it is.
+    fn next_frame(
+        &mut self,
+        now: Cycle,
+        pool: &mut PacketPool,
+    ) -> Option<(PacketHandle, Option<usize>)> {
+        let paused = self.config.honour_pfc && now < self.paused_until;
+        if paused && (self.config.control_dscp.is_none() || self.control.is_empty()) {
+            return None;
+        }
+        if let Some(c) = self.control.pop_front() {
+            let (opcode, syndrome) = match c.kind {
+                ControlKind::Ack => (wire::OP_ACKNOWLEDGE, Some(wire::SYNDROME_ACK)),
+                ControlKind::Nack => (wire::OP_ACKNOWLEDGE, Some(wire::SYNDROME_NAK_SEQ)),
+                ControlKind::Cnp => (wire::OP_CNP, None),
+            };
+            match c.kind {
+                ControlKind::Ack => self.acks_sent += 1,
+                ControlKind::Nack => self.nacks_sent += 1,
+                ControlKind::Cnp => self.cnps_sent += 1,
+            }
+            let pkt = self.build(pool, c.to, c.qp, opcode, c.psn, syndrome, 0);
+            if let Some(dscp) = self.config.control_dscp {
+                let buf = pool.bytes_mut(pkt);
+                buf[15] |= dscp << 2;
+                let ip = &mut buf[14..34];
+                ip[10..12].copy_from_slice(&[0, 0]);
+                let c = t2_pipeline::headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            return Some((pkt, None));
+        }
+        let n = self.open.len();
+        let first = self.open.partition_point(|&i| i < self.rr);
+        let next_ticks = self.line.cycle_to_ticks(now + 1);
+        let (window, mtu) = (self.config.window_bytes, self.config.mtu);
+        for k in 0..n {
+            let i = self.open[(first + k) % n];
+            let q = &self.flows[i];
+            if !q.has_data(window, mtu) || q.ready_ticks >= next_ticks {
+                continue;
+            }
+            self.rr = i + 1;
+            let psn = q.snd_nxt;
+            let payload = q.payload_of(psn, mtu);
+            let opcode = match (psn, q.packets) {
+                (_, 1) => wire::OP_SEND_ONLY,
+                (0, _) => wire::OP_SEND_FIRST,
+                (p, n) if p + 1 == n => wire::OP_SEND_LAST,
+                _ => wire::OP_SEND_MIDDLE,
+            };
+            let (to, id) = (q.to, q.spec.id);
+            let q = &mut self.flows[i];
+            if psn < q.high {
+                q.retransmitted += 1;
+            }
+            q.high = q.high.max(psn + 1);
+            q.snd_nxt += 1;
+            let pkt = self.build(pool, to, id, opcode, psn, None, payload as usize);
+            if self.mark.iter().any(|(f, r)| *f == id && r.contains(&psn)) {
+                let buf = pool.bytes_mut(pkt);
+                buf[15] |= wire::CE;
+                let ip = &mut buf[14..34];
+                ip[10..12].copy_from_slice(&[0, 0]);
+                let c = t2_pipeline::headers::ipv4_header_checksum(ip);
+                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            return Some((pkt, Some(i)));
+        }
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        &mut self,
+        pool: &mut PacketPool,
+        to: Peer,
+        qp: u32,
+        opcode: u8,
+        psn: u32,
+        syndrome: Option<u8>,
+        payload: usize,
+    ) -> PacketHandle {
+        let pkt = pool.alloc();
+        wire::build(
+            &mut self.body,
+            (self.me.ip, self.me.mac),
+            (to.ip, to.mac),
+            10_000 + (qp % 50_000) as u16,
+            opcode,
+            qp,
+            psn,
+            syndrome,
+            payload,
+            &mut self.scratch,
+        );
+        let buf = pool.bytes_mut(pkt);
+        buf.clear();
+        buf.extend_from_slice(&self.body);
+        pkt
+    }
+
+    /// Paces QP `i` after a frame of `bytes` that starts at line tick `start`.
+    fn pace(&mut self, i: usize, start: u64, bytes: u64) {
+        let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
+        let q = &mut self.flows[i];
+        let rate =
+            q.rp.as_ref()
+                .map_or(self.line.bits_per_second(), |rp| rp.rate_bps());
+        let bits = LineRate::wire_bits(bytes) as u128;
+        q.ready_ticks = start + (bits * per_second).div_ceil(rate as u128) as u64;
+        if let Some(rp) = q.rp.as_mut() {
+            if let Some(e) = rp.on_sent(bytes) {
+                // A byte-counter increase happens as the frame starts.
+                let at = self.line.ticks_to_cycle_ceil(start);
+                q.rp_events.push((at, e));
+            }
+        }
+    }
+}
+
+impl Node for RdmaHost {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn port_count(&self) -> usize {
+        1
+    }
+
+    fn port_bps(&self, _port: usize) -> u64 {
+        self.line.bits_per_second()
+    }
+
+    fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
+        self.frames_received += 1;
+        let bytes = pool.bytes(pkt);
+        if self.config.honour_pfc {
+            if let Some(frame) = PfcFrame::parse(bytes) {
+                pool.free(pkt);
+                self.pfc_frames += 1;
+                if frame.class_enable[0] {
+                    let quanta = frame.quanta[0] as u64;
+                    self.paused_until = if quanta == 0 {
+                        now
+                    } else {
+                        let ticks = self.line.cycle_to_ticks(now)
+                            + quanta * 512 * self.line.ticks_per_bit();
+                        self.line.ticks_to_cycle_ceil(ticks)
+                    };
+                }
+                return;
+            }
+        }
+        let frame = wire::parse(bytes);
+        pool.free(pkt);
+        match frame {
+            Some(f) if f.is_data() => self.on_data(now, &f),
+            Some(f) if f.opcode == wire::OP_ACKNOWLEDGE && f.syndrome.is_some() => {
+                self.on_ack(now, &f)
+            }
+            Some(f) if f.opcode == wire::OP_CNP => self.on_cnp(now, &f),
+            _ => self.foreign += 1,
+        }
+    }
+
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        while let Some(&(at, pkt)) = self.on_nic.front() {
+            if at > now {
+                break;
+            }
+            self.on_nic.pop_front();
+            out.push(Sent { port: 0, pkt });
+        }
+        self.housekeeping(now);
+        if self.nic_free_ticks >= self.line.cycle_to_ticks(now + 1) {
+            return;
+        }
+        if let Some((pkt, qp)) = self.next_frame(now, pool) {
+            let mut start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
+            let bytes = pool.frame_bytes(pkt);
+            if let Some(i) = qp {
+                start = start.max(self.flows[i].ready_ticks);
+                self.pace(i, start, bytes);
+            }
+            let end = start + self.line.serialization_ticks(bytes);
+            self.nic_free_ticks = end;
+            self.frames_sent += 1;
+            let lost = qp.and_then(|i| {
+                let q = &self.flows[i];
+                let key = (q.spec.id, q.snd_nxt - 1);
+                self.lose.iter().position(|&l| l == key)
+            });
+            match lost {
+                Some(k) => {
+                    // The line time is spent; the frame never reaches the link.
+                    self.lose.swap_remove(k);
+                    self.lost += 1;
+                    pool.free(pkt);
+                }
+                None => self
+                    .on_nic
+                    .push_back((self.line.ticks_to_cycle_ceil(end), pkt)),
+            }
+        }
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let frees = self.nic_free_ticks / self.line.ticks_per_cycle();
+        let frees = (frees > now).then_some(frees);
+        let nic = self.on_nic.front().map(|&(t, _)| t);
+        let start = self.pending.last().map(|p| p.start);
+        let pause = (self.paused_until > now).then_some(self.paused_until);
+        let control = (!self.control.is_empty()
+            && (self.config.control_dscp.is_some() || self.paused_until <= now))
+            .then_some(now + 1);
+        let next_ticks = self.line.cycle_to_ticks(now + 1);
+        let (window, mtu) = (self.config.window_bytes, self.config.mtu);
+        let qps = self
+            .open
+            .iter()
+            .map(|&i| &self.flows[i])
+            .filter(|q| q.finish.is_none())
+            .filter_map(|q| {
+                let paced = q.has_data(window, mtu).then(|| {
+                    if q.ready_ticks >= next_ticks {
+                        q.ready_ticks / self.line.ticks_per_cycle()
+                    } else {
+                        now + 1
+                    }
+                });
+                let timer = q.rp.as_ref().and_then(|rp| rp.timer_at());
+                [paced, timer, Some(q.rto_at)].into_iter().flatten().min()
+            })
+            .min();
+        [nic, frees, start, pause, control, qps]
+            .into_iter()
+            .flatten()
+            .map(|t| t.max(now + 1))
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests;

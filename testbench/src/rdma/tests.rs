@@ -1,0 +1,311 @@
+//! The RDMA NIC: DCQCN's reaction point against a hand-worked sequence, go-back-N after one
+//! lost frame to the exact cycle, and the notification point's CNP interval.
+
+use super::*;
+use crate::network::{Network, Stepping};
+use std::net::Ipv4Addr;
+use t2_pipeline::headers::MacAddr;
+
+const G100: u64 = 100_000_000_000;
+
+fn clock() -> Clock {
+    Clock::tofino2()
+}
+
+#[test]
+fn the_reaction_point_follows_the_artifacts_formulas_step_by_step() {
+    // The artifact's DCQCN at 100 Gb/s: alpha every 1 us (1,500 cycles), decrease checks
+    // every 4 us (6,000), increases every 300 us (450,000), g = 1/256, F = 1, AI 20 Mb/s.
+    let p = DcqcnParams::artifact(clock(), G100);
+    assert_eq!(
+        (p.alpha_interval, p.decrease_interval, p.increase_interval),
+        (1_500, 6_000, 450_000)
+    );
+    assert_eq!(
+        (p.ai_bps, p.hai_bps, p.min_rate_bps),
+        (20_000_000, 200_000_000, 1_000_000_000)
+    );
+    let mut rp = ReactionPoint::new(G100, p);
+    let mut events = Vec::new();
+    // First CNP at 0: alpha = 1, Rt = Rc = 100 Gb/s, timers from 0.
+    rp.on_cnp(0);
+    assert_eq!(rp.timer_at(), Some(1_500));
+    rp.on_time(5_999, &mut events);
+    assert!(events.is_empty(), "no decrease before the first check");
+    // Alpha decays four times without a CNP by 6,000 (the update runs before the check in
+    // the same cycle): alpha = (255/256)^4 = 0.98447; Rc = floor(100e9 (1 - alpha / 2)).
+    rp.on_time(6_000, &mut events);
+    assert_eq!(events, [(6_000, RpEvent::Decrease)]);
+    assert_eq!(rp.alpha(), (255.0f64 / 256.0).powi(4));
+    assert_eq!(rp.rate_bps(), 50_776_684_272);
+    assert_eq!(rp.target_bps(), G100, "stage 0: the target is not clamped");
+    // A CNP at 7,000: the 7,500 update adds g, then 9,000, 10,500, 12,000 decay:
+    // alpha = ((1 - g) a4 + g)(1 - g)^3 = 0.97303; the check at 12,000 cuts again.
+    rp.on_cnp(7_000);
+    rp.on_time(12_000, &mut events);
+    let a = ((1.0 - 1.0 / 256.0) * (255.0f64 / 256.0).powi(4) + 1.0 / 256.0)
+        * (255.0f64 / 256.0).powi(3);
+    assert_eq!(rp.alpha(), a);
+    assert_eq!(events[1], (12_000, RpEvent::Decrease));
+    assert_eq!(rp.rate_bps(), 26_072_949_528);
+    // No more CNPs: the increase timer runs from the last decrease. 462,000: fast recovery
+    // Rc = (Rc + Rt) / 2; 912,000: stage 1 = F, additive increase (Rt stays at the line);
+    // 1,362,000: hyper increase.
+    rp.on_time(1_362_000, &mut events);
+    assert_eq!(
+        &events[2..],
+        [
+            (462_000, RpEvent::FastRecovery),
+            (912_000, RpEvent::AdditiveIncrease),
+            (1_362_000, RpEvent::HyperIncrease),
+        ]
+    );
+    assert_eq!(rp.rate_bps(), 90_759_118_691);
+    assert_eq!(rp.cnps(), 2);
+}
+
+#[test]
+fn the_byte_counter_follows_the_papers_stage_rule() {
+    let p = DcqcnParams {
+        byte_counter_bytes: Some(10_000),
+        increase_interval: 1_000_000,
+        ..DcqcnParams::artifact(clock(), G100)
+    };
+    let mut rp = ReactionPoint::new(G100, p);
+    let mut ev = Vec::new();
+    rp.on_cnp(0);
+    rp.on_time(6_000, &mut ev);
+    assert_eq!(ev, [(6_000, RpEvent::Decrease)]);
+    // Byte stage 0 and timer stage 0 are below F = 1: fast recovery; then byte stage 1
+    // with timer stage 0: additive increase (max(T, B) >= F, min(T, B) <= F).
+    assert_eq!(rp.on_sent(9_999), None);
+    assert_eq!(rp.on_sent(1), Some(RpEvent::FastRecovery));
+    assert_eq!(rp.on_sent(10_000), Some(RpEvent::AdditiveIncrease));
+    assert_eq!(rp.target_bps(), G100);
+}
+
+fn pair(config: RdmaConfig, delay: Cycle) -> (Network, NodeId2) {
+    pair_stepping(config, delay, Stepping::Jump)
+}
+
+fn pair_stepping(config: RdmaConfig, delay: Cycle, stepping: Stepping) -> (Network, NodeId2) {
+    let a = Peer {
+        ip: Ipv4Addr::new(10, 0, 0, 1),
+        mac: MacAddr([2, 0, 0, 0, 0, 1]),
+    };
+    let b = Peer {
+        ip: Ipv4Addr::new(10, 0, 0, 2),
+        mac: MacAddr([2, 0, 0, 0, 0, 2]),
+    };
+    let mut net = Network::new(stepping);
+    let ha = RdmaHost::new("a", a, clock(), G100, config, vec![a, b]).unwrap();
+    let hb = RdmaHost::new("b", b, clock(), G100, config, vec![a, b]).unwrap();
+    let ia = net.add(ha);
+    let ib = net.add(hb);
+    net.link(ia, 0, ib, 0, delay).unwrap();
+    (net, (ia, ib))
+}
+
+type NodeId2 = (crate::NodeId, crate::NodeId);
+
+fn plain(rto: Cycle) -> RdmaConfig {
+    RdmaConfig {
+        dcqcn: None,
+        honour_pfc: false,
+        ..RdmaConfig::dcqcn(clock(), G100, rto)
+    }
+}
+
+#[test]
+fn one_lost_frame_is_nacked_and_recovered_by_going_back_at_an_exact_cycle() {
+    let delay = 1_500;
+    let (mut net, (a, b)) = pair(plain(1_000_000), delay);
+    let flow = FlowSpec {
+        start: 0,
+        id: 1,
+        src: 0,
+        dst: 1,
+        size_bytes: 10_000,
+    };
+    net.node_mut::<RdmaHost>(a).add_flow(flow).unwrap();
+    net.node_mut::<RdmaHost>(a).lose_once(1, 3);
+    net.run_until(100_000);
+    let line = LineRate::new(clock(), G100);
+    let tpc = line.ticks_per_cycle();
+    let data = line.serialization_ticks(wire::DATA_OVERHEAD + 1000);
+    let ack = line.serialization_ticks(14 + 20 + 8 + 12 + 4 + 4 + 4);
+    let end = |ticks: u64| line.ticks_to_cycle_ceil(ticks);
+    // Frames 0..9 leave back to back from tick 0; frame 3 is lost. Frame 4's last bit
+    // reaches b at end(5 data) + delay; b's NACK of PSN 3 starts then and reaches a one ACK
+    // time and one delay later.
+    let nack_at = end(line.cycle_to_ticks(end(5 * data) + delay) + ack) + delay;
+    // a goes back to PSN 3 in that cycle: frames 3..9 (7 of them) back to back; b ACKs the
+    // last as it arrives; that ACK ends the flow.
+    let last_in = end(line.cycle_to_ticks(nack_at) + 7 * data) + delay;
+    let finish = end(line.cycle_to_ticks(last_in) + ack) + delay;
+    assert_eq!(tpc, line.cycle_to_ticks(1));
+    let ha = net.node::<RdmaHost>(a);
+    let o = ha.outcomes()[0];
+    assert_eq!(o.finish, Some(finish));
+    // By hand: a data frame is (1062 + 20) x 8 = 8,656 bits = 129.84 cycles at 100 Gb/s and
+    // 1.5 GHz, an ACK (66 + 20) x 8 = 688 bits = 10.32 cycles. Frame 4 ends at 649.2 -> 650,
+    // reaches b at 2,150; the NACK ends at 2,160.32 -> 2,161 and reaches a at 3,661; seven
+    // frames end at 4,569.88 -> 4,570, reach b at 6,070; the ACK ends at 6,081 and reaches a
+    // at 7,581.
+    assert_eq!(finish, 7_581);
+    assert_eq!(
+        (o.retransmitted_segments, o.fast_recoveries, o.timeouts),
+        (7, 1, 0)
+    );
+    assert_eq!(ha.lost(), 1);
+    let hb = net.node::<RdmaHost>(b);
+    assert_eq!(
+        hb.nacks_sent(),
+        1,
+        "later out-of-order frames within 500 us: no NACK"
+    );
+    assert_eq!(hb.out_of_order_packets(), 6);
+    assert_eq!(hb.acks_sent(), 3 + 7);
+    assert_eq!(hb.data_bytes_received(), 10_000);
+    assert_eq!(
+        hb.arrivals(1).unwrap(),
+        [0, 1, 2, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9]
+    );
+    assert_eq!(net.live_packets(), 0);
+}
+
+#[test]
+fn a_lost_last_frame_is_recovered_by_the_timer() {
+    let (mut net, (a, b)) = pair(plain(30_000), 1_500);
+    let flow = FlowSpec {
+        start: 0,
+        id: 4,
+        src: 0,
+        dst: 1,
+        size_bytes: 3_000,
+    };
+    net.node_mut::<RdmaHost>(a).add_flow(flow).unwrap();
+    net.node_mut::<RdmaHost>(a).lose_once(4, 2);
+    net.run_until(200_000);
+    let o = net.node::<RdmaHost>(a).outcomes()[0];
+    // No later frame reveals the loss: the timer, 30,000 cycles after the last progress
+    // (the ACK of PSN 1), sends PSN 2 again.
+    assert_eq!((o.timeouts, o.retransmitted_segments), (1, 1));
+    assert!(o.finish.unwrap() > 30_000);
+    assert_eq!(net.node::<RdmaHost>(b).data_bytes_received(), 3_000);
+}
+
+#[test]
+fn ack_every_n_packets_and_at_the_last() {
+    let config = RdmaConfig {
+        ack_interval: 4,
+        ..plain(1_000_000)
+    };
+    let (mut net, (a, b)) = pair(config, 1_500);
+    let flow = FlowSpec {
+        start: 0,
+        id: 2,
+        src: 0,
+        dst: 1,
+        size_bytes: 10_000,
+    };
+    net.node_mut::<RdmaHost>(a).add_flow(flow).unwrap();
+    net.run_until(100_000);
+    // 10 packets: ACKs after the 4th, the 8th and the last.
+    assert_eq!(net.node::<RdmaHost>(b).acks_sent(), 3);
+    assert!(net.node::<RdmaHost>(a).all_done());
+}
+
+#[test]
+fn the_notification_point_sends_one_cnp_per_interval_and_the_reaction_point_acts_on_each() {
+    let delay = 1_500;
+    let (mut net, (a, b)) = pair(RdmaConfig::dcqcn(clock(), G100, 1_000_000), delay);
+    let flow = FlowSpec {
+        start: 0,
+        id: 3,
+        src: 0,
+        dst: 1,
+        size_bytes: 400_000,
+    };
+    net.node_mut::<RdmaHost>(a).add_flow(flow).unwrap();
+    // Every packet of the first 300 marked, as a congested switch would.
+    net.node_mut::<RdmaHost>(a).mark_ce(3, 0..300);
+    net.run_until(20_000_000);
+    let (ha, hb) = (net.node::<RdmaHost>(a), net.node::<RdmaHost>(b));
+    assert!(ha.all_done());
+    assert_eq!(hb.marked_packets(), 300);
+    let sent = hb.cnps_sent_at(3).to_vec();
+    let interval = 6_000; // 4 us
+                          // The first marked packet gets a CNP; after that, the first marked packet at least one
+                          // interval after the last CNP. Marked packets arrive at most one frame time at the
+                          // lowest rate apart, so each gap is the interval plus less than one frame time.
+    let slowest_frame =
+        LineRate::new(clock(), 1_000_000_000).serialization_cycles_ceil(wire::DATA_OVERHEAD + 1000);
+    assert!(sent.len() > 3, "{sent:?}");
+    for w in sent.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(
+            gap >= interval && gap < interval + slowest_frame,
+            "{sent:?}"
+        );
+    }
+    // Each CNP reaches the sender one CNP frame time and one link delay after it was queued
+    // (b's NIC sends nothing else then but ACKs, which queue in the same order).
+    let got = ha.cnps_received_at(3);
+    assert_eq!(got.len(), sent.len());
+    let rp = ha.reaction_point(3).unwrap();
+    assert_eq!(rp.cnps(), sent.len() as u64);
+    // The decreases come at the 4 us checks from the first CNP, one per check whose
+    // 4 us window (t - 6000, t] saw a CNP (a CNP in a check's own cycle arrives before it
+    // runs), the first check also taking the first CNP: exactly those.
+    let first = got[0];
+    let decreases: Vec<Cycle> = ha
+        .rate_events(3)
+        .iter()
+        .filter(|(_, e)| *e == RpEvent::Decrease)
+        .map(|(t, _)| *t)
+        .collect();
+    let expected: Vec<Cycle> = (1..)
+        .map(|k| first + k * interval)
+        .take_while(|&t| t <= got.last().unwrap() + interval)
+        .filter(|&t| {
+            got.iter()
+                .any(|&c| c <= t && (c + interval > t || c + interval == t && c == first))
+        })
+        .collect();
+    assert_eq!(decreases, expected);
+    assert!(rp.rate_bps() < G100);
+}
+
+#[test]
+fn stepping_every_cycle_gives_what_jumping_gives() {
+    // A lost frame, CE marks and DCQCN's timers: every event source of the NIC at once.
+    let run = |stepping| {
+        let (mut net, (a, b)) =
+            pair_stepping(RdmaConfig::dcqcn(clock(), G100, 200_000), 1_500, stepping);
+        let flow = FlowSpec {
+            start: 100,
+            id: 5,
+            src: 0,
+            dst: 1,
+            size_bytes: 60_000,
+        };
+        let h = net.node_mut::<RdmaHost>(a);
+        h.add_flow(flow).unwrap();
+        h.lose_once(5, 7);
+        h.mark_ce(5, 0..40);
+        net.run_until(600_000);
+        let (ha, hb) = (net.node::<RdmaHost>(a), net.node::<RdmaHost>(b));
+        (
+            ha.outcomes(),
+            ha.rate_events(5).to_vec(),
+            ha.cnps_received_at(5).to_vec(),
+            hb.arrivals(5).unwrap().to_vec(),
+            hb.cnps_sent_at(5).to_vec(),
+        )
+    };
+    let jump = run(Stepping::Jump);
+    assert!(jump.0[0].finish.is_some());
+    assert!(!jump.1.is_empty() && !jump.2.is_empty());
+    assert_eq!(jump, run(Stepping::EveryCycle));
+}
