@@ -10,6 +10,7 @@ pub mod host;
 pub mod metrics;
 pub mod network;
 pub mod node;
+pub mod pfc_pause;
 pub mod probe;
 pub mod qcn;
 pub mod rdma;

@@ -45,6 +45,7 @@ pub use rto::RtoEstimator;
 use tcp::{RecvFlow, SendFlow};
 
 use crate::node::{Node, Sent};
+use crate::pfc_pause::PfcPauses;
 use crate::qcn::{flow_id_in_msdu, QcnParams, ReactionPoint};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
@@ -343,9 +344,8 @@ pub struct TransportHost {
     duplicate_segments: u64,
     marked_segments: u64,
     foreign: u64,
-    /// PFC, per class: no new frame of the class starts before this cycle.
-    paused_until: [Cycle; 8],
-    pfc_frames: u64,
+    /// PFC, per class: no new frame of the class starts before its pause ends.
+    pfc: PfcPauses,
     /// Bounced frames waiting to be sent again, and how many were.
     bounced: VecDeque<PacketHandle>,
     resent_bounced: u64,
@@ -399,8 +399,7 @@ impl TransportHost {
             duplicate_segments: 0,
             marked_segments: 0,
             foreign: 0,
-            paused_until: [0; 8],
-            pfc_frames: 0,
+            pfc: PfcPauses::default(),
             bounced: VecDeque::new(),
             resent_bounced: 0,
             pabo: PaboArrivals::default(),
@@ -540,7 +539,7 @@ impl TransportHost {
 
     /// PFC frames received and honoured (with `honour_pfc`).
     pub fn pfc_frames(&self) -> u64 {
-        self.pfc_frames
+        self.pfc.frames()
     }
 
     /// BFC pause frames received (with `honour_bfc_pause`); malformed ones count as foreign.
@@ -624,25 +623,6 @@ impl TransportHost {
         rp.on_sent(bytes);
     }
 
-    /// Applies a PFC frame received in cycle `now`: pauses each class it enables for that
-    /// class's quanta of 512 bit times at the NIC's rate, or resumes it for quanta 0.
-    fn on_pfc(&mut self, now: Cycle, frame: PfcFrame) {
-        self.pfc_frames += 1;
-        for class in 0..8 {
-            if !frame.class_enable[class] {
-                continue;
-            }
-            let quanta = frame.quanta[class] as u64;
-            self.paused_until[class] = if quanta == 0 {
-                now
-            } else {
-                let ticks =
-                    self.line.cycle_to_ticks(now) + quanta * 512 * self.line.ticks_per_bit();
-                self.line.ticks_to_cycle_ceil(ticks)
-            };
-        }
-    }
-
     /// The PFC class of ACKs: mice with `mice_bytes`, else 0.
     fn ack_class(&self) -> u8 {
         if self.config.mice_bytes.is_some() {
@@ -662,7 +642,7 @@ impl TransportHost {
 
     /// Whether PFC holds class `class` in cycle `now`.
     fn class_paused(&self, class: u8, now: Cycle) -> bool {
-        now < self.paused_until[class as usize]
+        self.pfc.is_paused(class, now)
     }
 
     /// The DSCP frames of PFC class `class` carry: [`MICE_DSCP`] for mice, else 0.
@@ -1071,7 +1051,7 @@ impl Node for TransportHost {
         if self.config.honour_pfc {
             if let Some(frame) = PfcFrame::parse(bytes) {
                 pool.free(pkt);
-                return self.on_pfc(now, frame);
+                return self.pfc.apply(now, &frame, &self.line);
             }
         }
         if let Some(params) = self.config.qcn.filter(|_| Cnm::is_cnm(bytes)) {
@@ -1202,7 +1182,7 @@ impl Node for TransportHost {
         let start = self.pending.last().map(|p| p.start);
         // A lower bound: a visit there with nothing due only recomputes it.
         let timers = (self.timers_from != Cycle::MAX).then_some(self.timers_from);
-        let pause_ends = self.paused_until.iter().copied().filter(|&t| t > now).min();
+        let pause_ends = self.pfc.next_end(now);
         let delayed_ack = self.delayed_acks.first_key_value().map(|(&(t, _), _)| t);
         // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
