@@ -120,10 +120,8 @@ struct Slot {
     entered: Cycle,
     live: bool,
     pkt: PacketHandle,
-    /// Allocated when a packet first enters the slot: a pipe that never carries a packet
-    /// (most of a big fat tree's, in a light run) holds no PHVs, so memory follows what the
-    /// network carries, not its size.
-    phv: Phv,
+    /// The packet's PHV: an index into [`GressPipeline::phvs`].
+    phv: u32,
     /// What the parser found, for the deparser.
     extent: Extent,
 }
@@ -134,6 +132,14 @@ pub struct GressPipeline {
     /// The PHV's shape, for the slots' PHVs made when first used.
     phv_params: crate::hw::phv::PhvParams,
     slots: Vec<Slot>,
+    /// The PHVs of the packets inside, and spare ones. A PHV is made when more packets are
+    /// inside than ever before, so a pipe that never carries a packet (most of a big fat
+    /// tree's, in a light run) holds none and memory follows what the network carries. The
+    /// PHV freed last is taken first, so the few a busy pipe cycles through stay in cache
+    /// (one per ring slot spread the packets over hundreds of cold PHVs).
+    phvs: Vec<Phv>,
+    /// Indices into `phvs` not in use, the last freed at the end.
+    free_phvs: Vec<u32>,
     mask: u64,
     /// Entry cycles of the packets inside, oldest first.
     in_flight: VecDeque<Cycle>,
@@ -191,7 +197,7 @@ impl GressPipeline {
                 live: false,
                 extent: Extent::default(),
                 pkt: PacketHandle::from_index(0),
-                phv: Phv::unallocated(),
+                phv: 0,
             })
             .collect();
         let first_offset = stage_points
@@ -202,6 +208,8 @@ impl GressPipeline {
             gress,
             phv_params: params.phv,
             slots,
+            phvs: Vec::new(),
+            free_phvs: Vec::new(),
             mask: size - 1,
             in_flight: VecDeque::new(),
             passed: vec![0; active_stages.len()],
@@ -282,28 +290,33 @@ impl GressPipeline {
         slot.entered = now;
         slot.live = true;
         slot.pkt = pkt;
-        if slot.phv.is_allocated() {
-            slot.phv.clear();
-        } else {
-            slot.phv = Phv::new(&self.phv_params);
-        }
+        slot.phv = match self.free_phvs.pop() {
+            Some(i) => {
+                self.phvs[i as usize].clear();
+                i
+            }
+            None => {
+                self.phvs.push(Phv::new(&self.phv_params));
+                (self.phvs.len() - 1) as u32
+            }
+        };
+        let phv = &mut self.phvs[slot.phv as usize];
         let bytes = pool.bytes(pkt);
         let port_field = match self.gress {
             Gress::Ingress => layout::INGRESS_PORT,
             Gress::Egress => layout::EGRESS_PORT,
         };
-        slot.phv.set(port_field, port as u32);
-        slot.phv
-            .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
+        phv.set(port_field, port as u32);
+        phv.set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
         for &(field, value) in before_parse {
-            slot.phv.set(field, value);
+            phv.set(field, value);
         }
-        match self.parser.parse_extent(bytes, &mut slot.phv) {
+        match self.parser.parse_extent(bytes, phv) {
             Ok(extent) => slot.extent = extent,
-            Err(reason) => slot.phv.set(layout::DROP_REASON, reason as u32),
+            Err(reason) => phv.set(layout::DROP_REASON, reason as u32),
         }
         for &(field, value) in metadata {
-            slot.phv.set(field, value);
+            phv.set(field, value);
         }
         self.in_flight.push_back(now);
         // The stage points that had processed every packet inside wait for this one.
@@ -376,7 +389,7 @@ impl GressPipeline {
                 debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&entered));
                 let slot = &mut self.slots[(entered & self.mask) as usize];
                 debug_assert!(slot.live && slot.entered == entered);
-                program.apply(stage, &mut slot.phv);
+                program.apply(stage, &mut self.phvs[slot.phv as usize]);
                 self.passed[i] += 1;
                 self.due[i] = self
                     .in_flight
@@ -404,7 +417,8 @@ impl GressPipeline {
         let slot = &mut self.slots[(entered & self.mask) as usize];
         debug_assert!(slot.live && slot.entered == entered);
         slot.live = false;
-        let phv = &slot.phv;
+        let phv = &self.phvs[slot.phv as usize];
+        self.free_phvs.push(slot.phv);
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         let mirror_session =
             (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);

@@ -2,5 +2,6 @@
 //! form of a program that the gress pipelines step ([`exec`]), and the built-in IPv4
 //! forwarding ([`l3`]). The top layer: it joins `program`, `compile` and `hw`.
 
+mod compiled;
 pub mod exec;
 pub mod l3;

@@ -224,7 +224,8 @@ fn interpret(
 }
 
 /// Drives the placed program through a `GressPipeline`, one cycle at a time, entering
-/// frame `i` after `gaps[i]` idle cycles.
+/// frame `i` after `gaps[i]` idle cycles; the program compiled at placement, checked
+/// against the same run through the reference interpreter (packets and registers).
 fn pipelined(
     c: &Arc<Checked>,
     pl: &Placed,
@@ -232,12 +233,27 @@ fn pipelined(
     frames: &[(Vec<u8>, u16)],
     gaps: &[u8],
 ) -> (Vec<Out>, Vec<Vec<u64>>) {
+    let compiled = pipelined_as(c, pl, gress, frames, gaps, false);
+    let reference = pipelined_as(c, pl, gress, frames, gaps, true);
+    assert_eq!(compiled, reference, "compiled and reference runs differ");
+    compiled
+}
+
+fn pipelined_as(
+    c: &Arc<Checked>,
+    pl: &Placed,
+    gress: Gress,
+    frames: &[(Vec<u8>, u16)],
+    gaps: &[u8],
+    reference: bool,
+) -> (Vec<Out>, Vec<Vec<u64>>) {
     let params = PipelineParams::default();
     let thread = match gress {
         Gress::Ingress => Thread::Ingress,
         Gress::Egress => Thread::Egress,
     };
     let mut program = PlacedThread::new(Arc::clone(c), pl, thread);
+    program.run_reference(reference);
     let mut g = program.pipeline(pl, &params);
     let mut pool = PacketPool::new();
     let handles: Vec<_> = frames.iter().map(|(b, _)| pool.alloc_from(b)).collect();
