@@ -706,6 +706,58 @@ fn parts_of(t: &CTable, split: &Split) -> Vec<Part> {
         .collect()
 }
 
+/// Whether every register array and every table's random generator that `threads`' stages
+/// (thread index, its stages) use is used in one stage only.
+fn state_in_one_stage(p: &Checked, threads: &[(usize, &Vec<Stage>)]) -> bool {
+    // (register array or table, which) -> stage
+    let mut owner: std::collections::HashMap<(bool, usize), usize> = Default::default();
+    let mut claim = |key, stage| *owner.entry(key).or_insert(stage) == stage;
+    for &(k, stages) in threads {
+        for (stage, st) in stages.iter().enumerate() {
+            for su in &st.units {
+                let Unit::Table(t) = p.flat[k][su.index].unit else {
+                    continue;
+                };
+                let table = &p.tables[t];
+                for &r in &table.registers {
+                    if !claim((true, r), stage) {
+                        return false;
+                    }
+                }
+                let calls = table
+                    .actions
+                    .iter()
+                    .copied()
+                    .chain([table.default.action])
+                    .chain(table.entry_calls().map(|c| c.action));
+                let mut draws = false;
+                for a in calls {
+                    for op in &p.actions[a].ops {
+                        match *op {
+                            Op::Random { .. } => draws = true,
+                            // The arrays the table's actions execute on, should
+                            // `registers` miss one.
+                            Op::Execute {
+                                register_action, ..
+                            } => {
+                                let r = p.register_actions[register_action].register;
+                                if !claim((true, r), stage) {
+                                    return false;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                if draws && !claim((false, t), stage) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
 /// One thread of a placed program, run stage by stage by a [`crate::GressPipeline`].
 #[derive(Clone, Debug)]
 pub struct PlacedThread {
@@ -722,6 +774,9 @@ pub struct PlacedThread {
     ghost_compiled: Arc<Compiled>,
     /// Run the stages through the reference interpreter instead of their compiled form.
     reference: bool,
+    /// Every register array and random generator the stages (ghost ones included) use
+    /// belongs to one stage ([`StageProgram::stages_commute`]).
+    commute: bool,
     pub state: State,
     /// The stage's units write here while they read the PHV as it entered the stage (see
     /// [`PlacedThread::apply`]); reused, so running allocates nothing.
@@ -771,6 +826,8 @@ impl PlacedThread {
             _ => Default::default(),
         };
         let state = State::new(&program);
+        let commute =
+            state_in_one_stage(&program, &[(k, &stages), (Thread::Ghost.index(), &ghost)]);
         PlacedThread {
             program,
             stages,
@@ -779,6 +836,7 @@ impl PlacedThread {
             compiled: Arc::new(compiled),
             ghost_compiled,
             reference: false,
+            commute,
             state,
             written: None,
         }
@@ -857,6 +915,7 @@ impl StageProgram for PlacedThread {
             reference,
             ghost: _,
             ghost_compiled: _,
+            commute: _,
         } = self;
         let Stage {
             units,
@@ -907,6 +966,10 @@ impl StageProgram for PlacedThread {
             *written == *phv,
             "stage {stage} wrote a container outside the write set {writes:?}"
         );
+    }
+
+    fn stages_commute(&self) -> bool {
+        self.commute
     }
 
     fn ghost_stages(&self) -> Vec<usize> {
