@@ -38,7 +38,9 @@ impl Chip {
     /// packet always may; both give the same results.
     pub(super) fn may_batch(&self, now: Cycle) -> bool {
         let horizon = now + self.ingress_latency.max(self.egress_latency);
-        self.trace.is_none() && self.control_next_event().is_none_or(|c| c > horizon)
+        !self.stage_by_stage
+            && self.trace.is_none()
+            && self.control_next_event().is_none_or(|c| c > horizon)
     }
 
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.

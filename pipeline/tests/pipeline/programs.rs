@@ -225,7 +225,8 @@ fn interpret(
 
 /// Drives the placed program through a `GressPipeline`, one cycle at a time, entering
 /// frame `i` after `gaps[i]` idle cycles; the program compiled at placement, checked
-/// against the same run through the reference interpreter (packets and registers).
+/// against the same run through the reference interpreter and against a run in which each
+/// packet passes all its stages at once (packets and registers).
 fn pipelined(
     c: &Arc<Checked>,
     pl: &Placed,
@@ -233,9 +234,11 @@ fn pipelined(
     frames: &[(Vec<u8>, u16)],
     gaps: &[u8],
 ) -> (Vec<Out>, Vec<Vec<u64>>) {
-    let compiled = pipelined_as(c, pl, gress, frames, gaps, false);
-    let reference = pipelined_as(c, pl, gress, frames, gaps, true);
+    let compiled = pipelined_as(c, pl, gress, frames, gaps, false, false);
+    let reference = pipelined_as(c, pl, gress, frames, gaps, true, false);
     assert_eq!(compiled, reference, "compiled and reference runs differ");
+    let batched = pipelined_as(c, pl, gress, frames, gaps, false, true);
+    assert_eq!(compiled, batched, "stage by stage and whole passes differ");
     compiled
 }
 
@@ -246,6 +249,7 @@ fn pipelined_as(
     frames: &[(Vec<u8>, u16)],
     gaps: &[u8],
     reference: bool,
+    batch: bool,
 ) -> (Vec<Out>, Vec<Vec<u64>>) {
     let params = PipelineParams::default();
     let thread = match gress {
@@ -272,7 +276,7 @@ fn pipelined_as(
                 wait -= 1;
             }
         }
-        if let Some(e) = g.tick(now, &mut program, &mut pool) {
+        if let Some(e) = g.tick_batching(now, &mut program, &mut pool, batch) {
             let i = handles.iter().position(|&h| h == e.pkt).unwrap();
             outs[i] = Some(Out {
                 bytes: pool.bytes(e.pkt).to_vec(),
