@@ -9,8 +9,9 @@
 //! The semantics are those of the reference interpreter in [`super::exec`] (`State`), op by
 //! op; `PlacedThread` keeps the reference path, and the tests check that the two give the
 //! same packets, registers and random draws on every shipped scheme and on generated
-//! programs. Ternary and LPM tables and exact keys wider than 64 bits look their entries up
-//! through the reference's own index (`State::find`), which is already a short search.
+//! programs. Ternary and LPM tables find their entry through the reference's own index
+//! (`CTable::ternary_index`), exact keys wider than 64 bits by their values in an ordered
+//! map; both then run the entry's compiled call.
 
 use super::exec::{crc_table, field_be_bytes, CrcTable, State, SELECTOR_HASH_MASK};
 use crate::hw::fields;
