@@ -763,11 +763,12 @@ fn state_in_one_stage(p: &Checked, threads: &[(usize, &Vec<Stage>)]) -> bool {
 pub struct PlacedThread {
     program: Arc<Checked>,
     /// Per stage: the units placed there, in program order, and what they may write.
-    stages: Vec<Stage>,
+    /// Shared by the threads made with [`PlacedThread::sibling`].
+    stages: Arc<Vec<Stage>>,
     thread: Thread,
     /// Ingress only: per stage, the ghost thread's flat units placed there. The ghost thread
     /// runs with the ingress one because they share the register arrays.
-    ghost: Vec<Stage>,
+    ghost: Arc<Vec<Stage>>,
     /// The action calls and register actions `stages` were compiled into.
     compiled: Arc<Compiled>,
     /// Those of `ghost`.
@@ -823,14 +824,14 @@ impl PlacedThread {
                 let g = PlacedThread::new(Arc::clone(&program), placed, Thread::Ghost);
                 (g.stages, g.compiled)
             }
-            _ => Default::default(),
+            _ => (Arc::new(Vec::new()), Arc::default()),
         };
         let state = State::new(&program);
         let commute =
             state_in_one_stage(&program, &[(k, &stages), (Thread::Ghost.index(), &ghost)]);
         PlacedThread {
             program,
-            stages,
+            stages: Arc::new(stages),
             thread,
             ghost,
             compiled: Arc::new(compiled),
@@ -844,6 +845,24 @@ impl PlacedThread {
 }
 
 impl PlacedThread {
+    /// The same thread for another pipe: the same program and compiled stages (shared, so
+    /// a chip's pipes keep one copy of them in cache), with registers of its own, zero, and
+    /// random generators seeded with 0, as [`PlacedThread::new`] makes them.
+    pub fn sibling(&self) -> PlacedThread {
+        PlacedThread {
+            program: Arc::clone(&self.program),
+            stages: Arc::clone(&self.stages),
+            thread: self.thread,
+            ghost: Arc::clone(&self.ghost),
+            compiled: Arc::clone(&self.compiled),
+            ghost_compiled: Arc::clone(&self.ghost_compiled),
+            reference: self.reference,
+            commute: self.commute,
+            state: State::new(&self.program),
+            written: None,
+        }
+    }
+
     /// A gress pipeline timed by `placed` with this thread's stages active: what a chip
     /// needs, with `self` as its `StageProgram`. Ghost is timed with ingress.
     pub fn pipeline(&self, placed: &Placed, params: &PipelineParams) -> GressPipeline {
