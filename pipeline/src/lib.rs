@@ -10,7 +10,8 @@
 //!
 //! ```text
 //!   p4/       P4-16 front end: preprocess (cpp), lexer, parser, lower onto the IR
-//!   run/      exec (interpreter + placed stage programs), l3 (built-in forwarding)
+//!   run/      exec (interpreter + placed stage programs), compiled (the stages compiled at
+//!             placement), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
 //!             examples

@@ -9,6 +9,7 @@ impl Chip {
     /// Each pipe's TM scheduler sends at most one descriptor toward its egress, which takes
     /// in what was sent a cycle ago and hands finished packets to the MACs.
     pub(super) fn egress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
+        let may_batch = self.may_batch(now);
         for p in 0..self.pipes.len() {
             if let Some(out) = self.tm.dequeue(p, now) {
                 self.pipes[p].to_egress.send(now, out);
@@ -73,7 +74,10 @@ impl Chip {
                 }
             }
             let pipe = &mut self.pipes[p];
-            if let Some(exit) = pipe.egress.tick(now, pipe.egress_program.as_mut(), pool) {
+            let exit =
+                pipe.egress
+                    .tick_batching(now, pipe.egress_program.as_mut(), pool, may_batch);
+            if let Some(exit) = exit {
                 let desc = pipe
                     .in_egress
                     .pop_front()

@@ -10,17 +10,37 @@ use t2_tm::Descriptor;
 impl Chip {
     /// Each pipe's ghost thread, then its ingress pipeline, for cycle `now`.
     pub(super) fn ingress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
+        let may_batch = self.may_batch(now);
         for p in 0..self.pipes.len() {
             let pipe = &mut self.pipes[p];
             // Ghost first: in a stage and cycle where both touch a register, the packet sees
-            // what the ghost thread wrote (docs/timing.md).
+            // what the ghost thread wrote (docs/timing.md). The two share the registers, so
+            // neither runs a whole pass at once while the other steps one.
             if let Some(ghost) = pipe.ghost.as_mut() {
-                ghost.tick(now, pipe.ingress_program.as_mut());
+                let batch = may_batch && !pipe.ingress.stepping();
+                ghost.tick_batching(now, pipe.ingress_program.as_mut(), batch);
             }
-            if let Some(exit) = pipe.ingress.tick(now, pipe.ingress_program.as_mut(), pool) {
+            let batch = may_batch && !pipe.ghost.as_ref().is_some_and(|g| g.stepping());
+            let exit = pipe
+                .ingress
+                .tick_batching(now, pipe.ingress_program.as_mut(), pool, batch);
+            if let Some(exit) = exit {
                 self.ingress_exit(now, p, exit, pool);
             }
         }
+    }
+
+    /// Whether a packet (or ghost update) reaching stage 0 in cycle `now` may run all its
+    /// stages at once (`GressPipeline::tick_batching`): no control-plane operation lands
+    /// before it would have passed its last stage (an operation may change tables or
+    /// registers the later stages read), and nothing is traced (a trace samples register
+    /// arrays between a packet's stages). Otherwise it steps stage by stage, as every
+    /// packet always may; both give the same results.
+    pub(super) fn may_batch(&self, now: Cycle) -> bool {
+        let horizon = now + self.ingress_latency.max(self.egress_latency);
+        !self.stage_by_stage
+            && self.trace.is_none()
+            && self.control_next_event().is_none_or(|c| c > horizon)
     }
 
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.

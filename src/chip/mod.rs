@@ -130,6 +130,9 @@ pub struct Chip {
     ingress_latency: Cycle,
     egress_latency: Cycle,
     trace: Option<Box<ChipTrace>>,
+    /// Every packet and ghost update runs stage by stage, never a whole pass at once
+    /// (`Chip::run_stage_by_stage`).
+    stage_by_stage: bool,
     ghost: ghost::GhostFeed,
     /// The ends of PFC holds are chip events: a queue's `pfc_paused` is traced. Otherwise
     /// nothing changes when a hold ends until the queue's next dequeue, which the TM's own
@@ -245,6 +248,7 @@ impl Chip {
             ingress_latency,
             egress_latency,
             trace: None,
+            stage_by_stage: false,
             ghost: ghost::GhostFeed::new(ghost_events),
             pfc_release_events: false,
             pktgen: pktgen::Pktgens::new(params.pipes as usize),
@@ -439,8 +443,19 @@ impl Chip {
         self.tm.ghost_qlength(now, port, queue)
     }
 
+    /// With `on`, every packet and ghost update runs its stages one by one, each in its own
+    /// cycle, instead of all at once where that changes no result (see
+    /// `GressPipeline::tick_batching`): what leaves the chip is the same either way, but
+    /// register cells read between cycles ([`Chip::ingress_registers`]) then change in the
+    /// cycle of the stage that writes them. Tracing does the same by itself.
+    pub fn run_stage_by_stage(&mut self, on: bool) {
+        self.stage_by_stage = on;
+    }
+
     /// The cells of pipe `pipe`'s register arrays (shared by its ingress and ghost threads),
-    /// one vector per array of the program; `None` for the built-in forwarding.
+    /// one vector per array of the program; `None` for the built-in forwarding. Unless the
+    /// chip runs stage by stage ([`Chip::run_stage_by_stage`]), a packet's writes may show
+    /// from the cycle it reaches stage 0.
     pub fn ingress_registers(&self, pipe: usize) -> Option<&[Vec<u64>]> {
         self.pipes.get(pipe)?.ingress_program.registers()
     }

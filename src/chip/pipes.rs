@@ -269,10 +269,13 @@ fn placed_pipes(
         ));
     }
     let checked = Arc::new(checked);
+    // Compiled once; every pipe runs a sibling with registers of its own.
+    let threads = [Thread::Ingress, Thread::Egress]
+        .map(|thread| PlacedThread::new(Arc::clone(&checked), &placed, thread));
     Ok((0..pipes)
         .map(|pipe| {
             [Thread::Ingress, Thread::Egress].map(|thread| {
-                let mut run = PlacedThread::new(Arc::clone(&checked), &placed, thread);
+                let mut run = threads[thread.index()].sibling();
                 // Each pipe and gress draws its own random numbers, deterministically.
                 run.state.seed((pipe as u64) << 1 | thread.index() as u64);
                 GressSetup {

@@ -107,8 +107,18 @@ const SHARED_STAGE_OFFSET: Cycle = 23;
 type Changes = Vec<(usize, usize, Cycle, u64)>;
 
 /// Steps `net` until it is idle or `limit`, logging every change of the watched cells of
-/// every pipe's register array 0.
-fn watch(net: &mut Network, chip: NodeId, cells: &[usize], limit: Cycle) -> Changes {
+/// every pipe's register array 0. With `stage_by_stage`, the chip runs each stage in its
+/// own cycle, so a change shows in the cycle of the stage that writes it; otherwise it may
+/// show from the cycle the update or packet reaches stage 0.
+fn watch(
+    net: &mut Network,
+    chip: NodeId,
+    cells: &[usize],
+    limit: Cycle,
+    stage_by_stage: bool,
+) -> Changes {
+    net.node_mut::<Chip>(chip)
+        .run_stage_by_stage(stage_by_stage);
     let mut last: Vec<Vec<u64>> = vec![vec![0; cells.len()]; 4];
     let mut log = Vec::new();
     while net.next_event().is_some_and(|t| t < limit) {
@@ -132,7 +142,11 @@ const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
 const READOUT: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
 
 /// What the readers saw (their src_port) in arrival order, and the changes of cell 128.
-fn reader_run(stepping: Stepping, readers: &[(usize, Cycle)]) -> (Vec<u16>, Changes, u32) {
+fn reader_run(
+    stepping: Stepping,
+    readers: &[(usize, Cycle)],
+    stage_by_stage: bool,
+) -> (Vec<u16>, Changes, u32) {
     // Port 0 (device port 8, ghost qid 128) receives one big frame from port 1; readers come
     // in on ports 2 and 4 of pipe 1 and leave by port 3 (device port 144).
     let config = ChipConfig {
@@ -170,7 +184,7 @@ fn reader_run(stepping: Stepping, readers: &[(usize, Cycle)]) -> (Vec<u16>, Chan
         let reader = net.add(Probe::new(G100, script));
         net.link(reader, 0, chip, chip_port, 1).unwrap();
     }
-    let log = watch(&mut net, chip, &[128], 10_000);
+    let log = watch(&mut net, chip, &[128], 10_000, stage_by_stage);
     let seen = net
         .node::<Probe>(readout)
         .received()
@@ -203,7 +217,7 @@ fn an_ingress_packet_sees_a_new_depth_from_the_ghost_delivery_cycle_minus_the_pa
         (4, 716 - 64 - 1 - 1),
         (2, 716 - 64 - 1),
     ];
-    let run = |s| reader_run(s, &readers);
+    let run = |s| reader_run(s, &readers, true);
     let stepped = run(Stepping::EveryCycle);
     let (seen, log, _) = &stepped;
     assert_eq!(seen, &[0, 0, cells, cells, cells, 0]);
@@ -220,6 +234,19 @@ fn an_ingress_packet_sees_a_new_depth_from_the_ghost_delivery_cycle_minus_the_pa
     log.sort_by_key(|&(p, _, t, _)| (p, t));
     assert_eq!(log, expected);
     assert_eq!(run(Stepping::Jump), stepped);
+    // Whole passes at once: the readers see the same, the cells take the same values in
+    // the same order, each as the update reaches stage 0 (its delivery cycle).
+    for s in [Stepping::EveryCycle, Stepping::Jump] {
+        let (seen, log, sent) = reader_run(s, &readers, false);
+        assert_eq!((&seen, sent), (&stepped.0, stepped.2));
+        let mut log = log.clone();
+        log.sort_by_key(|&(p, _, t, _)| (p, t));
+        let at_delivery: Changes = expected
+            .iter()
+            .map(|&(p, c, t, v)| (p, c, t - SHARED_STAGE_OFFSET, v))
+            .collect();
+        assert_eq!(log, at_delivery);
+    }
 }
 
 /// 8 frames queued for 8 queues of TM pipe 0 in two cycles (4 in each: one per ingress
@@ -261,7 +288,7 @@ fn burst_run(stepping: Stepping, per_cycle: u32) -> Vec<(usize, Cycle)> {
         net.link(chip, i, sink, 0, 1).unwrap();
     }
     let qids = [128, 160, 192, 224, 256, 288, 320, 352];
-    let log = watch(&mut net, chip, &qids, 600);
+    let log = watch(&mut net, chip, &qids, 600, true);
     // One cell each (a 64-byte frame); all pipes write in the same cycles.
     for p in 1..4 {
         let pipe_log: Vec<_> = log

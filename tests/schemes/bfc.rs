@@ -264,12 +264,20 @@ impl Tap for Both {
     }
 }
 
-fn pause_timeline(stepping: Stepping) -> PauseTimeline {
+/// With `stage_by_stage` the switches run each stage in its own cycle, so the register
+/// cells read here change in the cycle of the stage that writes them; otherwise a packet's
+/// writes show from the cycle it reaches stage 0 (what leaves the switches is the same).
+fn pause_timeline(stepping: Stepping, stage_by_stage: bool) -> PauseTimeline {
     let (mut s, flows) = pause_network();
     s.topology.stepping = stepping;
     let mut topo = s.build().unwrap();
     topo.add_flows(&flows).unwrap();
     let (left, right) = (topo.chips[0], topo.chips[1]);
+    for chip in [left, right] {
+        topo.net
+            .node_mut::<Chip>(chip)
+            .run_stage_by_stage(stage_by_stage);
+    }
     // Port 3 of each switch faces the other (device port 392: pipe 3).
     assert_eq!(topo.net.peer(right, 3), Some((left, 3)));
     let log: FrameLog = Rc::new(RefCell::new(Vec::new()));
@@ -413,7 +421,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     assert_eq!(r.unloaded_latency(148, 3), through);
     assert_eq!(r.params().tm.afc_latency_cycles as Cycle, afc);
 
-    let tl = pause_timeline(Stepping::EveryCycle);
+    let tl = pause_timeline(Stepping::EveryCycle, true);
     // Pause: the frame from the left switch whose last bit arrived at 8472.
     assert_eq!(tl.counter_set, 8802);
     assert!(tl.data_rx.contains(&(tl.counter_set - stage15)));
@@ -456,7 +464,30 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     );
     // The left switch's queue, from its random start (seed 1, switch 0: chip::stream_seed).
     assert_eq!(tl.uq, 5);
-    assert_eq!(pause_timeline(Stepping::Jump), tl);
+    assert_eq!(pause_timeline(Stepping::Jump, true), tl);
+    // Whole passes at once: the same frames at the same cycles on every wire, the same
+    // records; the counter's changes show from the packets' stage-0 cycles.
+    for stepping in [Stepping::EveryCycle, Stepping::Jump] {
+        let batched = pause_timeline(stepping, false);
+        let wire = |t: &PauseTimeline| {
+            (
+                t.uq,
+                t.pause_tx,
+                t.previous_tx_clear,
+                t.resume_tx,
+                t.after_zero.clone(),
+                t.pause_rx,
+                t.resume_rx,
+                t.afc_paused,
+                t.afc_resumed,
+                t.data_rx.clone(),
+                t.records.clone(),
+                t.peak_counter,
+            )
+        };
+        assert_eq!(wire(&batched), wire(&tl));
+        assert_eq!(batched.counter_set, tl.counter_set - stage15 + parser);
+    }
 }
 
 // ---- queue assignment ----

@@ -69,6 +69,10 @@ pub struct GhostPipeline {
     stage_points: Vec<(Cycle, usize)>,
     /// Delivery cycle and PHV of each ghost inside, oldest first.
     in_flight: VecDeque<(Cycle, Phv)>,
+    /// Updates delivered in the current cycle, not yet started: in the tick of their cycle
+    /// each runs all its stages at once or joins `in_flight` (see
+    /// [`GhostPipeline::tick_batching`]).
+    delivered: Vec<(Cycle, Phv)>,
     /// For each stage point, how many of `in_flight` (from the oldest) it has processed.
     passed: Vec<usize>,
     /// PHVs of ghosts that have left, reused so that running allocates nothing.
@@ -99,6 +103,7 @@ impl GhostPipeline {
                 .map(|&k| (offsets[k] as Cycle, k))
                 .collect(),
             in_flight: VecDeque::new(),
+            delivered: Vec::new(),
             passed: vec![0; ghost_stages.len()],
             spare: Vec::new(),
             phv: params.phv,
@@ -114,7 +119,14 @@ impl GhostPipeline {
 
     /// Ghost PHVs inside.
     pub fn occupancy(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.len() + self.delivered.len()
+    }
+
+    /// Whether a ghost PHV run stage by stage has stages to come: until none has, no
+    /// ingress packet may run all its stages at once (see
+    /// [`crate::GressPipeline::tick_batching`]).
+    pub fn stepping(&self) -> bool {
+        !self.in_flight.is_empty()
     }
 
     /// An update delivered in cycle `now` (after any delivered earlier, including in `now`).
@@ -123,10 +135,10 @@ impl GhostPipeline {
         let mut phv = self.spare.pop().unwrap_or_else(|| Phv::new(&self.phv));
         phv.clear();
         word.write_to(&self.fields, &mut phv);
-        self.in_flight.push_back((now, phv));
-        // Its first event is its first stage with ghost units; those inside keep theirs.
-        let first = now + self.stage_points[0].0;
-        self.next_at = Some(self.next_at.map_or(first, |t| t.min(first)));
+        debug_assert!(self.delivered.last().is_none_or(|&(d, _)| d == now));
+        self.delivered.push((now, phv));
+        // It starts in the tick of this cycle; those inside keep their events.
+        self.next_at = Some(self.next_at.map_or(now, |t| t.min(now)));
     }
 
     /// Runs the ghost units of every stage a ghost PHV has reached in cycle `now`, oldest
@@ -135,17 +147,45 @@ impl GhostPipeline {
     /// ghost thread's register access comes before the packet's.
     #[inline]
     pub fn tick(&mut self, now: Cycle, program: &mut dyn StageProgram) {
+        self.tick_batching(now, program, false);
+    }
+
+    /// [`GhostPipeline::tick`], letting the updates delivered in cycle `now` run all their
+    /// stages there and then, when `may_batch` (the chip: nothing outside will touch the
+    /// registers before they would have reached their stages, and no ingress packet run
+    /// stage by stage has stages to come), the program's stages commute and no ghost PHV
+    /// run stage by stage has stages to come. As for packets
+    /// ([`crate::GressPipeline::tick_batching`]), every stage then meets ghost updates and
+    /// packets in the order stepping gives (an update delivered in cycle `d` reaches stage
+    /// `k` when a packet reaching stage 0 in cycle `d` does, and before it).
+    #[inline]
+    pub fn tick_batching(&mut self, now: Cycle, program: &mut dyn StageProgram, may_batch: bool) {
         if self.next_at.is_none_or(|t| t > now) {
             return;
         }
-        self.tick_due(now, program);
+        self.tick_due(now, program, may_batch);
         self.next_at = self.compute_next_event();
     }
 
     /// [`GhostPipeline::tick`] in a cycle in which a ghost PHV reaches a stage with ghost
     /// units.
     #[inline(never)]
-    fn tick_due(&mut self, now: Cycle, program: &mut dyn StageProgram) {
+    fn tick_due(&mut self, now: Cycle, program: &mut dyn StageProgram, may_batch: bool) {
+        let batch = may_batch && self.in_flight.is_empty() && program.stages_commute();
+        for (d, mut phv) in self.delivered.drain(..) {
+            debug_assert_eq!(d, now, "a ghost delivery was not started in its cycle");
+            if batch {
+                for &(_, stage) in &self.stage_points {
+                    program.apply_ghost(stage, &mut phv);
+                }
+                self.spare.push(phv);
+            } else {
+                self.in_flight.push_back((d, phv));
+            }
+        }
+        if self.in_flight.is_empty() {
+            return;
+        }
         for (i, &(offset, stage)) in self.stage_points.iter().enumerate() {
             while let Some((d, phv)) = self.in_flight.get_mut(self.passed[i]) {
                 if *d + offset != now {
@@ -178,10 +218,12 @@ impl GhostPipeline {
     }
 
     fn compute_next_event(&self) -> Option<Cycle> {
+        let start = self.delivered.first().map(|e| e.0);
         self.stage_points
             .iter()
             .zip(&self.passed)
             .filter_map(|(&(offset, _), &passed)| self.in_flight.get(passed).map(|e| e.0 + offset))
+            .chain(start)
             .min()
     }
 }

@@ -58,6 +58,14 @@ pub trait StageProgram: Send {
     fn register_shape(&self, _r: usize) -> (u32, u32) {
         (0, 0)
     }
+    /// Whether a packet may run all its stages at once, in the cycle it reaches stage 0,
+    /// without changing any result: every piece of state a stage reads or writes (a
+    /// register array, a table's random generator) belongs to one stage, so the order in
+    /// which packets (and ghost updates) meet it is their order of reaching stage 0 whatever
+    /// the stage. Programs that cannot say so are run stage by stage.
+    fn stages_commute(&self) -> bool {
+        false
+    }
     /// The control plane writes `value` into cell `index` of array `r` (both checked).
     fn write_register(&mut self, _r: usize, _index: u32, _value: u64) {}
     /// The program as `Any`, for the control plane to reach its own type (table entries).
@@ -73,6 +81,9 @@ pub struct NoTables;
 impl StageProgram for NoTables {
     fn active_stages(&self) -> Vec<usize> {
         Vec::new()
+    }
+    fn stages_commute(&self) -> bool {
+        true
     }
     fn apply(&mut self, _stage: usize, _phv: &mut Phv) {}
 }
@@ -120,10 +131,8 @@ struct Slot {
     entered: Cycle,
     live: bool,
     pkt: PacketHandle,
-    /// Allocated when a packet first enters the slot: a pipe that never carries a packet
-    /// (most of a big fat tree's, in a light run) holds no PHVs, so memory follows what the
-    /// network carries, not its size.
-    phv: Phv,
+    /// The packet's PHV: an index into [`GressPipeline::phvs`].
+    phv: u32,
     /// What the parser found, for the deparser.
     extent: Extent,
 }
@@ -134,12 +143,27 @@ pub struct GressPipeline {
     /// The PHV's shape, for the slots' PHVs made when first used.
     phv_params: crate::hw::phv::PhvParams,
     slots: Vec<Slot>,
+    /// The PHVs of the packets inside, and spare ones. A PHV is made when more packets are
+    /// inside than ever before, so a pipe that never carries a packet (most of a big fat
+    /// tree's, in a light run) holds none and memory follows what the network carries. The
+    /// PHV freed last is taken first, so the few a busy pipe cycles through stay in cache
+    /// (one per ring slot spread the packets over hundreds of cold PHVs).
+    phvs: Vec<Phv>,
+    /// Indices into `phvs` not in use, the last freed at the end.
+    free_phvs: Vec<u32>,
     mask: u64,
     /// Entry cycles of the packets inside, oldest first.
     in_flight: VecDeque<Cycle>,
+    /// Entry cycles of the packets that have not reached stage 0 yet, oldest first. There
+    /// each either runs all its stages at once (see [`GressPipeline::tick_batching`]) or
+    /// joins `stepped`.
+    waiting: VecDeque<Cycle>,
+    /// Entry cycles of the packets run stage by stage that have stages to come, oldest
+    /// first.
+    stepped: VecDeque<Cycle>,
     /// Every stage that holds tables: (offset from entry, stage).
     stage_points: Vec<(Cycle, usize)>,
-    /// For each stage point, how many of `in_flight` (from the oldest) it has processed.
+    /// For each stage point, how many of `stepped` (from the oldest) it has processed.
     passed: Vec<usize>,
     /// For each stage point, the cycle the next packet it has not processed reaches it
     /// (`Cycle::MAX`: none inside), so that a busy cycle finds its stages with one
@@ -155,8 +179,9 @@ pub struct GressPipeline {
     /// empty), kept up to date by entries and ticks so that a tick between events costs one
     /// comparison.
     next_at: Option<Cycle>,
-    /// The offset of a packet's first event: its first stage with tables, or the exit.
-    first_offset: Cycle,
+    /// The offset of stage 0 from entry (the parser's latency): where a packet leaves
+    /// `waiting`.
+    start_offset: Cycle,
 }
 
 impl GressPipeline {
@@ -191,19 +216,19 @@ impl GressPipeline {
                 live: false,
                 extent: Extent::default(),
                 pkt: PacketHandle::from_index(0),
-                phv: Phv::unallocated(),
+                phv: 0,
             })
             .collect();
-        let first_offset = stage_points
-            .iter()
-            .map(|&(offset, _)| offset)
-            .fold(exit_offset, Cycle::min);
         GressPipeline {
             gress,
             phv_params: params.phv,
             slots,
+            phvs: Vec::new(),
+            free_phvs: Vec::new(),
             mask: size - 1,
             in_flight: VecDeque::new(),
+            waiting: VecDeque::new(),
+            stepped: VecDeque::new(),
             passed: vec![0; active_stages.len()],
             due: vec![Cycle::MAX; active_stages.len()],
             stage_points,
@@ -212,7 +237,7 @@ impl GressPipeline {
             last_entry: None,
             parser: graph,
             next_at: None,
-            first_offset,
+            start_offset: parser,
         }
     }
 
@@ -282,44 +307,45 @@ impl GressPipeline {
         slot.entered = now;
         slot.live = true;
         slot.pkt = pkt;
-        if slot.phv.is_allocated() {
-            slot.phv.clear();
-        } else {
-            slot.phv = Phv::new(&self.phv_params);
-        }
+        slot.phv = match self.free_phvs.pop() {
+            Some(i) => {
+                self.phvs[i as usize].clear();
+                i
+            }
+            None => {
+                self.phvs.push(Phv::new(&self.phv_params));
+                (self.phvs.len() - 1) as u32
+            }
+        };
+        let phv = &mut self.phvs[slot.phv as usize];
         let bytes = pool.bytes(pkt);
         let port_field = match self.gress {
             Gress::Ingress => layout::INGRESS_PORT,
             Gress::Egress => layout::EGRESS_PORT,
         };
-        slot.phv.set(port_field, port as u32);
-        slot.phv
-            .set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
+        phv.set(port_field, port as u32);
+        phv.set(layout::PKT_LENGTH, pool.frame_bytes(pkt).min(0xffff) as u32);
         for &(field, value) in before_parse {
-            slot.phv.set(field, value);
+            phv.set(field, value);
         }
-        match self.parser.parse_extent(bytes, &mut slot.phv) {
+        match self.parser.parse_extent(bytes, phv) {
             Ok(extent) => slot.extent = extent,
-            Err(reason) => slot.phv.set(layout::DROP_REASON, reason as u32),
+            Err(reason) => phv.set(layout::DROP_REASON, reason as u32),
         }
         for &(field, value) in metadata {
-            slot.phv.set(field, value);
+            phv.set(field, value);
         }
         self.in_flight.push_back(now);
-        // The stage points that had processed every packet inside wait for this one.
-        let newest = self.in_flight.len() - 1;
-        for ((due, &passed), &(offset, _)) in self
-            .due
-            .iter_mut()
-            .zip(&self.passed)
-            .zip(&self.stage_points)
-        {
-            if passed == newest {
-                *due = now + offset;
-            }
-        }
-        let first = now + self.first_offset;
-        self.next_at = Some(self.next_at.map_or(first, |t| t.min(first)));
+        self.waiting.push_back(now);
+        let start = now + self.start_offset;
+        self.next_at = Some(self.next_at.map_or(start, |t| t.min(start)));
+    }
+
+    /// Whether a packet run stage by stage has stages to come: until none has, no packet
+    /// (of this gress, or of the ghost thread sharing its registers) may run all its stages
+    /// at once, for it would pass the stepped one in the stages ahead of it.
+    pub fn stepping(&self) -> bool {
+        !self.stepped.is_empty()
     }
 
     /// Does everything the gress does in cycle `now`: runs the tables of every stage that a
@@ -335,10 +361,29 @@ impl GressPipeline {
         program: &mut dyn StageProgram,
         pool: &mut PacketPool,
     ) -> Option<Exit> {
+        self.tick_batching(now, program, pool, false)
+    }
+
+    /// [`GressPipeline::tick`], letting a packet that reaches stage 0 in cycle `now` run
+    /// all its stages there and then, when `may_batch` (the chip: nothing outside the
+    /// packets will touch the program's state before they would have reached their
+    /// stages), the program's stages commute ([`StageProgram::stages_commute`]) and no
+    /// packet run stage by stage has stages to come. The packet then costs the kernel one
+    /// visit for its stages instead of one per stage, and every stage meets the packets in
+    /// the same order as stepping them would (their order of reaching stage 0), so the
+    /// results are the same. It still leaves at its exit cycle.
+    #[inline]
+    pub fn tick_batching(
+        &mut self,
+        now: Cycle,
+        program: &mut dyn StageProgram,
+        pool: &mut PacketPool,
+        may_batch: bool,
+    ) -> Option<Exit> {
         if self.next_at.is_none_or(|t| t > now) {
             return None;
         }
-        self.tick_due(now, program, pool)
+        self.tick_due(now, program, pool, may_batch)
     }
 
     /// [`GressPipeline::tick`] in a cycle in which some packet reaches a stage with tables
@@ -349,22 +394,67 @@ impl GressPipeline {
         now: Cycle,
         program: &mut dyn StageProgram,
         pool: &mut PacketPool,
+        may_batch: bool,
     ) -> Option<Exit> {
+        self.run_starts(now, program, may_batch);
         let next_stage = self.run_stages(now, program);
         let exit = self.run_exit(now, pool);
-        // The next event: the earliest stage point's, or the oldest packet's exit.
+        // The next event: the earliest stage point's, a packet reaching stage 0, or the
+        // oldest packet's exit.
         let next_exit = self
             .in_flight
             .front()
             .map_or(Cycle::MAX, |&e| e + self.exit_offset);
-        let next = next_stage.min(next_exit);
+        let next_start = self
+            .waiting
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.start_offset);
+        let next = next_stage.min(next_exit).min(next_start);
         self.next_at = (next != Cycle::MAX).then_some(next);
         debug_assert_eq!(self.next_at, self.compute_next_event());
         exit
     }
 
-    /// Runs the tables of every stage a packet reaches in cycle `now`; returns the earliest
-    /// cycle a stage point is due next (`Cycle::MAX`: none).
+    /// The packet reaching stage 0 in cycle `now`, if one does: it runs all its stages now
+    /// (see [`GressPipeline::tick_batching`]) or joins the packets run stage by stage.
+    fn run_starts(&mut self, now: Cycle, program: &mut dyn StageProgram, may_batch: bool) {
+        let Some(&entered) = self.waiting.front() else {
+            return;
+        };
+        if entered + self.start_offset != now {
+            debug_assert!(entered + self.start_offset > now, "a start was skipped");
+            return;
+        }
+        self.waiting.pop_front();
+        if self.stage_points.is_empty() {
+            return;
+        }
+        if may_batch && self.stepped.is_empty() && program.stages_commute() {
+            let slot = &self.slots[(entered & self.mask) as usize];
+            debug_assert!(slot.live && slot.entered == entered);
+            let phv = &mut self.phvs[slot.phv as usize];
+            for &(_, stage) in &self.stage_points {
+                program.apply(stage, phv);
+            }
+            return;
+        }
+        self.stepped.push_back(entered);
+        // The stage points that had processed every stepped packet wait for this one.
+        let newest = self.stepped.len() - 1;
+        for ((due, &passed), &(offset, _)) in self
+            .due
+            .iter_mut()
+            .zip(&self.passed)
+            .zip(&self.stage_points)
+        {
+            if passed == newest {
+                *due = entered + offset;
+            }
+        }
+    }
+
+    /// Runs the tables of every stage a stepped packet reaches in cycle `now`; returns the
+    /// earliest cycle a stage point is due next (`Cycle::MAX`: none).
     fn run_stages(&mut self, now: Cycle, program: &mut dyn StageProgram) -> Cycle {
         // Whether a packet is at a stage is read from `due` (and `in_flight`, a short queue
         // of entry cycles), not from the slots, whose PHVs span many cache lines.
@@ -373,17 +463,26 @@ impl GressPipeline {
             if self.due[i] == now {
                 let (offset, stage) = self.stage_points[i];
                 let entered = now - offset;
-                debug_assert_eq!(self.in_flight.get(self.passed[i]), Some(&entered));
+                debug_assert_eq!(self.stepped.get(self.passed[i]), Some(&entered));
                 let slot = &mut self.slots[(entered & self.mask) as usize];
                 debug_assert!(slot.live && slot.entered == entered);
-                program.apply(stage, &mut slot.phv);
+                program.apply(stage, &mut self.phvs[slot.phv as usize]);
                 self.passed[i] += 1;
                 self.due[i] = self
-                    .in_flight
+                    .stepped
                     .get(self.passed[i])
                     .map_or(Cycle::MAX, |&e| e + offset);
             }
             next = next.min(self.due[i]);
+        }
+        // Packets past the last stage point have no stages to come.
+        if let Some(&last) = self.passed.last() {
+            for _ in 0..last {
+                self.stepped.pop_front();
+            }
+            for p in &mut self.passed {
+                *p -= last;
+            }
         }
         next
     }
@@ -404,7 +503,8 @@ impl GressPipeline {
         let slot = &mut self.slots[(entered & self.mask) as usize];
         debug_assert!(slot.live && slot.entered == entered);
         slot.live = false;
-        let phv = &slot.phv;
+        let phv = &self.phvs[slot.phv as usize];
+        self.free_phvs.push(slot.phv);
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         let mirror_session =
             (phv.get(fields::MIRROR_VALID) == 1).then(|| phv.get(fields::MIRROR_SESSION) as u8);
@@ -462,10 +562,8 @@ impl GressPipeline {
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));
-        for p in &mut self.passed {
-            // The leaving packet had passed every stage.
-            *p -= 1;
-        }
+        // The leaving packet had passed every stage.
+        debug_assert!(self.stepped.front().is_none_or(|&e| e > now - exit_offset));
         Some(exit)
     }
 
@@ -489,7 +587,7 @@ impl GressPipeline {
         debug_assert!(self.due.iter().enumerate().all(|(i, &due)| {
             let offset = self.stage_points[i].0;
             due == self
-                .in_flight
+                .stepped
                 .get(self.passed[i])
                 .map_or(Cycle::MAX, |&e| e + offset)
         }));
@@ -497,7 +595,11 @@ impl GressPipeline {
             .in_flight
             .front()
             .map_or(Cycle::MAX, |&e| e + self.exit_offset);
-        let next = self.due.iter().fold(exit, |n, &due| n.min(due));
+        let start = self
+            .waiting
+            .front()
+            .map_or(Cycle::MAX, |&e| e + self.start_offset);
+        let next = self.due.iter().fold(exit.min(start), |n, &due| n.min(due));
         (next != Cycle::MAX).then_some(next)
     }
 
@@ -505,8 +607,12 @@ impl GressPipeline {
     #[cfg(test)]
     fn next_event_from_scratch(&self) -> Option<Cycle> {
         let mut next = self.in_flight.front().map(|&e| e + self.exit_offset);
+        if let Some(&e) = self.waiting.front() {
+            let t = e + self.start_offset;
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
         for (&(offset, _), &passed) in self.stage_points.iter().zip(&self.passed) {
-            if let Some(&e) = self.in_flight.get(passed) {
+            if let Some(&e) = self.stepped.get(passed) {
                 let t = e + offset;
                 next = Some(next.map_or(t, |n| n.min(t)));
             }

@@ -11,6 +11,7 @@
 //! up its own share of the entries and standing aside once an earlier part hit.
 //! Placement's dependency rules make the two give the same result, which the tests check.
 
+use super::compiled::{Compiled, CompiledUnit};
 use crate::compile::place::{Placed, Split};
 use crate::hw::fields;
 use crate::hw::ghost::{GhostPipeline, GhostWord};
@@ -58,7 +59,6 @@ pub fn random_draws(seed: u64, table: usize) -> impl Iterator<Item = u32> {
 /// A CRC over `bytes`, MSB first, initial value 0, no reflection, no final XOR.
 pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
     let width = algorithm.bits();
-    let mask = (1u64 << width) - 1;
     CRC_TABLES.with(|tables| {
         let mut tables = tables.borrow_mut();
         let table = match tables
@@ -67,28 +67,58 @@ pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
         {
             Some(i) => &tables[i].2,
             None => {
-                let t = Box::new(std::array::from_fn(|b| {
-                    crc_bitwise(width, polynomial, &[b as u8])
-                }));
-                tables.push((width, polynomial, t));
+                tables.push((width, polynomial, crc_table(algorithm, polynomial)));
                 &tables[tables.len() - 1].2
             }
         };
+        table.crc(bytes)
+    })
+}
+
+/// The byte table of one CRC (width and polynomial), which compiled programs keep beside
+/// the hash units that use it.
+#[derive(Clone)]
+pub(crate) struct CrcTable {
+    width: u32,
+    mask: u64,
+    remainders: [u64; 256],
+}
+
+impl std::fmt::Debug for CrcTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CrcTable({} bits)", self.width)
+    }
+}
+
+/// The byte table of `algorithm`'s CRC with `polynomial`.
+pub(crate) fn crc_table(algorithm: HashAlgorithm, polynomial: u32) -> Arc<CrcTable> {
+    let width = algorithm.bits();
+    Arc::new(CrcTable {
+        width,
+        mask: (1u64 << width) - 1,
+        remainders: std::array::from_fn(|b| crc_bitwise(width, polynomial, &[b as u8])),
+    })
+}
+
+impl CrcTable {
+    /// [`crc`] of `bytes`.
+    #[inline]
+    pub(crate) fn crc(&self, bytes: &[u8]) -> u32 {
         // A byte at a time: the register's top byte and the input byte pick the remainder
         // that eight bit steps would leave (the table holds it for every such byte).
         let mut reg = 0u64;
         for &b in bytes {
-            let top = ((reg >> (width - 8)) as u8 ^ b) as usize;
-            reg = ((reg << 8) ^ table[top]) & mask;
+            let top = ((reg >> (self.width - 8)) as u8 ^ b) as usize;
+            reg = ((reg << 8) ^ self.remainders[top]) & self.mask;
         }
         reg as u32
-    })
+    }
 }
 
 thread_local! {
     /// Byte tables of the CRCs used so far, by (width, polynomial): a handful per program.
     #[allow(clippy::type_complexity)]
-    static CRC_TABLES: std::cell::RefCell<Vec<(u32, u32, Box<[u64; 256]>)>> =
+    static CRC_TABLES: std::cell::RefCell<Vec<(u32, u32, Arc<CrcTable>)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -110,7 +140,7 @@ fn crc_bitwise(width: u32, polynomial: u32, bytes: &[u8]) -> u64 {
     reg
 }
 
-fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
+pub(crate) fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
     let n = (f.bits as usize).div_ceil(8);
     let v = phv.get(f).to_be_bytes();
     out.extend_from_slice(&v[4 - n..]);
@@ -151,6 +181,12 @@ impl State {
         for (t, r) in self.random.iter_mut().enumerate() {
             *r = random_start(seed, t);
         }
+    }
+
+    /// The next number of table `t`'s generator (the `random` primitive keeps its low bits).
+    #[inline]
+    pub(crate) fn draw(&mut self, t: usize) -> u32 {
+        (splitmix64(&mut self.random[t]) >> 32) as u32
     }
 
     fn value(phv: &Phv, v: Value, args: &[u32]) -> u32 {
@@ -317,8 +353,8 @@ impl State {
                     write.set(fields::RESUBMIT_HEADER, header);
                 }
                 Op::Random { dst } => {
-                    let v = splitmix64(&mut self.random[t]) >> 32;
-                    write.set(dst, v as u32);
+                    let v = self.draw(t);
+                    write.set(dst, v);
                 }
             }
         }
@@ -535,11 +571,20 @@ struct StageUnit {
 struct Stage {
     units: Vec<StageUnit>,
     writes: ContainerSet,
+    /// `units` compiled (one each, in the same order), which is what runs unless the
+    /// thread is told to run the reference.
+    compiled: Vec<CompiledUnit>,
 }
 
 impl Stage {
-    /// Fills in the stage's write set and its units' guards.
-    fn plan(&mut self, p: &Checked, flat: &[crate::program::check::FlatUnit]) {
+    /// Fills in the stage's write set and its units' guards, and compiles its units, their
+    /// action calls going into `compiled`.
+    fn plan(
+        &mut self,
+        p: &Checked,
+        flat: &[crate::program::check::FlatUnit],
+        compiled: &mut Compiled,
+    ) {
         let mut writes = Vec::new();
         for su in &self.units {
             match (&su.part, flat[su.index].unit) {
@@ -568,6 +613,23 @@ impl Stage {
                 .collect();
         }
         self.writes = ContainerSet::new(&p.phv, &containers);
+        self.compiled = self
+            .units
+            .iter()
+            .map(|su| {
+                let guards = su.guards.clone().into_boxed_slice();
+                match (&su.part, flat[su.index].unit) {
+                    (_, Unit::Gateway(g)) => Compiled::gateway(p, g, guards),
+                    (Some(part), Unit::Table(t)) => compiled.table_unit(
+                        p,
+                        t,
+                        Some((&part.entries, part.hit, part.last)),
+                        guards,
+                    ),
+                    (None, Unit::Table(t)) => compiled.table_unit(p, t, None, guards),
+                }
+            })
+            .collect();
     }
 }
 
@@ -644,16 +706,78 @@ fn parts_of(t: &CTable, split: &Split) -> Vec<Part> {
         .collect()
 }
 
+/// Whether every register array and every table's random generator that `threads`' stages
+/// (thread index, its stages) use is used in one stage only.
+fn state_in_one_stage(p: &Checked, threads: &[(usize, &Vec<Stage>)]) -> bool {
+    // (register array or table, which) -> stage
+    let mut owner: std::collections::HashMap<(bool, usize), usize> = Default::default();
+    let mut claim = |key, stage| *owner.entry(key).or_insert(stage) == stage;
+    for &(k, stages) in threads {
+        for (stage, st) in stages.iter().enumerate() {
+            for su in &st.units {
+                let Unit::Table(t) = p.flat[k][su.index].unit else {
+                    continue;
+                };
+                let table = &p.tables[t];
+                for &r in &table.registers {
+                    if !claim((true, r), stage) {
+                        return false;
+                    }
+                }
+                let calls = table
+                    .actions
+                    .iter()
+                    .copied()
+                    .chain([table.default.action])
+                    .chain(table.entry_calls().map(|c| c.action));
+                let mut draws = false;
+                for a in calls {
+                    for op in &p.actions[a].ops {
+                        match *op {
+                            Op::Random { .. } => draws = true,
+                            // The arrays the table's actions execute on, should
+                            // `registers` miss one.
+                            Op::Execute {
+                                register_action, ..
+                            } => {
+                                let r = p.register_actions[register_action].register;
+                                if !claim((true, r), stage) {
+                                    return false;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                if draws && !claim((false, t), stage) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
 /// One thread of a placed program, run stage by stage by a [`crate::GressPipeline`].
 #[derive(Clone, Debug)]
 pub struct PlacedThread {
     program: Arc<Checked>,
     /// Per stage: the units placed there, in program order, and what they may write.
-    stages: Vec<Stage>,
+    /// Shared by the threads made with [`PlacedThread::sibling`].
+    stages: Arc<Vec<Stage>>,
     thread: Thread,
     /// Ingress only: per stage, the ghost thread's flat units placed there. The ghost thread
     /// runs with the ingress one because they share the register arrays.
-    ghost: Vec<Stage>,
+    ghost: Arc<Vec<Stage>>,
+    /// The action calls and register actions `stages` were compiled into.
+    compiled: Arc<Compiled>,
+    /// Those of `ghost`.
+    ghost_compiled: Arc<Compiled>,
+    /// Run the stages through the reference interpreter instead of their compiled form.
+    reference: bool,
+    /// Every register array and random generator the stages (ghost ones included) use
+    /// belongs to one stage ([`StageProgram::stages_commute`]).
+    commute: bool,
     pub state: State,
     /// The stage's units write here while they read the PHV as it entered the stage (see
     /// [`PlacedThread::apply`]); reused, so running allocates nothing.
@@ -688,24 +812,32 @@ impl PlacedThread {
             }
         }
         // Program order within each stage, whatever order the parts were added in.
+        let mut compiled = Compiled::default();
         for stage in &mut stages {
             stage.units.sort_by_key(|u| u.index);
-            stage.plan(&program, &program.flat[k]);
+            stage.plan(&program, &program.flat[k], &mut compiled);
         }
         // Ingress also runs the ghost thread's units, laid out as a ghost thread's own (the
         // throw-away thread's state is built once, with the chip).
-        let ghost = match thread {
+        let (ghost, ghost_compiled) = match thread {
             Thread::Ingress => {
-                PlacedThread::new(Arc::clone(&program), placed, Thread::Ghost).stages
+                let g = PlacedThread::new(Arc::clone(&program), placed, Thread::Ghost);
+                (g.stages, g.compiled)
             }
-            _ => Vec::new(),
+            _ => (Arc::new(Vec::new()), Arc::default()),
         };
         let state = State::new(&program);
+        let commute =
+            state_in_one_stage(&program, &[(k, &stages), (Thread::Ghost.index(), &ghost)]);
         PlacedThread {
             program,
-            stages,
+            stages: Arc::new(stages),
             thread,
             ghost,
+            compiled: Arc::new(compiled),
+            ghost_compiled,
+            reference: false,
+            commute,
             state,
             written: None,
         }
@@ -713,6 +845,24 @@ impl PlacedThread {
 }
 
 impl PlacedThread {
+    /// The same thread for another pipe: the same program and compiled stages (shared, so
+    /// a chip's pipes keep one copy of them in cache), with registers of its own, zero, and
+    /// random generators seeded with 0, as [`PlacedThread::new`] makes them.
+    pub fn sibling(&self) -> PlacedThread {
+        PlacedThread {
+            program: Arc::clone(&self.program),
+            stages: Arc::clone(&self.stages),
+            thread: self.thread,
+            ghost: Arc::clone(&self.ghost),
+            compiled: Arc::clone(&self.compiled),
+            ghost_compiled: Arc::clone(&self.ghost_compiled),
+            reference: self.reference,
+            commute: self.commute,
+            state: State::new(&self.program),
+            written: None,
+        }
+    }
+
     /// A gress pipeline timed by `placed` with this thread's stages active: what a chip
     /// needs, with `self` as its `StageProgram`. Ghost is timed with ingress.
     pub fn pipeline(&self, placed: &Placed, params: &PipelineParams) -> GressPipeline {
@@ -753,7 +903,15 @@ impl PlacedThread {
     pub fn reprogram(&mut self, program: Arc<Checked>, placed: &Placed) {
         let mut next = PlacedThread::new(program, placed, self.thread);
         std::mem::swap(&mut next.state, &mut self.state);
+        next.reference = self.reference;
         *self = next;
+    }
+
+    /// Runs the stages through the reference interpreter ([`State::run_unit`] on the
+    /// program's tables) instead of the form compiled at placement (`super::compiled`):
+    /// slower, and the same packets, registers and random draws, which the tests check.
+    pub fn run_reference(&mut self, reference: bool) {
+        self.reference = reference;
     }
 }
 
@@ -772,10 +930,17 @@ impl StageProgram for PlacedThread {
             thread,
             state,
             written,
+            compiled,
+            reference,
             ghost: _,
+            ghost_compiled: _,
+            commute: _,
         } = self;
-        let flat = &p.flat[thread.index()];
-        let Stage { units, writes } = &stages[stage];
+        let Stage {
+            units,
+            writes,
+            compiled: compiled_units,
+        } = &stages[stage];
         // Every unit of the stage reads the PHV as it entered the stage, so they read `phv`,
         // which does not change during the stage, and write `written`. That scratch PHV
         // needs the current value of only the containers the stage may write (a write of
@@ -787,21 +952,32 @@ impl StageProgram for PlacedThread {
         // the write set.
         #[cfg(debug_assertions)]
         written.copy_from(phv);
-        for su in units {
-            // Gateway outcomes are the exception: a gateway predicates the tables of its
-            // own stage, so guards read the outcomes as they are now (in `written` if the
-            // stage may write the bit's container, else as they entered).
-            let enabled = su.guards.iter().all(|&(bit, outcome, here)| {
-                let now = if here { &*written } else { &*phv };
+        // Gateway outcomes are the exception: a gateway predicates the tables of its own
+        // stage, so guards read the outcomes as they are now (in `written` if the stage may
+        // write the bit's container, else as they entered).
+        let enabled = |guards: &[(Field, bool, bool)], written: &Phv| {
+            guards.iter().all(|&(bit, outcome, here)| {
+                let now = if here { written } else { &*phv };
                 (now.get(bit) == 1) == outcome
-            });
-            if !enabled {
-                continue;
+            })
+        };
+        if *reference {
+            let flat = &p.flat[thread.index()];
+            for su in units {
+                if !enabled(&su.guards, written) {
+                    continue;
+                }
+                let u = &flat[su.index];
+                match (&su.part, u.unit) {
+                    (Some(part), Unit::Table(t)) => state.apply_part(p, t, part, phv, written),
+                    _ => state.run_unit(p, u.unit, phv, written),
+                }
             }
-            let u = &flat[su.index];
-            match (&su.part, u.unit) {
-                (Some(part), Unit::Table(t)) => state.apply_part(p, t, part, phv, written),
-                _ => state.run_unit(p, u.unit, phv, written),
+        } else {
+            for cu in compiled_units {
+                if enabled(&cu.guards, written) {
+                    compiled.run(cu, state, phv, written);
+                }
             }
         }
         phv.copy_set(written, writes);
@@ -809,6 +985,10 @@ impl StageProgram for PlacedThread {
             *written == *phv,
             "stage {stage} wrote a container outside the write set {writes:?}"
         );
+    }
+
+    fn stages_commute(&self) -> bool {
+        self.commute
     }
 
     fn ghost_stages(&self) -> Vec<usize> {
@@ -847,9 +1027,11 @@ impl StageProgram for PlacedThread {
         // The ghost units run exactly as the thread's own do, on the same registers: swap
         // them in for the stage (swapping the vectors moves no units).
         std::mem::swap(&mut self.stages, &mut self.ghost);
+        std::mem::swap(&mut self.compiled, &mut self.ghost_compiled);
         let thread = std::mem::replace(&mut self.thread, Thread::Ghost);
         self.apply(stage, phv);
         self.thread = thread;
+        std::mem::swap(&mut self.compiled, &mut self.ghost_compiled);
         std::mem::swap(&mut self.stages, &mut self.ghost);
     }
 }

@@ -154,6 +154,11 @@ impl StageProgram for Ipv4Forward {
         vec![Self::STAGE]
     }
 
+    /// One stage, and no state a packet changes.
+    fn stages_commute(&self) -> bool {
+        true
+    }
+
     fn apply(&mut self, stage: usize, phv: &mut Phv) {
         debug_assert_eq!(stage, Self::STAGE);
         if phv.get(layout::DROP_REASON) != 0 {

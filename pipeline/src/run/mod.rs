@@ -1,6 +1,8 @@
 //! Running programs on the hardware: the sequential interpreter and the placed, stage-by-stage
-//! form of a program that the gress pipelines step ([`exec`]), and the built-in IPv4
-//! forwarding ([`l3`]). The top layer: it joins `program`, `compile` and `hw`.
+//! form of a program that the gress pipelines step ([`exec`]), which runs the stages as
+//! compiled at placement (`compiled`) or through the interpreter as the reference, and the
+//! built-in IPv4 forwarding ([`l3`]). The top layer: it joins `program`, `compile` and `hw`.
 
+mod compiled;
 pub mod exec;
 pub mod l3;

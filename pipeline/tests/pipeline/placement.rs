@@ -398,6 +398,8 @@ proptest! {
         for thread in [Thread::Ingress, Thread::Egress] {
             let mut interp = Interpreter::new(Arc::clone(&c));
             let mut placed = PlacedThread::new(Arc::clone(&c), &pl, thread);
+            let mut reference = PlacedThread::new(Arc::clone(&c), &pl, thread);
+            reference.run_reference(true);
             for values in &inputs {
                 let mut phv = Phv::new(&PipelineParams::default().phv);
                 for (k, v) in values.iter().enumerate() {
@@ -405,13 +407,17 @@ proptest! {
                     phv.set(f, *v);
                 }
                 let mut other = phv.clone();
+                let mut by_reference = phv.clone();
                 interp.run(thread, &mut phv);
                 for s in 0..20 {
                     t2_pipeline::StageProgram::apply(&mut placed, s, &mut other);
+                    t2_pipeline::StageProgram::apply(&mut reference, s, &mut by_reference);
                 }
                 prop_assert_eq!(&phv, &other);
+                prop_assert_eq!(&phv, &by_reference);
             }
             prop_assert_eq!(&interp.state, &placed.state);
+            prop_assert_eq!(&interp.state, &reference.state);
         }
     }
 

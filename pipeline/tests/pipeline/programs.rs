@@ -224,7 +224,9 @@ fn interpret(
 }
 
 /// Drives the placed program through a `GressPipeline`, one cycle at a time, entering
-/// frame `i` after `gaps[i]` idle cycles.
+/// frame `i` after `gaps[i]` idle cycles; the program compiled at placement, checked
+/// against the same run through the reference interpreter and against a run in which each
+/// packet passes all its stages at once (packets and registers).
 fn pipelined(
     c: &Arc<Checked>,
     pl: &Placed,
@@ -232,12 +234,30 @@ fn pipelined(
     frames: &[(Vec<u8>, u16)],
     gaps: &[u8],
 ) -> (Vec<Out>, Vec<Vec<u64>>) {
+    let compiled = pipelined_as(c, pl, gress, frames, gaps, false, false);
+    let reference = pipelined_as(c, pl, gress, frames, gaps, true, false);
+    assert_eq!(compiled, reference, "compiled and reference runs differ");
+    let batched = pipelined_as(c, pl, gress, frames, gaps, false, true);
+    assert_eq!(compiled, batched, "stage by stage and whole passes differ");
+    compiled
+}
+
+fn pipelined_as(
+    c: &Arc<Checked>,
+    pl: &Placed,
+    gress: Gress,
+    frames: &[(Vec<u8>, u16)],
+    gaps: &[u8],
+    reference: bool,
+    batch: bool,
+) -> (Vec<Out>, Vec<Vec<u64>>) {
     let params = PipelineParams::default();
     let thread = match gress {
         Gress::Ingress => Thread::Ingress,
         Gress::Egress => Thread::Egress,
     };
     let mut program = PlacedThread::new(Arc::clone(c), pl, thread);
+    program.run_reference(reference);
     let mut g = program.pipeline(pl, &params);
     let mut pool = PacketPool::new();
     let handles: Vec<_> = frames.iter().map(|(b, _)| pool.alloc_from(b)).collect();
@@ -256,7 +276,7 @@ fn pipelined(
                 wait -= 1;
             }
         }
-        if let Some(e) = g.tick(now, &mut program, &mut pool) {
+        if let Some(e) = g.tick_batching(now, &mut program, &mut pool, batch) {
             let i = handles.iter().position(|&h| h == e.pkt).unwrap();
             outs[i] = Some(Out {
                 bytes: pool.bytes(e.pkt).to_vec(),

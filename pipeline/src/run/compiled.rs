@@ -1,0 +1,690 @@
+//! Placed programs compiled once, at placement, into a flat form a stage runs without
+//! looking anything up: every action call of every entry becomes a list of micro-ops with
+//! its arguments folded in as constants, register actions carry their array's shape and
+//! their condition guards as bit masks, exact tables find their entries by a packed 64-bit
+//! key in a hash map, gateways are a comparison and a bit. A packet's pass through a stage
+//! then touches the stage's own units and the cells it updates, not the program's tables of
+//! actions, register actions and registers scattered over the heap.
+//!
+//! The semantics are those of the reference interpreter in [`super::exec`] (`State`), op by
+//! op; `PlacedThread` keeps the reference path, and the tests check that the two give the
+//! same packets, registers and random draws on every shipped scheme and on generated
+//! programs. Ternary and LPM tables find their entry through the reference's own index
+//! (`CTable::ternary_index`), exact keys wider than 64 bits by their values in an ordered
+//! map; both then run the entry's compiled call.
+
+use super::exec::{crc_table, field_be_bytes, CrcTable, State, SELECTOR_HASH_MASK};
+use crate::hw::fields;
+use crate::hw::layout;
+use crate::hw::phv::{Field, Phv};
+use crate::program::check::{CTable, Call, Checked, Op, SOperand, Target, Value};
+use crate::program::ir::{sign_extend, AluOp, Cmp, Half, MatchKind, SaluOp, SaluOutputValue};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// An operand with any action parameter folded in.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Field(Field),
+    Const(u32),
+}
+
+impl Src {
+    fn new(v: Value, args: &[u32]) -> Src {
+        match v {
+            Value::Field(f) => Src::Field(f),
+            Value::Const(c) => Src::Const(c),
+            Value::Param(i) => Src::Const(args[i]),
+        }
+    }
+
+    #[inline(always)]
+    fn get(self, phv: &Phv) -> u32 {
+        match self {
+            Src::Field(f) => phv.get(f),
+            Src::Const(c) => c,
+        }
+    }
+
+    /// As `State::signed_value`: a field sign-extended from its width, a constant (or a
+    /// parameter) as 32 bits.
+    #[inline(always)]
+    fn get_signed(self, phv: &Phv) -> u32 {
+        match self {
+            Src::Field(f) => sign_extend(phv.get(f), f.bits),
+            Src::Const(c) => c,
+        }
+    }
+}
+
+/// A primitive of one action call.
+#[derive(Clone, Debug)]
+enum MicroOp {
+    Set {
+        dst: Field,
+        src: Src,
+    },
+    Alu {
+        op: AluOp,
+        dst: Field,
+        a: Src,
+        b: Src,
+    },
+    SignedAlu {
+        op: AluOp,
+        dst: Field,
+        a: Src,
+        b: Src,
+    },
+    Hash {
+        dst: Field,
+        inputs: Box<[Field]>,
+        table: Arc<CrcTable>,
+    },
+    SetEgressPort(Src),
+    SetQid(Src),
+    Drop(u32),
+    MarkEcn,
+    Execute {
+        register_action: u32,
+        index: Src,
+    },
+    Mirror(Src),
+    Recirculate,
+    Resubmit(u32),
+    Random {
+        dst: Field,
+        table: u32,
+    },
+}
+
+/// A register action with its array's shape beside it.
+#[derive(Clone, Debug)]
+struct RegisterOp {
+    register: usize,
+    size: u32,
+    cell_bits: u8,
+    mask: u64,
+    pair: bool,
+    signed: bool,
+    conditions: Box<[(SOperand, Cmp, SOperand)]>,
+    /// Per half (lo, hi): the updates in order, each with the condition bits it looks at
+    /// and the values they must have. An update whose guards contradict each other never
+    /// runs and is left out.
+    updates: [Box<[Update]>; 2],
+    outputs: Box<[(Field, SaluOutputValue)]>,
+}
+
+#[derive(Clone, Debug)]
+struct Update {
+    care: u8,
+    want: u8,
+    op: SaluOp,
+    a: SOperand,
+    b: SOperand,
+}
+
+impl RegisterOp {
+    fn new(p: &Checked, ra: usize) -> RegisterOp {
+        let ra = &p.register_actions[ra];
+        let reg = &p.registers[ra.register];
+        let half = |h: Half| -> Box<[Update]> {
+            ra.updates
+                .iter()
+                .filter(|u| u.half == h)
+                .filter_map(|u| {
+                    let (mut care, mut want) = (0u8, 0u8);
+                    for g in &u.when {
+                        let bit = 1u8 << g.condition;
+                        let value = if g.holds { bit } else { 0 };
+                        if care & bit != 0 && want & bit != value {
+                            return None;
+                        }
+                        care |= bit;
+                        want |= value;
+                    }
+                    Some(Update {
+                        care,
+                        want,
+                        op: u.op,
+                        a: u.a,
+                        b: u.b,
+                    })
+                })
+                .collect()
+        };
+        RegisterOp {
+            register: ra.register,
+            size: reg.size,
+            cell_bits: reg.cell_bits,
+            mask: cell_mask(reg.cell_bits),
+            pair: reg.pair,
+            signed: reg.signed,
+            conditions: ra.conditions.clone().into_boxed_slice(),
+            updates: [half(Half::Lo), half(Half::Hi)],
+            outputs: ra.outputs.clone().into_boxed_slice(),
+        }
+    }
+
+    /// As `State::execute`.
+    #[inline]
+    fn run(&self, registers: &mut [Vec<u64>], index: u32, read: &Phv, write: &mut Phv) {
+        let mask = self.mask;
+        let slot = (index % self.size) as usize;
+        let cells = &mut registers[self.register];
+        let cell = cells[slot];
+        let (old, old_hi) = if self.pair {
+            (cell & mask, cell >> self.cell_bits & mask)
+        } else {
+            (cell, 0)
+        };
+        let operand = |o: SOperand| match o {
+            SOperand::Cell => old,
+            SOperand::CellHi => old_hi,
+            SOperand::Field(f) => read.get(f) as u64,
+            SOperand::Const(c) => c & mask,
+        };
+        let cell_bits = self.cell_bits;
+        let signed = |o: SOperand| -> i64 {
+            let (v, bits) = match o {
+                SOperand::Field(f) => (operand(o) & mask, f.bits.min(cell_bits)),
+                _ => (operand(o), cell_bits),
+            };
+            if bits >= 64 {
+                v as i64
+            } else {
+                let shift = 64 - bits as u32;
+                ((v << shift) as i64) >> shift
+            }
+        };
+        let mut conds = 0u8;
+        for (i, &(a, cmp, b)) in self.conditions.iter().enumerate() {
+            let holds = match self.signed {
+                true => cmp.holds(signed(a), signed(b)),
+                false => cmp.holds(operand(a), operand(b)),
+            };
+            conds |= (holds as u8) << i;
+        }
+        let half = |updates: &[Update], before: u64| match updates
+            .iter()
+            .find(|u| conds & u.care == u.want)
+        {
+            None => before,
+            Some(u) => {
+                let (a, b) = match self.signed {
+                    true => (signed(u.a) as u64, signed(u.b) as u64),
+                    false => (operand(u.a), operand(u.b)),
+                };
+                let v = match u.op {
+                    SaluOp::Min if self.signed => signed(u.a).min(signed(u.b)) as u64,
+                    SaluOp::Max if self.signed => signed(u.a).max(signed(u.b)) as u64,
+                    SaluOp::Set => a,
+                    SaluOp::Add => a.wrapping_add(b),
+                    SaluOp::Sub => a.wrapping_sub(b),
+                    SaluOp::And => a & b,
+                    SaluOp::Or => a | b,
+                    SaluOp::Xor => a ^ b,
+                    SaluOp::Min => a.min(b),
+                    SaluOp::Max => a.max(b),
+                };
+                v & mask
+            }
+        };
+        let new = half(&self.updates[0], old);
+        let new_hi = half(&self.updates[1], old_hi);
+        cells[slot] = if self.pair {
+            new_hi << self.cell_bits | new
+        } else {
+            new
+        };
+        for &(dst, what) in self.outputs.iter() {
+            let v = match what {
+                SaluOutputValue::Old => old,
+                SaluOutputValue::New => new,
+                SaluOutputValue::OldHi => old_hi,
+                SaluOutputValue::NewHi => new_hi,
+                SaluOutputValue::Predicate => conds as u64,
+            };
+            write.set(dst, v as u32);
+        }
+    }
+}
+
+fn cell_mask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Index of a compiled action call in [`Compiler::actions`].
+type ActionId = u32;
+
+/// What an entry runs: a call, or a selector group's members.
+#[derive(Clone, Debug)]
+enum CompiledTarget {
+    Call(ActionId),
+    Group(Box<[ActionId]>),
+}
+
+/// How a table finds the entry a packet hits.
+#[derive(Clone, Debug)]
+enum Lookup {
+    /// No entries: every packet misses.
+    Empty,
+    /// Exact keys of at most 64 bits in all, packed (first key highest) into one word.
+    Packed {
+        keys: Box<[Field]>,
+        entries: HashMap<u64, CompiledTarget>,
+    },
+    /// Exact keys wider than 64 bits: by the key's values.
+    Wide {
+        keys: Box<[Field]>,
+        entries: std::collections::BTreeMap<Vec<u32>, CompiledTarget>,
+    },
+    /// Ternary and LPM: the entries in priority order, tried through the reference's index
+    /// (`CTable::ternary_index`) of the table they came from.
+    Ternary {
+        table: Box<CTable>,
+        targets: Box<[CompiledTarget]>,
+    },
+}
+
+/// A table (or one part of a split table) compiled.
+#[derive(Clone, Debug)]
+struct CompiledTable {
+    lookup: Lookup,
+    default: ActionId,
+    selector: Option<(Box<[Field]>, Arc<CrcTable>)>,
+    /// A split table's part: its hit bit and whether it is the last part.
+    part: Option<(Field, bool)>,
+}
+
+#[derive(Clone, Debug)]
+enum UnitKind {
+    Gateway {
+        field: Field,
+        cmp: Cmp,
+        value: Src,
+        bit: Field,
+    },
+    Table(CompiledTable),
+}
+
+/// A unit of a stage compiled, with its guards as `PlacedThread::apply` reads them.
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledUnit {
+    /// (gateway outcome bit, outcome it needs, whether the bit's container is among the
+    /// stage's writes).
+    pub guards: Box<[(Field, bool, bool)]>,
+    kind: UnitKind,
+}
+
+/// The action calls of one thread's program, compiled, shared by its stages.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Compiled {
+    actions: Vec<Box<[MicroOp]>>,
+    /// Dedups calls: (table, action, args) -> id; the table matters for `random`.
+    ids: HashMap<(usize, usize, Vec<u32>), ActionId>,
+    registers: Vec<RegisterOp>,
+    register_ids: HashMap<usize, u32>,
+}
+
+impl Compiled {
+    fn action(&mut self, p: &Checked, table: usize, call: &Call) -> ActionId {
+        let key = (table, call.action, call.args.clone());
+        if let Some(&id) = self.ids.get(&key) {
+            return id;
+        }
+        let args = &call.args;
+        let ops = p.actions[call.action]
+            .ops
+            .iter()
+            .map(|op| match *op {
+                Op::Set { dst, src } => MicroOp::Set {
+                    dst,
+                    src: Src::new(src, args),
+                },
+                Op::Alu { op, dst, a, b } if op.is_signed() => MicroOp::SignedAlu {
+                    op,
+                    dst,
+                    a: Src::new(a, args),
+                    b: Src::new(b, args),
+                },
+                Op::Alu { op, dst, a, b } => MicroOp::Alu {
+                    op,
+                    dst,
+                    a: Src::new(a, args),
+                    b: Src::new(b, args),
+                },
+                Op::Hash { dst, hash } => {
+                    let h = &p.hashes[hash];
+                    MicroOp::Hash {
+                        dst,
+                        inputs: h.inputs.clone().into_boxed_slice(),
+                        table: crc_table(h.algorithm, h.polynomial),
+                    }
+                }
+                Op::SetEgressPort(v) => MicroOp::SetEgressPort(Src::new(v, args)),
+                Op::SetQid(v) => MicroOp::SetQid(Src::new(v, args)),
+                Op::Drop(reason) => MicroOp::Drop(reason as u32),
+                Op::MarkEcn => MicroOp::MarkEcn,
+                Op::Execute {
+                    register_action,
+                    index,
+                } => {
+                    let next = self.registers.len() as u32;
+                    let id = *self.register_ids.entry(register_action).or_insert(next);
+                    if id == next {
+                        self.registers.push(RegisterOp::new(p, register_action));
+                    }
+                    MicroOp::Execute {
+                        register_action: id,
+                        index: Src::new(index, args),
+                    }
+                }
+                Op::Mirror(v) => MicroOp::Mirror(Src::new(v, args)),
+                Op::Recirculate => MicroOp::Recirculate,
+                Op::Resubmit(h) => MicroOp::Resubmit(h),
+                Op::Random { dst } => MicroOp::Random {
+                    dst,
+                    table: table as u32,
+                },
+            })
+            .collect();
+        let id = self.actions.len() as ActionId;
+        self.actions.push(ops);
+        self.ids.insert(key, id);
+        id
+    }
+
+    fn target(&mut self, p: &Checked, table: usize, target: &Target) -> CompiledTarget {
+        match target {
+            Target::Call(c) => CompiledTarget::Call(self.action(p, table, c)),
+            Target::Group(members) => {
+                CompiledTarget::Group(members.iter().map(|c| self.action(p, table, c)).collect())
+            }
+        }
+    }
+
+    /// Compiles table `t` of `p` (or a part of it, `entries` holding the part's entries).
+    fn table(
+        &mut self,
+        p: &Checked,
+        t: usize,
+        entries: &CTable,
+        part: Option<(Field, bool)>,
+    ) -> CompiledTable {
+        let key_bits: u32 = entries.keys.iter().map(|f| f.bits as u32).sum();
+        let empty = entries.exact.is_empty() && entries.ternary.is_empty();
+        let lookup = if empty {
+            Lookup::Empty
+        } else if entries.kind == MatchKind::Exact && key_bits <= 64 {
+            let mut packed = HashMap::new();
+            for (key, target) in &entries.exact {
+                // A value with bits beyond its field matches no packet.
+                if let Some(word) = pack_values(&entries.keys, key) {
+                    let target = self.target(p, t, target);
+                    packed.insert(word, target);
+                }
+            }
+            Lookup::Packed {
+                keys: entries.keys.clone().into_boxed_slice(),
+                entries: packed,
+            }
+        } else if entries.kind == MatchKind::Exact {
+            let mut wide = std::collections::BTreeMap::new();
+            for (key, target) in &entries.exact {
+                let target = self.target(p, t, target);
+                wide.insert(key.clone(), target);
+            }
+            Lookup::Wide {
+                keys: entries.keys.clone().into_boxed_slice(),
+                entries: wide,
+            }
+        } else {
+            let targets = entries
+                .ternary
+                .iter()
+                .map(|(_, target)| self.target(p, t, target))
+                .collect();
+            Lookup::Ternary {
+                table: Box::new(entries.clone()),
+                targets,
+            }
+        };
+        CompiledTable {
+            lookup,
+            default: self.action(p, t, &entries.default),
+            selector: entries.selector.as_ref().map(|s| {
+                (
+                    s.inputs.clone().into_boxed_slice(),
+                    crc_table(
+                        crate::program::ir::HashAlgorithm::Crc16,
+                        super::exec::SELECTOR_POLYNOMIAL,
+                    ),
+                )
+            }),
+            part,
+        }
+    }
+
+    /// Compiles a gateway.
+    pub(crate) fn gateway(
+        p: &Checked,
+        g: usize,
+        guards: Box<[(Field, bool, bool)]>,
+    ) -> CompiledUnit {
+        let g = &p.gateways[g];
+        CompiledUnit {
+            guards,
+            kind: UnitKind::Gateway {
+                field: g.field,
+                cmp: g.cmp,
+                value: Src::new(g.value, &[]),
+                bit: g.bit,
+            },
+        }
+    }
+
+    /// Compiles a table unit: the whole table `t`, or a part of a split one.
+    pub(crate) fn table_unit(
+        &mut self,
+        p: &Checked,
+        t: usize,
+        part: Option<(&CTable, Field, bool)>,
+        guards: Box<[(Field, bool, bool)]>,
+    ) -> CompiledUnit {
+        let table = match part {
+            Some((entries, hit, last)) => self.table(p, t, entries, Some((hit, last))),
+            None => self.table(p, t, &p.tables[t], None),
+        };
+        CompiledUnit {
+            guards,
+            kind: UnitKind::Table(table),
+        }
+    }
+}
+
+/// `values` packed as [`Lookup::Packed`] packs a packet's key, or `None` if one is wider
+/// than its field (no packet's key can equal it).
+fn pack_values(keys: &[Field], values: &[u32]) -> Option<u64> {
+    let mut word = 0u64;
+    for (f, &v) in keys.iter().zip(values) {
+        if f.bits < 32 && v >> f.bits != 0 {
+            return None;
+        }
+        word = shift_in(word, f.bits) | v as u64;
+    }
+    Some(word)
+}
+
+/// Calls `f` with `inputs`' values in big-endian bytes, each field in its whole bytes, as
+/// the reference's `field_be_bytes` lays them out: on the stack unless they are many.
+#[inline]
+fn with_key_bytes(phv: &Phv, inputs: &[Field], f: impl FnOnce(&[u8]) -> u32) -> u32 {
+    let mut bytes = [0u8; 64];
+    let mut len = 0;
+    for &field in inputs {
+        let n = (field.bits as usize).div_ceil(8);
+        if len + n > bytes.len() {
+            let mut all = Vec::new();
+            for &field in inputs {
+                field_be_bytes(phv, field, &mut all);
+            }
+            return f(&all);
+        }
+        let v = phv.get(field).to_be_bytes();
+        bytes[len..len + n].copy_from_slice(&v[4 - n..]);
+        len += n;
+    }
+    f(&bytes[..len])
+}
+
+#[inline(always)]
+fn shift_in(word: u64, bits: u8) -> u64 {
+    word.checked_shl(bits as u32).unwrap_or(0)
+}
+
+impl Compiled {
+    /// Runs `unit` reading `read` and writing `write`, as `State::run_unit` (or
+    /// `State::apply_part`) runs the unit it was compiled from.
+    #[inline]
+    pub(crate) fn run(&self, unit: &CompiledUnit, state: &mut State, read: &Phv, write: &mut Phv) {
+        match &unit.kind {
+            UnitKind::Gateway {
+                field,
+                cmp,
+                value,
+                bit,
+            } => {
+                let holds = cmp.holds(read.get(*field), value.get(read));
+                write.set(*bit, holds as u32);
+            }
+            UnitKind::Table(t) => {
+                if let Some((hit, _)) = t.part {
+                    if read.get(hit) == 1 {
+                        return;
+                    }
+                }
+                match self.find(t, read) {
+                    Some(id) => {
+                        if let Some((hit, _)) = t.part {
+                            write.set(hit, 1);
+                        }
+                        self.run_action(id, state, read, write);
+                    }
+                    None => match t.part {
+                        Some((_, false)) => {}
+                        _ => self.run_action(t.default, state, read, write),
+                    },
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn find(&self, t: &CompiledTable, phv: &Phv) -> Option<ActionId> {
+        let target = match &t.lookup {
+            Lookup::Empty => return None,
+            Lookup::Packed { keys, entries } => {
+                let mut word = 0u64;
+                for &f in keys.iter() {
+                    word = shift_in(word, f.bits) | phv.get(f) as u64;
+                }
+                entries.get(&word)?
+            }
+            Lookup::Wide { keys, entries } => {
+                let key: Vec<u32> = keys.iter().map(|&f| phv.get(f)).collect();
+                entries.get(&key)?
+            }
+            Lookup::Ternary { table, targets } => {
+                let hits = |pairs: &[(u32, u32)]| {
+                    table
+                        .keys
+                        .iter()
+                        .zip(pairs)
+                        .all(|(&f, &(v, m))| phv.get(f) & m == v & m)
+                };
+                let i = match table
+                    .ternary_index
+                    .candidates(table, |c| phv.get(table.keys[c]))
+                {
+                    Some(ids) => ids
+                        .iter()
+                        .map(|&i| i as usize)
+                        .find(|&i| hits(&table.ternary[i].0)),
+                    None => (0..table.ternary.len()).find(|&i| hits(&table.ternary[i].0)),
+                }?;
+                &targets[i]
+            }
+        };
+        Some(match target {
+            CompiledTarget::Call(id) => *id,
+            CompiledTarget::Group(members) => {
+                let (inputs, crc) = t
+                    .selector
+                    .as_ref()
+                    .expect("only selector tables have groups (checked)");
+                let h = with_key_bytes(phv, inputs, |bytes| crc.crc(bytes)) & SELECTOR_HASH_MASK;
+                members[h as usize % members.len()]
+            }
+        })
+    }
+
+    /// As `State::run_action`: every primitive reads the PHV as it was before the action.
+    #[inline]
+    fn run_action(&self, id: ActionId, state: &mut State, read: &Phv, write: &mut Phv) {
+        for op in self.actions[id as usize].iter() {
+            match op {
+                MicroOp::Set { dst, src } => write.set(*dst, src.get(read)),
+                MicroOp::Alu { op, dst, a, b } => {
+                    write.set(*dst, op.apply(a.get(read), b.get(read)))
+                }
+                MicroOp::SignedAlu { op, dst, a, b } => {
+                    write.set(*dst, op.apply(a.get_signed(read), b.get_signed(read)))
+                }
+                MicroOp::Hash { dst, inputs, table } => {
+                    write.set(*dst, with_key_bytes(read, inputs, |bytes| table.crc(bytes)));
+                }
+                MicroOp::SetEgressPort(v) => {
+                    write.set(layout::UCAST_EGRESS_PORT, v.get(read));
+                    write.set(layout::EGRESS_PORT_VALID, 1);
+                }
+                MicroOp::SetQid(v) => write.set(layout::QID, v.get(read)),
+                MicroOp::Drop(reason) => write.set(layout::DROP_REASON, *reason),
+                MicroOp::MarkEcn => {
+                    if read.get(layout::IPV4_ECN) != 0 {
+                        write.set(layout::IPV4_ECN, 3);
+                    }
+                }
+                MicroOp::Execute {
+                    register_action,
+                    index,
+                } => {
+                    let index = index.get(read);
+                    self.registers[*register_action as usize].run(
+                        &mut state.registers,
+                        index,
+                        read,
+                        write,
+                    );
+                }
+                MicroOp::Mirror(v) => {
+                    write.set(fields::MIRROR_SESSION, v.get(read));
+                    write.set(fields::MIRROR_VALID, 1);
+                }
+                MicroOp::Recirculate => write.set(fields::RECIRCULATE, 1),
+                MicroOp::Resubmit(header) => {
+                    write.set(fields::RESUBMIT, 1);
+                    write.set(fields::RESUBMIT_HEADER, *header);
+                }
+                MicroOp::Random { dst, table } => {
+                    let v = state.draw(*table as usize);
+                    write.set(*dst, v);
+                }
+            }
+        }
+    }
+}
