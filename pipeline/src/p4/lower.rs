@@ -246,6 +246,38 @@ struct Ctl<'a> {
     locals: HashMap<String, Local<'a>>,
 }
 
+/// How a RegisterAction's body names its cell: the apply method's `value` parameter, and
+/// for a pair register the names of its two fields (the struct's first field is the
+/// stateful ALU's `lo` half, the second its `hi`).
+#[derive(Clone, Debug)]
+struct CellNames {
+    value: String,
+    halves: Option<(String, String)>,
+}
+
+impl CellNames {
+    /// Which half `e` names: `value` (an unpaired cell), `value.lo` or `value.hi` (a
+    /// pair's fields by their names); `None` when `e` is not the cell.
+    fn half(&self, e: &Expr) -> Option<ir::Half> {
+        let p = e.path()?;
+        match &self.halves {
+            None => (p == self.value).then_some(ir::Half::Lo),
+            Some((lo, hi)) => {
+                let (v, f) = p.split_once('.')?;
+                if v != self.value {
+                    None
+                } else if f == lo {
+                    Some(ir::Half::Lo)
+                } else if f == hi {
+                    Some(ir::Half::Hi)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
 /// A RegisterAction's program, before its output is known.
 #[derive(Clone, Debug)]
 struct SaluBody {
@@ -3312,13 +3344,28 @@ impl<'a> Lowerer<'a> {
             );
         };
         let value = aparams.first().map(|p| p.name.clone()).unwrap_or_default();
+        let halves = match self.prog.registers.iter().find(|r| r.name == reg_ir) {
+            Some(r) if r.pair => {
+                let ty = aparams.first().map(|p| self.resolve(&p.ty, p.span)).transpose()?;
+                let Some(Ty::Struct(sn)) = ty else {
+                    return self.err(m.span, format!("`{reg}` is a pair register: the apply method's cell is its pair struct"));
+                };
+                let fs = self.structs.get(&sn).copied().unwrap_or(&[]);
+                match fs {
+                    [lo, hi] => Some((lo.name.clone(), hi.name.clone())),
+                    _ => return self.err(m.span, format!("struct `{sn}` is not a pair")),
+                }
+            }
+            _ => None,
+        };
+        let cell = CellNames { value, halves };
         let rv = aparams.get(1).map(|p| p.name.clone());
         let mut sb = SaluBody {
             conditions: Vec::new(),
             updates: Vec::new(),
             rv: None,
         };
-        self.salu_stmts(c, inst, &value, rv.as_deref(), body, &[], &mut sb)?;
+        self.salu_stmts(c, inst, &cell, rv.as_deref(), body, &[], &mut sb)?;
         use crate::program::check::{SALU_MAX_CONDITIONS, SALU_MAX_UPDATES};
         if sb.conditions.len() > SALU_MAX_CONDITIONS {
             return self.err(
@@ -3329,14 +3376,21 @@ impl<'a> Lowerer<'a> {
                 ),
             );
         }
-        if sb.updates.len() > SALU_MAX_UPDATES {
-            return self.err(
-                m.span,
-                format!(
-                    "RegisterAction `{inst}` writes the cell in {} different ways; a Tofino2 stateful ALU has {SALU_MAX_UPDATES} update ALUs",
-                    sb.updates.len()
-                ),
-            );
+        for half in [ir::Half::Lo, ir::Half::Hi] {
+            let n = sb.updates.iter().filter(|u| u.half == half).count();
+            if n > SALU_MAX_UPDATES {
+                let what = match (&cell.halves, half) {
+                    (None, _) => "the cell".to_string(),
+                    (Some((lo, _)), ir::Half::Lo) => format!("`{}.{lo}`", cell.value),
+                    (Some((_, hi)), ir::Half::Hi) => format!("`{}.{hi}`", cell.value),
+                };
+                return self.err(
+                    m.span,
+                    format!(
+                        "RegisterAction `{inst}` writes {what} in {n} different ways; a Tofino2 stateful ALU has {SALU_MAX_UPDATES} update ALUs per half"
+                    ),
+                );
+            }
         }
         let mut ra = ir::RegisterAction::new(&ir, &reg_ir);
         ra.conditions = sb.conditions;
@@ -3363,17 +3417,27 @@ impl<'a> Lowerer<'a> {
         &mut self,
         c: &Ctl<'a>,
         inst: &str,
-        value: &str,
+        cell: &CellNames,
         rv: Option<&str>,
         body: &[Stmt],
         guards: &[ir::Guard],
         sb: &mut SaluBody,
     ) -> R<()> {
+        let value = cell.value.as_str();
         for st in body {
             match &st.kind {
                 StmtKind::Empty => {}
-                StmtKind::Block(b) => self.salu_stmts(c, inst, value, rv, b, guards, sb)?,
-                StmtKind::Assign(lhs, rhs) if lhs.path().as_deref() == Some(value) => {
+                StmtKind::Block(b) => self.salu_stmts(c, inst, cell, rv, b, guards, sb)?,
+                StmtKind::Assign(lhs, _) if lhs.path().as_deref() == Some(value) && cell.halves.is_some() => {
+                    return self.err(
+                        lhs.span,
+                        format!("the cell of a pair register is written half by half (`{value}.{}`, `{value}.{}`)",
+                            cell.halves.as_ref().map_or("", |h| h.0.as_str()),
+                            cell.halves.as_ref().map_or("", |h| h.1.as_str())),
+                    );
+                }
+                StmtKind::Assign(lhs, rhs) if cell.half(lhs).is_some() => {
+                    let half = cell.half(lhs).unwrap_or(ir::Half::Lo);
                     let exclusive = |u: &ir::SaluUpdate| {
                         u.when.iter().any(|g| {
                             guards
@@ -3381,16 +3445,16 @@ impl<'a> Lowerer<'a> {
                                 .any(|h| h.condition == g.condition && h.holds != g.holds)
                         })
                     };
-                    if sb.updates.iter().any(|u| !exclusive(u)) {
+                    if sb.updates.iter().any(|u| u.half == half && !exclusive(u)) {
                         return self.err(
                             st.span,
-                            format!("RegisterAction `{inst}` writes `{value}` twice on one path; a stateful ALU writes the cell once"),
+                            format!("RegisterAction `{inst}` writes `{}` twice on one path; a stateful ALU writes the cell once", expr_text(lhs)),
                         );
                     }
-                    let (op, a, b) = self.salu_expr(c, value, rhs)?;
+                    let (op, a, b) = self.salu_expr(c, cell, rhs)?;
                     sb.updates.push(ir::SaluUpdate {
                         when: guards.to_vec(),
-                        half: ir::Half::Lo,
+                        half,
                         op,
                         a,
                         b,
@@ -3403,16 +3467,24 @@ impl<'a> Lowerer<'a> {
                             format!("RegisterAction `{inst}` sets `rv` under a condition; the model's output ALU returns the cell unconditionally"),
                         );
                     }
-                    if rhs.path().as_deref() != Some(value) {
+                    if let Some((obj, "predicate", args)) = method_call(rhs) {
+                        if obj.path().as_deref() == Some("this") {
+                            sb.rv = Some(self.salu_predicate(c, inst, cell, rhs, args, sb)?);
+                            continue;
+                        }
+                    }
+                    let Some(half) = cell.half(rhs) else {
                         return self.err(
                             rhs.span,
-                            format!("`rv` is set to `{value}` (the cell before or after its update); other outputs are not supported"),
+                            format!("`rv` is set to the cell (`{value}`, or a pair's half, before or after its update) or to `this.predicate(...)`; other outputs are not supported"),
                         );
-                    }
-                    sb.rv = Some(if sb.updates.is_empty() {
-                        ir::SaluOutputValue::Old
-                    } else {
-                        ir::SaluOutputValue::New
+                    };
+                    let updated = sb.updates.iter().any(|u| u.half == half);
+                    sb.rv = Some(match (half, updated) {
+                        (ir::Half::Lo, false) => ir::SaluOutputValue::Old,
+                        (ir::Half::Lo, true) => ir::SaluOutputValue::New,
+                        (ir::Half::Hi, false) => ir::SaluOutputValue::OldHi,
+                        (ir::Half::Hi, true) => ir::SaluOutputValue::NewHi,
                     });
                 }
                 StmtKind::If(cond, then, els) => {
@@ -3432,27 +3504,20 @@ impl<'a> Lowerer<'a> {
                     let mut g = guards.to_vec();
                     let mut last = 0;
                     for k in conds {
-                        let sc = self.salu_condition(c, value, k)?;
-                        let idx = match sb.conditions.iter().position(|x| *x == sc) {
-                            Some(i) => i,
-                            None => {
-                                sb.conditions.push(sc);
-                                sb.conditions.len() - 1
-                            }
-                        };
+                        let idx = self.salu_comparator(c, cell, k, sb)?;
                         g.push(ir::Guard {
                             condition: idx,
                             holds: true,
                         });
                         last = idx;
                     }
-                    self.salu_stmts(c, inst, value, rv, then, &g, sb)?;
+                    self.salu_stmts(c, inst, cell, rv, then, &g, sb)?;
                     let mut ge = guards.to_vec();
                     ge.push(ir::Guard {
                         condition: last,
                         holds: false,
                     });
-                    self.salu_stmts(c, inst, value, rv, els, &ge, sb)?;
+                    self.salu_stmts(c, inst, cell, rv, els, &ge, sb)?;
                 }
                 _ => {
                     return self.err(
@@ -3466,9 +3531,71 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn salu_operand(&mut self, c: &Ctl<'a>, value: &str, e: &Expr) -> R<ir::SaluOperand> {
-        if e.path().as_deref() == Some(value) {
-            return Ok(ir::SaluOperand::Cell);
+    /// The comparator of condition `k`, shared with an equal one already in `sb`.
+    fn salu_comparator(
+        &mut self,
+        c: &Ctl<'a>,
+        cell: &CellNames,
+        k: &Expr,
+        sb: &mut SaluBody,
+    ) -> R<usize> {
+        let sc = self.salu_condition(c, cell, k)?;
+        Ok(match sb.conditions.iter().position(|x| *x == sc) {
+            Some(i) => i,
+            None => {
+                sb.conditions.push(sc);
+                sb.conditions.len() - 1
+            }
+        })
+    }
+
+    /// `rv = this.predicate(c0, c1, ...)` (T2NA's RegisterAction `predicate`): the
+    /// comparators' results as the IR's predicate output, bit i for comparator i. The
+    /// arguments must be comparators 0, 1, ... in order, and come before any write of the
+    /// cell (the comparators see the cell as read, which in P4's order is the cell before
+    /// the writes).
+    fn salu_predicate(
+        &mut self,
+        c: &Ctl<'a>,
+        inst: &str,
+        cell: &CellNames,
+        call: &Expr,
+        args: &[Expr],
+        sb: &mut SaluBody,
+    ) -> R<ir::SaluOutputValue> {
+        if args.is_empty() {
+            return self.err(
+                call.span,
+                "`this.predicate()` takes the comparisons it reports (`this.predicate(value >= X)`); the model's predicate output is bit i for comparator i",
+            );
+        }
+        if !sb.updates.is_empty() {
+            return self.err(
+                call.span,
+                format!("RegisterAction `{inst}` takes `this.predicate(...)` after writing the cell; the comparators see the cell as read, so set `rv` before the writes"),
+            );
+        }
+        for (i, a) in args.iter().enumerate() {
+            let idx = self.salu_comparator(c, cell, a, sb)?;
+            if idx != i {
+                return self.err(
+                    a.span,
+                    format!("argument {} of `this.predicate` is comparator {idx}; the model's predicate output is bit i for comparator i, so its arguments are the comparators in order (first use)", i + 1),
+                );
+            }
+        }
+        Ok(ir::SaluOutputValue::Predicate)
+    }
+
+    fn salu_operand(&mut self, c: &Ctl<'a>, cell: &CellNames, e: &Expr) -> R<ir::SaluOperand> {
+        if let Some(h) = cell.half(e) {
+            return Ok(match h {
+                ir::Half::Lo => ir::SaluOperand::Cell,
+                ir::Half::Hi => ir::SaluOperand::CellHi,
+            });
+        }
+        if cell.halves.is_some() && e.path().as_deref() == Some(cell.value.as_str()) {
+            return self.err(e.span, "a pair register's cell is read half by half");
         }
         if let Ok((v, _)) = self.const_value(e, &c.locals) {
             if v >> 34 != 0 {
@@ -3477,7 +3604,7 @@ impl<'a> Lowerer<'a> {
             return Ok(ir::SaluOperand::Const(v as u64));
         }
         if let ExprKind::Cast(_, inner) = &e.kind {
-            return self.salu_operand(c, value, inner);
+            return self.salu_operand(c, cell, inner);
         }
         Ok(ir::SaluOperand::Field(self.field(c, e)?.ir))
     }
@@ -3485,7 +3612,7 @@ impl<'a> Lowerer<'a> {
     fn salu_expr(
         &mut self,
         c: &Ctl<'a>,
-        value: &str,
+        cell: &CellNames,
         e: &Expr,
     ) -> R<(ir::SaluOp, ir::SaluOperand, ir::SaluOperand)> {
         let zero = ir::SaluOperand::Const(0);
@@ -3498,8 +3625,8 @@ impl<'a> Lowerer<'a> {
                 };
                 return Ok((
                     op,
-                    self.salu_operand(c, value, a)?,
-                    self.salu_operand(c, value, b)?,
+                    self.salu_operand(c, cell, a)?,
+                    self.salu_operand(c, cell, b)?,
                 ));
             }
         }
@@ -3519,14 +3646,14 @@ impl<'a> Lowerer<'a> {
             };
             return Ok((
                 op,
-                self.salu_operand(c, value, a)?,
-                self.salu_operand(c, value, b)?,
+                self.salu_operand(c, cell, a)?,
+                self.salu_operand(c, cell, b)?,
             ));
         }
-        Ok((ir::SaluOp::Set, self.salu_operand(c, value, e)?, zero))
+        Ok((ir::SaluOp::Set, self.salu_operand(c, cell, e)?, zero))
     }
 
-    fn salu_condition(&mut self, c: &Ctl<'a>, value: &str, e: &Expr) -> R<ir::SaluCondition> {
+    fn salu_condition(&mut self, c: &Ctl<'a>, cell: &CellNames, e: &Expr) -> R<ir::SaluCondition> {
         let ExprKind::Binary(op, a, b) = &e.kind else {
             return self.err(e.span, "a RegisterAction condition compares two operands");
         };
@@ -3537,10 +3664,34 @@ impl<'a> Lowerer<'a> {
             );
         };
         Ok(ir::SaluCondition {
-            a: self.salu_operand(c, value, a)?,
+            a: self.salu_operand(c, cell, a)?,
             cmp,
-            b: self.salu_operand(c, value, b)?,
+            b: self.salu_operand(c, cell, b)?,
         })
+    }
+
+    /// The halves of a pair register's cell struct `sn`: two fields of one width, the first
+    /// the stateful ALU's `lo` half, the second its `hi` (width, signed) each.
+    fn pair_halves(&self, sn: &str, span: Span) -> R<((u32, bool), (u32, bool))> {
+        let fs = self.structs.get(sn).copied().unwrap_or(&[]);
+        let mut ws = Vec::new();
+        for f in fs {
+            match self.resolve(&f.ty, f.span)? {
+                Ty::Bits(w, s) => ws.push((w, s)),
+                _ => ws.push((0, false)),
+            }
+        }
+        match ws.as_slice() {
+            [lo, hi] if lo.0 == hi.0 && lo.0 != 0 => Ok((*lo, *hi)),
+            _ => self.err(
+                span,
+                format!(
+                    "struct `{sn}` as a Register cell: a pair register's cell is a struct of \
+                     two bit<N> (or int<N>) fields of the same width (the stateful ALU's lo \
+                     and hi halves)"
+                ),
+            ),
+        }
     }
 
     /// The IR register array of `Register` instance `d` (named `reg`), declared once.
@@ -3561,15 +3712,20 @@ impl<'a> Lowerer<'a> {
             Some(t) => self.resolve(t, d.span)?,
             None => return self.err(d.span, "a Register needs its cell type"),
         };
-        let (bits, signed) = match cell {
-            Ty::Bits(w, s) => (w, s),
-            _ => {
-                return self.err(
-                    d.span,
-                    "Register cells of struct type are not lowered from P4 yet; use bit<N>",
-                )
+        let (bits, signed, pair) = match cell {
+            Ty::Bits(w, s) => (w, s, false),
+            Ty::Struct(sn) => {
+                let (lo, hi) = self.pair_halves(&sn, d.span)?;
+                (lo.0, lo.1 || hi.1, true)
             }
+            _ => return self.err(d.span, "a Register's cells are bit<N>, int<N> or a pair struct"),
         };
+        if pair && ![8, 16, 32].contains(&bits) {
+            return self.err(
+                d.span,
+                format!("a pair Register of bit<{bits}> halves: Tofino2's stateful ALU pairs halves of 8, 16 or 32 bits"),
+            );
+        }
         if ![1, 8, 16, 32, 64].contains(&bits) {
             return self.err(
                 d.span,
@@ -3589,7 +3745,7 @@ impl<'a> Lowerer<'a> {
             name: ir.clone(),
             cell_bits: bits as u8,
             size: size.min(u32::MAX as u128) as u32,
-            pair: false,
+            pair,
             signed,
         });
         self.spans.push((ir.clone(), d.span));

@@ -385,3 +385,163 @@ fn a_controls_variables_are_metadata_fields_of_their_own() {
         ]
     );
 }
+
+#[test]
+fn a_pair_register_and_a_predicate_output_lower_to_the_stateful_alus_halves_and_comparators() {
+    use t2_pipeline::ir::{
+        Cmp, Guard, Half, RegisterAction, RegisterArray, SaluOp, SaluOperand, SaluOutputValue,
+        SaluUpdate,
+    };
+    // The QCN congestion point's sampler with a random interval (as mice-elephant's builder
+    // writes it): `lo` counts bytes, `hi` holds the interval; at a sample `lo` restarts and
+    // `hi` takes the next draw; the result is whether the sample fired.
+    let p = compile_ingress(
+        "pair_predicate",
+        "struct pair_t { bit<32> bytes; bit<32> interval; }",
+        "Register<pair_t, bit<16>>(512) cp_bytes;
+         RegisterAction<pair_t, bit<16>, bit<8>>(cp_bytes) cp_count = {
+             void apply(inout pair_t value, out bit<8> rv) {
+                 rv = this.predicate(value.bytes >= value.interval);
+                 if (value.bytes >= value.interval) {
+                     value.bytes = 0;
+                     value.interval = meta.count;
+                 } else {
+                     value.bytes = value.bytes + (bit<32>)hdr.ipv4.total_len;
+                 }
+             }
+         };
+         action sample() { meta.small = cp_count.execute(meta.idx); }
+         table t { actions = { sample; } default_action = sample(); }
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    assert_eq!(
+        p.registers,
+        [RegisterArray {
+            name: "cp_bytes".into(),
+            cell_bits: 32,
+            size: 512,
+            pair: true,
+            signed: false,
+        }]
+    );
+    let on = |holds| vec![Guard { condition: 0, holds }];
+    let want = RegisterAction::new("cp_count", "cp_bytes")
+        .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::CellHi)
+        .update(SaluUpdate {
+            when: on(true),
+            half: Half::Lo,
+            op: SaluOp::Set,
+            a: SaluOperand::Const(0),
+            b: SaluOperand::Const(0),
+        })
+        .update(SaluUpdate {
+            when: on(true),
+            half: Half::Hi,
+            op: SaluOp::Set,
+            a: SaluOperand::Field("meta.count".into()),
+            b: SaluOperand::Const(0),
+        })
+        .update(SaluUpdate {
+            when: on(false),
+            half: Half::Lo,
+            op: SaluOp::Add,
+            a: SaluOperand::Cell,
+            b: SaluOperand::Field("ipv4.total_len".into()),
+        })
+        .output("meta.small", SaluOutputValue::Predicate);
+    assert_eq!(p.register_actions, [want]);
+
+    // A half read after its write is the new value; the other half, not written, the old.
+    let p = compile_ingress(
+        "pair_outputs",
+        "struct pair_t { bit<16> lo; bit<16> hi; }",
+        "Register<pair_t, bit<16>>(64) r;
+         RegisterAction<pair_t, bit<16>, bit<16>>(r) bump = {
+             void apply(inout pair_t value, out bit<16> rv) { value.lo = value.lo + 1; rv = value.hi; }
+         };
+         RegisterAction<pair_t, bit<16>, bit<16>>(r) grow = {
+             void apply(inout pair_t value, out bit<16> rv) { value.hi = value.hi + 1; rv = value.hi; }
+         };
+         action a() { meta.idx = bump.execute(meta.idx); }
+         action b() { meta.idx = grow.execute(meta.idx); }
+         table t { key = { meta.small : exact; } actions = { a; b; } default_action = a(); }
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    let outputs: Vec<_> = p
+        .register_actions
+        .iter()
+        .map(|r| (r.name.as_str(), r.outputs[0].value.clone()))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            ("bump", SaluOutputValue::OldHi),
+            ("grow", SaluOutputValue::NewHi)
+        ]
+    );
+    assert_eq!(p.register_actions[1].updates[0].half, Half::Hi);
+}
+
+#[test]
+fn misused_pairs_and_predicates_fail_at_their_place() {
+    let err = |name: &str, prelude: &str, body: &str| {
+        let e = compile_ingress(name, prelude, body).unwrap_err();
+        let text = e.to_string();
+        text[text.find(&format!("{name}.p4:")).unwrap()..].to_string()
+    };
+    let ra = |decl: &str, apply: &str| {
+        format!(
+            "Register<{decl}, bit<16>>(64) r;
+         RegisterAction<{decl}, bit<16>, bit<8>>(r) ra = {{
+             void apply(inout {decl} value, out bit<8> rv) {{ {apply} }}
+         }};
+         action a() {{ meta.small = ra.execute(meta.idx); }}
+         table t {{ actions = {{ a; }} default_action = a(); }}
+         apply {{ t.apply(); }}"
+        )
+    };
+    let pair = "struct pair_t { bit<32> lo; bit<32> hi; }";
+    assert_eq!(
+        err("pair_three", "struct three_t { bit<8> a; bit<8> b; bit<8> c; }", &ra("three_t", "rv = 0;")),
+        "pair_three.p4:4:1: struct `three_t` as a Register cell: a pair register's cell is a \
+         struct of two bit<N> (or int<N>) fields of the same width (the stateful ALU's lo and \
+         hi halves)"
+    );
+    assert_eq!(
+        err("pair_whole", pair, &ra("pair_t", "value = 0;")),
+        "pair_whole.p4:6:62: the cell of a pair register is written half by half (`value.lo`, \
+         `value.hi`)"
+    );
+    assert_eq!(
+        err("pair_twice", pair, &ra("pair_t", "value.hi = 1; value.hi = 2;")),
+        "pair_twice.p4:6:76: RegisterAction `ra` writes `value.hi` twice on one path; a \
+         stateful ALU writes the cell once"
+    );
+    assert_eq!(
+        err("predicate_late", pair, &ra("pair_t", "value.lo = 1; rv = this.predicate(value.lo > 3);")),
+        "predicate_late.p4:6:81: RegisterAction `ra` takes `this.predicate(...)` after writing \
+         the cell; the comparators see the cell as read, so set `rv` before the writes"
+    );
+    assert_eq!(
+        err(
+            "predicate_order",
+            pair,
+            &ra("pair_t", "if (value.hi > 5) { } rv = this.predicate(value.lo > 3);")
+        ),
+        "predicate_order.p4:6:104: argument 1 of `this.predicate` is comparator 1; the model's \
+         predicate output is bit i for comparator i, so its arguments are the comparators in \
+         order (first use)"
+    );
+    assert_eq!(
+        err(
+            "predicate_second",
+            pair,
+            &ra("pair_t", "rv = this.predicate(value.hi > 5, value.hi > 5);")
+        ),
+        "predicate_second.p4:6:96: argument 2 of `this.predicate` is comparator 0; the model's \
+         predicate output is bit i for comparator i, so its arguments are the comparators in \
+         order (first use)"
+    );
+}
