@@ -319,8 +319,19 @@ struct Lowerer<'a> {
     actions: Vec<ActionInfo>,
     registers: Vec<(String, String)>,
     main_span: Span,
-    /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION);`: gress, T, session.
-    mirrors: Vec<(Gress, u128, MirrorSession)>,
+    /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION[, hdr.H]);`.
+    mirrors: Vec<MirrorIdiom>,
+}
+
+/// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
+/// `m.emit<H>(SESSION, hdr.h)`.
+#[derive(Clone, Debug)]
+struct MirrorIdiom {
+    gress: Gress,
+    mirror_type: u128,
+    session: MirrorSession,
+    /// The IR header the copy starts with, and where the deparser names it.
+    header: Option<(String, Span)>,
 }
 
 /// Where a mirror's session id comes from: a constant, or a field of the user metadata
@@ -833,6 +844,22 @@ impl<'a> Lowerer<'a> {
                     .collect(),
             })
             .collect();
+        // The model gives a copy with a mirror header the mirror type of that header's place
+        // among the program's headers (from 1); the P4 must use that type.
+        for m in &self.mirrors {
+            if let Some((h, span)) = &m.header {
+                let place = self.prog.headers.iter().position(|x| x.name == *h).map_or(0, |i| i + 1);
+                if place as u128 != m.mirror_type {
+                    return self.err(
+                        *span,
+                        format!(
+                            "mirror type {}: the modelled chip gives a copy that starts with header `{h}` mirror type {place}, the header's place among the program's headers (declare the headers so, or use mirror type {place})",
+                            m.mirror_type
+                        ),
+                    );
+                }
+            }
+        }
         self.prog.metadata = self
             .meta_order
             .iter()
@@ -2558,7 +2585,7 @@ impl<'a> Lowerer<'a> {
                 _ => return self.err(a.span, "@drop_reason takes a string"),
             },
         };
-        let mut mirrors: Vec<(MirrorSession, Span)> = Vec::new();
+        let mut mirrors: Vec<(MirrorIdiom, Span)> = Vec::new();
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
@@ -2569,8 +2596,8 @@ impl<'a> Lowerer<'a> {
                     let Some(m) = self
                         .mirrors
                         .iter()
-                        .find(|m| m.0 == c.gress && m.1 == t)
-                        .map(|m| m.2.clone())
+                        .find(|m| m.gress == c.gress && m.mirror_type == t)
+                        .cloned()
                     else {
                         return self.err(
                             st.span,
@@ -2677,7 +2704,7 @@ impl<'a> Lowerer<'a> {
         // A mirror reads its session as the action leaves it (the session field may be set
         // after mirror_type).
         for (m, span) in mirrors {
-            let session = match m {
+            let session = match m.session {
                 MirrorSession::Const(v) => Operand::Const(v),
                 MirrorSession::Meta(sty, field) => {
                     let Some(p) = c
@@ -2704,7 +2731,10 @@ impl<'a> Lowerer<'a> {
                     self.operand(c, action, params, &e, None, &written)?
                 }
             };
-            out.push(Primitive::Mirror { session });
+            out.push(match m.header {
+                None => Primitive::Mirror { session },
+                Some((header, _)) => Primitive::MirrorWithHeader { session, header },
+            });
         }
         Ok(out)
     }
@@ -2716,15 +2746,16 @@ impl<'a> Lowerer<'a> {
             unreachable!()
         };
         for st in apply {
-            if let Some((t, session)) = self.mirror_idiom(&c, st)? {
-                self.mirrors.push((gress, t, session));
+            if let Some(mut m) = self.mirror_idiom(&c, st)? {
+                m.gress = gress;
+                self.mirrors.push(m);
             }
         }
         Ok(())
     }
 
     /// The mirror type and session of a deparser statement that is the mirror idiom.
-    fn mirror_idiom(&self, c: &Ctl<'a>, st: &Stmt) -> R<Option<(u128, MirrorSession)>> {
+    fn mirror_idiom(&mut self, c: &Ctl<'a>, st: &Stmt) -> R<Option<MirrorIdiom>> {
         let StmtKind::If(cond, then, els) = &st.kind else {
             return Ok(None);
         };
@@ -2747,11 +2778,24 @@ impl<'a> Lowerer<'a> {
             return Ok(None);
         }
         let (t, _) = self.const_value(t, &c.locals)?;
-        let [arg] = args else {
-            return self.err(
-                e.span,
-                "a mirror with a header (`emit(session, hdr)`) is not lowered from P4 yet",
-            );
+        let (arg, header) = match args {
+            [arg] => (arg, None),
+            [arg, h] => {
+                let ir = self.header_of(c, h)?;
+                if self.instances.values().any(|i| i.ir == ir && i.builtin) {
+                    return self.err(
+                        h.span,
+                        format!("the mirror header `{}` is one of t2sim's built-in headers; a mirror header is a header of the program's own (its mirror type is its place among them)", expr_text(h)),
+                    );
+                }
+                (arg, Some((ir, h.span)))
+            }
+            _ => {
+                return self.err(
+                    e.span,
+                    "`emit` of a Mirror takes the session, or the session and a header",
+                )
+            }
         };
         let session =
             match self.const_value(arg, &c.locals) {
@@ -2770,7 +2814,12 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             };
-        Ok(Some((t, session)))
+        Ok(Some(MirrorIdiom {
+            gress: c.gress,
+            mirror_type: t,
+            session,
+            header,
+        }))
     }
 
     fn is_ecn_mark(&mut self, c: &Ctl<'a>, cond: &Expr, st: &Stmt) -> bool {

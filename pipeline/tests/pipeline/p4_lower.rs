@@ -545,3 +545,102 @@ fn misused_pairs_and_predicates_fail_at_their_place() {
          order (first use)"
     );
 }
+
+/// A program whose ingress mirrors VLAN-tagged packets with the VLAN tag as the mirror
+/// header (`emit<vlan_h>(session, hdr.vlan)`), the copy's mirror type `mirror_type`, and the
+/// deparser's header argument `mirror_header`.
+fn compile_header_mirror(
+    name: &str,
+    mirror_type: u32,
+    mirror_header: &str,
+) -> Result<Program, p4::P4Error> {
+    let dir = root().join("target/p4-lower-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.p4"));
+    let include = root().join("programs/p4/include");
+    let text = format!(
+        r#"#include <t2na.p4>
+#include "{inc}/headers.p4"
+#include "{inc}/no_egress.p4"
+struct headers_t {{ ethernet_h ethernet; vlan_h vlan; ipv4_h ipv4; }}
+struct metadata_t {{ MirrorId_t session; }}
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {{
+    state start {{ pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); transition eth; }}
+    state eth {{ pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {{ 0x8100: vlan; 0x0800: ip; default: accept; }} }}
+    state vlan {{ pkt.extract(hdr.vlan);
+        transition select(hdr.vlan.ether_type) {{ 0x0800: ip; default: accept; }} }}
+    state ip {{ pkt.extract(hdr.ipv4); transition accept; }}
+}}
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+    action copy_tagged(MirrorId_t session) {{
+        ig_dprsr_md.mirror_type = {mirror_type};
+        meta.session = session;
+        hdr.vlan.vid = 7;
+    }}
+    table watch {{ key = {{ hdr.vlan.vid : exact; }} actions = {{ copy_tagged; }} size = 16; }}
+    apply {{ if (hdr.vlan.isValid()) {{ watch.apply(); }} }}
+}}
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
+    Mirror() mirror;
+    apply {{
+        if (ig_dprsr_md.mirror_type == {mirror_type}) {{ mirror.emit<vlan_h>(meta.session, {mirror_header}); }}
+        pkt.emit(hdr);
+    }}
+}}
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
+"#,
+        inc = include.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    p4::compile(&path, &p4::Options::default()).map(|c| c.program)
+}
+
+#[test]
+fn a_mirror_with_a_header_lowers_to_mirror_with_header() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = compile_header_mirror("header_mirror", 1, "hdr.vlan").unwrap();
+    let a = p.actions.iter().find(|a| a.name == "copy_tagged").unwrap();
+    // The copy starts with the VLAN tag as the action leaves it (vid 7), then the packet;
+    // `vlan` is the program's first header, so the copy's mirror type is 1.
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::set("meta.session", Operand::param("session")),
+            Primitive::set("vlan.vid", Operand::Const(7)),
+            Primitive::MirrorWithHeader {
+                session: Operand::param("session"),
+                header: "vlan".into(),
+            },
+        ]
+    );
+    assert_eq!(p.headers[0].name, "vlan");
+}
+
+#[test]
+fn a_mirror_header_of_another_place_or_a_built_in_one_fails_at_the_deparsers_argument() {
+    let at = |e: p4::P4Error| {
+        let t = e.to_string();
+        t[t.rfind('/').unwrap() + 1..].to_string()
+    };
+    assert_eq!(
+        at(compile_header_mirror("header_mirror_type", 2, "hdr.vlan").unwrap_err()),
+        "header_mirror_type.p4:32:79: mirror type 2: the modelled chip gives a copy that starts \
+         with header `vlan` mirror type 1, the header's place among the program's headers \
+         (declare the headers so, or use mirror type 1)"
+    );
+    assert_eq!(
+        at(compile_header_mirror("header_mirror_builtin", 1, "hdr.ethernet").unwrap_err()),
+        "header_mirror_builtin.p4:32:79: the mirror header `hdr.ethernet` is one of t2sim's \
+         built-in headers; a mirror header is a header of the program's own (its mirror type \
+         is its place among them)"
+    );
+}
