@@ -143,3 +143,15 @@ fn pabo_gets_its_tables_from_the_lut_and_its_constants_as_defines() {
     assert!(format!("{:?}", clamp.primitives).contains("Const(400)"));
     assert!(p.registers.iter().any(|r| r.name == BOUNCE_COUNTER));
 }
+
+#[test]
+fn pfc_only_p4_lowers_to_the_pfc_only_builders_program() {
+    use t2sim::schemes::mice_elephant::{self, Config, Variant};
+    let mut p4 = mice_elephant::PFC_ONLY_P4.compile(&[]);
+    let built = mice_elephant::program(&Config::defaults(Variant::PfcOnly));
+    assert_eq!(p4.name, "pfc_only");
+    p4.name = built.name.clone();
+    if p4 != built {
+        panic!("lowered\n{}\nbuilder\n{}", p4.to_json(), built.to_json());
+    }
+}

@@ -3867,13 +3867,19 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        // Headers in parse order, by first extraction on a walk from `start`.
+        // Headers in parse order: every header the graph extracts, and which header comes
+        // before which on some path from `start` (the graph has no loops; its paths are few).
         let mut order: Vec<String> = Vec::new();
-        let mut stack = vec![ir::START.to_string()];
-        let mut seen = BTreeSet::new();
-        while let Some(s) = stack.pop() {
-            if !seen.insert(s.clone()) {
-                continue;
+        let mut before: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut paths = vec![(ir::START.to_string(), Vec::<String>::new())];
+        let mut walked = 0usize;
+        while let Some((s, mut prefix)) = paths.pop() {
+            walked += 1;
+            if walked > 100_000 {
+                return self.err(
+                    d.span,
+                    "the parser has more than 100,000 paths (or a loop); the model's parser graph is a small loop-free one",
+                );
             }
             let Some(st) = graph.states.iter().find(|x| x.name == s) else {
                 continue;
@@ -3882,13 +3888,17 @@ impl<'a> Lowerer<'a> {
                 if !order.contains(h) {
                     order.push(h.clone());
                 }
+                for g in &prefix {
+                    before.insert((g.clone(), h.clone()));
+                }
+                prefix.push(h.clone());
             }
             match &st.transition {
-                ir::Transition::Goto(n) => stack.push(n.clone()),
+                ir::Transition::Goto(n) => paths.push((n.clone(), prefix)),
                 ir::Transition::Select { cases, default, .. } => {
-                    stack.push(default.clone());
+                    paths.push((default.clone(), prefix.clone()));
                     for cs in cases.iter().rev() {
-                        stack.push(cs.next.clone());
+                        paths.push((cs.next.clone(), prefix.clone()));
                     }
                 }
             }
@@ -3901,11 +3911,12 @@ impl<'a> Lowerer<'a> {
                 );
             }
         }
-        let pos: Vec<usize> = emitted
-            .iter()
-            .filter_map(|h| order.iter().position(|o| o == h))
-            .collect();
-        if pos.windows(2).any(|w| w[0] > w[1]) {
+        let misordered = emitted.iter().enumerate().any(|(i, a)| {
+            emitted[i + 1..]
+                .iter()
+                .any(|b| before.contains(&(b.clone(), a.clone())))
+        });
+        if misordered {
             return self.err(
                 d.span,
                 "the deparser emits headers in another order than the parser extracts them; the \

@@ -584,6 +584,13 @@ pub fn program(c: &Config) -> Program {
     b.build_unchecked()
 }
 
+/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary. The other
+/// variants' programs (with the QCN congestion point) are still built here ([`program`]).
+pub const PFC_ONLY_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/pfc_only.p4",
+    text: include_str!("pfc_only.p4"),
+};
+
 /// The range the next sampling interval is drawn from with `sample_random`: the widest
 /// power-of-two span (`2^k` bytes, `2^k` at most 30% of `sample_bytes`) centred on
 /// `sample_bytes`, so that a draw of k random bits added to the low end is uniform over it.
