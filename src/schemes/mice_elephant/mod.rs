@@ -14,7 +14,8 @@
 //!
 //! `docs/schemes/mice-elephant.md` has the design, the mapping to the chip, what differs from
 //! the paper and the measurements. `programs/mice_elephant_switch.json` and the baselines'
-//! programs are built here.
+//! programs are generated here: pfc-only's from `pfc_only.p4`, the others (with QCN) from
+//! the Rust builder below.
 //!
 //! How a CNM travels: the congestion point (egress of the congested port) mirrors a sampled
 //! elephant packet with a 4-byte header (its quantised feedback) into session
@@ -425,7 +426,8 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
     Stmt::if_(Condition::new(field, cmp, v), then, otherwise)
 }
 
-/// The switch program of `c`.
+/// The switch program of `c`: pfc-only's is [`PFC_ONLY_P4`]; the others are built here
+/// (until the front end lowers the congestion point's CNM copies).
 ///
 /// Ingress: CNMs are routed towards the source of the frame they carry (see the module
 /// documentation) in [`MICE_QID`]. Under isolation, ACKs and the first `mice_bytes` IPv4
@@ -433,6 +435,9 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
 /// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
 /// class 0. Egress, with QCN: the congestion point on the elephant class.
 pub fn program(c: &Config) -> Program {
+    if c.variant == Variant::PfcOnly {
+        return PFC_ONLY_P4.compile(&[]);
+    }
     let qcn = c.variant.qcn();
     let isolation = c.variant == Variant::Isolation;
     let mut b = forwarding(c.variant.program_name());
