@@ -144,7 +144,6 @@ fn pabo_gets_its_tables_from_the_lut_and_its_constants_as_defines() {
     assert!(p.registers.iter().any(|r| r.name == BOUNCE_COUNTER));
 }
 
-#[test]
 /// pfc-only's program is `pfc_only.p4` (it takes no parameter). Before its builder went,
 /// this held the P4 equal to the builder's IR but for the program's name (`pfc_switch`
 /// then); now it holds the shipped JSON to the P4, and pfc-only's setup to both.

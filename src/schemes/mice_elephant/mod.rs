@@ -438,14 +438,12 @@ pub fn program(c: &Config) -> Program {
     if c.variant == Variant::PfcOnly {
         return PFC_ONLY_P4.compile(&[]);
     }
-    let qcn = c.variant.qcn();
+    // Every variant built here runs the congestion point.
+    debug_assert!(c.variant.qcn());
     let isolation = c.variant == Variant::Isolation;
-    let mut b = forwarding(c.variant.program_name());
-    if qcn {
-        // The mirror header first: a copy's mirror type is its header's place plus 1, and
-        // the parser's first state selects on type 1.
-        b = cnm_copy_headers(b);
-    }
+    // The mirror header first: a copy's mirror type is its header's place plus 1, and the
+    // parser's first state selects on type 1.
+    let mut b = cnm_copy_headers(forwarding(c.variant.program_name()));
     b = cnm_header(b)
         .metadata("meta.orig_dst", 32)
         .action(
@@ -469,13 +467,11 @@ pub fn program(c: &Config) -> Program {
         .table(ipv4_host())
         .table(keyless("cnm_route", "cnm_to_source"))
         .table(keyless("cnm_unswap", "cnm_restore"));
+    // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
     let mut parser = Vec::new();
-    if qcn {
-        // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
-        parser.extend(cnm_copy_parser());
-    }
+    parser.extend(cnm_copy_parser());
     parser.extend([
-        ParserState::new(if qcn { "parse_eth" } else { "start" })
+        ParserState::new("parse_eth")
             .extract("ethernet")
             .select(&["ethernet.ether_type"], "accept")
             .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
@@ -583,9 +579,7 @@ pub fn program(c: &Config) -> Program {
         Stmt::apply("ipv4_host"),
         is_cnm(vec![Stmt::apply("cnm_unswap")], classify),
     ]));
-    if qcn {
-        b = congestion_point(b, c);
-    }
+    b = congestion_point(b, c);
     b.build_unchecked()
 }
 
