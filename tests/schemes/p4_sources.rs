@@ -152,7 +152,10 @@ fn pfc_only_builds_from_its_p4_and_ships_it() {
     use t2sim::schemes::mice_elephant::{self, Config, Variant};
     let p4 = mice_elephant::PFC_ONLY_P4.compile(&[]);
     assert_eq!(p4.name, "pfc_only");
-    assert_eq!(mice_elephant::program(&Config::defaults(Variant::PfcOnly)), p4);
+    assert_eq!(
+        mice_elephant::program(&Config::defaults(Variant::PfcOnly)),
+        p4
+    );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("programs/pfc_switch.json")).unwrap();
     assert_eq!(Program::from_json(&text).unwrap(), p4);

@@ -848,7 +848,12 @@ impl<'a> Lowerer<'a> {
         // among the program's headers (from 1); the P4 must use that type.
         for m in &self.mirrors {
             if let Some((h, span)) = &m.header {
-                let place = self.prog.headers.iter().position(|x| x.name == *h).map_or(0, |i| i + 1);
+                let place = self
+                    .prog
+                    .headers
+                    .iter()
+                    .position(|x| x.name == *h)
+                    .map_or(0, |i| i + 1);
                 if place as u128 != m.mirror_type {
                     return self.err(
                         *span,
@@ -3395,7 +3400,10 @@ impl<'a> Lowerer<'a> {
         let value = aparams.first().map(|p| p.name.clone()).unwrap_or_default();
         let halves = match self.prog.registers.iter().find(|r| r.name == reg_ir) {
             Some(r) if r.pair => {
-                let ty = aparams.first().map(|p| self.resolve(&p.ty, p.span)).transpose()?;
+                let ty = aparams
+                    .first()
+                    .map(|p| self.resolve(&p.ty, p.span))
+                    .transpose()?;
                 let Some(Ty::Struct(sn)) = ty else {
                     return self.err(m.span, format!("`{reg}` is a pair register: the apply method's cell is its pair struct"));
                 };
@@ -3477,7 +3485,9 @@ impl<'a> Lowerer<'a> {
             match &st.kind {
                 StmtKind::Empty => {}
                 StmtKind::Block(b) => self.salu_stmts(c, inst, cell, rv, b, guards, sb)?,
-                StmtKind::Assign(lhs, _) if lhs.path().as_deref() == Some(value) && cell.halves.is_some() => {
+                StmtKind::Assign(lhs, _)
+                    if lhs.path().as_deref() == Some(value) && cell.halves.is_some() =>
+                {
                     return self.err(
                         lhs.span,
                         format!("the cell of a pair register is written half by half (`{value}.{}`, `{value}.{}`)",
@@ -3767,7 +3777,12 @@ impl<'a> Lowerer<'a> {
                 let (lo, hi) = self.pair_halves(&sn, d.span)?;
                 (lo.0, lo.1 || hi.1, true)
             }
-            _ => return self.err(d.span, "a Register's cells are bit<N>, int<N> or a pair struct"),
+            _ => {
+                return self.err(
+                    d.span,
+                    "a Register's cells are bit<N>, int<N> or a pair struct",
+                )
+            }
         };
         if pair && ![8, 16, 32].contains(&bits) {
             return self.err(

@@ -425,7 +425,12 @@ fn a_pair_register_and_a_predicate_output_lower_to_the_stateful_alus_halves_and_
             signed: false,
         }]
     );
-    let on = |holds| vec![Guard { condition: 0, holds }];
+    let on = |holds| {
+        vec![Guard {
+            condition: 0,
+            holds,
+        }]
+    };
     let want = RegisterAction::new("cp_count", "cp_bytes")
         .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::CellHi)
         .update(SaluUpdate {
@@ -472,7 +477,7 @@ fn a_pair_register_and_a_predicate_output_lower_to_the_stateful_alus_halves_and_
     let outputs: Vec<_> = p
         .register_actions
         .iter()
-        .map(|r| (r.name.as_str(), r.outputs[0].value.clone()))
+        .map(|r| (r.name.as_str(), r.outputs[0].value))
         .collect();
     assert_eq!(
         outputs,
@@ -504,7 +509,11 @@ fn misused_pairs_and_predicates_fail_at_their_place() {
     };
     let pair = "struct pair_t { bit<32> lo; bit<32> hi; }";
     assert_eq!(
-        err("pair_three", "struct three_t { bit<8> a; bit<8> b; bit<8> c; }", &ra("three_t", "rv = 0;")),
+        err(
+            "pair_three",
+            "struct three_t { bit<8> a; bit<8> b; bit<8> c; }",
+            &ra("three_t", "rv = 0;")
+        ),
         "pair_three.p4:4:1: struct `three_t` as a Register cell: a pair register's cell is a \
          struct of two bit<N> (or int<N>) fields of the same width (the stateful ALU's lo and \
          hi halves)"
@@ -515,12 +524,20 @@ fn misused_pairs_and_predicates_fail_at_their_place() {
          `value.hi`)"
     );
     assert_eq!(
-        err("pair_twice", pair, &ra("pair_t", "value.hi = 1; value.hi = 2;")),
+        err(
+            "pair_twice",
+            pair,
+            &ra("pair_t", "value.hi = 1; value.hi = 2;")
+        ),
         "pair_twice.p4:6:76: RegisterAction `ra` writes `value.hi` twice on one path; a \
          stateful ALU writes the cell once"
     );
     assert_eq!(
-        err("predicate_late", pair, &ra("pair_t", "value.lo = 1; rv = this.predicate(value.lo > 3);")),
+        err(
+            "predicate_late",
+            pair,
+            &ra("pair_t", "value.lo = 1; rv = this.predicate(value.lo > 3);")
+        ),
         "predicate_late.p4:6:81: RegisterAction `ra` takes `this.predicate(...)` after writing \
          the cell; the comparators see the cell as read, so set `rv` before the writes"
     );
@@ -528,7 +545,10 @@ fn misused_pairs_and_predicates_fail_at_their_place() {
         err(
             "predicate_order",
             pair,
-            &ra("pair_t", "if (value.hi > 5) { } rv = this.predicate(value.lo > 3);")
+            &ra(
+                "pair_t",
+                "if (value.hi > 5) { } rv = this.predicate(value.lo > 3);"
+            )
         ),
         "predicate_order.p4:6:104: argument 1 of `this.predicate` is comparator 1; the model's \
          predicate output is bit i for comparator i, so its arguments are the comparators in \
