@@ -574,6 +574,24 @@ fn compile_header_mirror(
     mirror_type: u32,
     mirror_header: &str,
 ) -> Result<Program, p4::P4Error> {
+    compile_vlan_program(
+        name,
+        mirror_type,
+        mirror_header,
+        "0x8100: vlan; 0x0800: ip;",
+        "pkt.emit(hdr);",
+    )
+}
+
+/// The program of [`compile_header_mirror`] with the Ethernet `select`'s cases `cases` and
+/// the ingress deparser's emits `emits`.
+fn compile_vlan_program(
+    name: &str,
+    mirror_type: u32,
+    mirror_header: &str,
+    cases: &str,
+    emits: &str,
+) -> Result<Program, p4::P4Error> {
     let dir = root().join("target/p4-lower-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.p4"));
@@ -588,7 +606,7 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
                      out ingress_intrinsic_metadata_t ig_intr_md) {{
     state start {{ pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); transition eth; }}
     state eth {{ pkt.extract(hdr.ethernet);
-        transition select(hdr.ethernet.ether_type) {{ 0x8100: vlan; 0x0800: ip; default: accept; }} }}
+        transition select(hdr.ethernet.ether_type) {{ {cases} default: accept; }} }}
     state vlan {{ pkt.extract(hdr.vlan);
         transition select(hdr.vlan.ether_type) {{ 0x0800: ip; default: accept; }} }}
     state ip {{ pkt.extract(hdr.ipv4); transition accept; }}
@@ -611,7 +629,7 @@ control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
     Mirror() mirror;
     apply {{
         if (ig_dprsr_md.mirror_type == {mirror_type}) {{ mirror.emit<vlan_h>(meta.session, {mirror_header}); }}
-        pkt.emit(hdr);
+        {emits}
     }}
 }}
 Pipeline(IngressParser(), Ingress(), IngressDeparser(),
@@ -662,5 +680,22 @@ fn a_mirror_header_of_another_place_or_a_built_in_one_fails_at_the_deparsers_arg
         "header_mirror_builtin.p4:32:79: the mirror header `hdr.ethernet` is one of t2sim's \
          built-in headers; a mirror header is a header of the program's own (its mirror type \
          is its place among them)"
+    );
+}
+
+#[test]
+fn the_deparser_order_is_checked_on_every_parser_path() {
+    // IPv4 is the first case and VLAN-then-IPv4 the second: the order is ethernet, vlan,
+    // ipv4 on every path, whichever branch a walk takes first.
+    let emits = "pkt.emit(hdr.ethernet); pkt.emit(hdr.vlan); pkt.emit(hdr.ipv4);";
+    let cases = "0x0800: ip; 0x8100: vlan;";
+    assert!(compile_vlan_program("order_ok", 1, "hdr.vlan", cases, emits).is_ok());
+    let wrong = "pkt.emit(hdr.ethernet); pkt.emit(hdr.ipv4); pkt.emit(hdr.vlan);";
+    let e = compile_vlan_program("order_wrong", 1, "hdr.vlan", cases, wrong).unwrap_err();
+    let t = e.to_string();
+    assert_eq!(
+        &t[t.rfind('/').unwrap() + 1..],
+        "order_wrong.p4:28:1: the deparser emits headers in another order than the parser \
+         extracts them; the model's deparser emits them in parse order"
     );
 }
