@@ -157,9 +157,13 @@ extern Register<T, I> { Register(bit<32> size); Register(bit<32> size, T initial
                         T read(in I index); void write(in I index, in T value); }
 extern DirectRegister<T> { DirectRegister(); }
 extern RegisterParam<T> { RegisterParam(T initial_value); T read(); }
+/* `predicate`: T2NA's four comparators (TNA names its two cmplo, cmphi); the model's
+ * predicate output is bit i for comparator i (docs/p4.md). */
 extern RegisterAction<T, I, U> { RegisterAction(Register<T, I> reg);
                                  U execute(in I index);
-                                 abstract void apply(inout T value, @optional out U rv); }
+                                 abstract void apply(inout T value, @optional out U rv);
+                                 U predicate(@optional in bool cmp0, @optional in bool cmp1,
+                                             @optional in bool cmp2, @optional in bool cmp3); }
 extern DirectRegisterAction<T, U> { DirectRegisterAction(DirectRegister<T> reg);
                                     U execute(); }
 extern MathUnit<T> { MathUnit(bool invert, int<2> shift, int<6> scale); T execute(in T x); }

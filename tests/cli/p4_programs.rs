@@ -134,6 +134,32 @@ fn the_slytherin_scheme_reports_as_its_p4_and_json() {
     same_scheme_report("slytherin");
 }
 
+/// pfc-only's program is `src/schemes/mice_elephant/pfc_only.p4` (its family's folder), and
+/// ships as `programs/pfc_switch.json`: the three print the same report, text and JSON.
+#[test]
+fn the_pfc_only_scheme_reports_as_its_p4_and_json() {
+    for extra in [&[][..], &["--json"][..]] {
+        let outs: Vec<_> = [
+            &["report", "--scheme", "pfc-only"][..],
+            &["report", "--p4", "src/schemes/mice_elephant/pfc_only.p4"][..],
+            &["report", "--program", "programs/pfc_switch.json"][..],
+        ]
+        .iter()
+        .map(|a| t2sim(&[*a, extra].concat()))
+        .collect();
+        for o in &outs {
+            assert!(o.status.success(), "{o:?}");
+        }
+        assert_eq!(stdout(&outs[1]), stdout(&outs[0]), "{extra:?}");
+        assert_eq!(stdout(&outs[2]), stdout(&outs[0]), "{extra:?}");
+        if extra.is_empty() {
+            assert!(
+                stdout(&outs[0]).starts_with("program          pfc_only\nverdict          fits\n")
+            );
+        }
+    }
+}
+
 #[test]
 fn p4_ecmp_switch_reports_as_its_json() {
     same_report("ecmp_switch");

@@ -143,3 +143,20 @@ fn pabo_gets_its_tables_from_the_lut_and_its_constants_as_defines() {
     assert!(format!("{:?}", clamp.primitives).contains("Const(400)"));
     assert!(p.registers.iter().any(|r| r.name == BOUNCE_COUNTER));
 }
+
+/// pfc-only's program is `pfc_only.p4` (it takes no parameter). Before its builder went,
+/// this held the P4 equal to the builder's IR but for the program's name (`pfc_switch`
+/// then); now it holds the shipped JSON to the P4, and pfc-only's setup to both.
+#[test]
+fn pfc_only_builds_from_its_p4_and_ships_it() {
+    use t2sim::schemes::mice_elephant::{self, Config, Variant};
+    let p4 = mice_elephant::PFC_ONLY_P4.compile(&[]);
+    assert_eq!(p4.name, "pfc_only");
+    assert_eq!(
+        mice_elephant::program(&Config::defaults(Variant::PfcOnly)),
+        p4
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("programs/pfc_switch.json")).unwrap();
+    assert_eq!(Program::from_json(&text).unwrap(), p4);
+}

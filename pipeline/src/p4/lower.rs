@@ -246,6 +246,38 @@ struct Ctl<'a> {
     locals: HashMap<String, Local<'a>>,
 }
 
+/// How a RegisterAction's body names its cell: the apply method's `value` parameter, and
+/// for a pair register the names of its two fields (the struct's first field is the
+/// stateful ALU's `lo` half, the second its `hi`).
+#[derive(Clone, Debug)]
+struct CellNames {
+    value: String,
+    halves: Option<(String, String)>,
+}
+
+impl CellNames {
+    /// Which half `e` names: `value` (an unpaired cell), `value.lo` or `value.hi` (a
+    /// pair's fields by their names); `None` when `e` is not the cell.
+    fn half(&self, e: &Expr) -> Option<ir::Half> {
+        let p = e.path()?;
+        match &self.halves {
+            None => (p == self.value).then_some(ir::Half::Lo),
+            Some((lo, hi)) => {
+                let (v, f) = p.split_once('.')?;
+                if v != self.value {
+                    None
+                } else if f == lo {
+                    Some(ir::Half::Lo)
+                } else if f == hi {
+                    Some(ir::Half::Hi)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
 /// A RegisterAction's program, before its output is known.
 #[derive(Clone, Debug)]
 struct SaluBody {
@@ -287,8 +319,19 @@ struct Lowerer<'a> {
     actions: Vec<ActionInfo>,
     registers: Vec<(String, String)>,
     main_span: Span,
-    /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION);`: gress, T, session.
-    mirrors: Vec<(Gress, u128, MirrorSession)>,
+    /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION[, hdr.H]);`.
+    mirrors: Vec<MirrorIdiom>,
+}
+
+/// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
+/// `m.emit<H>(SESSION, hdr.h)`.
+#[derive(Clone, Debug)]
+struct MirrorIdiom {
+    gress: Gress,
+    mirror_type: u128,
+    session: MirrorSession,
+    /// The IR header the copy starts with, and where the deparser names it.
+    header: Option<(String, Span)>,
 }
 
 /// Where a mirror's session id comes from: a constant, or a field of the user metadata
@@ -801,6 +844,27 @@ impl<'a> Lowerer<'a> {
                     .collect(),
             })
             .collect();
+        // The model gives a copy with a mirror header the mirror type of that header's place
+        // among the program's headers (from 1); the P4 must use that type.
+        for m in &self.mirrors {
+            if let Some((h, span)) = &m.header {
+                let place = self
+                    .prog
+                    .headers
+                    .iter()
+                    .position(|x| x.name == *h)
+                    .map_or(0, |i| i + 1);
+                if place as u128 != m.mirror_type {
+                    return self.err(
+                        *span,
+                        format!(
+                            "mirror type {}: the modelled chip gives a copy that starts with header `{h}` mirror type {place}, the header's place among the program's headers (declare the headers so, or use mirror type {place})",
+                            m.mirror_type
+                        ),
+                    );
+                }
+            }
+        }
         self.prog.metadata = self
             .meta_order
             .iter()
@@ -2526,7 +2590,7 @@ impl<'a> Lowerer<'a> {
                 _ => return self.err(a.span, "@drop_reason takes a string"),
             },
         };
-        let mut mirrors: Vec<(MirrorSession, Span)> = Vec::new();
+        let mut mirrors: Vec<(MirrorIdiom, Span)> = Vec::new();
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
@@ -2537,8 +2601,8 @@ impl<'a> Lowerer<'a> {
                     let Some(m) = self
                         .mirrors
                         .iter()
-                        .find(|m| m.0 == c.gress && m.1 == t)
-                        .map(|m| m.2.clone())
+                        .find(|m| m.gress == c.gress && m.mirror_type == t)
+                        .cloned()
                     else {
                         return self.err(
                             st.span,
@@ -2645,7 +2709,7 @@ impl<'a> Lowerer<'a> {
         // A mirror reads its session as the action leaves it (the session field may be set
         // after mirror_type).
         for (m, span) in mirrors {
-            let session = match m {
+            let session = match m.session {
                 MirrorSession::Const(v) => Operand::Const(v),
                 MirrorSession::Meta(sty, field) => {
                     let Some(p) = c
@@ -2672,7 +2736,10 @@ impl<'a> Lowerer<'a> {
                     self.operand(c, action, params, &e, None, &written)?
                 }
             };
-            out.push(Primitive::Mirror { session });
+            out.push(match m.header {
+                None => Primitive::Mirror { session },
+                Some((header, _)) => Primitive::MirrorWithHeader { session, header },
+            });
         }
         Ok(out)
     }
@@ -2684,15 +2751,16 @@ impl<'a> Lowerer<'a> {
             unreachable!()
         };
         for st in apply {
-            if let Some((t, session)) = self.mirror_idiom(&c, st)? {
-                self.mirrors.push((gress, t, session));
+            if let Some(mut m) = self.mirror_idiom(&c, st)? {
+                m.gress = gress;
+                self.mirrors.push(m);
             }
         }
         Ok(())
     }
 
     /// The mirror type and session of a deparser statement that is the mirror idiom.
-    fn mirror_idiom(&self, c: &Ctl<'a>, st: &Stmt) -> R<Option<(u128, MirrorSession)>> {
+    fn mirror_idiom(&mut self, c: &Ctl<'a>, st: &Stmt) -> R<Option<MirrorIdiom>> {
         let StmtKind::If(cond, then, els) = &st.kind else {
             return Ok(None);
         };
@@ -2715,11 +2783,24 @@ impl<'a> Lowerer<'a> {
             return Ok(None);
         }
         let (t, _) = self.const_value(t, &c.locals)?;
-        let [arg] = args else {
-            return self.err(
-                e.span,
-                "a mirror with a header (`emit(session, hdr)`) is not lowered from P4 yet",
-            );
+        let (arg, header) = match args {
+            [arg] => (arg, None),
+            [arg, h] => {
+                let ir = self.header_of(c, h)?;
+                if self.instances.values().any(|i| i.ir == ir && i.builtin) {
+                    return self.err(
+                        h.span,
+                        format!("the mirror header `{}` is one of t2sim's built-in headers; a mirror header is a header of the program's own (its mirror type is its place among them)", expr_text(h)),
+                    );
+                }
+                (arg, Some((ir, h.span)))
+            }
+            _ => {
+                return self.err(
+                    e.span,
+                    "`emit` of a Mirror takes the session, or the session and a header",
+                )
+            }
         };
         let session =
             match self.const_value(arg, &c.locals) {
@@ -2738,7 +2819,12 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             };
-        Ok(Some((t, session)))
+        Ok(Some(MirrorIdiom {
+            gress: c.gress,
+            mirror_type: t,
+            session,
+            header,
+        }))
     }
 
     fn is_ecn_mark(&mut self, c: &Ctl<'a>, cond: &Expr, st: &Stmt) -> bool {
@@ -3312,13 +3398,31 @@ impl<'a> Lowerer<'a> {
             );
         };
         let value = aparams.first().map(|p| p.name.clone()).unwrap_or_default();
+        let halves = match self.prog.registers.iter().find(|r| r.name == reg_ir) {
+            Some(r) if r.pair => {
+                let ty = aparams
+                    .first()
+                    .map(|p| self.resolve(&p.ty, p.span))
+                    .transpose()?;
+                let Some(Ty::Struct(sn)) = ty else {
+                    return self.err(m.span, format!("`{reg}` is a pair register: the apply method's cell is its pair struct"));
+                };
+                let fs = self.structs.get(&sn).copied().unwrap_or(&[]);
+                match fs {
+                    [lo, hi] => Some((lo.name.clone(), hi.name.clone())),
+                    _ => return self.err(m.span, format!("struct `{sn}` is not a pair")),
+                }
+            }
+            _ => None,
+        };
+        let cell = CellNames { value, halves };
         let rv = aparams.get(1).map(|p| p.name.clone());
         let mut sb = SaluBody {
             conditions: Vec::new(),
             updates: Vec::new(),
             rv: None,
         };
-        self.salu_stmts(c, inst, &value, rv.as_deref(), body, &[], &mut sb)?;
+        self.salu_stmts(c, inst, &cell, rv.as_deref(), body, &[], &mut sb)?;
         use crate::program::check::{SALU_MAX_CONDITIONS, SALU_MAX_UPDATES};
         if sb.conditions.len() > SALU_MAX_CONDITIONS {
             return self.err(
@@ -3329,14 +3433,21 @@ impl<'a> Lowerer<'a> {
                 ),
             );
         }
-        if sb.updates.len() > SALU_MAX_UPDATES {
-            return self.err(
-                m.span,
-                format!(
-                    "RegisterAction `{inst}` writes the cell in {} different ways; a Tofino2 stateful ALU has {SALU_MAX_UPDATES} update ALUs",
-                    sb.updates.len()
-                ),
-            );
+        for half in [ir::Half::Lo, ir::Half::Hi] {
+            let n = sb.updates.iter().filter(|u| u.half == half).count();
+            if n > SALU_MAX_UPDATES {
+                let what = match (&cell.halves, half) {
+                    (None, _) => "the cell".to_string(),
+                    (Some((lo, _)), ir::Half::Lo) => format!("`{}.{lo}`", cell.value),
+                    (Some((_, hi)), ir::Half::Hi) => format!("`{}.{hi}`", cell.value),
+                };
+                return self.err(
+                    m.span,
+                    format!(
+                        "RegisterAction `{inst}` writes {what} in {n} different ways; a Tofino2 stateful ALU has {SALU_MAX_UPDATES} update ALUs per half"
+                    ),
+                );
+            }
         }
         let mut ra = ir::RegisterAction::new(&ir, &reg_ir);
         ra.conditions = sb.conditions;
@@ -3363,17 +3474,29 @@ impl<'a> Lowerer<'a> {
         &mut self,
         c: &Ctl<'a>,
         inst: &str,
-        value: &str,
+        cell: &CellNames,
         rv: Option<&str>,
         body: &[Stmt],
         guards: &[ir::Guard],
         sb: &mut SaluBody,
     ) -> R<()> {
+        let value = cell.value.as_str();
         for st in body {
             match &st.kind {
                 StmtKind::Empty => {}
-                StmtKind::Block(b) => self.salu_stmts(c, inst, value, rv, b, guards, sb)?,
-                StmtKind::Assign(lhs, rhs) if lhs.path().as_deref() == Some(value) => {
+                StmtKind::Block(b) => self.salu_stmts(c, inst, cell, rv, b, guards, sb)?,
+                StmtKind::Assign(lhs, _)
+                    if lhs.path().as_deref() == Some(value) && cell.halves.is_some() =>
+                {
+                    return self.err(
+                        lhs.span,
+                        format!("the cell of a pair register is written half by half (`{value}.{}`, `{value}.{}`)",
+                            cell.halves.as_ref().map_or("", |h| h.0.as_str()),
+                            cell.halves.as_ref().map_or("", |h| h.1.as_str())),
+                    );
+                }
+                StmtKind::Assign(lhs, rhs) if cell.half(lhs).is_some() => {
+                    let half = cell.half(lhs).unwrap_or(ir::Half::Lo);
                     let exclusive = |u: &ir::SaluUpdate| {
                         u.when.iter().any(|g| {
                             guards
@@ -3381,16 +3504,16 @@ impl<'a> Lowerer<'a> {
                                 .any(|h| h.condition == g.condition && h.holds != g.holds)
                         })
                     };
-                    if sb.updates.iter().any(|u| !exclusive(u)) {
+                    if sb.updates.iter().any(|u| u.half == half && !exclusive(u)) {
                         return self.err(
                             st.span,
-                            format!("RegisterAction `{inst}` writes `{value}` twice on one path; a stateful ALU writes the cell once"),
+                            format!("RegisterAction `{inst}` writes `{}` twice on one path; a stateful ALU writes the cell once", expr_text(lhs)),
                         );
                     }
-                    let (op, a, b) = self.salu_expr(c, value, rhs)?;
+                    let (op, a, b) = self.salu_expr(c, cell, rhs)?;
                     sb.updates.push(ir::SaluUpdate {
                         when: guards.to_vec(),
-                        half: ir::Half::Lo,
+                        half,
                         op,
                         a,
                         b,
@@ -3403,16 +3526,24 @@ impl<'a> Lowerer<'a> {
                             format!("RegisterAction `{inst}` sets `rv` under a condition; the model's output ALU returns the cell unconditionally"),
                         );
                     }
-                    if rhs.path().as_deref() != Some(value) {
+                    if let Some((obj, "predicate", args)) = method_call(rhs) {
+                        if obj.path().as_deref() == Some("this") {
+                            sb.rv = Some(self.salu_predicate(c, inst, cell, rhs, args, sb)?);
+                            continue;
+                        }
+                    }
+                    let Some(half) = cell.half(rhs) else {
                         return self.err(
                             rhs.span,
-                            format!("`rv` is set to `{value}` (the cell before or after its update); other outputs are not supported"),
+                            format!("`rv` is set to the cell (`{value}`, or a pair's half, before or after its update) or to `this.predicate(...)`; other outputs are not supported"),
                         );
-                    }
-                    sb.rv = Some(if sb.updates.is_empty() {
-                        ir::SaluOutputValue::Old
-                    } else {
-                        ir::SaluOutputValue::New
+                    };
+                    let updated = sb.updates.iter().any(|u| u.half == half);
+                    sb.rv = Some(match (half, updated) {
+                        (ir::Half::Lo, false) => ir::SaluOutputValue::Old,
+                        (ir::Half::Lo, true) => ir::SaluOutputValue::New,
+                        (ir::Half::Hi, false) => ir::SaluOutputValue::OldHi,
+                        (ir::Half::Hi, true) => ir::SaluOutputValue::NewHi,
                     });
                 }
                 StmtKind::If(cond, then, els) => {
@@ -3432,27 +3563,20 @@ impl<'a> Lowerer<'a> {
                     let mut g = guards.to_vec();
                     let mut last = 0;
                     for k in conds {
-                        let sc = self.salu_condition(c, value, k)?;
-                        let idx = match sb.conditions.iter().position(|x| *x == sc) {
-                            Some(i) => i,
-                            None => {
-                                sb.conditions.push(sc);
-                                sb.conditions.len() - 1
-                            }
-                        };
+                        let idx = self.salu_comparator(c, cell, k, sb)?;
                         g.push(ir::Guard {
                             condition: idx,
                             holds: true,
                         });
                         last = idx;
                     }
-                    self.salu_stmts(c, inst, value, rv, then, &g, sb)?;
+                    self.salu_stmts(c, inst, cell, rv, then, &g, sb)?;
                     let mut ge = guards.to_vec();
                     ge.push(ir::Guard {
                         condition: last,
                         holds: false,
                     });
-                    self.salu_stmts(c, inst, value, rv, els, &ge, sb)?;
+                    self.salu_stmts(c, inst, cell, rv, els, &ge, sb)?;
                 }
                 _ => {
                     return self.err(
@@ -3466,9 +3590,71 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn salu_operand(&mut self, c: &Ctl<'a>, value: &str, e: &Expr) -> R<ir::SaluOperand> {
-        if e.path().as_deref() == Some(value) {
-            return Ok(ir::SaluOperand::Cell);
+    /// The comparator of condition `k`, shared with an equal one already in `sb`.
+    fn salu_comparator(
+        &mut self,
+        c: &Ctl<'a>,
+        cell: &CellNames,
+        k: &Expr,
+        sb: &mut SaluBody,
+    ) -> R<usize> {
+        let sc = self.salu_condition(c, cell, k)?;
+        Ok(match sb.conditions.iter().position(|x| *x == sc) {
+            Some(i) => i,
+            None => {
+                sb.conditions.push(sc);
+                sb.conditions.len() - 1
+            }
+        })
+    }
+
+    /// `rv = this.predicate(c0, c1, ...)` (T2NA's RegisterAction `predicate`): the
+    /// comparators' results as the IR's predicate output, bit i for comparator i. The
+    /// arguments must be comparators 0, 1, ... in order, and come before any write of the
+    /// cell (the comparators see the cell as read, which in P4's order is the cell before
+    /// the writes).
+    fn salu_predicate(
+        &mut self,
+        c: &Ctl<'a>,
+        inst: &str,
+        cell: &CellNames,
+        call: &Expr,
+        args: &[Expr],
+        sb: &mut SaluBody,
+    ) -> R<ir::SaluOutputValue> {
+        if args.is_empty() {
+            return self.err(
+                call.span,
+                "`this.predicate()` takes the comparisons it reports (`this.predicate(value >= X)`); the model's predicate output is bit i for comparator i",
+            );
+        }
+        if !sb.updates.is_empty() {
+            return self.err(
+                call.span,
+                format!("RegisterAction `{inst}` takes `this.predicate(...)` after writing the cell; the comparators see the cell as read, so set `rv` before the writes"),
+            );
+        }
+        for (i, a) in args.iter().enumerate() {
+            let idx = self.salu_comparator(c, cell, a, sb)?;
+            if idx != i {
+                return self.err(
+                    a.span,
+                    format!("argument {} of `this.predicate` is comparator {idx}; the model's predicate output is bit i for comparator i, so its arguments are the comparators in order (first use)", i + 1),
+                );
+            }
+        }
+        Ok(ir::SaluOutputValue::Predicate)
+    }
+
+    fn salu_operand(&mut self, c: &Ctl<'a>, cell: &CellNames, e: &Expr) -> R<ir::SaluOperand> {
+        if let Some(h) = cell.half(e) {
+            return Ok(match h {
+                ir::Half::Lo => ir::SaluOperand::Cell,
+                ir::Half::Hi => ir::SaluOperand::CellHi,
+            });
+        }
+        if cell.halves.is_some() && e.path().as_deref() == Some(cell.value.as_str()) {
+            return self.err(e.span, "a pair register's cell is read half by half");
         }
         if let Ok((v, _)) = self.const_value(e, &c.locals) {
             if v >> 34 != 0 {
@@ -3477,7 +3663,7 @@ impl<'a> Lowerer<'a> {
             return Ok(ir::SaluOperand::Const(v as u64));
         }
         if let ExprKind::Cast(_, inner) = &e.kind {
-            return self.salu_operand(c, value, inner);
+            return self.salu_operand(c, cell, inner);
         }
         Ok(ir::SaluOperand::Field(self.field(c, e)?.ir))
     }
@@ -3485,7 +3671,7 @@ impl<'a> Lowerer<'a> {
     fn salu_expr(
         &mut self,
         c: &Ctl<'a>,
-        value: &str,
+        cell: &CellNames,
         e: &Expr,
     ) -> R<(ir::SaluOp, ir::SaluOperand, ir::SaluOperand)> {
         let zero = ir::SaluOperand::Const(0);
@@ -3498,8 +3684,8 @@ impl<'a> Lowerer<'a> {
                 };
                 return Ok((
                     op,
-                    self.salu_operand(c, value, a)?,
-                    self.salu_operand(c, value, b)?,
+                    self.salu_operand(c, cell, a)?,
+                    self.salu_operand(c, cell, b)?,
                 ));
             }
         }
@@ -3519,14 +3705,14 @@ impl<'a> Lowerer<'a> {
             };
             return Ok((
                 op,
-                self.salu_operand(c, value, a)?,
-                self.salu_operand(c, value, b)?,
+                self.salu_operand(c, cell, a)?,
+                self.salu_operand(c, cell, b)?,
             ));
         }
-        Ok((ir::SaluOp::Set, self.salu_operand(c, value, e)?, zero))
+        Ok((ir::SaluOp::Set, self.salu_operand(c, cell, e)?, zero))
     }
 
-    fn salu_condition(&mut self, c: &Ctl<'a>, value: &str, e: &Expr) -> R<ir::SaluCondition> {
+    fn salu_condition(&mut self, c: &Ctl<'a>, cell: &CellNames, e: &Expr) -> R<ir::SaluCondition> {
         let ExprKind::Binary(op, a, b) = &e.kind else {
             return self.err(e.span, "a RegisterAction condition compares two operands");
         };
@@ -3537,10 +3723,34 @@ impl<'a> Lowerer<'a> {
             );
         };
         Ok(ir::SaluCondition {
-            a: self.salu_operand(c, value, a)?,
+            a: self.salu_operand(c, cell, a)?,
             cmp,
-            b: self.salu_operand(c, value, b)?,
+            b: self.salu_operand(c, cell, b)?,
         })
+    }
+
+    /// The halves of a pair register's cell struct `sn`: two fields of one width, the first
+    /// the stateful ALU's `lo` half, the second its `hi` (width, signed) each.
+    fn pair_halves(&self, sn: &str, span: Span) -> R<((u32, bool), (u32, bool))> {
+        let fs = self.structs.get(sn).copied().unwrap_or(&[]);
+        let mut ws = Vec::new();
+        for f in fs {
+            match self.resolve(&f.ty, f.span)? {
+                Ty::Bits(w, s) => ws.push((w, s)),
+                _ => ws.push((0, false)),
+            }
+        }
+        match ws.as_slice() {
+            [lo, hi] if lo.0 == hi.0 && lo.0 != 0 => Ok((*lo, *hi)),
+            _ => self.err(
+                span,
+                format!(
+                    "struct `{sn}` as a Register cell: a pair register's cell is a struct of \
+                     two bit<N> (or int<N>) fields of the same width (the stateful ALU's lo \
+                     and hi halves)"
+                ),
+            ),
+        }
     }
 
     /// The IR register array of `Register` instance `d` (named `reg`), declared once.
@@ -3561,15 +3771,25 @@ impl<'a> Lowerer<'a> {
             Some(t) => self.resolve(t, d.span)?,
             None => return self.err(d.span, "a Register needs its cell type"),
         };
-        let (bits, signed) = match cell {
-            Ty::Bits(w, s) => (w, s),
+        let (bits, signed, pair) = match cell {
+            Ty::Bits(w, s) => (w, s, false),
+            Ty::Struct(sn) => {
+                let (lo, hi) = self.pair_halves(&sn, d.span)?;
+                (lo.0, lo.1 || hi.1, true)
+            }
             _ => {
                 return self.err(
                     d.span,
-                    "Register cells of struct type are not lowered from P4 yet; use bit<N>",
+                    "a Register's cells are bit<N>, int<N> or a pair struct",
                 )
             }
         };
+        if pair && ![8, 16, 32].contains(&bits) {
+            return self.err(
+                d.span,
+                format!("a pair Register of bit<{bits}> halves: Tofino2's stateful ALU pairs halves of 8, 16 or 32 bits"),
+            );
+        }
         if ![1, 8, 16, 32, 64].contains(&bits) {
             return self.err(
                 d.span,
@@ -3589,7 +3809,7 @@ impl<'a> Lowerer<'a> {
             name: ir.clone(),
             cell_bits: bits as u8,
             size: size.min(u32::MAX as u128) as u32,
-            pair: false,
+            pair,
             signed,
         });
         self.spans.push((ir.clone(), d.span));
@@ -3662,13 +3882,19 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        // Headers in parse order, by first extraction on a walk from `start`.
+        // Headers in parse order: every header the graph extracts, and which header comes
+        // before which on some path from `start` (the graph has no loops; its paths are few).
         let mut order: Vec<String> = Vec::new();
-        let mut stack = vec![ir::START.to_string()];
-        let mut seen = BTreeSet::new();
-        while let Some(s) = stack.pop() {
-            if !seen.insert(s.clone()) {
-                continue;
+        let mut before: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut paths = vec![(ir::START.to_string(), Vec::<String>::new())];
+        let mut walked = 0usize;
+        while let Some((s, mut prefix)) = paths.pop() {
+            walked += 1;
+            if walked > 100_000 {
+                return self.err(
+                    d.span,
+                    "the parser has more than 100,000 paths (or a loop); the model's parser graph is a small loop-free one",
+                );
             }
             let Some(st) = graph.states.iter().find(|x| x.name == s) else {
                 continue;
@@ -3677,13 +3903,17 @@ impl<'a> Lowerer<'a> {
                 if !order.contains(h) {
                     order.push(h.clone());
                 }
+                for g in &prefix {
+                    before.insert((g.clone(), h.clone()));
+                }
+                prefix.push(h.clone());
             }
             match &st.transition {
-                ir::Transition::Goto(n) => stack.push(n.clone()),
+                ir::Transition::Goto(n) => paths.push((n.clone(), prefix)),
                 ir::Transition::Select { cases, default, .. } => {
-                    stack.push(default.clone());
+                    paths.push((default.clone(), prefix.clone()));
                     for cs in cases.iter().rev() {
-                        stack.push(cs.next.clone());
+                        paths.push((cs.next.clone(), prefix.clone()));
                     }
                 }
             }
@@ -3696,11 +3926,12 @@ impl<'a> Lowerer<'a> {
                 );
             }
         }
-        let pos: Vec<usize> = emitted
-            .iter()
-            .filter_map(|h| order.iter().position(|o| o == h))
-            .collect();
-        if pos.windows(2).any(|w| w[0] > w[1]) {
+        let misordered = emitted.iter().enumerate().any(|(i, a)| {
+            emitted[i + 1..]
+                .iter()
+                .any(|b| before.contains(&(b.clone(), a.clone())))
+        });
+        if misordered {
             return self.err(
                 d.span,
                 "the deparser emits headers in another order than the parser extracts them; the \

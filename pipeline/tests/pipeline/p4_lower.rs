@@ -385,3 +385,317 @@ fn a_controls_variables_are_metadata_fields_of_their_own() {
         ]
     );
 }
+
+#[test]
+fn a_pair_register_and_a_predicate_output_lower_to_the_stateful_alus_halves_and_comparators() {
+    use t2_pipeline::ir::{
+        Cmp, Guard, Half, RegisterAction, RegisterArray, SaluOp, SaluOperand, SaluOutputValue,
+        SaluUpdate,
+    };
+    // The QCN congestion point's sampler with a random interval (as mice-elephant's builder
+    // writes it): `lo` counts bytes, `hi` holds the interval; at a sample `lo` restarts and
+    // `hi` takes the next draw; the result is whether the sample fired.
+    let p = compile_ingress(
+        "pair_predicate",
+        "struct pair_t { bit<32> bytes; bit<32> interval; }",
+        "Register<pair_t, bit<16>>(512) cp_bytes;
+         RegisterAction<pair_t, bit<16>, bit<8>>(cp_bytes) cp_count = {
+             void apply(inout pair_t value, out bit<8> rv) {
+                 rv = this.predicate(value.bytes >= value.interval);
+                 if (value.bytes >= value.interval) {
+                     value.bytes = 0;
+                     value.interval = meta.count;
+                 } else {
+                     value.bytes = value.bytes + (bit<32>)hdr.ipv4.total_len;
+                 }
+             }
+         };
+         action sample() { meta.small = cp_count.execute(meta.idx); }
+         table t { actions = { sample; } default_action = sample(); }
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    assert_eq!(
+        p.registers,
+        [RegisterArray {
+            name: "cp_bytes".into(),
+            cell_bits: 32,
+            size: 512,
+            pair: true,
+            signed: false,
+        }]
+    );
+    let on = |holds| {
+        vec![Guard {
+            condition: 0,
+            holds,
+        }]
+    };
+    let want = RegisterAction::new("cp_count", "cp_bytes")
+        .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::CellHi)
+        .update(SaluUpdate {
+            when: on(true),
+            half: Half::Lo,
+            op: SaluOp::Set,
+            a: SaluOperand::Const(0),
+            b: SaluOperand::Const(0),
+        })
+        .update(SaluUpdate {
+            when: on(true),
+            half: Half::Hi,
+            op: SaluOp::Set,
+            a: SaluOperand::Field("meta.count".into()),
+            b: SaluOperand::Const(0),
+        })
+        .update(SaluUpdate {
+            when: on(false),
+            half: Half::Lo,
+            op: SaluOp::Add,
+            a: SaluOperand::Cell,
+            b: SaluOperand::Field("ipv4.total_len".into()),
+        })
+        .output("meta.small", SaluOutputValue::Predicate);
+    assert_eq!(p.register_actions, [want]);
+
+    // A half read after its write is the new value; the other half, not written, the old.
+    let p = compile_ingress(
+        "pair_outputs",
+        "struct pair_t { bit<16> lo; bit<16> hi; }",
+        "Register<pair_t, bit<16>>(64) r;
+         RegisterAction<pair_t, bit<16>, bit<16>>(r) bump = {
+             void apply(inout pair_t value, out bit<16> rv) { value.lo = value.lo + 1; rv = value.hi; }
+         };
+         RegisterAction<pair_t, bit<16>, bit<16>>(r) grow = {
+             void apply(inout pair_t value, out bit<16> rv) { value.hi = value.hi + 1; rv = value.hi; }
+         };
+         action a() { meta.idx = bump.execute(meta.idx); }
+         action b() { meta.idx = grow.execute(meta.idx); }
+         table t { key = { meta.small : exact; } actions = { a; b; } default_action = a(); }
+         apply { t.apply(); }",
+    )
+    .unwrap();
+    let outputs: Vec<_> = p
+        .register_actions
+        .iter()
+        .map(|r| (r.name.as_str(), r.outputs[0].value))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            ("bump", SaluOutputValue::OldHi),
+            ("grow", SaluOutputValue::NewHi)
+        ]
+    );
+    assert_eq!(p.register_actions[1].updates[0].half, Half::Hi);
+}
+
+#[test]
+fn misused_pairs_and_predicates_fail_at_their_place() {
+    let err = |name: &str, prelude: &str, body: &str| {
+        let e = compile_ingress(name, prelude, body).unwrap_err();
+        let text = e.to_string();
+        text[text.find(&format!("{name}.p4:")).unwrap()..].to_string()
+    };
+    let ra = |decl: &str, apply: &str| {
+        format!(
+            "Register<{decl}, bit<16>>(64) r;
+         RegisterAction<{decl}, bit<16>, bit<8>>(r) ra = {{
+             void apply(inout {decl} value, out bit<8> rv) {{ {apply} }}
+         }};
+         action a() {{ meta.small = ra.execute(meta.idx); }}
+         table t {{ actions = {{ a; }} default_action = a(); }}
+         apply {{ t.apply(); }}"
+        )
+    };
+    let pair = "struct pair_t { bit<32> lo; bit<32> hi; }";
+    assert_eq!(
+        err(
+            "pair_three",
+            "struct three_t { bit<8> a; bit<8> b; bit<8> c; }",
+            &ra("three_t", "rv = 0;")
+        ),
+        "pair_three.p4:4:1: struct `three_t` as a Register cell: a pair register's cell is a \
+         struct of two bit<N> (or int<N>) fields of the same width (the stateful ALU's lo and \
+         hi halves)"
+    );
+    assert_eq!(
+        err("pair_whole", pair, &ra("pair_t", "value = 0;")),
+        "pair_whole.p4:6:62: the cell of a pair register is written half by half (`value.lo`, \
+         `value.hi`)"
+    );
+    assert_eq!(
+        err(
+            "pair_twice",
+            pair,
+            &ra("pair_t", "value.hi = 1; value.hi = 2;")
+        ),
+        "pair_twice.p4:6:76: RegisterAction `ra` writes `value.hi` twice on one path; a \
+         stateful ALU writes the cell once"
+    );
+    assert_eq!(
+        err(
+            "predicate_late",
+            pair,
+            &ra("pair_t", "value.lo = 1; rv = this.predicate(value.lo > 3);")
+        ),
+        "predicate_late.p4:6:81: RegisterAction `ra` takes `this.predicate(...)` after writing \
+         the cell; the comparators see the cell as read, so set `rv` before the writes"
+    );
+    assert_eq!(
+        err(
+            "predicate_order",
+            pair,
+            &ra(
+                "pair_t",
+                "if (value.hi > 5) { } rv = this.predicate(value.lo > 3);"
+            )
+        ),
+        "predicate_order.p4:6:104: argument 1 of `this.predicate` is comparator 1; the model's \
+         predicate output is bit i for comparator i, so its arguments are the comparators in \
+         order (first use)"
+    );
+    assert_eq!(
+        err(
+            "predicate_second",
+            pair,
+            &ra("pair_t", "rv = this.predicate(value.hi > 5, value.hi > 5);")
+        ),
+        "predicate_second.p4:6:96: argument 2 of `this.predicate` is comparator 0; the model's \
+         predicate output is bit i for comparator i, so its arguments are the comparators in \
+         order (first use)"
+    );
+}
+
+/// A program whose ingress mirrors VLAN-tagged packets with the VLAN tag as the mirror
+/// header (`emit<vlan_h>(session, hdr.vlan)`), the copy's mirror type `mirror_type`, and the
+/// deparser's header argument `mirror_header`.
+fn compile_header_mirror(
+    name: &str,
+    mirror_type: u32,
+    mirror_header: &str,
+) -> Result<Program, p4::P4Error> {
+    compile_vlan_program(
+        name,
+        mirror_type,
+        mirror_header,
+        "0x8100: vlan; 0x0800: ip;",
+        "pkt.emit(hdr);",
+    )
+}
+
+/// The program of [`compile_header_mirror`] with the Ethernet `select`'s cases `cases` and
+/// the ingress deparser's emits `emits`.
+fn compile_vlan_program(
+    name: &str,
+    mirror_type: u32,
+    mirror_header: &str,
+    cases: &str,
+    emits: &str,
+) -> Result<Program, p4::P4Error> {
+    let dir = root().join("target/p4-lower-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.p4"));
+    let include = root().join("programs/p4/include");
+    let text = format!(
+        r#"#include <t2na.p4>
+#include "{inc}/headers.p4"
+#include "{inc}/no_egress.p4"
+struct headers_t {{ ethernet_h ethernet; vlan_h vlan; ipv4_h ipv4; }}
+struct metadata_t {{ MirrorId_t session; }}
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {{
+    state start {{ pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); transition eth; }}
+    state eth {{ pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {{ {cases} default: accept; }} }}
+    state vlan {{ pkt.extract(hdr.vlan);
+        transition select(hdr.vlan.ether_type) {{ 0x0800: ip; default: accept; }} }}
+    state ip {{ pkt.extract(hdr.ipv4); transition accept; }}
+}}
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+    action copy_tagged(MirrorId_t session) {{
+        ig_dprsr_md.mirror_type = {mirror_type};
+        meta.session = session;
+        hdr.vlan.vid = 7;
+    }}
+    table watch {{ key = {{ hdr.vlan.vid : exact; }} actions = {{ copy_tagged; }} size = 16; }}
+    apply {{ if (hdr.vlan.isValid()) {{ watch.apply(); }} }}
+}}
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
+    Mirror() mirror;
+    apply {{
+        if (ig_dprsr_md.mirror_type == {mirror_type}) {{ mirror.emit<vlan_h>(meta.session, {mirror_header}); }}
+        {emits}
+    }}
+}}
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
+"#,
+        inc = include.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    p4::compile(&path, &p4::Options::default()).map(|c| c.program)
+}
+
+#[test]
+fn a_mirror_with_a_header_lowers_to_mirror_with_header() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    let p = compile_header_mirror("header_mirror", 1, "hdr.vlan").unwrap();
+    let a = p.actions.iter().find(|a| a.name == "copy_tagged").unwrap();
+    // The copy starts with the VLAN tag as the action leaves it (vid 7), then the packet;
+    // `vlan` is the program's first header, so the copy's mirror type is 1.
+    assert_eq!(
+        a.primitives,
+        [
+            Primitive::set("meta.session", Operand::param("session")),
+            Primitive::set("vlan.vid", Operand::Const(7)),
+            Primitive::MirrorWithHeader {
+                session: Operand::param("session"),
+                header: "vlan".into(),
+            },
+        ]
+    );
+    assert_eq!(p.headers[0].name, "vlan");
+}
+
+#[test]
+fn a_mirror_header_of_another_place_or_a_built_in_one_fails_at_the_deparsers_argument() {
+    let at = |e: p4::P4Error| {
+        let t = e.to_string();
+        t[t.rfind('/').unwrap() + 1..].to_string()
+    };
+    assert_eq!(
+        at(compile_header_mirror("header_mirror_type", 2, "hdr.vlan").unwrap_err()),
+        "header_mirror_type.p4:32:79: mirror type 2: the modelled chip gives a copy that starts \
+         with header `vlan` mirror type 1, the header's place among the program's headers \
+         (declare the headers so, or use mirror type 1)"
+    );
+    assert_eq!(
+        at(compile_header_mirror("header_mirror_builtin", 1, "hdr.ethernet").unwrap_err()),
+        "header_mirror_builtin.p4:32:79: the mirror header `hdr.ethernet` is one of t2sim's \
+         built-in headers; a mirror header is a header of the program's own (its mirror type \
+         is its place among them)"
+    );
+}
+
+#[test]
+fn the_deparser_order_is_checked_on_every_parser_path() {
+    // IPv4 is the first case and VLAN-then-IPv4 the second: the order is ethernet, vlan,
+    // ipv4 on every path, whichever branch a walk takes first.
+    let emits = "pkt.emit(hdr.ethernet); pkt.emit(hdr.vlan); pkt.emit(hdr.ipv4);";
+    let cases = "0x0800: ip; 0x8100: vlan;";
+    assert!(compile_vlan_program("order_ok", 1, "hdr.vlan", cases, emits).is_ok());
+    let wrong = "pkt.emit(hdr.ethernet); pkt.emit(hdr.ipv4); pkt.emit(hdr.vlan);";
+    let e = compile_vlan_program("order_wrong", 1, "hdr.vlan", cases, wrong).unwrap_err();
+    let t = e.to_string();
+    assert_eq!(
+        &t[t.rfind('/').unwrap() + 1..],
+        "order_wrong.p4:28:1: the deparser emits headers in another order than the parser \
+         extracts them; the model's deparser emits them in parse order"
+    );
+}

@@ -14,7 +14,8 @@
 //!
 //! `docs/schemes/mice-elephant.md` has the design, the mapping to the chip, what differs from
 //! the paper and the measurements. `programs/mice_elephant_switch.json` and the baselines'
-//! programs are built here.
+//! programs are generated here: pfc-only's from `pfc_only.p4`, the others (with QCN) from
+//! the Rust builder below.
 //!
 //! How a CNM travels: the congestion point (egress of the congested port) mirrors a sampled
 //! elephant packet with a 4-byte header (its quantised feedback) into session
@@ -427,7 +428,8 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
     Stmt::if_(Condition::new(field, cmp, v), then, otherwise)
 }
 
-/// The switch program of `c`.
+/// The switch program of `c`: pfc-only's is [`PFC_ONLY_P4`]; the others are built here
+/// (until the front end lowers the congestion point's CNM copies).
 ///
 /// Ingress: CNMs are routed towards the source of the frame they carry (see the module
 /// documentation) in [`MICE_QID`]. Under isolation, ACKs and the first `mice_bytes` IPv4
@@ -435,14 +437,15 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
 /// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
 /// class 0. Egress, with QCN: the congestion point on the elephant class.
 pub fn program(c: &Config) -> Program {
-    let qcn = c.variant.qcn();
-    let isolation = c.variant == Variant::Isolation;
-    let mut b = forwarding(c.variant.program_name());
-    if qcn {
-        // The mirror header first: a copy's mirror type is its header's place plus 1, and
-        // the parser's first state selects on type 1.
-        b = cnm_copy_headers(b);
+    if c.variant == Variant::PfcOnly {
+        return PFC_ONLY_P4.compile(&[]);
     }
+    // Every variant built here runs the congestion point.
+    debug_assert!(c.variant.qcn());
+    let isolation = c.variant == Variant::Isolation;
+    // The mirror header first: a copy's mirror type is its header's place plus 1, and the
+    // parser's first state selects on type 1.
+    let mut b = cnm_copy_headers(forwarding(c.variant.program_name()));
     b = cnm_header(b)
         .metadata("meta.orig_dst", 32)
         .action(
@@ -466,13 +469,11 @@ pub fn program(c: &Config) -> Program {
         .table(ipv4_host())
         .table(keyless("cnm_route", "cnm_to_source"))
         .table(keyless("cnm_unswap", "cnm_restore"));
+    // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
     let mut parser = Vec::new();
-    if qcn {
-        // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
-        parser.extend(cnm_copy_parser());
-    }
+    parser.extend(cnm_copy_parser());
     parser.extend([
-        ParserState::new(if qcn { "parse_eth" } else { "start" })
+        ParserState::new("parse_eth")
             .extract("ethernet")
             .select(&["ethernet.ether_type"], "accept")
             .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
@@ -580,11 +581,16 @@ pub fn program(c: &Config) -> Program {
         Stmt::apply("ipv4_host"),
         is_cnm(vec![Stmt::apply("cnm_unswap")], classify),
     ]));
-    if qcn {
-        b = congestion_point(b, c);
-    }
+    b = congestion_point(b, c);
     b.build_unchecked()
 }
+
+/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary. The other
+/// variants' programs (with the QCN congestion point) are still built here ([`program`]).
+pub const PFC_ONLY_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/pfc_only.p4",
+    text: include_str!("pfc_only.p4"),
+};
 
 /// The range the next sampling interval is drawn from with `sample_random`: the widest
 /// power-of-two span (`2^k` bytes, `2^k` at most 30% of `sample_bytes`) centred on
