@@ -22,6 +22,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_pfc;
 pub mod droptail;
+pub mod hpcc;
 pub mod mice_elephant;
 pub mod pabo;
 pub mod pias;
@@ -41,6 +42,7 @@ pub static SCHEMES: &[&Scheme] = &[
     &bfc::SCHEME,
     &dctcp_pfc::SCHEME,
     &dcqcn::SCHEME,
+    &hpcc::SCHEME,
 ];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
@@ -462,7 +464,7 @@ pub fn names() -> Vec<&'static str> {
 /// dynamic threshold). They are schemes like the others, but the no-argument comparison
 /// leaves them out: their papers ran them in a buffer and on links of their own
 /// (`scenarios/compare_lossless.toml` runs them).
-pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc", "dcqcn"];
+pub const LOSSLESS_BASELINES: &[&str] = &["dctcp-pfc", "dcqcn", "hpcc"];
 
 /// The schemes the no-argument comparison runs (and `compare` when neither the command nor
 /// the file names any): every scheme but the [`LOSSLESS_BASELINES`], in registration order.

@@ -88,7 +88,7 @@ fn the_shipped_lossless_comparison_runs_every_scheme_it_names_deterministically(
         "12 MB in 176 B cells"
     );
     let (names, _) = base.compare.clone().unwrap();
-    assert_eq!(names, ["bfc", "dctcp", "dctcp-pfc", "dcqcn"]);
+    assert_eq!(names, ["bfc", "dctcp", "dctcp-pfc", "dcqcn", "hpcc"]);
     for name in &names {
         let load = || {
             ScenarioFile::load_with(
@@ -100,10 +100,10 @@ fn the_shipped_lossless_comparison_runs_every_scheme_it_names_deterministically(
         let r = load().run().unwrap();
         assert_eq!(r.completed, r.flows, "{name}");
         assert_eq!(r.frames.unaccounted, 0, "{name}");
-        if name == "dctcp-pfc" || name == "dcqcn" {
+        if ["dctcp-pfc", "dcqcn", "hpcc"].contains(&name.as_str()) {
             assert_eq!(r.drops.total(), 0, "{name}: {:?}", r.drops);
         }
-        if name == "dcqcn" {
+        if name == "dcqcn" || name == "hpcc" {
             let clock = load().topology.params.clock();
             assert_eq!(r.text(clock), load().run().unwrap().text(clock));
         }

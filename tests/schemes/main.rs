@@ -11,6 +11,7 @@ mod bfc;
 mod bfc_properties;
 mod bfc_refresh;
 mod dcqcn;
+mod hpcc;
 mod lossless;
 mod mice_elephant;
 mod p4_sources;

@@ -28,9 +28,11 @@
 //! Frames this host cannot read are counted in `foreign` and freed.
 
 pub mod dcqcn;
+pub mod hpcc;
 pub mod wire;
 
 pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
+pub use hpcc::{HpccParams, HpccSender, IntHeader, IntHop};
 
 use crate::node::{Node, Sent};
 use crate::transport::{Peer, SenderOutcome};
@@ -60,6 +62,9 @@ pub struct RdmaConfig {
     pub window_bytes: Option<u64>,
     /// DCQCN reaction points; `None`: every QP sends at line rate.
     pub dcqcn: Option<DcqcnParams>,
+    /// HPCC ([`hpcc`]): data frames carry an INT header the switches fill, receivers echo
+    /// it in their ACKs and NACKs, and each QP's rate and window follow HPCC's update.
+    pub hpcc: Option<HpccParams>,
     pub honour_pfc: bool,
     /// With `Some(d)`, ACKs, NACKs and CNPs carry DSCP `d` and leave whatever PFC holds:
     /// switches that give them a queue above data in a class they keep lossy (as the
@@ -88,14 +93,38 @@ impl RdmaConfig {
             rto,
             window_bytes: None,
             dcqcn: Some(DcqcnParams::artifact(clock, line_bps)),
+            hpcc: None,
             honour_pfc: true,
             control_dscp: Some(CONTROL_DSCP),
         }
     }
 
+    /// The HPCC artifact's NIC for HPCC at `line_bps` (`run.py --cc hp`): 1000-byte
+    /// packets, an ACK per packet, NACKs at most every 500 us, HPCC with `p` (its window
+    /// and rate: `HAS_WIN 1`, `VAR_WIN 1`), PFC honoured, and ACKs in the data's class
+    /// (`ACK_HIGH_PRIO 0`); `rto` ours.
+    pub fn hpcc(clock: Clock, p: HpccParams, rto: Cycle) -> RdmaConfig {
+        RdmaConfig {
+            dcqcn: None,
+            hpcc: Some(p),
+            control_dscp: None,
+            ..RdmaConfig::dcqcn(clock, 100_000_000_000, rto)
+        }
+    }
+
+    /// Bytes of a data frame besides its payload.
+    pub fn data_overhead(&self) -> u64 {
+        wire::DATA_OVERHEAD
+            + if self.hpcc.is_some() {
+                hpcc::INT_LEN as u64
+            } else {
+                0
+            }
+    }
+
     /// Checks the settings; the error names the host and the setting.
     pub fn validate(&self, host: &str, line_bps: u64) -> Result<(), String> {
-        let max = 9216 - wire::DATA_OVERHEAD;
+        let max = 9216 - self.data_overhead();
         if self.mtu == 0 || self.mtu > max {
             return Err(format!(
                 "{host}: rdma mtu {} is outside 1..={max}",
@@ -117,6 +146,12 @@ impl RdmaConfig {
         }
         if let Some(d) = &self.dcqcn {
             d.validate(host, line_bps)?;
+        }
+        if let Some(h) = &self.hpcc {
+            if self.dcqcn.is_some() {
+                return Err(format!("{host}: rdma runs DCQCN or HPCC, not both"));
+            }
+            h.validate(host, line_bps)?;
         }
         Ok(())
     }
@@ -144,6 +179,10 @@ struct SendQp {
     high: u32,
     /// Cycles the CNPs about this QP arrived.
     cnp_at: Vec<Cycle>,
+    hpcc: Option<HpccSender>,
+    /// Bytes of the QP's last data frame (a rate change moves its next send time by that
+    /// frame's time at the new rate less its time at the old, as `RdmaHw::ChangeRate`).
+    last_bytes: u64,
 }
 
 impl SendQp {
@@ -152,10 +191,24 @@ impl SendQp {
         mtu.min(self.spec.size_bytes - sent)
     }
 
+    /// Payload bytes before packet `psn`.
+    fn bytes_at(&self, psn: u32, mtu: u64) -> u64 {
+        (psn as u64 * mtu).min(self.spec.size_bytes)
+    }
+
     fn has_data(&self, window: Option<u64>, mtu: u64) -> bool {
-        self.finish.is_none()
-            && self.snd_nxt < self.packets
-            && window.is_none_or(|w| ((self.snd_nxt - self.snd_una) as u64 + 1) * mtu <= w)
+        if self.finish.is_some() || self.snd_nxt >= self.packets {
+            return false;
+        }
+        match &self.hpcc {
+            // HPCC's window: send while fewer bytes than it are in flight
+            // (`RdmaQueuePair::IsWinBound`).
+            Some(h) => {
+                self.bytes_at(self.snd_nxt, mtu) - self.bytes_at(self.snd_una, mtu)
+                    < h.window_bytes()
+            }
+            None => window.is_none_or(|w| ((self.snd_nxt - self.snd_una) as u64 + 1) * mtu <= w),
+        }
     }
 }
 
@@ -179,6 +232,8 @@ struct Control {
     qp: u32,
     psn: u32,
     kind: ControlKind,
+    /// The INT header an ACK or NACK echoes (HPCC).
+    int: Option<IntHeader>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -439,6 +494,7 @@ impl RdmaHost {
                     qp: f.qp,
                     psn: 0,
                     kind: ControlKind::Cnp,
+                    int: None,
                 });
             }
         }
@@ -453,6 +509,7 @@ impl RdmaHost {
                     qp: f.qp,
                     psn: r.expected - 1,
                     kind: ControlKind::Ack,
+                    int: f.int,
                 });
             }
         } else if f.psn > r.expected {
@@ -468,6 +525,7 @@ impl RdmaHost {
                     qp: f.qp,
                     psn: r.expected,
                     kind: ControlKind::Nack,
+                    int: f.int,
                 });
             }
         } else {
@@ -505,6 +563,30 @@ impl RdmaHost {
         if q.snd_una == q.packets {
             q.finish = Some(now);
         }
+        let mtu = self.config.mtu;
+        if let (Some(h), Some(int)) = (q.hpcc.as_mut(), f.int.as_ref()) {
+            let ack_seq = q.spec.size_bytes.min(acked as u64 * mtu);
+            let next_seq = q.spec.size_bytes.min(q.snd_nxt as u64 * mtu);
+            let old = h.rate_bps();
+            h.on_ack(ack_seq, next_seq, int);
+            let new = h.rate_bps();
+            if new != old && q.last_bytes > 0 {
+                let per_second =
+                    self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
+                let bits = LineRate::wire_bits(q.last_bytes) as u128;
+                let at = |rate: u64| (bits * per_second).div_ceil(rate as u128) as i128;
+                let moved = q.ready_ticks as i128 + at(new) - at(old);
+                q.ready_ticks = moved.max(0) as u64;
+            }
+        }
+    }
+
+    /// QP `flow_id`'s HPCC state (the first QP of that id).
+    pub fn hpcc_sender(&self, flow_id: u32) -> Option<&HpccSender> {
+        self.flows
+            .iter()
+            .find(|q| q.spec.id == flow_id)
+            .and_then(|q| q.hpcc.as_ref())
     }
 
     fn on_cnp(&mut self, now: Cycle, f: &RoceFrame) {
@@ -541,6 +623,8 @@ impl RdmaHost {
                 rp_events: Vec::new(),
                 high: 0,
                 cnp_at: Vec::new(),
+                hpcc: self.config.hpcc.map(|p| HpccSender::new(line, p)),
+                last_bytes: 0,
             });
         }
         let rto = self.config.rto;
@@ -583,7 +667,7 @@ impl RdmaHost {
                 ControlKind::Nack => self.nacks_sent += 1,
                 ControlKind::Cnp => self.cnps_sent += 1,
             }
-            let pkt = self.build(pool, c.to, c.qp, opcode, c.psn, syndrome, 0);
+            let pkt = self.build(pool, c.to, c.qp, opcode, c.psn, syndrome, c.int, 0);
             if let Some(dscp) = self.config.control_dscp {
                 let buf = pool.bytes_mut(pkt);
                 buf[15] |= dscp << 2;
@@ -620,7 +704,8 @@ impl RdmaHost {
             }
             q.high = q.high.max(psn + 1);
             q.snd_nxt += 1;
-            let pkt = self.build(pool, to, id, opcode, psn, None, payload as usize);
+            let int = self.config.hpcc.map(|_| IntHeader::default());
+            let pkt = self.build(pool, to, id, opcode, psn, None, int, payload as usize);
             if self.mark.iter().any(|(f, r)| *f == id && r.contains(&psn)) {
                 let buf = pool.bytes_mut(pkt);
                 buf[15] |= wire::CE;
@@ -643,10 +728,11 @@ impl RdmaHost {
         opcode: u8,
         psn: u32,
         syndrome: Option<u8>,
+        int: Option<IntHeader>,
         payload: usize,
     ) -> PacketHandle {
         let pkt = pool.alloc();
-        wire::build(
+        wire::build_with_int(
             &mut self.body,
             (self.me.ip, self.me.mac),
             (to.ip, to.mac),
@@ -655,6 +741,7 @@ impl RdmaHost {
             qp,
             psn,
             syndrome,
+            int.as_ref(),
             payload,
             &mut self.scratch,
         );
@@ -668,9 +755,12 @@ impl RdmaHost {
     fn pace(&mut self, i: usize, start: u64, bytes: u64) {
         let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
         let q = &mut self.flows[i];
-        let rate =
-            q.rp.as_ref()
-                .map_or(self.line.bits_per_second(), |rp| rp.rate_bps());
+        q.last_bytes = bytes;
+        let rate = match (&q.rp, &q.hpcc) {
+            (Some(rp), _) => rp.rate_bps(),
+            (None, Some(h)) => h.rate_bps(),
+            (None, None) => self.line.bits_per_second(),
+        };
         let bits = LineRate::wire_bits(bytes) as u128;
         q.ready_ticks = start + (bits * per_second).div_ceil(rate as u128) as u64;
         if let Some(rp) = q.rp.as_mut() {
@@ -716,7 +806,7 @@ impl Node for RdmaHost {
                 return;
             }
         }
-        let frame = wire::parse(bytes);
+        let frame = wire::parse_with(bytes, self.config.hpcc.is_some());
         pool.free(pkt);
         match frame {
             Some(f) if f.is_data() => self.on_data(now, &f),

@@ -6,6 +6,7 @@
 //!
 //! [`RoceView`] reads the fields of a received frame in place; [`build`] writes a frame.
 
+use super::hpcc::{IntHeader, INT_LEN};
 use std::net::Ipv4Addr;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Udp};
 
@@ -54,6 +55,9 @@ pub struct RoceFrame {
     pub payload: usize,
     /// The IPv4 ECN bits said CE.
     pub ce: bool,
+    /// The INT header (HPCC's, [`super::hpcc`]): after the BTH of data, after the AETH of
+    /// ACKs and NACKs, when the frame was read with [`parse_with`]`(.., true)`.
+    pub int: Option<IntHeader>,
 }
 
 impl RoceFrame {
@@ -72,6 +76,12 @@ impl RoceFrame {
 
 /// Reads a RoCEv2 frame; `None` for anything else (not IPv4/UDP to 4791, or too short).
 pub fn parse(bytes: &[u8]) -> Option<RoceFrame> {
+    parse_with(bytes, false)
+}
+
+/// [`parse`]; with `int`, data frames, ACKs and NACKs carry an INT header of
+/// [`INT_LEN`] bytes after their BTH (data) or AETH (ACK, NACK).
+pub fn parse_with(bytes: &[u8], int: bool) -> Option<RoceFrame> {
     let p = headers::parse_frame(bytes).ok()?;
     let ip = p.ipv4?;
     let udp = p.udp?;
@@ -92,6 +102,14 @@ pub fn parse(bytes: &[u8]) -> Option<RoceFrame> {
     } else {
         None
     };
+    let carries_int = int && (opcode == OP_ACKNOWLEDGE || is_data_opcode(opcode));
+    let int = if carries_int {
+        let h = IntHeader::read(bytes.get(body..)?)?;
+        body += INT_LEN;
+        Some(h)
+    } else {
+        None
+    };
     let payload = end.checked_sub(body + ICRC_LEN)?;
     Some(RoceFrame {
         src_ip: ip.src,
@@ -102,8 +120,19 @@ pub fn parse(bytes: &[u8]) -> Option<RoceFrame> {
         syndrome,
         payload: if opcode == OP_CNP { 0 } else { payload },
         ce: ip.tos & CE == CE,
+        int,
     })
 }
+
+fn is_data_opcode(opcode: u8) -> bool {
+    matches!(
+        opcode,
+        OP_SEND_FIRST | OP_SEND_MIDDLE | OP_SEND_LAST | OP_SEND_ONLY
+    )
+}
+
+/// The offset of the INT header in a data frame (Ethernet 14, IPv4 20, UDP 8, BTH 12).
+pub const DATA_INT_OFFSET: usize = 14 + 20 + 8 + BTH_LEN;
 
 /// Writes into `out` a RoCEv2 frame from `src` to `dst`: BTH with `opcode`, `qp` and `psn`
 /// (the acknowledge-request bit set on data), an AETH with `syndrome` and MSN 0 when given,
@@ -118,6 +147,26 @@ pub fn build(
     qp: u32,
     psn: u32,
     syndrome: Option<u8>,
+    payload: usize,
+    scratch: &mut Vec<u8>,
+) {
+    build_with_int(
+        out, src, dst, src_port, opcode, qp, psn, syndrome, None, payload, scratch,
+    )
+}
+
+/// [`build`], with `int` (when given) written after the BTH (data) or the AETH.
+#[allow(clippy::too_many_arguments)]
+pub fn build_with_int(
+    out: &mut Vec<u8>,
+    src: (Ipv4Addr, MacAddr),
+    dst: (Ipv4Addr, MacAddr),
+    src_port: u16,
+    opcode: u8,
+    qp: u32,
+    psn: u32,
+    syndrome: Option<u8>,
+    int: Option<&IntHeader>,
     payload: usize,
     scratch: &mut Vec<u8>,
 ) {
@@ -136,6 +185,9 @@ pub fn build(
     if let Some(s) = syndrome {
         scratch.push(s);
         scratch.extend_from_slice(&[0, 0, 0]);
+    }
+    if let Some(h) = int {
+        h.write(scratch);
     }
     let body = if opcode == OP_CNP {
         CNP_BODY_LEN
