@@ -35,6 +35,7 @@ pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
 pub use hpcc::{HpccParams, HpccSender, IntHeader, IntHop};
 
 use crate::node::{Node, Sent};
+use crate::pfc_pause::PfcPauses;
 use crate::transport::{Peer, SenderOutcome};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
@@ -258,7 +259,8 @@ pub struct RdmaHost {
     receiving: BTreeMap<u32, RecvQp>,
     on_nic: VecDeque<(Cycle, PacketHandle)>,
     nic_free_ticks: u64,
-    paused_until: Cycle,
+    /// PFC: data starts no frame while class 0 (the lossless class) is paused.
+    pfc: PfcPauses,
     frames_sent: u64,
     frames_received: u64,
     data_bytes_received: u64,
@@ -269,7 +271,6 @@ pub struct RdmaHost {
     nacks_sent: u64,
     cnps_sent: u64,
     cnps_received: u64,
-    pfc_frames: u64,
     foreign: u64,
     /// Fault injection: `(flow, psn)` data frames that vanish on the wire the first time they
     /// are sent (their line time is spent), with how many did.
@@ -307,7 +308,7 @@ impl RdmaHost {
             receiving: BTreeMap::new(),
             on_nic: VecDeque::with_capacity(2),
             nic_free_ticks: 0,
-            paused_until: 0,
+            pfc: PfcPauses::default(),
             frames_sent: 0,
             frames_received: 0,
             data_bytes_received: 0,
@@ -318,7 +319,6 @@ impl RdmaHost {
             nacks_sent: 0,
             cnps_sent: 0,
             cnps_received: 0,
-            pfc_frames: 0,
             foreign: 0,
             lose: Vec::new(),
             lost: 0,
@@ -466,7 +466,7 @@ impl RdmaHost {
         self.cnps_received
     }
     pub fn pfc_frames(&self) -> u64 {
-        self.pfc_frames
+        self.pfc.frames()
     }
     pub fn foreign(&self) -> u64 {
         self.foreign
@@ -652,7 +652,7 @@ impl RdmaHost {
         now: Cycle,
         pool: &mut PacketPool,
     ) -> Option<(PacketHandle, Option<usize>)> {
-        let paused = self.config.honour_pfc && now < self.paused_until;
+        let paused = self.config.honour_pfc && self.pfc.is_paused(0, now);
         if paused && (self.config.control_dscp.is_none() || self.control.is_empty()) {
             return None;
         }
@@ -792,18 +792,7 @@ impl Node for RdmaHost {
         if self.config.honour_pfc {
             if let Some(frame) = PfcFrame::parse(bytes) {
                 pool.free(pkt);
-                self.pfc_frames += 1;
-                if frame.class_enable[0] {
-                    let quanta = frame.quanta[0] as u64;
-                    self.paused_until = if quanta == 0 {
-                        now
-                    } else {
-                        let ticks = self.line.cycle_to_ticks(now)
-                            + quanta * 512 * self.line.ticks_per_bit();
-                        self.line.ticks_to_cycle_ceil(ticks)
-                    };
-                }
-                return;
+                return self.pfc.apply(now, &frame, &self.line);
             }
         }
         let frame = wire::parse_with(bytes, self.config.hpcc.is_some());
@@ -864,10 +853,11 @@ impl Node for RdmaHost {
         let frees = (frees > now).then_some(frees);
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let start = self.pending.last().map(|p| p.start);
-        let pause = (self.paused_until > now).then_some(self.paused_until);
+        let until = self.pfc.until(0);
+        let pause = (until > now).then_some(until);
         let control = (!self.control.is_empty()
-            && (self.config.control_dscp.is_some() || self.paused_until <= now))
-            .then_some(now + 1);
+            && (self.config.control_dscp.is_some() || !self.pfc.is_paused(0, now)))
+        .then_some(now + 1);
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let (window, mtu) = (self.config.window_bytes, self.config.mtu);
         let qps = self
