@@ -212,23 +212,13 @@ impl Marking {
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     let m = Marking::for_speed(p, target.link_bps, target.params);
     let clock = target.params.clock();
-    Setup {
-        program: target.routed(program(&m)),
-        port_queues: Some(port_queues(target.params)),
-        hosts: Hosts {
-            congestion: Congestion::Fixed,
-            honour_pfc: true,
-            // The run's retransmission timer and segment size replace these (`Hosts::apply`).
-            rdma: Some(nic(p, clock, target.link_bps)),
-            ..Hosts::PLAIN
-        },
-        pfc: Some(super::dctcp_pfc::lossless_pfc(
-            p.int("pfc_alpha_per_mille") as u32,
-            p.int("pfc_headroom_link_delays") as u32,
-        )),
-        recirculation_mirror: None,
-        chip: None,
-    }
+    let hosts = Hosts {
+        congestion: Congestion::Fixed,
+        // The run's retransmission timer and segment size replace these (`Hosts::apply`).
+        rdma: Some(nic(p, clock, target.link_bps)),
+        ..Hosts::PLAIN
+    };
+    super::dctcp_pfc::behind_pfc(program(&m), port_queues(target.params), hosts, p, target)
 }
 
 fn shipped() -> Vec<(&'static str, Program)> {

@@ -64,21 +64,12 @@ pub(crate) const HEADROOM_DELAYS: Param = Param {
 
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     let k = k_cells(p.int("k_bytes_per_gbps"), target.link_bps, target.params);
-    Setup {
-        program: target.routed(super::dctcp::program(k)),
-        port_queues: Some(port_queues(target.params)),
-        hosts: Hosts {
-            congestion: Congestion::Dctcp,
-            honour_pfc: true,
-            ..Hosts::PLAIN
-        },
-        pfc: Some(lossless_pfc(
-            p.int("pfc_alpha_per_mille") as u32,
-            p.int("pfc_headroom_link_delays") as u32,
-        )),
-        recirculation_mirror: None,
-        chip: None,
-    }
+    let hosts = Hosts {
+        congestion: Congestion::Dctcp,
+        ..Hosts::PLAIN
+    };
+    let queues = port_queues(target.params);
+    behind_pfc(super::dctcp::program(k), queues, hosts, p, target)
 }
 
 fn shipped_none() -> Vec<(&'static str, Program)> {
@@ -90,6 +81,32 @@ fn shipped_none() -> Vec<(&'static str, Program)> {
 pub fn k_cells(bytes_per_gbps: u64, link_bps: u64, params: &Tofino2Params) -> u64 {
     let bytes = bytes_per_gbps * (link_bps / 1_000_000_000);
     (bytes / params.tm.cell_bytes as u64).clamp(1, (1 << 19) - 1)
+}
+
+/// A lossless baseline's set-up: `program` (routed), the ports' `queues` (with a lossless
+/// data queue, as [`port_queues`]), `hosts` honouring PFC, and PFC from the scheme's
+/// `pfc_alpha_per_mille` and `pfc_headroom_link_delays` (dctcp-pfc, dcqcn and hpcc share it).
+pub fn behind_pfc(
+    program: Program,
+    queues: Vec<QueueConfig>,
+    hosts: Hosts,
+    p: &SchemeParams,
+    target: &Target,
+) -> Setup {
+    Setup {
+        program: target.routed(program),
+        port_queues: Some(queues),
+        hosts: Hosts {
+            honour_pfc: true,
+            ..hosts
+        },
+        pfc: Some(lossless_pfc(
+            p.int("pfc_alpha_per_mille") as u32,
+            p.int("pfc_headroom_link_delays") as u32,
+        )),
+        recirculation_mirror: None,
+        chip: None,
+    }
 }
 
 /// Class [`LOSSLESS_CLASS`] lossless under the dynamic threshold at `alpha_per_mille`, with

@@ -143,22 +143,13 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         rate_code: 7,
         bytes_shift: 7,
     });
-    Setup {
-        program: target.routed(program(&int)),
-        port_queues: Some(super::dctcp_pfc::port_queues(target.params)),
-        hosts: Hosts {
-            congestion: Congestion::Fixed,
-            honour_pfc: true,
-            rdma: Some(nic(p, clock, target.link_bps)),
-            ..Hosts::PLAIN
-        },
-        pfc: Some(super::dctcp_pfc::lossless_pfc(
-            p.int("pfc_alpha_per_mille") as u32,
-            p.int("pfc_headroom_link_delays") as u32,
-        )),
-        recirculation_mirror: None,
-        chip: None,
-    }
+    let hosts = Hosts {
+        congestion: Congestion::Fixed,
+        rdma: Some(nic(p, clock, target.link_bps)),
+        ..Hosts::PLAIN
+    };
+    let queues = super::dctcp_pfc::port_queues(target.params);
+    super::dctcp_pfc::behind_pfc(program(&int), queues, hosts, p, target)
 }
 
 fn shipped() -> Vec<(&'static str, Program)> {
