@@ -508,16 +508,23 @@ impl OverSeeds {
             s += &c.text();
         }
         let n = self.seeds.len();
+        let interval = if n > 1 {
+            format!(
+                "mean +- 95% interval (Student t, {} degrees of freedom)",
+                n - 1
+            )
+        } else {
+            "one seed: the figures themselves, no interval".to_string()
+        };
         let _ = writeln!(
             s,
-            "over seeds       {} ({n} seeds: {}); mean +- 95% interval (Student t, {} degrees of freedom)",
+            "over seeds       {} ({n} seeds: {}); {interval}",
             self.comparisons[0].scenario,
             self.seeds
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
-            n - 1
         );
         let _ = writeln!(
             s,

@@ -477,6 +477,25 @@ fn compare_over_seeds_is_one_comparison_per_seed_and_their_statistics() {
         assert_eq!(f[col + 1], format!("{half:.6}"));
     }
     assert!(!dir.join("INCOMPLETE").exists());
+    // One seed: its figures, and no interval claimed.
+    let one = t2sim::study::compare::OverSeeds::run(
+        &source(&scenario()),
+        &names(&["droptail"]),
+        &BTreeMap::new(),
+        &[5],
+        1,
+        |_, _| {},
+    )
+    .unwrap();
+    assert!(one.text().contains(
+        "over seeds       compare-incast (1 seeds: 5); one seed: the figures themselves, no interval"
+    ));
+    assert!(one
+        .csv()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("droptail,,1,"));
     // A seed named twice is an error that says so.
     let out = t2sim(&[
         "compare",
