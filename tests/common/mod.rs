@@ -78,6 +78,16 @@ pub fn pipe0_chip(
     t2sim::Chip::new("chip", &config).unwrap()
 }
 
+/// Writes `text` to `name` in this test process's scratch folder `t2sim-{tag}-{pid}` (made
+/// if missing) and returns its path: a scenario file a test loads.
+pub fn scratch_file(tag: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("t2sim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// Flows that all start at cycle 0, one per (source host, destination host) pair, numbered
 /// from 0 in order, each of `size_bytes`.
 pub fn flows_at_start(

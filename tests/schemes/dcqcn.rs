@@ -11,11 +11,7 @@ use t2sim::Chip;
 const G100: u64 = 100_000_000_000;
 
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("t2sim-dcqcn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    crate::common::scratch_file("dcqcn", name, text)
 }
 
 /// Three hosts on one chip, the papers' 12 MB buffer, 1 us links.

@@ -14,11 +14,7 @@ use t2sim::Chip;
 const G100: u64 = 100_000_000_000;
 
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("t2sim-hpcc-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    crate::common::scratch_file("hpcc", name, text)
 }
 
 /// A data frame as a chip sent it: (cycle, chip, bytes).

@@ -34,11 +34,7 @@ first_us = 1
 }
 
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("t2sim-lossless-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    crate::common::scratch_file("lossless", name, text)
 }
 
 #[test]
