@@ -44,7 +44,7 @@ impl Chip {
     /// port of the traffic, next cycle, ahead of any data still in the egress pipeline; the
     /// TM counts them against that port's MAC.
     pub(super) fn pfc_requests(&mut self, now: Cycle, pool: &mut PacketPool) {
-        while let Some(event) = self.tm.pop_pfc_event() {
+        while let Some(event) = self.tm.pop_pfc_event(now) {
             let port = event.ingress_port as usize;
             if self.ports[port].recirculation {
                 // Recirculated traffic has no upstream to pause.

@@ -105,3 +105,55 @@ fn the_shipped_lossless_comparison_runs_every_scheme_it_names_deterministically(
         }
     }
 }
+
+/// Four 2 MB flows from the left of a dumbbell to one host on the right, in a 400 KB buffer:
+/// the left switch's uplink groups stay over their threshold for far longer than a pause of
+/// 400 quanta (2,048 ns at 100 Gb/s) lasts.
+fn long_pause(refresh_percent: u32) -> t2sim::scenario::RunResults {
+    let flows: String = [0, 1, 2, 5]
+        .iter()
+        .map(|src| {
+            format!(
+                "[[workload.flows]]\nsrc = {src}\ndst = 4\nsize_bytes = 2000000\nstart_ns = 0\n\n"
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"
+seed = 1
+duration_us = 1
+drain_us = 3000
+scheme = "dctcp-pfc"
+
+[topology]
+kind = "dumbbell"
+hosts_per_side = 4
+buffer_bytes = 400000
+
+{flows}"#
+    );
+    let mut s =
+        ScenarioFile::load(&file(&format!("long_pause_{refresh_percent}.toml"), &text)).unwrap();
+    s.topology.params.tm.pfc_pause_quanta = 400;
+    s.topology.params.tm.pfc_refresh_percent = refresh_percent;
+    s.run().unwrap()
+}
+
+#[test]
+fn a_pause_longer_than_its_quanta_is_kept_by_refreshing_the_xoff() {
+    let refreshed = long_pause(50);
+    assert_eq!(refreshed.completed, refreshed.flows);
+    assert_eq!(refreshed.drops.total(), 0, "{:?}", refreshed.drops);
+    // Without the refresh the pause lapses while the groups are still over the threshold,
+    // and the headroom overflows.
+    let lapsing = long_pause(0);
+    assert_eq!(lapsing.drops.0.get("chip.tm_pfc_headroom"), Some(&582));
+    assert_eq!(lapsing.drops.total(), 582, "{:?}", lapsing.drops);
+    // Twelve frames (XOFFs and XONs) when each episode has one XOFF; 2,094 when each is
+    // refreshed every 1,536 cycles (half of its 3,072).
+    let sent = |r: &t2sim::scenario::RunResults| -> u64 {
+        r.pause_frames.values().map(|p| p.pfc_sent).sum()
+    };
+    assert_eq!(sent(&lapsing), 12);
+    assert_eq!(sent(&refreshed), 2_094);
+}

@@ -297,6 +297,10 @@ struct PriorityGroups {
     /// The group's shared cells are the rest beyond its minimum.
     headroom_cells: Vec<u32>,
     xoff: Vec<bool>,
+    /// For each group in XOFF, the cycle its next refreshing XOFF is due
+    /// (`pfc_refresh_percent`), also kept as (cycle, group) in `refresh_queue`, earliest first.
+    refresh_at: Vec<Option<Cycle>>,
+    refresh_queue: BTreeSet<(Cycle, usize)>,
     events: VecDeque<PfcEvent>,
 }
 
@@ -421,6 +425,8 @@ impl TrafficManager {
                 min_cells: vec![0; ports.len() * PRIORITIES],
                 headroom_cells: vec![0; ports.len() * PRIORITIES],
                 xoff: vec![false; ports.len() * PRIORITIES],
+                refresh_at: vec![None; ports.len() * PRIORITIES],
+                refresh_queue: BTreeSet::new(),
                 events: VecDeque::new(),
             },
             ghost,
@@ -619,6 +625,7 @@ impl TrafficManager {
                 class: class as u8,
                 xoff: true,
             });
+            self.schedule_pfc_refresh(group, now);
         }
         Ok(())
     }
@@ -684,7 +691,7 @@ impl TrafficManager {
         class: u8,
         quanta: u16,
     ) -> Result<(), TmError> {
-        let state = self.ports.get(port).ok_or_else(|| TmError {
+        self.ports.get(port).ok_or_else(|| TmError {
             what: format!("PFC for port {port}"),
             problem: format!("no such port (the TM has {})", self.ports.len()),
         })?;
@@ -694,8 +701,7 @@ impl TrafficManager {
                 problem: format!("class {class} is outside 0..={}", PRIORITIES - 1),
             });
         }
-        let line = state.line;
-        let hold = (quanta as u64 * 512 * line.ticks_per_bit()).div_ceil(line.ticks_per_cycle());
+        let hold = self.pause_cycles(port, quanta);
         let apply_at = now + 1;
         self.request_pause(PauseRequest {
             apply_at,
@@ -723,9 +729,45 @@ impl TrafficManager {
         self.pipes[self.ports[port].pipe].ready_at.set(None);
     }
 
-    /// The next XOFF/XON the TM wants sent, oldest first.
-    pub fn pop_pfc_event(&mut self) -> Option<PfcEvent> {
-        self.groups.events.pop_front()
+    /// The next XOFF/XON the TM wants sent by cycle `now`, oldest first: those the
+    /// thresholds asked for, then the refreshing XOFFs due by `now` of groups still over
+    /// their threshold (a visit at every cycle of [`TrafficManager::next_event`] gets each
+    /// in its cycle).
+    pub fn pop_pfc_event(&mut self, now: Cycle) -> Option<PfcEvent> {
+        if let Some(event) = self.groups.events.pop_front() {
+            return Some(event);
+        }
+        let &(due, group) = self.groups.refresh_queue.first()?;
+        if due > now {
+            return None;
+        }
+        self.groups.refresh_queue.pop_first();
+        self.schedule_pfc_refresh(group, due);
+        Some(PfcEvent {
+            at: due,
+            ingress_port: (group / PRIORITIES) as u16,
+            class: (group % PRIORITIES) as u8,
+            xoff: true,
+        })
+    }
+
+    /// Cycles an XOFF frame of `pfc_pause_quanta` holds the sender on port `port` for.
+    fn pause_cycles(&self, port: usize, quanta: u16) -> Cycle {
+        let line = self.ports[port].line;
+        (quanta as u64 * 512 * line.ticks_per_bit()).div_ceil(line.ticks_per_cycle())
+    }
+
+    /// Schedules the XOFF that keeps group `group` paused, sent `pfc_refresh_percent` of the
+    /// pause time after the one sent in cycle `sent` (none when the percentage is 0).
+    fn schedule_pfc_refresh(&mut self, group: usize, sent: Cycle) {
+        let percent = self.params.pfc_refresh_percent as u64;
+        if percent == 0 {
+            return;
+        }
+        let hold = self.pause_cycles(group / PRIORITIES, self.params.pfc_pause_quanta);
+        let due = sent + (hold * percent / 100).max(1);
+        self.groups.refresh_at[group] = Some(due);
+        self.groups.refresh_queue.insert((due, group));
     }
 
     /// Of a group's cells, those beyond its minimum and outside its headroom: what the
@@ -946,6 +988,9 @@ impl TrafficManager {
         };
         if self.groups.xoff[group] && ask_xon {
             self.groups.xoff[group] = false;
+            if let Some(due) = self.groups.refresh_at[group].take() {
+                self.groups.refresh_queue.remove(&(due, group));
+            }
             self.groups.events.push_back(PfcEvent {
                 at: now,
                 ingress_port: head.desc.ingress_port,
@@ -1005,6 +1050,7 @@ impl TrafficManager {
         (0..self.pipes.len())
             .filter_map(|pipe| self.pipe_ready_at(pipe))
             .chain(self.afc_pending.front().map(|r| r.apply_at))
+            .chain(self.groups.refresh_queue.first().map(|&(due, _)| due))
             .map(|t| t.max(now + 1))
             .min()
     }

@@ -47,6 +47,13 @@ pub struct TmParams {
     pub pfc_headroom_cells: u32,
     /// Pause time, in quanta of 512 bit times, that an XOFF frame asks for (ours).
     pub pfc_pause_quanta: u16,
+    /// While a group stays in XOFF, the TM sends the XOFF again each time this percentage of
+    /// the pause time has passed since the last one (0..=99; 0 never refreshes, so a pause
+    /// lapses after `pfc_pause_quanta` however long the group stays over its threshold).
+    /// 802.1Qbb pauses last only their quanta; a sender keeps a class paused by sending
+    /// again before they run out. Ours: 50.
+    #[serde(default = "default_refresh_percent")]
+    pub pfc_refresh_percent: u32,
     /// The dynamic PFC threshold of the HPCC ns-3 artifact (`switch-mmu.cc`): with `Some(a)`
     /// a lossless group's XOFF threshold is `a / 1000` of the free cells of its queue's pool,
     /// recomputed at every enqueue and dequeue, in place of `pfc_xoff_cells` and
@@ -101,6 +108,7 @@ impl Default for TmParams {
             pfc_xon_cells: 1536,
             pfc_headroom_cells: 1024,
             pfc_pause_quanta: 0xffff,
+            pfc_refresh_percent: default_refresh_percent(),
             pfc_dynamic_per_mille: None,
             pfc_resume_offset_cells: default_resume_offset_cells(),
             ghost_updates_per_cycle: 1,
@@ -111,6 +119,11 @@ impl Default for TmParams {
             app_pool_congest_percent: [50, 75, 90],
         }
     }
+}
+
+/// Refresh an XOFF when half its pause time has passed (ours).
+fn default_refresh_percent() -> u32 {
+    50
 }
 
 /// The artifact's `resume_offset` of 3 KB (3,072 bytes) in 176-byte cells, rounded up.
@@ -229,6 +242,15 @@ impl TmParams {
             return err(
                 "pfc_pause_quanta",
                 "0 would make every XOFF a resume".into(),
+            );
+        }
+        if self.pfc_refresh_percent > 99 {
+            return err(
+                "pfc_refresh_percent",
+                format!(
+                    "{} would let a pause lapse before its refresh (0..=99; 0 never refreshes)",
+                    self.pfc_refresh_percent
+                ),
             );
         }
         if self.ghost_latency_cycles == 0 {

@@ -60,10 +60,14 @@ fn xoff_comes_at_the_computed_fraction_of_the_free_buffer_to_the_cell() {
     for k in 1..=110u32 {
         t.enqueue(k as Cycle, cell(k, 0, 3)).unwrap();
     }
-    assert_eq!(t.pop_pfc_event(), None, "110 cells are below the threshold");
+    assert_eq!(
+        t.pop_pfc_event(1_000),
+        None,
+        "110 cells are below the threshold"
+    );
     t.enqueue(111, cell(111, 0, 3)).unwrap();
     assert_eq!(
-        t.pop_pfc_event(),
+        t.pop_pfc_event(1_000),
         Some(PfcEvent {
             at: 111,
             ingress_port: 0,
@@ -79,14 +83,14 @@ fn xoff_comes_at_the_computed_fraction_of_the_free_buffer_to_the_cell() {
     assert_eq!(t.priority_group_headroom_cells(0, 3), 30);
     assert_eq!(t.priority_group_cells(0, 3), 141);
     assert_eq!(t.drops(TmDrop::PfcHeadroom), 1);
-    assert_eq!(t.pop_pfc_event(), None, "one XOFF per crossing");
+    assert_eq!(t.pop_pfc_event(1_000), None, "one XOFF per crossing");
 }
 
 #[test]
 fn xon_comes_once_the_headroom_is_empty_and_the_offset_fits_under_the_threshold() {
     let mut t = tm(params());
     assert_eq!(fill(&mut t, 0), 141);
-    assert!(t.pop_pfc_event().unwrap().xoff);
+    assert!(t.pop_pfc_event(1_000).unwrap().xoff);
     // Dequeues drain the headroom count first: after 30 it is empty, 111 shared cells remain
     // and 111 + 18 > floor(889 / 8) = 111. After 30 + d, 111 - d + 18 <= floor((889 + d) / 8)
     // first holds at d = 16 (113 <= 113; d = 15 gives 114 > 113): the 46th dequeue.
@@ -95,7 +99,7 @@ fn xon_comes_once_the_headroom_is_empty_and_the_offset_fits_under_the_threshold(
     while at.len() < 60 {
         if t.dequeue(0, now).is_some() {
             at.push(now);
-            if let Some(e) = t.pop_pfc_event() {
+            if let Some(e) = t.pop_pfc_event(now) {
                 assert!(!e.xoff);
                 assert_eq!(e.at, now);
                 assert_eq!(at.len(), 46, "XON at the 46th dequeue");
@@ -124,9 +128,12 @@ fn other_traffic_in_the_pool_lowers_the_threshold() {
     for k in 1..=88u32 {
         t.enqueue(k as Cycle, cell(k, 0, 3)).unwrap();
     }
-    assert_eq!(t.pop_pfc_event(), None);
+    assert_eq!(t.pop_pfc_event(1_000), None);
     t.enqueue(89, cell(89, 0, 3)).unwrap();
-    assert_eq!(t.pop_pfc_event().map(|e| (e.at, e.xoff)), Some((89, true)));
+    assert_eq!(
+        t.pop_pfc_event(1_000).map(|e| (e.at, e.xoff)),
+        Some((89, true))
+    );
 }
 
 #[test]
@@ -138,7 +145,10 @@ fn the_static_thresholds_stay_as_they_were_without_the_dynamic_one() {
     let mut t = tm(p);
     // Static: XOFF when the group passes 40 cells, drops past 40 + 30.
     assert_eq!(fill(&mut t, 0), 70);
-    assert_eq!(t.pop_pfc_event().map(|e| (e.at, e.xoff)), Some((41, true)));
+    assert_eq!(
+        t.pop_pfc_event(1_000).map(|e| (e.at, e.xoff)),
+        Some((41, true))
+    );
     assert_eq!(t.priority_group_headroom_cells(0, 3), 0);
 }
 

@@ -562,7 +562,7 @@ fn lossless_groups_ask_for_xoff_and_xon_and_drop_only_past_headroom() {
             .unwrap();
     }
     assert_eq!(
-        t.pop_pfc_event(),
+        t.pop_pfc_event(8),
         Some(t2_tm::PfcEvent {
             at: 7,
             ingress_port: 0,
@@ -570,7 +570,7 @@ fn lossless_groups_ask_for_xoff_and_xon_and_drop_only_past_headroom() {
             xoff: true
         })
     );
-    assert_eq!(t.pop_pfc_event(), None);
+    assert_eq!(t.pop_pfc_event(8), None);
     assert_eq!(
         t.enqueue(8, from(0, 3, desc(3, 0, 1480))),
         Err(TmDrop::PfcHeadroom)
@@ -592,7 +592,7 @@ fn lossless_groups_ask_for_xoff_and_xon_and_drop_only_past_headroom() {
         .collect();
     assert_eq!(class3.len(), 3);
     assert_eq!(
-        t.pop_pfc_event(),
+        t.pop_pfc_event(10_000),
         Some(t2_tm::PfcEvent {
             at: class3[1],
             ingress_port: 0,
@@ -600,7 +600,7 @@ fn lossless_groups_ask_for_xoff_and_xon_and_drop_only_past_headroom() {
             xoff: false
         })
     );
-    assert_eq!(t.pop_pfc_event(), None);
+    assert_eq!(t.pop_pfc_event(10_000), None);
     assert_eq!(t.priority_group_cells(0, 3), 0);
 }
 
@@ -634,4 +634,74 @@ fn a_received_pfc_frame_holds_its_class_queues_for_its_quanta() {
     assert_eq!(t.dequeue(0, 1149).map(|d| d.desc.pkt), Some(2));
     let e = t.pfc_pause(0, 0, 8, 1).unwrap_err();
     assert!(e.problem.contains("class 8"), "{e}");
+}
+
+#[test]
+fn an_xoff_is_refreshed_every_half_pause_until_the_group_asks_for_xon() {
+    let params = TmParams {
+        pfc_lossless_classes: 1 << 3,
+        pfc_xoff_cells: 20,
+        pfc_xon_cells: 10,
+        pfc_headroom_cells: 9,
+        pfc_pause_quanta: 400,
+        ..TmParams::default()
+    };
+    let mut t = one_port(params, vec![QueueConfig::default(); 16]);
+    // Queue 0 is paused by AFC (in effect from cycle 100) so the group stays over its
+    // threshold and the only events left are the refreshes.
+    t.afc(0, 0, 0, true).unwrap();
+    for k in 0..3 {
+        t.enqueue(5 + k, from(0, 3, desc(k as u32, 0, 1480)))
+            .unwrap();
+    }
+    let xoff = |at| {
+        Some(t2_tm::PfcEvent {
+            at,
+            ingress_port: 0,
+            class: 3,
+            xoff: true,
+        })
+    };
+    assert_eq!(t.pop_pfc_event(7), xoff(7));
+    assert!(t.dequeue(0, 100).is_none());
+    // 400 quanta of 512 bit times at 100 Gb/s are 2,048 ns, 3,072 cycles at 1.5 GHz: the
+    // XOFF is sent again every 1,536 cycles, and the TM's next event says when.
+    assert_eq!(t.next_event(100), Some(1_543));
+    assert_eq!(t.pop_pfc_event(1_542), None);
+    assert_eq!(t.pop_pfc_event(1_543), xoff(1_543));
+    assert_eq!(t.pop_pfc_event(1_543), None);
+    assert_eq!(t.next_event(1_543), Some(3_079));
+    assert_eq!(t.pop_pfc_event(3_079), xoff(3_079));
+    // Once the queue drains below XON the refreshes stop.
+    t.afc(3_080, 0, 0, false).unwrap();
+    let log = run(&mut t, 3_080, 20_000, &[]);
+    assert_eq!(log.len(), 3);
+    let xon = t.pop_pfc_event(20_000).unwrap();
+    assert!(!xon.xoff);
+    assert_eq!(xon.at, log[1].0);
+    assert_eq!(t.pop_pfc_event(20_000), None);
+    assert_eq!(t.next_event(20_000), None);
+}
+
+#[test]
+fn a_refresh_of_zero_percent_sends_one_xoff_per_episode() {
+    let params = TmParams {
+        pfc_lossless_classes: 1 << 3,
+        pfc_xoff_cells: 20,
+        pfc_xon_cells: 10,
+        pfc_headroom_cells: 9,
+        pfc_pause_quanta: 400,
+        pfc_refresh_percent: 0,
+        ..TmParams::default()
+    };
+    let mut t = one_port(params, vec![QueueConfig::default(); 16]);
+    t.afc(0, 0, 0, true).unwrap();
+    for k in 0..3 {
+        t.enqueue(5 + k, from(0, 3, desc(k as u32, 0, 1480)))
+            .unwrap();
+    }
+    assert!(t.pop_pfc_event(7).unwrap().xoff);
+    assert!(t.dequeue(0, 100).is_none());
+    assert_eq!(t.next_event(100), None);
+    assert_eq!(t.pop_pfc_event(100_000), None);
 }
