@@ -717,7 +717,10 @@ fn too_many_units(p: &Checked, budget: &Budget) -> Option<NoFit> {
     None
 }
 
-/// Places `p` under `budget`.
+/// Places `p` under `budget`: each thread's units in order, each into the first stage from
+/// its earliest (dependencies, `after`, `@stage`, a shared array's stage) with room for it,
+/// split over stages when it is too big for one. The first unit that cannot be placed
+/// stops placement; [`Placed::failure`] says why.
 pub fn place(p: &Checked, budget: &Budget) -> Placed {
     let n = budget.stages;
     let too_many = too_many_units(p, budget);
@@ -737,198 +740,233 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
         splits: Vec::new(),
         failure: None,
     };
-    if let Some(field) = &p.phv_spill {
-        let widths = ["8", "16", "32"];
-        let w = (0..3)
-            .find(|&w| p.phv_normal_used[w] > p.phv.normal[w])
-            .unwrap_or(2);
-        placed.failure = Some(NoFit {
-            resource: format!("phv_normal_{}", widths[w]),
-            stage: None,
-            unit: field.clone(),
-            needed: p.phv_normal_used[w] as u32,
-            available: p.phv.normal[w] as u32,
-            detail: "metadata needs more normal PHV containers than the pipe has".into(),
-        });
-        return placed;
-    }
-    if let Some(nf) = parser_overflow(&p.parser) {
-        placed.failure = Some(nf);
-        return placed;
-    }
-    if let Some(nf) = too_many {
-        placed.failure = Some(nf);
+    placed.failure = phv_spill(p)
+        .or_else(|| parser_overflow(&p.parser))
+        .or(too_many);
+    if placed.failure.is_some() {
         return placed;
     }
     'threads: for thread in [Thread::Ingress, Thread::Ghost, Thread::Egress] {
-        let k = thread.index();
-        for (i, fu) in p.flat[k].iter().enumerate() {
-            let mut alloc = match allocate(p, fu.unit, thread, budget) {
-                Ok(a) => a,
-                Err(e) => {
-                    placed.failure = Some(e);
-                    break 'threads;
-                }
-            };
-            let earliest = placed.deps[k]
-                .iter()
-                .filter(|d| d.to == i)
-                .map(|d| {
-                    let s = placed.stage_of[k][d.from].expect("earlier units are placed first");
-                    s + d.kind.needs_later_stage() as usize
-                })
-                .max()
-                .unwrap_or(0);
-            // `after`: a stage past the other table's last one.
-            let after = match fu.unit {
-                Unit::Table(t) => p.tables[t].after.and_then(|a| {
-                    let j = p.flat[k].iter().position(|u| u.unit == Unit::Table(a))?;
-                    let last = match placed.split_of(thread, j) {
-                        Some(split) => split.parts.last().map(|part| part.0),
-                        None => placed.stage_of[k][j],
-                    };
-                    last.map(|s| s + 1)
-                }),
-                Unit::Gateway(_) => None,
-            };
-            let earliest = earliest.max(after.unwrap_or(0));
-            // `@stage`: the table goes in that stage or the program does not fit.
-            let pinned = match fu.unit {
-                Unit::Table(t) => p.tables[t].stage,
-                Unit::Gateway(_) => None,
-            };
-            if let Some(s) = pinned {
-                if s < earliest || s >= n {
-                    placed.failure = Some(NoFit {
-                        resource: "stages".into(),
-                        stage: Some(s),
-                        unit: alloc.name.clone(),
-                        needed: earliest as u32 + 1,
-                        available: (s as u32 + 1).min(n as u32),
-                        detail: if s >= n {
-                            format!("@stage({s}) names a stage past the pipe's {n}")
-                        } else {
-                            format!(
-                                "@stage({s}) pins it, but its dependencies need stage \
-                                 {earliest} or later"
-                            )
-                        },
-                    });
-                    break 'threads;
-                }
-            }
-            // A ghost table sharing an array with ingress goes into that array's stage.
-            let forced = match (thread, shared_stage(p, &placed, fu.unit)) {
-                (Thread::Ghost, Some((r, Some(s)))) if pinned.is_some_and(|pin| pin != s) => {
-                    placed.failure = Some(NoFit {
-                        resource: "stages".into(),
-                        stage: pinned,
-                        unit: alloc.name.clone(),
-                        needed: s as u32 + 1,
-                        available: pinned.unwrap_or(0) as u32 + 1,
-                        detail: format!(
-                            "@stage pins it away from stage {s}, where ingress accesses the \
-                             register array `{}` it shares",
-                            p.registers[r].name
-                        ),
-                    });
-                    break 'threads;
-                }
-                (Thread::Ghost, Some((_, Some(s)))) if s >= earliest => Some(s),
-                (Thread::Ghost, Some((r, s))) => {
-                    placed.failure = Some(NoFit {
-                        resource: "stages".into(),
-                        stage: s,
-                        unit: alloc.name.clone(),
-                        needed: earliest as u32 + 1,
-                        available: s.map_or(0, |s| s as u32 + 1),
-                        detail: format!(
-                            "it shares register array `{}` with ingress, which accesses it {}, \
-                             but the ghost control's dependencies need stage {earliest} or later",
-                            p.registers[r].name,
-                            s.map_or("nowhere (not placed)".to_string(), |s| format!(
-                                "in stage {s}"
-                            ))
-                        ),
-                    });
-                    break 'threads;
-                }
-                _ => pinned,
-            };
-            if earliest >= n {
-                placed.failure = Some(NoFit {
-                    resource: "stages".into(),
-                    stage: None,
-                    unit: alloc.name.clone(),
-                    needed: earliest as u32 + 1,
-                    available: n as u32,
-                    detail: "its chain of match and action dependencies is too long".into(),
-                });
+        for i in 0..p.flat[thread.index()].len() {
+            if let Err(e) = place_unit(p, &mut placed, thread, i, budget) {
+                placed.failure = Some(e);
                 break 'threads;
             }
-            let candidates = match forced {
-                Some(s) => s..s + 1,
-                None => earliest..n,
-            };
-            let Some(stage) = candidates.clone().find(|&s| {
-                placed.stage_usage[s]
-                    .plus(&alloc.usage)
-                    .first_excess(&budget.per_stage)
-                    .is_none()
-            }) else {
-                let alone = alloc.usage.first_excess(&budget.per_stage);
-                if let (Some(r), Unit::Table(t)) = (alone, fu.unit) {
-                    if splittable(p, t, r) && forced.is_none() {
-                        if let Err(e) = split(p, &mut placed, thread, i, earliest, budget, r) {
-                            placed.failure = Some(e);
-                            break 'threads;
-                        }
-                        continue;
-                    }
-                }
-                let (stage, r) = match alone {
-                    Some(r) => (None, r),
-                    None => {
-                        let total = placed.stage_usage[candidates.start].plus(&alloc.usage);
-                        let r = total
-                            .first_excess(&budget.per_stage)
-                            .expect("the stage was full");
-                        (Some(candidates.start), r)
-                    }
-                };
-                let used = stage.map_or(0, |s| placed.stage_usage[s].get(r));
-                placed.failure = Some(NoFit {
-                    resource: r.name().into(),
-                    stage,
-                    unit: alloc.name.clone(),
-                    needed: used.saturating_add(alloc.usage.get(r)),
-                    available: budget.per_stage.get(r),
-                    detail: if stage.is_some() {
-                        format!(
-                            "no stage from {} to {} has room",
-                            candidates.start,
-                            candidates.end - 1
-                        )
-                    } else {
-                        "more than a whole stage has".into()
-                    },
-                });
-                break 'threads;
-            };
-            alloc.stage = stage;
-            placed.stage_usage[stage] = placed.stage_usage[stage].plus(&alloc.usage);
-            placed.stage_of[k][i] = Some(stage);
-            placed.units.push(PlacedUnit {
-                thread,
-                index: i,
-                unit: fu.unit,
-                allocation: alloc,
-            });
         }
     }
     placed.ingress_timing = timing(p, &placed, &[Thread::Ingress, Thread::Ghost], n);
     placed.egress_timing = timing(p, &placed, &[Thread::Egress], n);
     placed
+}
+
+/// The failure of a program whose metadata does not fit the normal PHV containers.
+fn phv_spill(p: &Checked) -> Option<NoFit> {
+    let field = p.phv_spill.as_ref()?;
+    let widths = ["8", "16", "32"];
+    let w = (0..3)
+        .find(|&w| p.phv_normal_used[w] > p.phv.normal[w])
+        .unwrap_or(2);
+    Some(NoFit {
+        resource: format!("phv_normal_{}", widths[w]),
+        stage: None,
+        unit: field.clone(),
+        needed: p.phv_normal_used[w] as u32,
+        available: p.phv.normal[w] as u32,
+        detail: "metadata needs more normal PHV containers than the pipe has".into(),
+    })
+}
+
+/// Places unit `i` of `thread`, whose earlier units are placed: into its forced stage or
+/// the first from its earliest with room, or over several stages when it is a splittable
+/// table too big for one.
+fn place_unit(
+    p: &Checked,
+    placed: &mut Placed,
+    thread: Thread,
+    i: usize,
+    budget: &Budget,
+) -> Result<(), NoFit> {
+    let n = budget.stages;
+    let k = thread.index();
+    let fu = &p.flat[k][i];
+    let mut alloc = allocate(p, fu.unit, thread, budget)?;
+    let earliest = earliest_stage(p, placed, thread, i);
+    let forced = forced_stage(p, placed, thread, i, earliest, n, &alloc.name)?;
+    if earliest >= n {
+        return Err(NoFit {
+            resource: "stages".into(),
+            stage: None,
+            unit: alloc.name.clone(),
+            needed: earliest as u32 + 1,
+            available: n as u32,
+            detail: "its chain of match and action dependencies is too long".into(),
+        });
+    }
+    let candidates = match forced {
+        Some(s) => s..s + 1,
+        None => earliest..n,
+    };
+    let Some(stage) = candidates.clone().find(|&s| {
+        placed.stage_usage[s]
+            .plus(&alloc.usage)
+            .first_excess(&budget.per_stage)
+            .is_none()
+    }) else {
+        let alone = alloc.usage.first_excess(&budget.per_stage);
+        if let (Some(r), Unit::Table(t)) = (alone, fu.unit) {
+            if splittable(p, t, r) && forced.is_none() {
+                return split(p, placed, thread, i, earliest, budget, r);
+            }
+        }
+        return Err(no_room(placed, &alloc, alone, candidates, budget));
+    };
+    alloc.stage = stage;
+    placed.stage_usage[stage] = placed.stage_usage[stage].plus(&alloc.usage);
+    placed.stage_of[k][i] = Some(stage);
+    placed.units.push(PlacedUnit {
+        thread,
+        index: i,
+        unit: fu.unit,
+        allocation: alloc,
+    });
+    Ok(())
+}
+
+/// The first stage unit `i` of `thread` may go in: past the stages its dependencies need,
+/// and past the last stage of the table its `after` names.
+fn earliest_stage(p: &Checked, placed: &Placed, thread: Thread, i: usize) -> usize {
+    let k = thread.index();
+    let by_deps = placed.deps[k]
+        .iter()
+        .filter(|d| d.to == i)
+        .map(|d| {
+            let s = placed.stage_of[k][d.from].expect("earlier units are placed first");
+            s + d.kind.needs_later_stage() as usize
+        })
+        .max()
+        .unwrap_or(0);
+    // `after`: a stage past the other table's last one.
+    let after = match p.flat[k][i].unit {
+        Unit::Table(t) => p.tables[t].after.and_then(|a| {
+            let j = p.flat[k].iter().position(|u| u.unit == Unit::Table(a))?;
+            let last = match placed.split_of(thread, j) {
+                Some(split) => split.parts.last().map(|part| part.0),
+                None => placed.stage_of[k][j],
+            };
+            last.map(|s| s + 1)
+        }),
+        Unit::Gateway(_) => None,
+    };
+    by_deps.max(after.unwrap_or(0))
+}
+
+/// The one stage unit `i` of `thread` must go in, if any: its `@stage`, or for a ghost
+/// table the stage where ingress accesses the register array it shares; an error when
+/// that stage is before `earliest` or past the pipe's `n`.
+fn forced_stage(
+    p: &Checked,
+    placed: &Placed,
+    thread: Thread,
+    i: usize,
+    earliest: usize,
+    n: usize,
+    name: &str,
+) -> Result<Option<usize>, NoFit> {
+    let unit = p.flat[thread.index()][i].unit;
+    // `@stage`: the table goes in that stage or the program does not fit.
+    let pinned = match unit {
+        Unit::Table(t) => p.tables[t].stage,
+        Unit::Gateway(_) => None,
+    };
+    if let Some(s) = pinned {
+        if s < earliest || s >= n {
+            return Err(NoFit {
+                resource: "stages".into(),
+                stage: Some(s),
+                unit: name.into(),
+                needed: earliest as u32 + 1,
+                available: (s as u32 + 1).min(n as u32),
+                detail: if s >= n {
+                    format!("@stage({s}) names a stage past the pipe's {n}")
+                } else {
+                    format!(
+                        "@stage({s}) pins it, but its dependencies need stage {earliest} or \
+                         later"
+                    )
+                },
+            });
+        }
+    }
+    // A ghost table sharing an array with ingress goes into that array's stage.
+    match (thread, shared_stage(p, placed, unit)) {
+        (Thread::Ghost, Some((r, Some(s)))) if pinned.is_some_and(|pin| pin != s) => Err(NoFit {
+            resource: "stages".into(),
+            stage: pinned,
+            unit: name.into(),
+            needed: s as u32 + 1,
+            available: pinned.unwrap_or(0) as u32 + 1,
+            detail: format!(
+                "@stage pins it away from stage {s}, where ingress accesses the register array \
+                 `{}` it shares",
+                p.registers[r].name
+            ),
+        }),
+        (Thread::Ghost, Some((_, Some(s)))) if s >= earliest => Ok(Some(s)),
+        (Thread::Ghost, Some((r, s))) => Err(NoFit {
+            resource: "stages".into(),
+            stage: s,
+            unit: name.into(),
+            needed: earliest as u32 + 1,
+            available: s.map_or(0, |s| s as u32 + 1),
+            detail: format!(
+                "it shares register array `{}` with ingress, which accesses it {}, but the \
+                 ghost control's dependencies need stage {earliest} or later",
+                p.registers[r].name,
+                s.map_or("nowhere (not placed)".to_string(), |s| format!(
+                    "in stage {s}"
+                ))
+            ),
+        }),
+        _ => Ok(pinned),
+    }
+}
+
+/// Why `alloc` fits in no stage of `candidates`: more than a whole stage has of resource
+/// `alone`, or (with `alone` `None`) the first candidate stage is too full for it.
+fn no_room(
+    placed: &Placed,
+    alloc: &Allocation,
+    alone: Option<Resource>,
+    candidates: std::ops::Range<usize>,
+    budget: &Budget,
+) -> NoFit {
+    let (stage, r) = match alone {
+        Some(r) => (None, r),
+        None => {
+            let total = placed.stage_usage[candidates.start].plus(&alloc.usage);
+            let r = total
+                .first_excess(&budget.per_stage)
+                .expect("the stage was full");
+            (Some(candidates.start), r)
+        }
+    };
+    let used = stage.map_or(0, |s| placed.stage_usage[s].get(r));
+    NoFit {
+        resource: r.name().into(),
+        stage,
+        unit: alloc.name.clone(),
+        needed: used.saturating_add(alloc.usage.get(r)),
+        available: budget.per_stage.get(r),
+        detail: if stage.is_some() {
+            format!(
+                "no stage from {} to {} has room",
+                candidates.start,
+                candidates.end - 1
+            )
+        } else {
+            "more than a whole stage has".into()
+        },
+    }
 }
 
 /// Whether table `t`, too big for one stage in `r`, may be split over stages: a keyed
