@@ -615,7 +615,100 @@ impl Resolver {
 
 /// Validates `p` for a chip with PHV `phv`.
 pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> {
-    // Fields.
+    let mut alloc = MetadataAllocator::new(phv);
+    let ResolvedFields {
+        r,
+        parser,
+        metadata,
+        phv_spill,
+    } = resolve_fields(p, phv, &mut alloc)?;
+    let (hash_ids, hashes) = check_hashes(p, &r)?;
+    let (reg_ids, registers) = check_registers(p)?;
+    let (ra_ids, register_actions) = check_register_actions(p, &r, &reg_ids, &registers)?;
+    let (action_ids, actions) =
+        check_actions(p, &r, (&hash_ids, &hashes), &ra_ids, &register_actions)?;
+    let (table_ids, tables) = check_tables(p, &r, &action_ids, &actions)?;
+    let mut lowering = ControlLowering {
+        r: &r,
+        table_ids: &table_ids,
+        applied: vec![None; tables.len()],
+        gateways: Vec::new(),
+        phv,
+    };
+    let mut controls: [Vec<CStmt>; 3] = Default::default();
+    let bodies = [&p.ingress, &p.egress, &p.ghost];
+    for th in Thread::ALL {
+        controls[th.index()] = lowering.block(th, th.name(), bodies[th.index()])?;
+    }
+    for (i, a) in lowering.applied.iter().enumerate() {
+        if a.is_none() {
+            return err(
+                &format!("tables[{i}] ({})", tables[i].name),
+                "the table is never applied",
+            );
+        }
+        if let Some(th) = *a {
+            for &ai in &tables[i].actions {
+                if let Some((op, by)) = actions[ai].ops.iter().find_map(|o| o.refused_in(th)) {
+                    return err(
+                        &format!("tables[{i}] ({})", tables[i].name),
+                        format!(
+                            "action `{}` uses `{op}`, which only {by}, \
+                             but the table is applied in {}",
+                            actions[ai].name,
+                            th.name()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    check_register_sharing(&tables, &registers, &lowering.applied)?;
+    crate::program::scope::check_scopes(p)?;
+    if let Some(o) = &p.overhead {
+        check_overhead(o)?;
+    }
+    let gateways = lowering.gateways;
+    let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    for g in &gateways {
+        if !names.insert(&g.name) {
+            return err(&format!("gateway {}", g.name), "the name is used twice");
+        }
+    }
+    let flat: [Vec<FlatUnit>; 3] = std::array::from_fn(|k| {
+        let mut out = Vec::new();
+        flatten(&controls[k], &mut Vec::new(), &mut out);
+        out
+    });
+    check_after(&tables, &flat)?;
+    Ok(Checked {
+        name: p.name.clone(),
+        phv: *phv,
+        actions,
+        tables,
+        hashes,
+        registers,
+        register_actions,
+        phv_dark8_used: fields::gateway_containers(gateways.len()),
+        gateways,
+        controls,
+        flat,
+        phv_normal_used: alloc.used(),
+        phv_spill,
+        metadata,
+        parser,
+        overhead: p.overhead,
+    })
+}
+
+/// The PHV fields a program may name: the built-in ones, its headers' (as its parser graph
+/// lays them out) and its metadata, allocated to containers; the graph; and the first
+/// metadata field that had to go past the normal containers, if any.
+fn resolve_fields(
+    p: &ir::Program,
+    phv: &PhvParams,
+    alloc: &mut MetadataAllocator,
+) -> Result<ResolvedFields, IrError> {
     let totals = [phv.containers_8, phv.containers_16, phv.containers_32];
     if (0..3).any(|w| totals[w] < fields::FIRST_FREE[w]) {
         return err(
@@ -631,11 +724,10 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     for b in fields::BUILTINS {
         fields.insert(b.name.to_string(), (b.field, b.access));
     }
-    let mut alloc = MetadataAllocator::new(phv);
     // Headers first: they need normal (parser-visible) containers; metadata may spill.
     let lowered = match &p.parser {
-        Some(g) => parser_check::lower(&p.name, &p.headers, g, &mut alloc)?,
-        None => parser_check::lower(&p.name, &p.headers, &builtin::graph(), &mut alloc)?,
+        Some(g) => parser_check::lower(&p.name, &p.headers, g, alloc)?,
+        None => parser_check::lower(&p.name, &p.headers, &builtin::graph(), alloc)?,
     };
     let parser = match &p.parser {
         None => parser_check::builtin_graph(),
@@ -687,7 +779,27 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         pieces,
     };
 
-    // Hash units.
+    Ok(ResolvedFields {
+        r,
+        parser,
+        metadata,
+        phv_spill,
+    })
+}
+
+/// What [`resolve_fields`] finds.
+struct ResolvedFields {
+    r: Resolver,
+    parser: Arc<Graph>,
+    metadata: Vec<(String, Field)>,
+    phv_spill: Option<String>,
+}
+
+/// The program's hash units, their inputs resolved, and their ids by name.
+fn check_hashes(
+    p: &ir::Program,
+    r: &Resolver,
+) -> Result<(BTreeMap<String, usize>, Vec<CHash>), IrError> {
     let hash_ids = unique("hashes", p.hashes.iter().map(|h| h.name.as_str()))?;
     let mut hashes = Vec::new();
     for (i, h) in p.hashes.iter().enumerate() {
@@ -721,7 +833,11 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         });
     }
 
-    // Register arrays and RegisterActions.
+    Ok((hash_ids, hashes))
+}
+
+/// The program's register arrays, checked against the cell widths Tofino2 has.
+fn check_registers(p: &ir::Program) -> Result<(BTreeMap<String, usize>, Vec<CRegister>), IrError> {
     let reg_ids = unique("registers", p.registers.iter().map(|x| x.name.as_str()))?;
     let mut registers = Vec::new();
     for (i, x) in p.registers.iter().enumerate() {
@@ -758,6 +874,16 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
             signed: x.signed,
         });
     }
+    Ok((reg_ids, registers))
+}
+
+/// The program's RegisterActions, each within one stateful ALU's limits.
+fn check_register_actions(
+    p: &ir::Program,
+    r: &Resolver,
+    reg_ids: &BTreeMap<String, usize>,
+    registers: &[CRegister],
+) -> Result<(BTreeMap<String, usize>, Vec<CRegisterAction>), IrError> {
     let ra_ids = unique(
         "register_actions",
         p.register_actions.iter().map(|x| x.name.as_str()),
@@ -868,17 +994,27 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         });
     }
 
-    // Actions.
+    Ok((ra_ids, register_actions))
+}
+
+/// The program's actions, lowered to micro-ops, within Tofino2's resubmit types.
+fn check_actions(
+    p: &ir::Program,
+    r: &Resolver,
+    hashes: (&BTreeMap<String, usize>, &[CHash]),
+    ra_ids: &BTreeMap<String, usize>,
+    register_actions: &[CRegisterAction],
+) -> Result<(BTreeMap<String, usize>, Vec<CAction>), IrError> {
     let action_ids = unique("actions", p.actions.iter().map(|a| a.name.as_str()))?;
     let mut actions = Vec::new();
     for (i, a) in p.actions.iter().enumerate() {
         actions.push(lower_action(
             &format!("actions[{i}] ({})", a.name),
             a,
-            &r,
-            (&hash_ids, &hashes),
-            &ra_ids,
-            &register_actions,
+            r,
+            hashes,
+            ra_ids,
+            register_actions,
         )?);
         // Tofino2 has 8 resubmit types: at most 8 kinds of resubmit (headers, or none).
         let kinds: std::collections::BTreeSet<u32> = actions
@@ -901,12 +1037,21 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         }
     }
 
-    // Tables.
+    Ok((action_ids, actions))
+}
+
+/// The program's tables, lowered, with their `after` resolved.
+fn check_tables(
+    p: &ir::Program,
+    r: &Resolver,
+    action_ids: &BTreeMap<String, usize>,
+    actions: &[CAction],
+) -> Result<(BTreeMap<String, usize>, Vec<CTable>), IrError> {
     let table_ids = unique("tables", p.tables.iter().map(|t| t.name.as_str()))?;
     let mut tables = Vec::new();
     for (i, t) in p.tables.iter().enumerate() {
         let path = format!("tables[{i}] ({})", t.name);
-        tables.push(lower_table(&path, t, &r, &action_ids, &actions)?);
+        tables.push(lower_table(&path, t, r, action_ids, actions)?);
     }
 
     for (i, t) in p.tables.iter().enumerate() {
@@ -920,78 +1065,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         }
     }
 
-    // Controls.
-    let mut lowering = ControlLowering {
-        r: &r,
-        table_ids: &table_ids,
-        applied: vec![None; tables.len()],
-        gateways: Vec::new(),
-        phv,
-    };
-    let mut controls: [Vec<CStmt>; 3] = Default::default();
-    let bodies = [&p.ingress, &p.egress, &p.ghost];
-    for th in Thread::ALL {
-        controls[th.index()] = lowering.block(th, th.name(), bodies[th.index()])?;
-    }
-    for (i, a) in lowering.applied.iter().enumerate() {
-        if a.is_none() {
-            return err(
-                &format!("tables[{i}] ({})", tables[i].name),
-                "the table is never applied",
-            );
-        }
-        if let Some(th) = *a {
-            for &ai in &tables[i].actions {
-                if let Some((op, by)) = actions[ai].ops.iter().find_map(|o| o.refused_in(th)) {
-                    return err(
-                        &format!("tables[{i}] ({})", tables[i].name),
-                        format!(
-                            "action `{}` uses `{op}`, which only {by}, \
-                             but the table is applied in {}",
-                            actions[ai].name,
-                            th.name()
-                        ),
-                    );
-                }
-            }
-        }
-    }
-    check_register_sharing(&tables, &registers, &lowering.applied)?;
-    crate::program::scope::check_scopes(p)?;
-    if let Some(o) = &p.overhead {
-        check_overhead(o)?;
-    }
-    let gateways = lowering.gateways;
-    let mut names: BTreeSet<&str> = tables.iter().map(|t| t.name.as_str()).collect();
-    for g in &gateways {
-        if !names.insert(&g.name) {
-            return err(&format!("gateway {}", g.name), "the name is used twice");
-        }
-    }
-    let flat: [Vec<FlatUnit>; 3] = std::array::from_fn(|k| {
-        let mut out = Vec::new();
-        flatten(&controls[k], &mut Vec::new(), &mut out);
-        out
-    });
-    check_after(&tables, &flat)?;
-    Ok(Checked {
-        name: p.name.clone(),
-        phv: *phv,
-        actions,
-        tables,
-        hashes,
-        registers,
-        register_actions,
-        phv_dark8_used: fields::gateway_containers(gateways.len()),
-        gateways,
-        controls,
-        flat,
-        phv_normal_used: alloc.used(),
-        phv_spill,
-        metadata,
-        parser,
-        overhead: p.overhead,
-    })
+    Ok((table_ids, tables))
 }
 
 /// What a RegisterAction may do given its array's cells: the `hi` half only on a pair, and on
