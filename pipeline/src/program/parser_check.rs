@@ -117,12 +117,60 @@ pub fn lower(
     graph: &ParserGraph,
     alloc: &mut MetadataAllocator,
 ) -> Result<Lowered, IrError> {
+    let (mut hdrs, mut hdr_ids) = declare_headers(program, headers, alloc)?;
+    let states = States::new(program, &graph.states)?;
+    let extracts = states.extracts(&mut hdrs, &mut hdr_ids)?;
+    let HeaderFields {
+        fields: fields_out,
+        wide,
+        wide_pieces,
+        field_of,
+    } = header_fields(program, &hdrs)?;
+    let mut resolved = Vec::new();
+    let mut select_headers = Vec::new();
+    for (r, &i) in states.order.iter().enumerate() {
+        let (state, key_headers) = states.lower_state(i, extracts[r].clone(), &field_of, &wide)?;
+        resolved.push(state);
+        select_headers.push(key_headers);
+    }
+    let before = check_paths(program, &states, &hdrs, &resolved, &select_headers)?;
+    let deparse_order = match deparse_order(&before) {
+        Ok(order) => order,
+        Err((g, h)) => {
+            return err(
+                &format!("{program}: parser"),
+                format!(
+                    "headers `{}` and `{}` are extracted in both orders on different paths; \
+                     the deparser emits headers in one order",
+                    hdrs[g].decl.name, hdrs[h].decl.name
+                ),
+            )
+        }
+    };
+    Ok(Lowered {
+        graph: Graph {
+            builtin: false,
+            headers: hdrs.into_iter().map(|h| h.layout).collect(),
+            states: resolved,
+            deparse_order,
+        },
+        fields: fields_out,
+        wide,
+        wide_pieces,
+    })
+}
+
+/// The program's declared header types, laid out (a built-in one as the built-in), with
+/// their indices by name.
+fn declare_headers(
+    program: &str,
+    headers: &[HeaderType],
+    alloc: &mut MetadataAllocator,
+) -> Result<(Vec<Hdr>, BTreeMap<String, usize>), IrError> {
     let mut hdrs: Vec<Hdr> = Vec::new();
     let mut hdr_ids: BTreeMap<String, usize> = BTreeMap::new();
     let mut pov: Option<(Container, u8)> = None;
     let builtins = builtin::headers();
-
-    // Header types.
     for (i, h) in headers.iter().enumerate() {
         let path = format!("{program}: headers[{i}] ({})", h.name);
         if h.name.is_empty() || h.name.contains('.') {
@@ -156,81 +204,235 @@ pub fn lower(
         hdrs.push(program_header(&path, h, alloc, &mut pov)?);
     }
 
-    // States: the start state first, the others in declaration order.
-    let states = &graph.states;
-    let state_ids = {
-        let mut ids = BTreeMap::new();
-        for (i, s) in states.iter().enumerate() {
-            let path = format!("{program}: parser.states[{i}] ({})", s.name);
-            if s.name.is_empty() || s.name == ir::ACCEPT || s.name == ir::REJECT {
-                return err(
-                    &path,
-                    "a state name is non-empty and not `accept` or `reject`",
-                );
+    Ok((hdrs, hdr_ids))
+}
+
+/// The graph's states in resolved order (the start state first, the others in declaration
+/// order), and what names a state and its transitions.
+struct States<'a> {
+    program: &'a str,
+    states: &'a [ir::ParserState],
+    /// Declared index of each resolved state.
+    order: Vec<usize>,
+    /// Resolved index by name.
+    resolved_index: BTreeMap<&'a str, usize>,
+}
+
+impl<'a> States<'a> {
+    fn new(program: &'a str, states: &'a [ir::ParserState]) -> Result<States<'a>, IrError> {
+        let state_ids = {
+            let mut ids = BTreeMap::new();
+            for (i, s) in states.iter().enumerate() {
+                let path = format!("{program}: parser.states[{i}] ({})", s.name);
+                if s.name.is_empty() || s.name == ir::ACCEPT || s.name == ir::REJECT {
+                    return err(
+                        &path,
+                        "a state name is non-empty and not `accept` or `reject`",
+                    );
+                }
+                if ids.insert(s.name.clone(), i).is_some() {
+                    return err(&path, "the state is declared twice");
+                }
             }
-            if ids.insert(s.name.clone(), i).is_some() {
-                return err(&path, "the state is declared twice");
-            }
-        }
-        ids
-    };
-    let Some(&start) = state_ids.get(ir::START) else {
-        return err(
-            &format!("{program}: parser"),
-            format!("the parser has no `{}` state to begin in", ir::START),
-        );
-    };
-    let mut order: Vec<usize> = vec![start];
-    order.extend((0..states.len()).filter(|&i| i != start));
-    let resolved_index: BTreeMap<&str, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(r, &i)| (states[i].name.as_str(), r))
-        .collect();
-    let spath = |i: usize| format!("{program}: parser.states[{i}] ({})", states[i].name);
-    let next = |i: usize, name: &str| -> Result<Next, IrError> {
+            ids
+        };
+        let Some(&start) = state_ids.get(ir::START) else {
+            return err(
+                &format!("{program}: parser"),
+                format!("the parser has no `{}` state to begin in", ir::START),
+            );
+        };
+        let mut order: Vec<usize> = vec![start];
+        order.extend((0..states.len()).filter(|&i| i != start));
+        let resolved_index: BTreeMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(r, &i)| (states[i].name.as_str(), r))
+            .collect();
+        Ok(States {
+            program,
+            states,
+            order,
+            resolved_index,
+        })
+    }
+
+    /// The error path of declared state `i`.
+    fn path(&self, i: usize) -> String {
+        format!(
+            "{}: parser.states[{i}] ({})",
+            self.program, self.states[i].name
+        )
+    }
+
+    /// Where declared state `i`'s transition to `name` goes.
+    fn next(&self, i: usize, name: &str) -> Result<Next, IrError> {
         Ok(match name {
             ir::ACCEPT => Next::Accept,
             ir::REJECT => Next::Reject,
-            n => match resolved_index.get(n) {
+            n => match self.resolved_index.get(n) {
                 Some(&r) => Next::State(r),
-                None => return err(&spath(i), format!("goes to unknown state `{n}`")),
+                None => return err(&self.path(i), format!("goes to unknown state `{n}`")),
             },
         })
-    };
+    }
 
-    // Extractions (built-in headers join the graph when first extracted).
-    let mut extracts: Vec<Vec<usize>> = Vec::new();
-    for &i in &order {
-        let mut out = Vec::new();
-        for hname in &states[i].extract {
-            let h = match hdr_ids.get(hname) {
-                Some(&h) => h,
-                None => match builtins.iter().find(|b| &b.name == hname) {
-                    Some(b) => {
-                        hdr_ids.insert(hname.clone(), hdrs.len());
-                        hdrs.push(builtin_hdr(b));
-                        hdrs.len() - 1
-                    }
-                    None => return err(&spath(i), format!("extracts unknown header `{hname}`")),
-                },
-            };
-            out.push(h);
+    /// The headers each resolved state extracts; a built-in header joins `hdrs` when first
+    /// extracted.
+    fn extracts(
+        &self,
+        hdrs: &mut Vec<Hdr>,
+        hdr_ids: &mut BTreeMap<String, usize>,
+    ) -> Result<Vec<Vec<usize>>, IrError> {
+        let (program, states) = (self.program, self.states);
+        let builtins = builtin::headers();
+        let mut extracts: Vec<Vec<usize>> = Vec::new();
+        for &i in &self.order {
+            let mut out = Vec::new();
+            for hname in &states[i].extract {
+                let h = match hdr_ids.get(hname) {
+                    Some(&h) => h,
+                    None => match builtins.iter().find(|b| &b.name == hname) {
+                        Some(b) => {
+                            hdr_ids.insert(hname.clone(), hdrs.len());
+                            hdrs.push(builtin_hdr(b));
+                            hdrs.len() - 1
+                        }
+                        None => {
+                            return err(&self.path(i), format!("extracts unknown header `{hname}`"))
+                        }
+                    },
+                };
+                out.push(h);
+            }
+            extracts.push(out);
         }
-        extracts.push(out);
-    }
-    if hdrs.len() > parser::POV_BITS {
-        return err(
-            &format!("{program}: headers"),
-            format!(
-                "{} headers; Tofino2 has {} header-valid (POV) bits",
-                hdrs.len(),
-                parser::POV_BITS
-            ),
-        );
+        if hdrs.len() > parser::POV_BITS {
+            return err(
+                &format!("{program}: headers"),
+                format!(
+                    "{} headers; Tofino2 has {} header-valid (POV) bits",
+                    hdrs.len(),
+                    parser::POV_BITS
+                ),
+            );
+        }
+        Ok(extracts)
     }
 
-    // Field names of the headers in the graph.
+    /// Declared state `i` as the parser runs it, given its extracted headers, and the
+    /// headers (by key name) its select keys read.
+    fn lower_state(
+        &self,
+        i: usize,
+        extracts: Vec<usize>,
+        field_of: &BTreeMap<String, (Field, usize)>,
+        wide: &[(String, u16)],
+    ) -> Result<(State, Vec<(String, usize)>), IrError> {
+        let s = &self.states[i];
+        let (keys, cases, default, key_headers) = match &s.transition {
+            Transition::Goto(n) => (Vec::new(), Vec::new(), self.next(i, n)?, Vec::new()),
+            Transition::Select {
+                keys,
+                cases,
+                default,
+            } => {
+                if keys.is_empty() {
+                    return err(&self.path(i), "a select needs at least one key");
+                }
+                let mut kf = Vec::new();
+                let mut kh = Vec::new();
+                for k in keys {
+                    if let Some(&(_, f)) = fields::PARSER_INTRINSICS.iter().find(|i| i.0 == k) {
+                        // Set before parsing: no header needs to be extracted first.
+                        kf.push(f);
+                        continue;
+                    }
+                    let Some(&(f, h)) = field_of.get(k) else {
+                        let why = match wide.iter().find(|w| &w.0 == k) {
+                            Some(w) => format!(
+                                "selects on `{k}`, which is {} bits; keys are at most 32",
+                                w.1
+                            ),
+                            None => format!(
+                                "selects on `{k}`, which is not a field of a header the parser \
+                                 extracts"
+                            ),
+                        };
+                        return err(&self.path(i), why);
+                    };
+                    kf.push(f);
+                    kh.push((k.clone(), h));
+                }
+                let key_bits: u32 = kf.iter().map(|f| f.bits as u32).sum();
+                if key_bits > parser::SELECT_KEY_BITS {
+                    return err(
+                        &self.path(i),
+                        format!(
+                            "selects on {key_bits} bits; the parser matches at most {} \
+                             (4 x 8-bit match registers)",
+                            parser::SELECT_KEY_BITS
+                        ),
+                    );
+                }
+                let mut cs = Vec::new();
+                for (c, case) in cases.iter().enumerate() {
+                    let cp = format!("{}.cases[{c}]", self.path(i));
+                    if case.values.len() != kf.len() {
+                        return err(
+                            &cp,
+                            format!("{} values for {} keys", case.values.len(), kf.len()),
+                        );
+                    }
+                    let mut values = Vec::new();
+                    for (kv, f) in case.values.iter().zip(&kf) {
+                        let b = f.bits as u32;
+                        let m = kv.mask.unwrap_or(u64::MAX >> (64 - b));
+                        if !fits(kv.value, b) || !fits(m, b) {
+                            return err(
+                                &cp,
+                                format!(
+                                    "value {:#x} or its mask does not fit in {b} bits",
+                                    kv.value
+                                ),
+                            );
+                        }
+                        values.push((kv.value as u32, m as u32));
+                    }
+                    let next = match self.next(i, &case.next) {
+                        Ok(n) => n,
+                        Err(e) => return err(&cp, e.problem),
+                    };
+                    cs.push(Case { values, next });
+                }
+                (kf, cs, self.next(i, default)?, kh)
+            }
+        };
+        let state = State {
+            name: s.name.clone(),
+            extracts,
+            keys,
+            cases,
+            default,
+        };
+        Ok((state, key_headers))
+    }
+}
+
+/// The named fields of the graph's headers.
+struct HeaderFields {
+    /// Fields of at most 32 bits, with their access.
+    fields: Vec<(String, Field, Access)>,
+    /// Fields wider than 32 bits, which exist but cannot be named, and those of them (at most
+    /// 64 bits) in pieces.
+    wide: Vec<(String, u16)>,
+    wide_pieces: Vec<(String, Vec<Field>)>,
+    /// Each nameable field and the header it is in.
+    field_of: BTreeMap<String, (Field, usize)>,
+}
+
+/// The fields of `hdrs` by name (`header.field`, and `header.$valid` for program headers).
+fn header_fields(program: &str, hdrs: &[Hdr]) -> Result<HeaderFields, IrError> {
     let mut fields_out = Vec::new();
     let mut wide = Vec::new();
     let mut wide_pieces = Vec::new();
@@ -278,102 +480,29 @@ pub fn lower(
         }
     }
 
-    // Transitions.
-    let mut resolved = Vec::new();
-    let mut select_headers: Vec<Vec<(String, usize)>> = Vec::new();
-    for (r, &i) in order.iter().enumerate() {
-        let s = &states[i];
-        let (keys, cases, default, key_headers) = match &s.transition {
-            Transition::Goto(n) => (Vec::new(), Vec::new(), next(i, n)?, Vec::new()),
-            Transition::Select {
-                keys,
-                cases,
-                default,
-            } => {
-                if keys.is_empty() {
-                    return err(&spath(i), "a select needs at least one key");
-                }
-                let mut kf = Vec::new();
-                let mut kh = Vec::new();
-                for k in keys {
-                    if let Some(&(_, f)) = fields::PARSER_INTRINSICS.iter().find(|i| i.0 == k) {
-                        // Set before parsing: no header needs to be extracted first.
-                        kf.push(f);
-                        continue;
-                    }
-                    let Some(&(f, h)) = field_of.get(k) else {
-                        let why = match wide.iter().find(|w| &w.0 == k) {
-                            Some(w) => format!(
-                                "selects on `{k}`, which is {} bits; keys are at most 32",
-                                w.1
-                            ),
-                            None => format!(
-                                "selects on `{k}`, which is not a field of a header the parser \
-                                 extracts"
-                            ),
-                        };
-                        return err(&spath(i), why);
-                    };
-                    kf.push(f);
-                    kh.push((k.clone(), h));
-                }
-                let key_bits: u32 = kf.iter().map(|f| f.bits as u32).sum();
-                if key_bits > parser::SELECT_KEY_BITS {
-                    return err(
-                        &spath(i),
-                        format!(
-                            "selects on {key_bits} bits; the parser matches at most {} \
-                             (4 x 8-bit match registers)",
-                            parser::SELECT_KEY_BITS
-                        ),
-                    );
-                }
-                let mut cs = Vec::new();
-                for (c, case) in cases.iter().enumerate() {
-                    let cp = format!("{}.cases[{c}]", spath(i));
-                    if case.values.len() != kf.len() {
-                        return err(
-                            &cp,
-                            format!("{} values for {} keys", case.values.len(), kf.len()),
-                        );
-                    }
-                    let mut values = Vec::new();
-                    for (kv, f) in case.values.iter().zip(&kf) {
-                        let b = f.bits as u32;
-                        let m = kv.mask.unwrap_or(u64::MAX >> (64 - b));
-                        if !fits(kv.value, b) || !fits(m, b) {
-                            return err(
-                                &cp,
-                                format!(
-                                    "value {:#x} or its mask does not fit in {b} bits",
-                                    kv.value
-                                ),
-                            );
-                        }
-                        values.push((kv.value as u32, m as u32));
-                    }
-                    let next = match next(i, &case.next) {
-                        Ok(n) => n,
-                        Err(e) => return err(&cp, e.problem),
-                    };
-                    cs.push(Case { values, next });
-                }
-                (kf, cs, next(i, default)?, kh)
-            }
-        };
-        resolved.push(State {
-            name: s.name.clone(),
-            extracts: extracts[r].clone(),
-            keys,
-            cases,
-            default,
-        });
-        select_headers.push(key_headers);
-    }
+    Ok(HeaderFields {
+        fields: fields_out,
+        wide,
+        wide_pieces,
+        field_of,
+    })
+}
 
-    // Reachability and loops.
+/// Checks that every state is reachable with no loop, that no path extracts a header twice
+/// or two headers sharing containers, that a select's headers are extracted on every path to
+/// it and that every header is extracted somewhere; returns, per header, the headers
+/// extracted before it on some path.
+fn check_paths(
+    program: &str,
+    states: &States,
+    hdrs: &[Hdr],
+    resolved: &[State],
+    select_headers: &[Vec<(String, usize)>],
+) -> Result<Vec<u128>, IrError> {
+    let spath = |i: usize| states.path(i);
+    let order = &states.order;
     let n = resolved.len();
-    let post = match topological_order(&resolved) {
+    let post = match topological_order(resolved) {
         Ok(post) => post,
         Err((r, Some(t))) => {
             return err(
@@ -463,32 +592,7 @@ pub fn lower(
             "the header is declared but no parser state extracts it",
         );
     }
-
-    let deparse_order = match deparse_order(&before) {
-        Ok(order) => order,
-        Err((g, h)) => {
-            return err(
-                &format!("{program}: parser"),
-                format!(
-                    "headers `{}` and `{}` are extracted in both orders on different paths; \
-                     the deparser emits headers in one order",
-                    hdrs[g].decl.name, hdrs[h].decl.name
-                ),
-            )
-        }
-    };
-
-    Ok(Lowered {
-        graph: Graph {
-            builtin: false,
-            headers: hdrs.into_iter().map(|h| h.layout).collect(),
-            states: resolved,
-            deparse_order,
-        },
-        fields: fields_out,
-        wide,
-        wide_pieces,
-    })
+    Ok(before)
 }
 
 /// Checks a program-declared header and lays it out in normal containers from `alloc`
