@@ -1229,28 +1229,14 @@ fn lower_action(
         }
         param_bits.push(prm.bits.min(32));
     }
-    let value = |pp: &str, o: &ir::Operand| -> Result<Value, IrError> {
-        Ok(match o {
-            ir::Operand::Field(n) => Value::Field(r.field(pp, n)?),
-            ir::Operand::Const(c) => match u32::try_from(*c) {
-                Ok(c) => Value::Const(c),
-                Err(_) => return err(pp, format!("constant {c} exceeds 32 bits")),
-            },
-            ir::Operand::Param(n) => match params.get(n) {
-                Some(&k) if a.params[k].bits > 32 => {
-                    return err(
-                        pp,
-                        format!(
-                            "parameter `{n}` is {} bits; an ALU sees 32: only `set` of a field \
-                             of its width takes it",
-                            a.params[k].bits
-                        ),
-                    )
-                }
-                Some(&k) => Value::Param(k),
-                None => return err(pp, format!("action has no parameter `{n}`")),
-            },
-        })
+    let cx = ActionContext {
+        a,
+        r,
+        params,
+        hash_ids,
+        hashes,
+        ra_ids,
+        ras,
     };
     let mut out = CAction {
         name: a.name.clone(),
@@ -1276,190 +1262,13 @@ fn lower_action(
                 continue;
             }
         }
-        let mut reads = Vec::new();
-        let mut xbar = Vec::new();
-        let mut writes = Vec::new();
-        // A primitive that lowers to two operations (`mirror_with_header`).
-        let mut extra = None;
-        let op = if let Some((alu, bin)) = prim.binary() {
-            let dst = r.writable(&pp, &bin.dst)?;
-            let (va, vb) = (value(&pp, &bin.a)?, value(&pp, &bin.b)?);
-            reads.extend([va, vb].iter().filter_map(field_of));
-            writes.push(dst);
-            Op::Alu {
-                op: alu,
-                dst,
-                a: va,
-                b: vb,
-            }
-        } else {
-            match prim {
-                Primitive::Set { dst, src } => {
-                    let dst = r.writable(&pp, dst)?;
-                    let src = value(&pp, src)?;
-                    reads.extend(field_of(&src));
-                    writes.push(dst);
-                    Op::Set { dst, src }
-                }
-                Primitive::Hash { dst, hash } => {
-                    let dst = r.writable(&pp, dst)?;
-                    let Some(&h) = hash_ids.get(hash) else {
-                        return err(&pp, format!("unknown hash `{hash}`"));
-                    };
-                    xbar.extend(hashes[h].inputs.iter().copied());
-                    writes.push(dst);
-                    out.hashes.push(h);
-                    Op::Hash { dst, hash: h }
-                }
-                Primitive::SetEgressPort { port } => {
-                    let v = value(&pp, port)?;
-                    reads.extend(field_of(&v));
-                    writes.extend([layout::UCAST_EGRESS_PORT, layout::EGRESS_PORT_VALID]);
-                    Op::SetEgressPort(v)
-                }
-                Primitive::SetQid { qid } => {
-                    let v = value(&pp, qid)?;
-                    reads.extend(field_of(&v));
-                    writes.push(layout::QID);
-                    Op::SetQid(v)
-                }
-                Primitive::Drop { reason } => {
-                    writes.push(layout::DROP_REASON);
-                    Op::Drop(reason.reason())
-                }
-                Primitive::MarkEcn => {
-                    reads.push(layout::IPV4_ECN);
-                    writes.push(layout::IPV4_ECN);
-                    Op::MarkEcn
-                }
-                Primitive::Execute {
-                    register_action,
-                    index,
-                } => {
-                    let Some(&ra) = ra_ids.get(register_action) else {
-                        return err(&pp, format!("unknown register action `{register_action}`"));
-                    };
-                    let idx = value(&pp, index)?;
-                    xbar.extend(field_of(&idx));
-                    xbar.extend(ras[ra].inputs.iter().copied());
-                    writes.extend(ras[ra].outputs.iter().map(|o| o.0));
-                    let reg = ras[ra].register;
-                    if out.registers.contains(&reg) {
-                        return err(
-                            &pp,
-                            "the action already accesses this register array (one access per packet)",
-                        );
-                    }
-                    out.registers.push(reg);
-                    Op::Execute {
-                        register_action: ra,
-                        index: idx,
-                    }
-                }
-                Primitive::Mirror { session } => {
-                    let v = value(&pp, session)?;
-                    if let Value::Const(c) = v {
-                        if c > 255 {
-                            return err(&pp, format!("mirror session {c} is outside 0..=255"));
-                        }
-                    }
-                    reads.extend(field_of(&v));
-                    writes.extend([fields::MIRROR_SESSION, fields::MIRROR_VALID]);
-                    Op::Mirror(v)
-                }
-                Primitive::Recirculate => {
-                    writes.push(fields::RECIRCULATE);
-                    Op::Recirculate
-                }
-                Primitive::Resubmit { header } => {
-                    let h = match header {
-                        None => 0,
-                        Some(header) => {
-                            let Some(h) = r.graph_headers.iter().position(|n| n == header) else {
-                                return err(
-                                    &pp,
-                                    format!(
-                                        "the parser graph never extracts header `{header}`, so \
-                                         the second pass could not parse it"
-                                    ),
-                                );
-                            };
-                            let bytes = r.graph_header_bytes[h];
-                            if bytes > RESUBMIT_BYTES {
-                                return err(
-                                    &pp,
-                                    format!(
-                                        "resubmit header `{header}` is {bytes} bytes; Tofino2 \
-                                         resubmits at most {RESUBMIT_BYTES}"
-                                    ),
-                                );
-                            }
-                            h as u32 + 1
-                        }
-                    };
-                    writes.extend([fields::RESUBMIT, fields::RESUBMIT_HEADER]);
-                    Op::Resubmit(h)
-                }
-                Primitive::MirrorWithHeader { session, header } => {
-                    let v = value(&pp, session)?;
-                    if let Value::Const(c) = v {
-                        if c > 255 {
-                            return err(&pp, format!("mirror session {c} is outside 0..=255"));
-                        }
-                    }
-                    let Some(h) = r.graph_headers.iter().position(|n| n == header) else {
-                        return err(
-                            &pp,
-                            format!(
-                                "the parser graph never extracts header `{header}`, so the \
-                                 egress could not parse it in front of the copy"
-                            ),
-                        );
-                    };
-                    if h + 1 > 15 {
-                        return err(
-                            &pp,
-                            format!(
-                                "header `{header}` is header {} of the parser graph; a mirror \
-                                 header must be among its first 15 (the 4-bit mirror type is \
-                                 its place + 1)",
-                                h + 1
-                            ),
-                        );
-                    }
-                    reads.extend(field_of(&v));
-                    writes.extend([
-                        fields::MIRROR_SESSION,
-                        fields::MIRROR_VALID,
-                        fields::MIRROR_TYPE,
-                    ]);
-                    extra = Some(Op::Set {
-                        dst: fields::MIRROR_TYPE,
-                        src: Value::Const(h as u32 + 1),
-                    });
-                    Op::Mirror(v)
-                }
-                Primitive::Random { dst } => {
-                    let dst = r.writable(&pp, dst)?;
-                    writes.push(dst);
-                    Op::Random { dst }
-                }
-                Primitive::SetValid { header } | Primitive::SetInvalid { header } => {
-                    // The header's valid bit, which only these primitives (and the parser)
-                    // write; the deparser emits what it says.
-                    let Some(&(bit, _)) = r.fields.get(&format!("{header}.$valid")) else {
-                        return err(&pp, format!("unknown header `{header}`"));
-                    };
-                    writes.push(bit);
-                    let valid = matches!(prim, Primitive::SetValid { .. });
-                    Op::Set {
-                        dst: bit,
-                        src: Value::Const(valid as u32),
-                    }
-                }
-                _ => unreachable!("binary primitives are handled above"),
-            }
-        };
+        let PrimitiveEffect {
+            op,
+            extra,
+            reads,
+            xbar,
+            writes,
+        } = lower_primitive(&cx, &pp, prim, &mut out)?;
         // Primitives act in parallel: no field is written twice or read after an
         // earlier primitive wrote it.
         for rd in reads.iter().chain(&xbar) {
@@ -1493,6 +1302,257 @@ fn lower_action(
         }
     }
     Ok(out)
+}
+
+/// What one action sees while its primitives are lowered.
+struct ActionContext<'a> {
+    a: &'a ir::Action,
+    r: &'a Resolver,
+    /// The action's parameters' places by name.
+    params: BTreeMap<String, usize>,
+    hash_ids: &'a BTreeMap<String, usize>,
+    hashes: &'a [CHash],
+    ra_ids: &'a BTreeMap<String, usize>,
+    ras: &'a [CRegisterAction],
+}
+
+impl ActionContext<'_> {
+    /// Operand `o` of a primitive at `pp`: a field, a 32-bit constant or a parameter of at
+    /// most 32 bits.
+    fn value(&self, pp: &str, o: &ir::Operand) -> Result<Value, IrError> {
+        Ok(match o {
+            ir::Operand::Field(n) => Value::Field(self.r.field(pp, n)?),
+            ir::Operand::Const(c) => match u32::try_from(*c) {
+                Ok(c) => Value::Const(c),
+                Err(_) => return err(pp, format!("constant {c} exceeds 32 bits")),
+            },
+            ir::Operand::Param(n) => match self.params.get(n) {
+                Some(&k) if self.a.params[k].bits > 32 => {
+                    return err(
+                        pp,
+                        format!(
+                            "parameter `{n}` is {} bits; an ALU sees 32: only `set` of a field \
+                                 of its width takes it",
+                            self.a.params[k].bits
+                        ),
+                    )
+                }
+                Some(&k) => Value::Param(k),
+                None => return err(pp, format!("action has no parameter `{n}`")),
+            },
+        })
+    }
+}
+
+/// A primitive lowered: its operation (and a second one for `mirror_with_header`) and the
+/// fields it reads as operands, reads through the crossbar and writes.
+struct PrimitiveEffect {
+    op: Op,
+    extra: Option<Op>,
+    reads: Vec<Field>,
+    xbar: Vec<Field>,
+    writes: Vec<Field>,
+}
+
+/// Lowers primitive `prim` (at `pp`) of an action whose earlier primitives made `out`,
+/// noting in `out` the hash units and register arrays it uses.
+fn lower_primitive(
+    cx: &ActionContext,
+    pp: &str,
+    prim: &Primitive,
+    out: &mut CAction,
+) -> Result<PrimitiveEffect, IrError> {
+    let mut reads = Vec::new();
+    let mut xbar = Vec::new();
+    let mut writes = Vec::new();
+    // A primitive that lowers to two operations (`mirror_with_header`).
+    let mut extra = None;
+    let op = if let Some((alu, bin)) = prim.binary() {
+        let dst = cx.r.writable(pp, &bin.dst)?;
+        let (va, vb) = (cx.value(pp, &bin.a)?, cx.value(pp, &bin.b)?);
+        reads.extend([va, vb].iter().filter_map(field_of));
+        writes.push(dst);
+        Op::Alu {
+            op: alu,
+            dst,
+            a: va,
+            b: vb,
+        }
+    } else {
+        match prim {
+            Primitive::Set { dst, src } => {
+                let dst = cx.r.writable(pp, dst)?;
+                let src = cx.value(pp, src)?;
+                reads.extend(field_of(&src));
+                writes.push(dst);
+                Op::Set { dst, src }
+            }
+            Primitive::Hash { dst, hash } => {
+                let dst = cx.r.writable(pp, dst)?;
+                let Some(&h) = cx.hash_ids.get(hash) else {
+                    return err(pp, format!("unknown hash `{hash}`"));
+                };
+                xbar.extend(cx.hashes[h].inputs.iter().copied());
+                writes.push(dst);
+                out.hashes.push(h);
+                Op::Hash { dst, hash: h }
+            }
+            Primitive::SetEgressPort { port } => {
+                let v = cx.value(pp, port)?;
+                reads.extend(field_of(&v));
+                writes.extend([layout::UCAST_EGRESS_PORT, layout::EGRESS_PORT_VALID]);
+                Op::SetEgressPort(v)
+            }
+            Primitive::SetQid { qid } => {
+                let v = cx.value(pp, qid)?;
+                reads.extend(field_of(&v));
+                writes.push(layout::QID);
+                Op::SetQid(v)
+            }
+            Primitive::Drop { reason } => {
+                writes.push(layout::DROP_REASON);
+                Op::Drop(reason.reason())
+            }
+            Primitive::MarkEcn => {
+                reads.push(layout::IPV4_ECN);
+                writes.push(layout::IPV4_ECN);
+                Op::MarkEcn
+            }
+            Primitive::Execute {
+                register_action,
+                index,
+            } => {
+                let Some(&ra) = cx.ra_ids.get(register_action) else {
+                    return err(pp, format!("unknown register action `{register_action}`"));
+                };
+                let idx = cx.value(pp, index)?;
+                xbar.extend(field_of(&idx));
+                xbar.extend(cx.ras[ra].inputs.iter().copied());
+                writes.extend(cx.ras[ra].outputs.iter().map(|o| o.0));
+                let reg = cx.ras[ra].register;
+                if out.registers.contains(&reg) {
+                    return err(
+                        pp,
+                        "the action already accesses this register array (one access per packet)",
+                    );
+                }
+                out.registers.push(reg);
+                Op::Execute {
+                    register_action: ra,
+                    index: idx,
+                }
+            }
+            Primitive::Mirror { session } => {
+                let v = cx.value(pp, session)?;
+                if let Value::Const(c) = v {
+                    if c > 255 {
+                        return err(pp, format!("mirror session {c} is outside 0..=255"));
+                    }
+                }
+                reads.extend(field_of(&v));
+                writes.extend([fields::MIRROR_SESSION, fields::MIRROR_VALID]);
+                Op::Mirror(v)
+            }
+            Primitive::Recirculate => {
+                writes.push(fields::RECIRCULATE);
+                Op::Recirculate
+            }
+            Primitive::Resubmit { header } => {
+                let h = match header {
+                    None => 0,
+                    Some(header) => {
+                        let Some(h) = cx.r.graph_headers.iter().position(|n| n == header) else {
+                            return err(
+                                pp,
+                                format!(
+                                    "the parser graph never extracts header `{header}`, so \
+                                     the second pass could not parse it"
+                                ),
+                            );
+                        };
+                        let bytes = cx.r.graph_header_bytes[h];
+                        if bytes > RESUBMIT_BYTES {
+                            return err(
+                                pp,
+                                format!(
+                                    "resubmit header `{header}` is {bytes} bytes; Tofino2 \
+                                     resubmits at most {RESUBMIT_BYTES}"
+                                ),
+                            );
+                        }
+                        h as u32 + 1
+                    }
+                };
+                writes.extend([fields::RESUBMIT, fields::RESUBMIT_HEADER]);
+                Op::Resubmit(h)
+            }
+            Primitive::MirrorWithHeader { session, header } => {
+                let v = cx.value(pp, session)?;
+                if let Value::Const(c) = v {
+                    if c > 255 {
+                        return err(pp, format!("mirror session {c} is outside 0..=255"));
+                    }
+                }
+                let Some(h) = cx.r.graph_headers.iter().position(|n| n == header) else {
+                    return err(
+                        pp,
+                        format!(
+                            "the parser graph never extracts header `{header}`, so the \
+                             egress could not parse it in front of the copy"
+                        ),
+                    );
+                };
+                if h + 1 > 15 {
+                    return err(
+                        pp,
+                        format!(
+                            "header `{header}` is header {} of the parser graph; a mirror \
+                             header must be among its first 15 (the 4-bit mirror type is \
+                             its place + 1)",
+                            h + 1
+                        ),
+                    );
+                }
+                reads.extend(field_of(&v));
+                writes.extend([
+                    fields::MIRROR_SESSION,
+                    fields::MIRROR_VALID,
+                    fields::MIRROR_TYPE,
+                ]);
+                extra = Some(Op::Set {
+                    dst: fields::MIRROR_TYPE,
+                    src: Value::Const(h as u32 + 1),
+                });
+                Op::Mirror(v)
+            }
+            Primitive::Random { dst } => {
+                let dst = cx.r.writable(pp, dst)?;
+                writes.push(dst);
+                Op::Random { dst }
+            }
+            Primitive::SetValid { header } | Primitive::SetInvalid { header } => {
+                // The header's valid bit, which only these primitives (and the parser)
+                // write; the deparser emits what it says.
+                let Some(&(bit, _)) = cx.r.fields.get(&format!("{header}.$valid")) else {
+                    return err(pp, format!("unknown header `{header}`"));
+                };
+                writes.push(bit);
+                let valid = matches!(prim, Primitive::SetValid { .. });
+                Op::Set {
+                    dst: bit,
+                    src: Value::Const(valid as u32),
+                }
+            }
+            _ => unreachable!("binary primitives are handled above"),
+        }
+    };
+    Ok(PrimitiveEffect {
+        op,
+        extra,
+        reads,
+        xbar,
+        writes,
+    })
 }
 
 /// `set` of a field wider than 32 bits: one move per run of bits that lies in one container
