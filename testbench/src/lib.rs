@@ -6,6 +6,7 @@
 
 pub mod endpoint;
 pub mod harness;
+pub mod host_feature;
 pub mod host;
 pub mod metrics;
 pub mod network;
@@ -20,6 +21,7 @@ pub mod transport;
 pub mod workload;
 
 pub use endpoint::{endpoint, endpoint_mut, Endpoint};
+pub use host_feature::{FeatureSpec, HostFeature};
 pub use harness::{Driver, FnMonitor, FrameDriver, Harness, Mismatch, Monitor, Scoreboard};
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};

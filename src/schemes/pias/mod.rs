@@ -69,7 +69,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
             congestion: Congestion::Dctcp,
-            mlfq: Some(WEB_SEARCH_TAGS),
+            features: vec![t2_testbench::host_feature::pias::spec(WEB_SEARCH_TAGS)],
             ..Hosts::PLAIN
         },
         pfc: None,
