@@ -168,3 +168,82 @@ impl HostFeature for Qcn {
         c.cnm_frames += self.cnms;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use t2_clock::Clock;
+    use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp};
+
+    /// A CNM with feedback `fb` about a data frame of flow `flow`.
+    fn cnm_about(flow: u32, fb: u8) -> Vec<u8> {
+        let ep = Endpoints {
+            src_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            dst_mac: MacAddr([2, 0, 0, 0, 0, 2]),
+            src_ip: std::net::Ipv4Addr::new(10, 0, 0, 1),
+            dst_ip: std::net::Ipv4Addr::new(10, 0, 0, 2),
+            src_port: 10_000,
+            dst_port: 80,
+        };
+        let mut sampled = Vec::new();
+        let id = flow.to_be_bytes();
+        headers::build_tcp_frame(&mut sampled, &ep, 64, 0, 0, 0, Tcp::ACK, 0, &id, 60);
+        let (cnm, to) = Cnm::about(&sampled, fb, 7, -100, 4).unwrap();
+        let mut b = Vec::new();
+        cnm.write(to, [2, 0, 0, 0, 0, 0xcc], &mut b).unwrap();
+        b
+    }
+
+    fn receive(q: &mut Qcn, pool: &mut PacketPool, now: Cycle, frame: &[u8]) -> Receipt {
+        let pkt = pool.alloc_from(frame);
+        let r = q.on_frame(now, pkt, pool);
+        if r != Receipt::Taken {
+            pool.free(pkt);
+        }
+        r
+    }
+
+    #[test]
+    fn a_cnm_limits_only_its_open_flow_and_paces_it_to_the_exact_tick() {
+        let clock = Clock::tofino2();
+        let line = LineRate::new(clock, 100_000_000_000);
+        let mut q = Qcn::new(QcnParams::standard(clock), line);
+        let mut pool = PacketPool::new();
+        let flow = FlowView {
+            index: 0,
+            id: 4,
+            bytes_sent: 0,
+            ipv4_bytes_sent: 0,
+        };
+        q.flow_started(&flow);
+        // About another flow: read, counted, nothing limited.
+        assert_eq!(receive(&mut q, &mut pool, 900, &cnm_about(9, 63)), Receipt::Taken);
+        assert!(q.reaction_point(4).is_none() && q.may_send(900, 0, Some(&flow)));
+        assert_eq!(receive(&mut q, &mut pool, 1000, &cnm_about(4, 63)), Receipt::Taken);
+        // 100 G x (1 - 63/128).
+        assert_eq!(q.reaction_point(4).unwrap().rate_bps(), 50_781_250_000);
+        // A 1,062-byte frame (8,656 wire bits) starting at tick 200,000 (cycle 1000) holds
+        // the next until 8,656 bits at the cut rate: 51,136.98 ticks, rounded up.
+        q.on_data_start(&flow, 200_000, 1062);
+        let ready = 200_000 + 51_137;
+        assert_eq!(q.not_before(&flow), ready);
+        // Cycle 1254 ends at tick 251,000, before it: no start; cycle 1255 holds it (the NIC
+        // starts the frame there, at tick 251,137).
+        assert!(!q.may_send(1254, 0, Some(&flow)) && q.may_send(1255, 0, Some(&flow)));
+        assert!(q.may_send(1000, 0, None), "ACKs are not paced");
+        assert_eq!(q.next_event(1000, &|_| true), Some(ready / 200));
+        // Without data only the limiter's timer stage remains (15 ms after the CNM).
+        assert_eq!(q.next_event(1000, &|_| false), Some(1000 + 22_500_000));
+        // A truncated CNM is foreign; one about a finished flow changes nothing.
+        let cut = cnm_about(4, 63)[..40].to_vec();
+        assert_eq!(receive(&mut q, &mut pool, 1100, &cut), Receipt::Foreign);
+        q.flow_finished(&flow);
+        assert_eq!(receive(&mut q, &mut pool, 1200, &cnm_about(4, 63)), Receipt::Taken);
+        assert_eq!(q.reaction_point(4).unwrap().cnms(), 1);
+        assert_eq!(q.next_event(1200, &|_| true), None);
+        let mut c = HostCounters::default();
+        q.count(&mut c);
+        assert_eq!(c.cnm_frames, 3);
+        assert_eq!(pool.live(), 0);
+    }
+}
