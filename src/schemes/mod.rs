@@ -608,6 +608,7 @@ mod tests {
         hosts.apply(&mut transport, &mut features);
         assert_eq!(features, [pfc::spec(), qcn::spec(own)]);
         // A scheme without QCN leaves the scenario's as it is.
+        let mut features = vec![qcn::spec(own)];
         Hosts::PLAIN.apply(&mut transport, &mut features);
         assert_eq!(features, [qcn::spec(own)]);
     }

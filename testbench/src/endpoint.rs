@@ -3,9 +3,9 @@
 //! [`endpoint`] / [`endpoint_mut`]. Results, frame censuses and pause counts read hosts
 //! through it, so a scheme can bring either kind of NIC.
 
+use crate::host_feature::HostCounters;
 use crate::network::{Network, NodeId};
 use crate::rdma::RdmaHost;
-use crate::host_feature::HostCounters;
 use crate::transport::{SenderOutcome, TransportHost};
 use crate::workload::FlowSpec;
 

@@ -574,13 +574,19 @@ fn a_feature_defined_outside_the_testbench_is_registered_and_called() {
     let (rx, tx) = (topo.hosts[0], topo.hosts[1]);
     let sender = topo.net.node::<TransportHost>(tx);
     assert!(sender.outcomes().iter().all(|o| o.finish.is_some()));
-    let m = sender.feature::<Marker>().expect("every host has the feature");
+    let m = sender
+        .feature::<Marker>()
+        .expect("every host has the feature");
     // The two flows share the NIC round-robin from cycle 100, so the shorter finishes first.
     assert_eq!(m.started, [7, 8]);
     assert_eq!(m.finished, [8, 7]);
     // 10 + 5 segments of 1,000 bytes, none lost; every one arrived marked, no ACK did.
     assert_eq!(m.data_frames, 15);
     assert_eq!(m.marked_in, 0);
-    let r = topo.net.node::<TransportHost>(rx).feature::<Marker>().unwrap();
+    let r = topo
+        .net
+        .node::<TransportHost>(rx)
+        .feature::<Marker>()
+        .unwrap();
     assert_eq!((r.marked_in, r.data_frames), (15, 0));
 }

@@ -336,8 +336,13 @@ pub fn build(c: Config, target: &Target) -> Setup {
             congestion: Congestion::Fixed,
             features: [
                 v.pfc().then(t2_testbench::host_feature::pfc::spec),
-                (v == Variant::Isolation).then(|| t2_testbench::host_feature::mice::spec(c.mice_bytes)),
-                v.qcn().then(|| t2_testbench::host_feature::qcn::spec(QcnParams::standard(target.params.clock()))),
+                (v == Variant::Isolation)
+                    .then(|| t2_testbench::host_feature::mice::spec(c.mice_bytes)),
+                v.qcn().then(|| {
+                    t2_testbench::host_feature::qcn::spec(QcnParams::standard(
+                        target.params.clock(),
+                    ))
+                }),
             ]
             .into_iter()
             .flatten()

@@ -51,10 +51,14 @@ pub struct Pias {
 /// The spec of [`Pias`] with `tags`, for a scheme's `Hosts`; a host refuses thresholds that
 /// do not increase.
 pub fn spec(tags: MlfqTags) -> FeatureSpec {
-    FeatureSpec::new("pias", format!("{:?}", tags.thresholds), move |h: &HostInfo| {
-        tags.validate().map_err(|e| format!("{}: {e}", h.name))?;
-        Ok(Box::new(Pias { tags }) as Box<dyn HostFeature>)
-    })
+    FeatureSpec::new(
+        "pias",
+        format!("{:?}", tags.thresholds),
+        move |h: &HostInfo| {
+            tags.validate().map_err(|e| format!("{}: {e}", h.name))?;
+            Ok(Box::new(Pias { tags }) as Box<dyn HostFeature>)
+        },
+    )
 }
 
 impl HostFeature for Pias {

@@ -217,9 +217,15 @@ mod tests {
         };
         q.flow_started(&flow);
         // About another flow: read, counted, nothing limited.
-        assert_eq!(receive(&mut q, &mut pool, 900, &cnm_about(9, 63)), Receipt::Taken);
+        assert_eq!(
+            receive(&mut q, &mut pool, 900, &cnm_about(9, 63)),
+            Receipt::Taken
+        );
         assert!(q.reaction_point(4).is_none() && q.may_send(900, 0, Some(&flow)));
-        assert_eq!(receive(&mut q, &mut pool, 1000, &cnm_about(4, 63)), Receipt::Taken);
+        assert_eq!(
+            receive(&mut q, &mut pool, 1000, &cnm_about(4, 63)),
+            Receipt::Taken
+        );
         // 100 G x (1 - 63/128).
         assert_eq!(q.reaction_point(4).unwrap().rate_bps(), 50_781_250_000);
         // A 1,062-byte frame (8,656 wire bits) starting at tick 200,000 (cycle 1000) holds
@@ -238,7 +244,10 @@ mod tests {
         let cut = cnm_about(4, 63)[..40].to_vec();
         assert_eq!(receive(&mut q, &mut pool, 1100, &cut), Receipt::Foreign);
         q.flow_finished(&flow);
-        assert_eq!(receive(&mut q, &mut pool, 1200, &cnm_about(4, 63)), Receipt::Taken);
+        assert_eq!(
+            receive(&mut q, &mut pool, 1200, &cnm_about(4, 63)),
+            Receipt::Taken
+        );
         assert_eq!(q.reaction_point(4).unwrap().cnms(), 1);
         assert_eq!(q.next_event(1200, &|_| true), None);
         let mut c = HostCounters::default();

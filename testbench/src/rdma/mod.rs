@@ -34,9 +34,9 @@ pub mod wire;
 pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
 pub use hpcc::{HpccParams, HpccSender, IntHeader, IntHop};
 
-use crate::node::{Node, Sent};
 use crate::host_feature::pfc::Pfc;
 use crate::host_feature::{HostCounters, HostFeature, Receipt};
+use crate::node::{Node, Sent};
 use crate::transport::{Peer, SenderOutcome};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};

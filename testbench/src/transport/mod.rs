@@ -923,8 +923,7 @@ impl Node for TransportHost {
             Some(s) if s.tcp.flags & Tcp::ACK != 0 => {
                 // A Reno sender did not ask for ECN (RFC 3168 §6.1.1), so an ECE means
                 // nothing to it.
-                let ece =
-                    s.tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
+                let ece = s.tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
                 self.on_ack(now, s.flow_id, s.tcp.ack as u64, ece, &s.sacks)
             }
             _ => self.foreign += 1,

@@ -1,11 +1,11 @@
 use super::*;
 use crate::host_feature::{bfc, mice, pabo, pfc, qcn};
 use crate::metrics::Framing;
+use crate::network::{Network, NodeId, Stepping};
 use crate::qcn::QcnParams;
 use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::qcn::Cnm;
-use crate::network::{Network, NodeId, Stepping};
 
 const G100: u64 = 100_000_000_000;
 
@@ -491,7 +491,11 @@ fn a_cnm_paces_the_flow_at_the_cut_rate() {
     // The byte counter: 150,000 bytes is 141.2 frames of 1,062 bytes, so the 142nd frame
     // after the cut completes the first stage and the next frames go at 75,390,625,000;
     // the 360 frames after the cut (382,320 bytes) complete two: 87,695,312,500.
-    let rp = host.feature::<qcn::Qcn>().unwrap().reaction_point(0).unwrap();
+    let rp = host
+        .feature::<qcn::Qcn>()
+        .unwrap()
+        .reaction_point(0)
+        .unwrap();
     assert_eq!(rp.cnms(), 1);
     assert_eq!(rp.stages(), (2, 0));
     assert_eq!(rp.rate_bps(), 87_695_312_500);
