@@ -21,8 +21,8 @@
 //!   CNP to the sender, at most one per QP every `cnp_interval`.
 //! - **Reaction point.** With [`DcqcnParams`], a CNP feeds the QP's DCQCN reaction point
 //!   ([`dcqcn`]), whose rate paces the QP.
-//! - **PFC.** With `honour_pfc` the NIC starts no frame while PFC holds class 0, the class
-//!   every frame travels in.
+//! - **PFC.** With `honour_pfc` the NIC holds the PFC host feature (`host_feature::pfc`) and
+//!   starts no frame while it holds class 0, the class every frame travels in.
 //!
 //! A flow's completion time ends in the cycle its sender receives the ACK of its last packet.
 //! Frames this host cannot read are counted in `foreign` and freed.
