@@ -716,6 +716,7 @@ fn check_transport(
         },
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
+        pacing: tr.pacing.unwrap_or(false),
         rdma: None,
     })
 }

@@ -305,6 +305,20 @@ fn bfc_and_qcn_transport_keys_reach_the_hosts() {
 }
 
 #[test]
+fn the_pacing_key_reaches_the_hosts_and_is_off_by_default() {
+    let d = scratch("pacing");
+    let p = d.join("paced.toml");
+    std::fs::write(&p, GOOD).unwrap();
+    assert!(!ScenarioFile::load(&p).unwrap().topology.transport.pacing);
+    let text = GOOD.replace("[workload]\n", "[transport]\npacing = true\n[workload]\n");
+    std::fs::write(&p, text).unwrap();
+    let s = ScenarioFile::load(&p).unwrap();
+    assert!(s.topology.transport.pacing);
+    let r = s.run().unwrap();
+    assert_eq!((r.flows, r.completed, r.frames.unaccounted), (1, 1, 0));
+}
+
+#[test]
 fn pause_frame_counts_reach_the_summary() {
     // Four senders into one port with class 0 lossless and NICs honouring PFC (as in
     // tests/scenario/topology.rs): every PFC frame the chip sends reaches a sender.

@@ -120,6 +120,11 @@ pub struct TransportConfig {
     pub ack_every: u32,
     /// How long a delayed ACK waits for a second segment, cycles.
     pub delayed_ack: Cycle,
+    /// Pacing: from its first RTT sample on, a flow's data frame starts no earlier than the
+    /// previous one's wire bits at cwnd / SRTT after that one's start (its window spread
+    /// over one smoothed RTT; exact to the line tick, rounded up). `false` (the default)
+    /// sends as the window allows, back to back.
+    pub pacing: bool,
     /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
     /// this transport's; `None` (the default) keeps TCP.
     pub rdma: Option<crate::rdma::RdmaConfig>,
@@ -150,6 +155,7 @@ impl TransportConfig {
             congestion: Congestion::Fixed,
             recovery: Recovery::Sack,
             ack_every: 1,
+            pacing: false,
             // At the chip's default 1.5 GHz clock (scenarios convert with their own).
             delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
             rdma: None,
@@ -460,6 +466,21 @@ impl TransportHost {
         host_feature::counters(&self.features)
     }
 
+    /// Pacing: flow `i`'s data frame of `bytes` (FCS included) starts at line tick `start`;
+    /// the next may start once its wire bits have passed at cwnd / SRTT (no bound before the
+    /// flow's first RTT sample).
+    fn pace(&mut self, i: usize, start: u64, bytes: u64) {
+        let f = &mut self.flows[i];
+        let Some(srtt) = f.rto.srtt() else {
+            return;
+        };
+        // bits x SRTT / (8 cwnd) cycles, in ticks, rounded up.
+        let ticks =
+            LineRate::wire_bits(bytes) as u128 * srtt as u128 * self.line.ticks_per_cycle() as u128;
+        let gap = ticks.div_ceil(8 * f.window().max(1) as u128);
+        f.pace_ticks = start + gap.min(u64::MAX as u128) as u64;
+    }
+
     /// Flow `i` as the features see it.
     fn view(&self, i: usize) -> FlowView {
         let f = &self.flows[i];
@@ -654,6 +675,7 @@ impl TransportHost {
                 high_rxt: 0,
                 scoreboard: Scoreboard::default(),
                 timing: None,
+                pace_ticks: 0,
                 bytes_sent: 0,
                 ipv4_bytes_sent: 0,
             });
@@ -714,6 +736,9 @@ impl TransportHost {
             let view = self.view(i);
             let tag = self.tag(Some(&view));
             if !self.may_start(now, tag.class, Some(&view)) {
+                continue;
+            }
+            if self.config.pacing && self.flows[i].pace_ticks >= self.line.cycle_to_ticks(now + 1) {
                 continue;
             }
             let Some((seq, len)) = self.flows[i].next_segment() else {
@@ -958,6 +983,10 @@ impl Node for TransportHost {
                 for f in &self.features {
                     start = start.max(f.not_before(&view));
                 }
+                if self.config.pacing {
+                    start = start.max(self.flows[i].pace_ticks);
+                    self.pace(i, start, bytes);
+                }
                 for f in &mut self.features {
                     f.on_data_start(&view, start, bytes);
                 }
@@ -987,7 +1016,16 @@ impl Node for TransportHost {
             .iter()
             .filter_map(|f| f.next_event(now, &has_data))
             .min();
-        [nic, frees, start, timers, features, delayed_ack]
+        // Pacing: the first cycle a paced flow with data may start its next frame.
+        let next_ticks = self.line.cycle_to_ticks(now + 1);
+        let paced = self
+            .open
+            .iter()
+            .filter(|_| self.config.pacing)
+            .filter(|&&i| self.flows[i].pace_ticks >= next_ticks && has_data(i))
+            .map(|&i| self.flows[i].pace_ticks / self.line.ticks_per_cycle())
+            .min();
+        [nic, frees, start, timers, features, paced, delayed_ack]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))

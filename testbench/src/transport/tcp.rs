@@ -71,6 +71,8 @@ pub(super) struct SendFlow {
     pub scoreboard: Scoreboard,
     /// The segment being timed: its end and the cycle it was sent.
     pub timing: Option<(u64, Cycle)>,
+    /// Pacing: no data frame of this flow starts before this line tick.
+    pub pace_ticks: u64,
     /// Payload bytes sent so far, retransmissions included (PIAS tags by it).
     pub bytes_sent: u64,
     /// IPv4 bytes of every data frame sent so far (retransmissions included): the

@@ -1291,3 +1291,50 @@ fn after_a_timeout_the_holes_are_resent_in_slow_start() {
     assert!(r19 - r18 <= 130, "{r18} {r19}");
     assert_eq!(run(Stepping::EveryCycle), (log, out));
 }
+
+/// One 40-segment flow under a 4-segment fixed window through a clean tap, paced or not:
+/// the tap's (cycle, seq) of every data frame and the sender's SRTT at the end.
+fn paced_run(stepping: Stepping, pacing: bool) -> (Vec<(Cycle, u32)>, Option<Cycle>, Cycle) {
+    let config = TransportConfig {
+        pacing,
+        ..TransportConfig::fixed(4_000, 10_000_000)
+    };
+    let (mut net, a, t, _) = net(stepping, config, clean_tap(), &[flow(0, 0, 40_000)]);
+    net.run_until(100_000);
+    let s = net.node::<TransportHost>(a);
+    let finish = s.outcomes()[0].finish.expect("the flow completes");
+    let srtt = s.rto_estimator(0).and_then(|r| r.srtt());
+    (net.node::<Tap>(t).log.clone(), srtt, finish)
+}
+
+#[test]
+fn pacing_spreads_the_window_over_one_srtt_exactly_from_the_first_sample() {
+    let (off, srtt_off, finish_off) = paced_run(Stepping::Jump, false);
+    let (on, srtt, finish) = paced_run(Stepping::Jump, true);
+    // No queue anywhere: every RTT sample is the same 741 cycles (segment 0 leaves at 0, its
+    // ACK arrives at 741), so SRTT stays 741.
+    assert_eq!((srtt_off, srtt), (Some(741), Some(741)));
+    // The first window goes before any sample, back to back either way: frame k's last bit
+    // at (k + 1) x 25,968 line ticks (200 a cycle), at the tap 150 cycles later.
+    let arrival = |start: u64| (start + 25_968).div_ceil(200) + 150;
+    for k in 0..4 {
+        assert_eq!(on[k], (arrival(k as u64 * 25_968), 1000 * k as u32));
+        assert_eq!(off[k], on[k]);
+    }
+    // Unpaced, the window then goes in bursts of four, one per RTT.
+    assert_eq!(
+        &off[4..8],
+        &[(1021, 4000), (1151, 5000), (1281, 6000), (1411, 7000)]
+    );
+    assert_eq!(off[8].0, 1762);
+    // Paced: segment 4,000 starts when the first ACK arrives (cycle 741, tick 148,200), and
+    // each later frame 8,656 wire bits x 741 cycles x 200 / (8 x 4,000 B) = 40,088.1 ticks,
+    // rounded up to 40,089, after the previous one.
+    for (k, &(at, seq)) in on.iter().enumerate().skip(4) {
+        let start = 148_200 + (k as u64 - 4) * 40_089;
+        assert_eq!((at, seq), (arrival(start), 1000 * k as u32), "frame {k}");
+    }
+    assert_eq!(on[39].0, 8037);
+    assert_eq!((finish_off, finish), (7800, 8498));
+    assert_eq!(paced_run(Stepping::EveryCycle, true), (on, srtt, finish));
+}
