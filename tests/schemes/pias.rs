@@ -3,7 +3,8 @@
 //! leaves in strict priority.
 
 use t2_testbench::host_feature;
-use t2_testbench::transport::{Congestion, MlfqTags, TransportHost};
+use t2_testbench::host_feature::pias::MlfqTags;
+use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Stepping, TransportConfig};
 use t2sim::scenario::topology::{Shape, TopologySpec};

@@ -9,7 +9,8 @@
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::{Congestion, MlfqTags, MLFQ_LEVELS};
+use t2_testbench::host_feature::pias::{MlfqTags, MLFQ_LEVELS};
+use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 pub static SCHEME: Scheme = Scheme {

@@ -55,11 +55,9 @@ use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::pabo::Shim;
 use t2_pipeline::{PacketHandle, PacketPool};
 
-// The mice/elephant and PIAS names the schemes use, where they were before the features
-// had their own modules.
+// The mice/elephant class names, where the mice-elephant scheme and its tests still import
+// them from (the feature is `crate::host_feature::mice`).
 pub use crate::host_feature::mice::{MICE_DSCP, MICE_PFC_CLASS};
-pub use crate::host_feature::pabo::PaboArrivals;
-pub use crate::host_feature::pias::{MlfqTags, MLFQ_LEVELS};
 
 /// Bytes of the flow id at the start of every segment's payload.
 pub const FLOW_ID_LEN: usize = 4;
