@@ -15,7 +15,7 @@ use t2_testbench::workload::{
     ArrivalScope, Arrivals, CdfTraffic, FlowSpec, Incast, LoadOn, Sampling, SizeCdf, SizeUnit,
     Workload,
 };
-use t2_testbench::{Stepping, TransportConfig};
+use t2_testbench::{host_feature, FeatureSpec, Stepping, TransportConfig};
 use t2_tm::QueueConfig;
 use t2_waves::TraceFilter;
 
@@ -135,7 +135,8 @@ impl ScenarioFile {
                 format!("{} is too large", t.link_gbps),
             );
         };
-        let mut transport = check_transport(&raw, shown, clock, link_bps)?;
+        let mut transport = check_transport(&raw, shown, clock)?;
+        let mut host_features = check_host_features(&raw, shown, clock, link_bps)?;
         let tr = &raw.transport;
         let mut recirculation_mirror = None;
         let mut scheme_chip = None;
@@ -187,7 +188,7 @@ impl ScenarioFile {
                         },
                     },
                 );
-                setup.hosts.apply(&mut transport);
+                setup.hosts.apply(&mut transport, &mut host_features);
                 if let Some(r) = tr.recovery {
                     transport.recovery = recovery_of(r);
                 }
@@ -248,6 +249,7 @@ impl ScenarioFile {
             link_bps,
             link_delay_ns: t.link_delay_ns,
             transport,
+            host_features,
             stepping: if raw.step_every_cycle {
                 Stepping::EveryCycle
             } else {
@@ -631,12 +633,11 @@ fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
 }
 
 /// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
-/// congestion control and the host features the file sets (a scheme may add its own later).
+/// delayed ACKs and congestion control (the host features are [`check_host_features`]).
 fn check_transport(
     raw: &FileScenario,
     shown: &str,
     clock: Clock,
-    link_bps: u64,
 ) -> Result<TransportConfig, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     let tr = &raw.transport;
@@ -713,22 +714,40 @@ fn check_transport(
             CongestionToml::Dctcp => Congestion::Dctcp,
             CongestionToml::Reno => Congestion::Reno,
         },
-        honour_pfc: tr.honour_pfc.unwrap_or(false),
-        resend_bounced: tr.resend_bounced.unwrap_or(false),
-        honour_bfc_pause: tr.honour_bfc_pause.unwrap_or(false),
-        mice_bytes: None,
-        qcn: match &tr.qcn {
-            None => None,
-            Some(q) => Some(
-                q.params(clock, link_bps)
-                    .map_err(|e| format!("{shown}: {e}"))?,
-            ),
-        },
-        mlfq: None,
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
+        pacing: tr.pacing.unwrap_or(false),
         rdma: None,
     })
+}
+
+/// The host features a file's `[transport]` asks for without a scheme: PFC
+/// (`honour_pfc`), PABO's resend (`resend_bounced`), BFC's pause (`honour_bfc_pause`) and QCN
+/// reaction points (`[transport.qcn]`, the one a scheme's own may give way to).
+fn check_host_features(
+    raw: &FileScenario,
+    shown: &str,
+    clock: Clock,
+    link_bps: u64,
+) -> Result<Vec<FeatureSpec>, String> {
+    let tr = &raw.transport;
+    let mut features = Vec::new();
+    if tr.honour_pfc == Some(true) {
+        features.push(host_feature::pfc::spec());
+    }
+    if let Some(q) = &tr.qcn {
+        let params = q
+            .params(clock, link_bps)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        features.push(host_feature::qcn::spec(params));
+    }
+    if tr.honour_bfc_pause == Some(true) {
+        features.push(host_feature::bfc::spec());
+    }
+    if tr.resend_bounced == Some(true) {
+        features.push(host_feature::pabo::spec());
+    }
+    Ok(features)
 }
 
 /// The workload's background traffic: a flow-size CDF file with its unit, sampling, load

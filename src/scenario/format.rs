@@ -164,6 +164,8 @@ pub(super) struct TransportToml {
     pub(super) ack_every: Option<u32>,
     /// How long a delayed ACK waits for the next segment (default 40,000 us, Linux's).
     pub(super) delayed_ack_us: Option<u64>,
+    /// Pacing at cwnd / SRTT (`TransportConfig::pacing`); default off.
+    pub(super) pacing: Option<bool>,
 }
 
 /// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
@@ -264,6 +266,7 @@ impl Default for TransportToml {
             qcn: None,
             ack_every: None,
             delayed_ack_us: None,
+            pacing: None,
         }
     }
 }

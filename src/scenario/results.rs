@@ -21,7 +21,7 @@ pub struct QueueSample {
 
 /// Pause frames one node sent and received. Chips send and receive PFC; hosts receive PFC
 /// (only when honouring it; otherwise such frames count as foreign) and BFC pause frames
-/// (with `honour_bfc_pause`).
+/// (with the BFC host feature).
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PauseCounts {
     pub pfc_sent: u64,
@@ -109,7 +109,7 @@ pub struct BounceCounts {
     /// Data frames the receivers got (duplicates included).
     pub data_frames_received: u64,
     /// Of those, the ones that had been bounced, with their shims' figures.
-    pub bounced: t2_testbench::transport::PaboArrivals,
+    pub bounced: t2_testbench::host_feature::pabo::PaboArrivals,
     /// Frames that came back to their source and were sent again.
     pub resent_by_sources: u64,
     /// Bounces decided by each switch (`switch{i}`), from the program's register array

@@ -296,8 +296,9 @@ impl ScenarioFile {
         );
         for &h in &topo.hosts {
             let host = t2_testbench::endpoint(&topo.net, h);
-            bounces.bounced.merge(host.pabo_arrivals());
-            bounces.resent_by_sources += host.resent_bounced();
+            let c = host.counters();
+            bounces.bounced.merge(c.pabo);
+            bounces.resent_by_sources += c.resent_bounced;
         }
         let counter = self.topology.program.as_ref().and_then(|p| {
             p.registers
@@ -363,8 +364,8 @@ impl ScenarioFile {
             let host = t2_testbench::endpoint(&topo.net, h);
             let n = PauseCounts {
                 pfc_sent: 0,
-                pfc_received: host.pfc_frames(),
-                bfc_received: host.bfc_frames(),
+                pfc_received: host.counters().pfc_frames,
+                bfc_received: host.counters().bfc_frames,
             };
             if n != PauseCounts::default() {
                 pause_frames.insert(format!("host{i}"), n);
@@ -445,7 +446,7 @@ fn pause_frames_so_far(t: &Topology) -> u64 {
     let hosts: u64 = t
         .hosts
         .iter()
-        .map(|&h| t2_testbench::endpoint(&t.net, h).bfc_frames())
+        .map(|&h| t2_testbench::endpoint(&t.net, h).counters().bfc_frames)
         .sum();
     chips + hosts
 }

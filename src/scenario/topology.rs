@@ -24,7 +24,7 @@ use t2_testbench::metrics::Framing;
 use t2_testbench::rdma::RdmaHost;
 use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
 use t2_testbench::workload::FlowSpec;
-use t2_testbench::{Network, NodeId, Stepping, TransportConfig};
+use t2_testbench::{FeatureSpec, Network, NodeId, Stepping, TransportConfig};
 
 /// The shape of a network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +63,8 @@ pub struct TopologySpec {
     /// Propagation delay of every link, ns.
     pub link_delay_ns: u64,
     pub transport: TransportConfig,
+    /// The features every TCP host runs (`t2_testbench::host_feature`), in call order.
+    pub host_features: Vec<FeatureSpec>,
     pub stepping: Stepping,
     /// A program every switch runs instead of the built-in forwarding (its `ipv4_host` table
     /// gets the switch's host routes).
@@ -589,14 +591,17 @@ impl TopologySpec {
                     rdma,
                     peers.clone(),
                 )?),
-                None => net.add(TransportHost::new(
-                    &name,
-                    *peer,
-                    clock,
-                    self.link_bps,
-                    self.transport,
-                    peers.clone(),
-                )?),
+                None => net.add(
+                    TransportHost::new(
+                        &name,
+                        *peer,
+                        clock,
+                        self.link_bps,
+                        self.transport,
+                        peers.clone(),
+                    )?
+                    .with_features(&self.host_features)?,
+                ),
             };
             host_ids.push(id);
         }

@@ -2,8 +2,9 @@
 //!
 //! A scheme is what a comparison holds fixed per run: the program every switch runs (built
 //! from the scheme's parameters and the port speed), the egress queues of every switch port,
-//! and what the hosts do (their transport's congestion control, which pause frames they
-//! honour, whether they resend bounced packets). The command line (`report --scheme`), the
+//! and what the hosts do (their transport's congestion control and the host features of
+//! `t2_testbench::host_feature` they run: which pause frames they honour, how they tag
+//! frames, whether they resend bounced packets). The command line (`report --scheme`), the
 //! scenario files (`scheme = "dctcp"`, `[scheme_params]`) and comparisons find a scheme here
 //! by its name. Adding a scheme is a new folder and one line in [`SCHEMES`].
 
@@ -11,8 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::{Mutex, OnceLock};
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::{Congestion, MlfqTags};
-use t2_testbench::TransportConfig;
+use t2_testbench::transport::Congestion;
+use t2_testbench::{FeatureSpec, TransportConfig};
 use t2_tm::QueueConfig;
 
 use crate::chip::params::Tofino2Params;
@@ -333,53 +334,48 @@ impl ChipSetup {
 }
 
 /// What the hosts do under a scheme: their part of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hosts {
     pub congestion: Congestion,
-    pub honour_pfc: bool,
-    pub honour_bfc_pause: bool,
-    pub resend_bounced: bool,
-    /// PIAS's packet tagging by bytes sent (`None`: every packet DSCP 0).
-    pub mlfq: Option<MlfqTags>,
-    /// Mice/elephant classes at the source (`TransportConfig::mice_bytes`).
-    pub mice_bytes: Option<u64>,
-    /// QCN reaction points the scheme needs; `None` keeps the scenario's `transport.qcn`. A
-    /// scenario that sets its own `[transport.qcn]` keeps it either way (its parameters win
-    /// over the scheme's defaults).
-    pub qcn: Option<t2_testbench::qcn::QcnParams>,
+    /// The scheme's host side: the features (`t2_testbench::host_feature`) every TCP host
+    /// runs, one instance per host, called in this order (e.g. `pfc::spec()` to honour PFC,
+    /// `pias::spec(tags)` to tag by bytes sent). A new scheme's host behaviour is a feature
+    /// module of its own, named here.
+    pub features: Vec<FeatureSpec>,
     /// The loss recovery the scheme's hosts run; `None` keeps the scenario's (a scenario's
     /// own `transport.recovery` wins either way).
     pub recovery: Option<t2_testbench::Recovery>,
     /// RDMA-style NICs in place of the TCP transport (DCQCN's); their packet size and
-    /// retransmission timer are the scenario's `transport.mss` and `transport.rto_us`.
+    /// retransmission timer are the scenario's `transport.mss` and `transport.rto_us`. They
+    /// honour PFC by their own `honour_pfc`, not by `features`.
     pub rdma: Option<t2_testbench::rdma::RdmaConfig>,
 }
 
 impl Hosts {
-    /// Fixed-window senders that honour nothing: the hosts of a scheme that lives in the
+    /// Fixed-window senders with no feature: the hosts of a scheme that lives in the
     /// switches alone.
     pub const PLAIN: Hosts = Hosts {
         congestion: Congestion::Fixed,
-        honour_pfc: false,
-        honour_bfc_pause: false,
-        resend_bounced: false,
-        mlfq: None,
-        mice_bytes: None,
-        qcn: None,
+        features: Vec::new(),
         recovery: None,
         rdma: None,
     };
 
-    /// Sets the transport's congestion control and pause/bounce handling to the scheme's.
-    pub fn apply(&self, transport: &mut TransportConfig) {
+    /// Sets the transport's congestion control to the scheme's, and `features` (the
+    /// scenario's own, from its `[transport]`) to the scheme's: a feature of a kind the
+    /// scenario sets keeps the scenario's settings (its `[transport.qcn]` wins over the
+    /// scheme's QCN defaults), and one the scheme does not name stays, after the scheme's.
+    pub fn apply(&self, transport: &mut TransportConfig, features: &mut Vec<FeatureSpec>) {
         transport.congestion = self.congestion;
-        transport.honour_pfc = self.honour_pfc;
-        transport.honour_bfc_pause = self.honour_bfc_pause;
-        transport.resend_bounced = self.resend_bounced;
-        transport.mlfq = self.mlfq;
-        transport.mice_bytes = self.mice_bytes;
-        if transport.qcn.is_none() {
-            transport.qcn = self.qcn;
+        let own = std::mem::take(features);
+        for spec in &self.features {
+            let mine = own.iter().find(|o| o.kind() == spec.kind());
+            features.push(mine.unwrap_or(spec).clone());
+        }
+        for spec in own {
+            if !features.iter().any(|f| f.kind() == spec.kind()) {
+                features.push(spec);
+            }
         }
         if let Some(r) = self.recovery {
             transport.recovery = r;
@@ -590,28 +586,31 @@ mod tests {
 
     #[test]
     fn a_scenarios_own_qcn_parameters_win_over_the_schemes() {
+        use t2_testbench::host_feature::{pfc, qcn};
         let clock = t2_clock::Clock::tofino2();
         let standard = t2_testbench::qcn::QcnParams::standard(clock);
         let hosts = Hosts {
-            qcn: Some(standard),
+            features: vec![pfc::spec(), qcn::spec(standard)],
             ..Hosts::PLAIN
         };
         // No `[transport.qcn]`: the scheme's reaction points.
         let mut transport = TransportConfig::fixed(64_000, 1_000);
-        hosts.apply(&mut transport);
-        assert_eq!(transport.qcn, Some(standard));
-        // The scenario's own parameters stay (a scheme overwrote them silently before).
+        let mut features = Vec::new();
+        hosts.apply(&mut transport, &mut features);
+        assert_eq!(features, [pfc::spec(), qcn::spec(standard)]);
+        // The scenario's own parameters stay, in the scheme's place for them.
         let own = t2_testbench::qcn::QcnParams {
             timer: 2_250_000,
             ..standard
         };
-        let mut transport = TransportConfig::fixed(64_000, 1_000);
-        transport.qcn = Some(own);
-        hosts.apply(&mut transport);
-        assert_eq!(transport.qcn, Some(own));
-        // A scheme without QCN leaves the transport's as it is.
-        Hosts::PLAIN.apply(&mut transport);
-        assert_eq!(transport.qcn, Some(own));
+        assert_ne!(qcn::spec(own), qcn::spec(standard));
+        let mut features = vec![qcn::spec(own)];
+        hosts.apply(&mut transport, &mut features);
+        assert_eq!(features, [pfc::spec(), qcn::spec(own)]);
+        // A scheme without QCN leaves the scenario's as it is.
+        let mut features = vec![qcn::spec(own)];
+        Hosts::PLAIN.apply(&mut transport, &mut features);
+        assert_eq!(features, [qcn::spec(own)]);
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! [`endpoint`] / [`endpoint_mut`]. Results, frame censuses and pause counts read hosts
 //! through it, so a scheme can bring either kind of NIC.
 
+use crate::host_feature::HostCounters;
 use crate::network::{Network, NodeId};
 use crate::rdma::RdmaHost;
-use crate::transport::{PaboArrivals, SenderOutcome, TransportHost};
+use crate::transport::{SenderOutcome, TransportHost};
 use crate::workload::FlowSpec;
 
 /// A host as a run sees it.
@@ -28,10 +29,8 @@ pub trait Endpoint {
     fn frames_received(&self) -> u64;
     /// Frames the host sent that vanished on its own wire (fault injection).
     fn frames_lost(&self) -> u64;
-    fn pfc_frames(&self) -> u64;
-    fn bfc_frames(&self) -> u64;
-    fn pabo_arrivals(&self) -> PaboArrivals;
-    fn resent_bounced(&self) -> u64;
+    /// What the host's scheme features counted (PFC, BFC and PABO frames, CNMs).
+    fn counters(&self) -> HostCounters;
 }
 
 impl Endpoint for TransportHost {
@@ -65,17 +64,8 @@ impl Endpoint for TransportHost {
     fn frames_lost(&self) -> u64 {
         0
     }
-    fn pfc_frames(&self) -> u64 {
-        TransportHost::pfc_frames(self)
-    }
-    fn bfc_frames(&self) -> u64 {
-        TransportHost::bfc_frames(self)
-    }
-    fn pabo_arrivals(&self) -> PaboArrivals {
-        TransportHost::pabo_arrivals(self)
-    }
-    fn resent_bounced(&self) -> u64 {
-        TransportHost::resent_bounced(self)
+    fn counters(&self) -> HostCounters {
+        TransportHost::counters(self)
     }
 }
 
@@ -110,17 +100,8 @@ impl Endpoint for RdmaHost {
     fn frames_lost(&self) -> u64 {
         self.lost()
     }
-    fn pfc_frames(&self) -> u64 {
-        RdmaHost::pfc_frames(self)
-    }
-    fn bfc_frames(&self) -> u64 {
-        0
-    }
-    fn pabo_arrivals(&self) -> PaboArrivals {
-        PaboArrivals::default()
-    }
-    fn resent_bounced(&self) -> u64 {
-        0
+    fn counters(&self) -> HostCounters {
+        RdmaHost::counters(self)
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod endpoint;
 pub mod harness;
 pub mod host;
+pub mod host_feature;
 pub mod metrics;
 pub mod network;
 pub mod node;
@@ -22,6 +23,7 @@ pub mod workload;
 pub use endpoint::{endpoint, endpoint_mut, Endpoint};
 pub use harness::{Driver, FnMonitor, FrameDriver, Harness, Mismatch, Monitor, Scoreboard};
 pub use host::{FlowError, Host, Reception, UdpFlow};
+pub use host_feature::{FeatureSpec, HostFeature};
 pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
 pub use node::{Node, Sent};
 pub use probe::Probe;

@@ -1,5 +1,6 @@
 //! A NIC's side of PFC (IEEE 802.1Qbb): which traffic classes the switch at the other end of
-//! its link has paused, and until when. The TCP host and the RDMA NIC both keep one.
+//! its link has paused, and until when. Kept by the PFC host feature (`host_feature::pfc`),
+//! which the TCP host and the RDMA NIC both hold.
 
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::pfc::PfcFrame;

@@ -104,6 +104,7 @@ fn dctcp_incast(program: Option<Program>) -> (Vec<u32>, u64) {
             congestion: Congestion::Dctcp,
             ..TransportConfig::fixed(30_000, 300_000)
         },
+        host_features: Vec::new(),
         stepping: Stepping::Jump,
         program,
     };
@@ -196,6 +197,7 @@ fn two_flow_shares(fair: bool) -> [f64; 2] {
         link_bps: 100_000_000_000,
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(30_000, 300_000),
+        host_features: Vec::new(),
         stepping: Stepping::Jump,
         program: None,
     };

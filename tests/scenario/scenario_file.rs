@@ -292,17 +292,28 @@ fn bfc_and_qcn_transport_keys_reach_the_hosts() {
     );
     std::fs::write(&p, text).unwrap();
     let s = ScenarioFile::load(&p).unwrap();
-    let t = s.topology.transport;
-    assert!(t.honour_bfc_pause);
+    use t2_testbench::host_feature::{bfc, qcn};
     let std = t2_testbench::qcn::QcnParams::standard(t2_clock::Clock::tofino2());
-    assert_eq!(
-        t.qcn,
-        Some(t2_testbench::qcn::QcnParams {
-            r_ai_bps: 7_000_000,
-            timer: 150_000,
-            ..std
-        })
-    );
+    let own = t2_testbench::qcn::QcnParams {
+        r_ai_bps: 7_000_000,
+        timer: 150_000,
+        ..std
+    };
+    assert_eq!(s.topology.host_features, [qcn::spec(own), bfc::spec()]);
+    let r = s.run().unwrap();
+    assert_eq!((r.flows, r.completed, r.frames.unaccounted), (1, 1, 0));
+}
+
+#[test]
+fn the_pacing_key_reaches_the_hosts_and_is_off_by_default() {
+    let d = scratch("pacing");
+    let p = d.join("paced.toml");
+    std::fs::write(&p, GOOD).unwrap();
+    assert!(!ScenarioFile::load(&p).unwrap().topology.transport.pacing);
+    let text = GOOD.replace("[workload]\n", "[transport]\npacing = true\n[workload]\n");
+    std::fs::write(&p, text).unwrap();
+    let s = ScenarioFile::load(&p).unwrap();
+    assert!(s.topology.transport.pacing);
     let r = s.run().unwrap();
     assert_eq!((r.flows, r.completed, r.frames.unaccounted), (1, 1, 0));
 }

@@ -17,6 +17,7 @@ fn spec(shape: Shape, stepping: Stepping) -> TopologySpec {
         link_bps: G100,
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(100_000, 150_000),
+        host_features: Vec::new(),
         stepping,
         program: None,
     }
@@ -335,7 +336,7 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
         .iter()
         .map(|&h| {
             let host = net.node::<TransportHost>(h);
-            host.frames_on_nic() + host.frames_held()
+            host.frames_on_nic() + host.counters().frames_held
         })
         .sum();
     assert_eq!(net.live_packets() as u64, inside + on_links + on_nics);
@@ -444,9 +445,11 @@ fn pfc_incast(honour: bool, stepping: Stepping, end: u64) -> PfcRun {
     params.tm.pfc_headroom_cells = 400;
     let spec = TopologySpec {
         params,
-        transport: TransportConfig {
-            honour_pfc: honour,
-            ..TransportConfig::fixed(400_000, 150_000)
+        transport: TransportConfig::fixed(400_000, 150_000),
+        host_features: if honour {
+            vec![t2_testbench::host_feature::pfc::spec()]
+        } else {
+            Vec::new()
         },
         ..spec(Shape::SingleChip { hosts: 5 }, stepping)
     };
@@ -467,7 +470,7 @@ fn pfc_incast(honour: bool, stepping: Stepping, end: u64) -> PfcRun {
         pfc_sent: c.pfc_xoff_sent + c.pfc_xon_sent,
         pfc_heard: senders
             .iter()
-            .map(|&h| topo.net.node::<TransportHost>(h).pfc_frames())
+            .map(|&h| topo.net.node::<TransportHost>(h).counters().pfc_frames)
             .sum(),
         flows_done: outcomes.iter().filter(|o| o.finish.is_some()).count(),
         timeouts: outcomes.iter().map(|o| o.timeouts).sum(),
@@ -507,4 +510,83 @@ fn nics_that_honour_pfc_make_the_lossless_class_lossless() {
         (jump.drops, jump.pfc_sent, jump.pfc_heard, jump.received),
         (step.drops, step.pfc_sent, step.pfc_heard, step.received)
     );
+}
+
+/// A host feature defined here, outside the testbench: it marks every data frame with IPv4
+/// identification 0x5a5a and counts what the host tells it.
+#[derive(Default)]
+struct Marker {
+    started: Vec<u32>,
+    finished: Vec<u32>,
+    data_frames: u64,
+    /// Frames received that carry the mark (read, then left to the transport).
+    marked_in: u64,
+}
+
+impl t2_testbench::HostFeature for Marker {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn on_frame(
+        &mut self,
+        _now: u64,
+        pkt: t2_pipeline::PacketHandle,
+        pool: &mut t2_pipeline::PacketPool,
+    ) -> t2_testbench::host_feature::Receipt {
+        if pool.bytes(pkt).get(18..20) == Some(&[0x5a, 0x5a]) {
+            self.marked_in += 1;
+        }
+        t2_testbench::host_feature::Receipt::NotMine
+    }
+    fn tag(
+        &self,
+        tag: &mut t2_testbench::host_feature::FrameTag,
+        flow: Option<&t2_testbench::host_feature::FlowView>,
+    ) {
+        if flow.is_some() {
+            tag.ipv4_id = 0x5a5a;
+        }
+    }
+    fn on_data_start(&mut self, _: &t2_testbench::host_feature::FlowView, _: u64, _: u64) {
+        self.data_frames += 1;
+    }
+    fn flow_started(&mut self, flow: &t2_testbench::host_feature::FlowView) {
+        self.started.push(flow.id);
+    }
+    fn flow_finished(&mut self, flow: &t2_testbench::host_feature::FlowView) {
+        self.finished.push(flow.id);
+    }
+}
+
+#[test]
+fn a_feature_defined_outside_the_testbench_is_registered_and_called() {
+    let marker = t2_testbench::FeatureSpec::new("marker", String::new(), |_| {
+        Ok(Box::new(Marker::default()) as Box<dyn t2_testbench::HostFeature>)
+    });
+    let spec = TopologySpec {
+        host_features: vec![marker],
+        ..spec(Shape::SingleChip { hosts: 2 }, Stepping::Jump)
+    };
+    let mut topo = spec.build().unwrap();
+    topo.add_flows(&[flow(7, 1, 0, 10_000, 0), flow(8, 1, 0, 5_000, 100)])
+        .unwrap();
+    topo.net.run_until(1_000_000);
+    let (rx, tx) = (topo.hosts[0], topo.hosts[1]);
+    let sender = topo.net.node::<TransportHost>(tx);
+    assert!(sender.outcomes().iter().all(|o| o.finish.is_some()));
+    let m = sender
+        .feature::<Marker>()
+        .expect("every host has the feature");
+    // The two flows share the NIC round-robin from cycle 100, so the shorter finishes first.
+    assert_eq!(m.started, [7, 8]);
+    assert_eq!(m.finished, [8, 7]);
+    // 10 + 5 segments of 1,000 bytes, none lost; every one arrived marked, no ACK did.
+    assert_eq!(m.data_frames, 15);
+    assert_eq!(m.marked_in, 0);
+    let r = topo
+        .net
+        .node::<TransportHost>(rx)
+        .feature::<Marker>()
+        .unwrap();
+    assert_eq!((r.marked_in, r.data_frames), (15, 0));
 }

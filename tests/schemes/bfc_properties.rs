@@ -205,7 +205,9 @@ fn run(flows: &[FlowSpec], stepping: Stepping) -> Result<Outcome, TestCaseError>
         let paused = topo
             .net
             .node::<TransportHost>(h)
-            .bfc_paused()
+            .feature::<t2_testbench::host_feature::bfc::Bfc>()
+            .expect("BFC hosts run the BFC feature")
+            .paused()
             .paused_count();
         prop_assert_eq!(paused, 0, "host {} NIC still paused", i);
     }

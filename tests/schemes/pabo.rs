@@ -360,7 +360,7 @@ fn a_packet_bounced_at_its_first_switch_returns_to_its_source_and_is_resent_unti
     let mut at = Vec::new();
     let mut last = 0;
     let dropped = topo.net.run_until_true(2_000_000, |net| {
-        let n = net.node::<TransportHost>(sender).resent_bounced();
+        let n = net.node::<TransportHost>(sender).counters().resent_bounced;
         if n > last {
             at.push(net.now());
             last = n;

@@ -2,7 +2,9 @@
 //! every tag to its own queue, the scheme's parameters reach its setup, and a tagged frame
 //! leaves in strict priority.
 
-use t2_testbench::transport::{Congestion, MlfqTags, TransportHost};
+use t2_testbench::host_feature;
+use t2_testbench::host_feature::pias::MlfqTags;
+use t2_testbench::transport::{Congestion, TransportHost};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Stepping, TransportConfig};
 use t2sim::scenario::topology::{Shape, TopologySpec};
@@ -23,9 +25,9 @@ fn one_flow(tags: MlfqTags, size: u64, stepping: Stepping) -> ([[u64; 8]; 2], u6
         link_delay_ns: 1000,
         transport: TransportConfig {
             congestion: Congestion::Dctcp,
-            mlfq: Some(tags),
             ..TransportConfig::fixed(30_000, 300_000)
         },
+        host_features: vec![host_feature::pias::spec(tags)],
         stepping,
         program: Some(pias::program(pias::DEFAULT_K_CELLS)),
     };
@@ -86,31 +88,39 @@ fn the_scheme_builds_its_program_queues_and_hosts() {
     assert_eq!(setup.program, pias::program(768));
     assert_eq!(setup.port_queues, Some(pias::port_queues(&params)));
     assert_eq!(setup.hosts.congestion, Congestion::Dctcp);
-    assert_eq!(setup.hosts.mlfq, Some(pias::WEB_SEARCH_TAGS));
+    let tagging = [host_feature::pias::spec(pias::WEB_SEARCH_TAGS)];
+    assert_eq!(setup.hosts.features, tagging);
     let k = std::collections::BTreeMap::from([("k_cells".to_string(), 100.0)]);
     let setup = (s.build)(&s.resolve(&k).unwrap(), &target);
     assert_eq!(setup.program, pias::program(100));
     let mut transport = TransportConfig::fixed(30_000, 300_000);
-    setup.hosts.apply(&mut transport);
-    assert_eq!(transport.mlfq, Some(pias::WEB_SEARCH_TAGS));
+    let mut features = Vec::new();
+    setup.hosts.apply(&mut transport, &mut features);
+    assert_eq!(features, tagging);
     // Every other scheme leaves DSCP alone.
     for other in schemes::SCHEMES.iter().filter(|s| s.name != "pias") {
-        assert_eq!(
-            other.default_setup(&target).hosts.mlfq,
-            None,
+        let features = other.default_setup(&target).hosts.features;
+        assert!(
+            features.iter().all(|f| f.kind() != "pias"),
             "{}",
             other.name
         );
     }
     // Bad thresholds are refused with the host named.
-    let bad = TransportConfig {
-        mlfq: Some(MlfqTags {
-            thresholds: [5, 4, 6, 7, 8, 9, 10],
-        }),
-        ..TransportConfig::fixed(30_000, 300_000)
+    let bad = host_feature::pias::spec(MlfqTags {
+        thresholds: [5, 4, 6, 7, 8, 9, 10],
+    });
+    let host = t2_testbench::transport::Peer {
+        ip: std::net::Ipv4Addr::new(10, 0, 0, 4),
+        mac: t2_pipeline::headers::MacAddr([2, 0, 0, 0, 0, 4]),
+    };
+    let info = host_feature::HostInfo {
+        name: "host 3",
+        me: host,
+        line: t2_clock::LineRate::new(t2_clock::Clock::tofino2(), G100),
     };
     assert_eq!(
-        bad.validate("host 3").unwrap_err(),
+        bad.build(&info).err().unwrap(),
         "host 3: mlfq threshold 1 (4 B) must be above the one before (5 B)"
     );
 }

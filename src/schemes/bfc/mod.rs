@@ -190,7 +190,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program(&config)),
         port_queues: Some(port_queues()),
         hosts: Hosts {
-            honour_bfc_pause: true,
+            features: vec![t2_testbench::host_feature::bfc::spec()],
             ..Hosts::PLAIN
         },
         pfc: None,

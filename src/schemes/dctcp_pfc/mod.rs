@@ -97,7 +97,7 @@ pub fn behind_pfc(
         program: target.routed(program),
         port_queues: Some(queues),
         hosts: Hosts {
-            honour_pfc: true,
+            features: vec![t2_testbench::host_feature::pfc::spec()],
             ..hosts
         },
         pfc: Some(lossless_pfc(

@@ -334,9 +334,19 @@ pub fn build(c: Config, target: &Target) -> Setup {
         port_queues: Some(port_queues(target.params, &c, target.link_bps)),
         hosts: Hosts {
             congestion: Congestion::Fixed,
-            honour_pfc: v.pfc(),
-            mice_bytes: (v == Variant::Isolation).then_some(c.mice_bytes),
-            qcn: v.qcn().then(|| QcnParams::standard(target.params.clock())),
+            features: [
+                v.pfc().then(t2_testbench::host_feature::pfc::spec),
+                (v == Variant::Isolation)
+                    .then(|| t2_testbench::host_feature::mice::spec(c.mice_bytes)),
+                v.qcn().then(|| {
+                    t2_testbench::host_feature::qcn::spec(QcnParams::standard(
+                        target.params.clock(),
+                    ))
+                }),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
             ..Hosts::PLAIN
         },
         // Every variant sets PFC, so that QCN alone runs with it off whatever the scenario says.

@@ -305,7 +305,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         // bounced packet comes back late by design, and fast retransmit would resend it.
         // Ours keep the timer as a safety net and resend on it only (go-back-N).
         hosts: Hosts {
-            resend_bounced: true,
+            features: vec![t2_testbench::host_feature::pabo::spec()],
             recovery: Some(t2_testbench::Recovery::GoBackN),
             ..Hosts::PLAIN
         },

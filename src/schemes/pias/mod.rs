@@ -9,7 +9,8 @@
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::{Congestion, MlfqTags, MLFQ_LEVELS};
+use t2_testbench::host_feature::pias::{MlfqTags, MLFQ_LEVELS};
+use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 pub static SCHEME: Scheme = Scheme {
@@ -69,7 +70,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
             congestion: Congestion::Dctcp,
-            mlfq: Some(WEB_SEARCH_TAGS),
+            features: vec![t2_testbench::host_feature::pias::spec(WEB_SEARCH_TAGS)],
             ..Hosts::PLAIN
         },
         pfc: None,

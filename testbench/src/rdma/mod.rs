@@ -21,8 +21,8 @@
 //!   CNP to the sender, at most one per QP every `cnp_interval`.
 //! - **Reaction point.** With [`DcqcnParams`], a CNP feeds the QP's DCQCN reaction point
 //!   ([`dcqcn`]), whose rate paces the QP.
-//! - **PFC.** With `honour_pfc` the NIC starts no frame while PFC holds class 0, the class
-//!   every frame travels in.
+//! - **PFC.** With `honour_pfc` the NIC holds the PFC host feature (`host_feature::pfc`) and
+//!   starts no frame while it holds class 0, the class every frame travels in.
 //!
 //! A flow's completion time ends in the cycle its sender receives the ACK of its last packet.
 //! Frames this host cannot read are counted in `foreign` and freed.
@@ -34,13 +34,13 @@ pub mod wire;
 pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
 pub use hpcc::{HpccParams, HpccSender, IntHeader, IntHop};
 
+use crate::host_feature::pfc::Pfc;
+use crate::host_feature::{HostCounters, HostFeature, Receipt};
 use crate::node::{Node, Sent};
-use crate::pfc_pause::PfcPauses;
 use crate::transport::{Peer, SenderOutcome};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use t2_clock::{Clock, Cycle, LineRate};
-use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::{PacketHandle, PacketPool};
 use wire::RoceFrame;
 
@@ -259,8 +259,9 @@ pub struct RdmaHost {
     receiving: BTreeMap<u32, RecvQp>,
     on_nic: VecDeque<(Cycle, PacketHandle)>,
     nic_free_ticks: u64,
-    /// PFC: data starts no frame while class 0 (the lossless class) is paused.
-    pfc: PfcPauses,
+    /// PFC (with `honour_pfc`), the TCP host's feature: data starts no frame while class 0
+    /// (the lossless class) is paused.
+    pfc: Option<Pfc>,
     frames_sent: u64,
     frames_received: u64,
     data_bytes_received: u64,
@@ -294,10 +295,11 @@ impl RdmaHost {
         peers: Vec<Peer>,
     ) -> Result<RdmaHost, String> {
         config.validate(name, nic_bps)?;
+        let line = LineRate::new(clock, nic_bps);
         Ok(RdmaHost {
             name: name.to_string(),
             me,
-            line: LineRate::new(clock, nic_bps),
+            line,
             config,
             peers,
             pending: Vec::new(),
@@ -308,7 +310,7 @@ impl RdmaHost {
             receiving: BTreeMap::new(),
             on_nic: VecDeque::with_capacity(2),
             nic_free_ticks: 0,
-            pfc: PfcPauses::default(),
+            pfc: config.honour_pfc.then(|| Pfc::new(line)),
             frames_sent: 0,
             frames_received: 0,
             data_bytes_received: 0,
@@ -465,8 +467,21 @@ impl RdmaHost {
     pub fn cnps_received(&self) -> u64 {
         self.cnps_received
     }
+    /// PFC frames received and honoured (with `honour_pfc`).
     pub fn pfc_frames(&self) -> u64 {
-        self.pfc.frames()
+        self.counters().pfc_frames
+    }
+    /// What the NIC's PFC counted.
+    pub fn counters(&self) -> HostCounters {
+        let mut c = HostCounters::default();
+        if let Some(p) = &self.pfc {
+            p.count(&mut c);
+        }
+        c
+    }
+    /// Whether PFC holds class 0 in cycle `now`.
+    fn paused(&self, now: Cycle) -> bool {
+        self.pfc.as_ref().is_some_and(|p| !p.may_send(now, 0, None))
     }
     pub fn foreign(&self) -> u64 {
         self.foreign
@@ -652,7 +667,7 @@ impl RdmaHost {
         now: Cycle,
         pool: &mut PacketPool,
     ) -> Option<(PacketHandle, Option<usize>)> {
-        let paused = self.config.honour_pfc && self.pfc.is_paused(0, now);
+        let paused = self.paused(now);
         if paused && (self.config.control_dscp.is_none() || self.control.is_empty()) {
             return None;
         }
@@ -788,13 +803,12 @@ impl Node for RdmaHost {
 
     fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.frames_received += 1;
-        let bytes = pool.bytes(pkt);
-        if self.config.honour_pfc {
-            if let Some(frame) = PfcFrame::parse(bytes) {
-                pool.free(pkt);
-                return self.pfc.apply(now, &frame, &self.line);
+        if let Some(pfc) = &mut self.pfc {
+            if pfc.on_frame(now, pkt, pool) == Receipt::Taken {
+                return;
             }
         }
+        let bytes = pool.bytes(pkt);
         let frame = wire::parse_with(bytes, self.config.hpcc.is_some());
         pool.free(pkt);
         match frame {
@@ -853,10 +867,10 @@ impl Node for RdmaHost {
         let frees = (frees > now).then_some(frees);
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let start = self.pending.last().map(|p| p.start);
-        let until = self.pfc.until(0);
+        let until = self.pfc.as_ref().map_or(0, |p| p.pauses().until(0));
         let pause = (until > now).then_some(until);
         let control = (!self.control.is_empty()
-            && (self.config.control_dscp.is_some() || !self.pfc.is_paused(0, now)))
+            && (self.config.control_dscp.is_some() || !self.paused(now)))
         .then_some(now + 1);
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let (window, mtu) = (self.config.window_bytes, self.config.mtu);

@@ -23,12 +23,11 @@
 //! every `ack_every` segments ([`TransportConfig::ack_every`]; `docs/testbench.md`). With ECN
 //! on it echoes CE as ECE: per segment, or per RFC 8257's state machine when ACKs are delayed.
 //!
-//! - BFC (`honour_bfc_pause`): each flow gets its own NIC queue index, written into the IPv4
-//!   identification field of its data frames (the "upstream queue" a BFC switch reads); a BFC
-//!   pause frame (`t2_pipeline::bfc`) replaces the NIC's paused-queue bitmap, and no new frame
-//!   of a flow whose bit is set starts until a frame clears it.
-//! - QCN (`qcn`): a CNM (`t2_pipeline::qcn`) about one of this host's flows gives that flow a
-//!   reaction point ([`crate::qcn::ReactionPoint`]) whose rate paces its data frames.
+//! A scheme's host side (PFC, mice/elephant classes, BFC's per-flow queues, PABO's resend,
+//! QCN's reaction points, PIAS's tags) is not here: each is a [`HostFeature`] of
+//! [`crate::host_feature`], which the host calls on every frame it receives, builds and
+//! starts ([`TransportHost::with_features`]). Without features the host sends every frame
+//! in PFC class 0 with DSCP 0 and IPv4 identification 0.
 //!
 //! A flow's completion time ends in the cycle the sender receives the ACK of its last byte.
 //! Frames this host cannot read (not TCP, or too short) are counted in `foreign` and freed:
@@ -44,19 +43,21 @@ pub use recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 pub use rto::RtoEstimator;
 use tcp::{RecvFlow, SendFlow};
 
+use crate::host_feature::{
+    self, FeatureSpec, FlowView, FrameTag, HostCounters, HostFeature, HostInfo, Receipt,
+};
 use crate::node::{Node, Sent};
-use crate::pfc_pause::PfcPauses;
-use crate::qcn::{flow_id_in_msdu, QcnParams, ReactionPoint};
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::pabo::Shim;
-use t2_pipeline::pfc::PfcFrame;
-use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{PacketHandle, PacketPool};
+
+// The mice/elephant class names, where the mice-elephant scheme and its tests still import
+// them from (the feature is `crate::host_feature::mice`).
+pub use crate::host_feature::mice::{MICE_DSCP, MICE_PFC_CLASS};
 
 /// Bytes of the flow id at the start of every segment's payload.
 pub const FLOW_ID_LEN: usize = 4;
@@ -109,26 +110,6 @@ pub struct TransportConfig {
     pub congestion: Congestion,
     /// How senders recover lost segments (and whether receivers send SACK blocks).
     pub recovery: Recovery,
-    /// Whether the NIC honours PFC frames: it starts no frame of a paused class (each
-    /// class for its own quanta of 512 bit times). Every frame travels in class 0, unless
-    /// `mice_bytes` sends some in [`MICE_PFC_CLASS`].
-    pub honour_pfc: bool,
-    /// Mice/elephant classes at the source: with `Some(x)`, a data frame travels in
-    /// [`MICE_PFC_CLASS`] with DSCP [`MICE_DSCP`] while the IPv4 bytes its flow has sent
-    /// before it (retransmissions included) are fewer than `x`, and in class 0 with DSCP 0
-    /// after; ACKs always travel as mice. The count is the one a switch's per-flow byte
-    /// counter keeps on the same frames, so both sides agree on every frame's class.
-    pub mice_bytes: Option<u64>,
-    /// PABO's host side: a data frame of this host's that comes back (a switch bounced it:
-    /// source is this host, destination is not) is sent again as it is, PABO shim
-    /// (`t2_pipeline::pabo`) included. Without this such a frame is counted as foreign and
-    /// freed. Frames carrying the shim are read past it either way.
-    pub resend_bounced: bool,
-    /// Whether the NIC honours BFC pause frames: each flow has its own queue index (carried
-    /// in the IPv4 identification field), and a flow whose index is paused starts no frame.
-    pub honour_bfc_pause: bool,
-    /// QCN reaction points: with parameters, a CNM about a flow rate-limits it.
-    pub qcn: Option<QcnParams>,
     /// Delayed ACKs: the receiver ACKs every `ack_every`-th in-order data segment at once
     /// and a lone one after `delayed_ack` cycles (RFC 1122 §4.2.3.2, RFC 5681 §4.2: at least
     /// every second full segment, within 500 ms); an out-of-order, duplicate or
@@ -137,59 +118,16 @@ pub struct TransportConfig {
     pub ack_every: u32,
     /// How long a delayed ACK waits for a second segment, cycles.
     pub delayed_ack: Cycle,
-    /// PIAS's host side: with thresholds, every data segment carries in its DSCP the
-    /// priority level its flow has reached by the bytes it has sent. `None` (the default)
-    /// leaves DSCP 0, so runs without it keep their frames byte for byte.
-    pub mlfq: Option<MlfqTags>,
+    /// Pacing: from its first RTT sample on, a flow's data frame starts no earlier than the
+    /// previous one's wire bits at cwnd / SRTT after that one's start (its window spread
+    /// over one smoothed RTT; exact to the line tick, rounded up). `false` (the default)
+    /// sends as the window allows, back to back.
+    pub pacing: bool,
     /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
     /// this transport's; `None` (the default) keeps TCP.
     pub rdma: Option<crate::rdma::RdmaConfig>,
 }
 
-/// PIAS's packet tagging (Bai et al., NSDI 2015): multi-level feedback queue by bytes sent.
-/// A flow starts at level 0 (DSCP 0, the switches' highest priority) and moves one level
-/// down each time the payload bytes it has sent (retransmissions included, as the PIAS
-/// kernel module counts what it sends) pass the next threshold: a segment sent after
-/// `b` bytes carries DSCP = the number of thresholds that are `<= b`, from 0 to
-/// `MLFQ_LEVELS - 1`. ACKs carry DSCP 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MlfqTags {
-    /// Demotion thresholds in payload bytes, strictly increasing.
-    pub thresholds: [u64; MLFQ_LEVELS - 1],
-}
-
-/// Priority levels of [`MlfqTags`]: 8, the queues PIAS uses (and its ns-2 artifact's
-/// `prio_num_`).
-pub const MLFQ_LEVELS: usize = 8;
-
-impl MlfqTags {
-    /// The level (DSCP) of a segment sent after `bytes_sent` payload bytes of its flow.
-    pub fn level(&self, bytes_sent: u64) -> u8 {
-        self.thresholds.iter().filter(|&&t| t <= bytes_sent).count() as u8
-    }
-
-    /// Checks that the thresholds increase strictly from above 0.
-    pub fn validate(&self) -> Result<(), String> {
-        let mut last = 0;
-        for (i, &t) in self.thresholds.iter().enumerate() {
-            if t <= last {
-                return Err(if i == 0 {
-                    format!("mlfq threshold 0 ({t} B) must be above 0")
-                } else {
-                    format!("mlfq threshold {i} ({t} B) must be above the one before ({last} B)")
-                });
-            }
-            last = t;
-        }
-        Ok(())
-    }
-}
-
-/// The PFC class mice frames travel in (with `mice_bytes`); elephants travel in class 0.
-pub const MICE_PFC_CLASS: u8 = 1;
-/// The DSCP mice frames carry (with `mice_bytes`): 46, Expedited Forwarding (RFC 3246), the
-/// code point for latency-sensitive traffic (our choice).
-pub const MICE_DSCP: u8 = 46;
 /// IPv4 bytes of a data segment carrying `data` bytes: headers, flow id, data.
 fn ipv4_bytes(data: u64) -> u64 {
     TCP_HEADERS_LEN as u64 - headers::Ethernet::LEN as u64 + FLOW_ID_LEN as u64 + data
@@ -201,10 +139,6 @@ fn ipv4_bytes(data: u64) -> u64 {
 pub const DEFAULT_DELAYED_ACK_US: u64 = 40_000;
 /// The most segments one delayed ACK may cover.
 pub const MAX_ACK_EVERY: u32 = 64;
-
-/// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs, which BFC sends in
-/// its control queue and never pauses; flows take the lowest free index in 1..2048.
-pub const NIC_FLOW_QUEUES: u16 = 2048;
 
 impl TransportConfig {
     /// 1000-byte segments (BFC's), a window of `window_bytes`, fixed congestion window,
@@ -218,13 +152,8 @@ impl TransportConfig {
             max_rto: rto * 64,
             congestion: Congestion::Fixed,
             recovery: Recovery::Sack,
-            honour_pfc: false,
-            resend_bounced: false,
-            honour_bfc_pause: false,
-            qcn: None,
-            mlfq: None,
-            mice_bytes: None,
             ack_every: 1,
+            pacing: false,
             // At the chip's default 1.5 GHz clock (scenarios convert with their own).
             delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
             rdma: None,
@@ -266,9 +195,6 @@ impl TransportConfig {
                 "{host}: min_rto {} must be above 0 and at most max_rto {}",
                 self.min_rto, self.max_rto
             ));
-        }
-        if let Some(m) = &self.mlfq {
-            m.validate().map_err(|e| format!("{host}: {e}"))?;
         }
         Ok(())
     }
@@ -322,7 +248,7 @@ pub struct TransportHost {
     open: Vec<usize>,
     /// Round-robin: the flow index from which the next data frame's flow is looked for.
     rr: usize,
-    /// No open flow's retransmission timer or QCN timer falls due before this cycle: a lower
+    /// No open flow's retransmission timer falls due before this cycle: a lower
     /// bound that every place arming a timer lowers and that housekeeping recomputes when it
     /// is reached, so that a tick with nothing due does not look at every open flow.
     timers_from: Cycle,
@@ -344,20 +270,8 @@ pub struct TransportHost {
     duplicate_segments: u64,
     marked_segments: u64,
     foreign: u64,
-    /// PFC, per class: no new frame of the class starts before its pause ends.
-    pfc: PfcPauses,
-    /// Bounced frames waiting to be sent again, and how many were.
-    bounced: VecDeque<PacketHandle>,
-    resent_bounced: u64,
-    /// PABO: what the shims of the data frames received said.
-    pabo: PaboArrivals,
-    /// BFC: the last pause bitmap received (bit = NIC queue index mod 1024).
-    bfc_paused: BfcPause,
-    bfc_frames: u64,
-    /// BFC: how many open flows hold each NIC queue index.
-    queue_used: Vec<u32>,
-    /// QCN: well-formed CNMs received.
-    cnm_frames: u64,
+    /// The scheme's host side, called in this order at every point.
+    features: Vec<Box<dyn HostFeature>>,
     scratch: Vec<u8>,
 }
 
@@ -372,9 +286,6 @@ impl TransportHost {
         peers: Vec<Peer>,
     ) -> Result<TransportHost, String> {
         config.validate(name)?;
-        if let Some(q) = config.qcn {
-            q.validate(name, nic_bps)?;
-        }
         Ok(TransportHost {
             name: name.to_string(),
             me,
@@ -399,14 +310,7 @@ impl TransportHost {
             duplicate_segments: 0,
             marked_segments: 0,
             foreign: 0,
-            pfc: PfcPauses::default(),
-            bounced: VecDeque::new(),
-            resent_bounced: 0,
-            pabo: PaboArrivals::default(),
-            bfc_paused: BfcPause::none(),
-            bfc_frames: 0,
-            queue_used: vec![0; NIC_FLOW_QUEUES as usize],
-            cnm_frames: 0,
+            features: Vec::new(),
             scratch: Vec::new(),
         })
     }
@@ -522,136 +426,82 @@ impl TransportHost {
         self.foreign
     }
 
-    /// Bounced frames sent again (with `resend_bounced`).
-    pub fn resent_bounced(&self) -> u64 {
-        self.resent_bounced
+    /// Builds one instance of each feature of `specs` for this host, after those it has.
+    pub fn with_features(mut self, specs: &[FeatureSpec]) -> Result<TransportHost, String> {
+        for spec in specs {
+            let feature = spec.build(&self.info())?;
+            self.features.push(feature);
+        }
+        Ok(self)
     }
 
-    /// PABO: the data frames received that carried a shim (had been bounced), and what it said.
-    pub fn pabo_arrivals(&self) -> PaboArrivals {
-        self.pabo
+    /// Adds a feature, called after those the host has.
+    pub fn add_feature(&mut self, feature: Box<dyn HostFeature>) {
+        self.features.push(feature);
     }
 
-    /// Frames held to be sent again (with `resend_bounced`); they are in the packet pool.
-    pub fn frames_held(&self) -> u64 {
-        self.bounced.len() as u64
-    }
-
-    /// PFC frames received and honoured (with `honour_pfc`).
-    pub fn pfc_frames(&self) -> u64 {
-        self.pfc.frames()
-    }
-
-    /// BFC pause frames received (with `honour_bfc_pause`); malformed ones count as foreign.
-    pub fn bfc_frames(&self) -> u64 {
-        self.bfc_frames
-    }
-
-    /// BFC: the pause bitmap the NIC obeys (the last one received; none paused before).
-    pub fn bfc_paused(&self) -> &BfcPause {
-        &self.bfc_paused
-    }
-
-    /// Well-formed CNMs received (with `qcn`); malformed ones count as foreign.
-    pub fn cnm_frames(&self) -> u64 {
-        self.cnm_frames
-    }
-
-    /// The reaction point of flow `flow_id`, once a CNM has been applied to it.
-    pub fn reaction_point(&self, flow_id: u32) -> Option<&ReactionPoint> {
-        self.flows
-            .iter()
-            .find(|f| f.spec.id == flow_id)
-            .and_then(|f| f.rp.as_ref())
-    }
-
-    /// Applies a CNM received in cycle `now` to the open flow it names, if any (a CNM about a
-    /// finished flow has nothing left to slow).
-    fn on_cnm(&mut self, now: Cycle, cnm: &Cnm, params: QcnParams) {
-        self.cnm_frames += 1;
-        let Some(id) = flow_id_in_msdu(&cnm.encap_msdu) else {
-            return;
-        };
-        let line = self.line.bits_per_second();
-        let flows = &mut self.flows;
-        if let Some(f) = self
-            .open
-            .iter()
-            .copied()
-            .find(|&i| flows[i].spec.id == id && flows[i].finish.is_none())
-            .map(|i| &mut flows[i])
-        {
-            let rp = f.rp.get_or_insert_with(|| ReactionPoint::new(line, params));
-            rp.on_cnm(now, cnm.qntz_fb);
-            if let Some(t) = rp.timer_at() {
-                self.timers_from = self.timers_from.min(t);
-            }
+    /// What a feature is built from: the host's name, address and line.
+    pub fn info(&self) -> HostInfo<'_> {
+        HostInfo {
+            name: &self.name,
+            me: self.me,
+            line: self.line,
         }
     }
 
-    /// The NIC queue index of flow `flow_id`, once it has started.
-    pub fn flow_queue(&self, flow_id: u32) -> Option<u16> {
-        self.flows
-            .iter()
-            .find(|f| f.spec.id == flow_id)
-            .map(|f| f.queue)
+    /// The host's features, in the order it calls them.
+    pub fn features(&self) -> &[Box<dyn HostFeature>] {
+        &self.features
     }
 
-    /// The lowest NIC queue index no open flow holds; when all 2047 are held, flows share
-    /// (by flow id), as BFC's bitmap already folds indices mod 1024.
-    fn take_queue(&mut self, flow_id: u32) -> u16 {
-        let q = (1..NIC_FLOW_QUEUES)
-            .find(|&q| self.queue_used[q as usize] == 0)
-            .unwrap_or(1 + (flow_id % (NIC_FLOW_QUEUES as u32 - 1)) as u16);
-        self.queue_used[q as usize] += 1;
-        q
+    /// The host's feature of type `T`, if it has one.
+    pub fn feature<T: 'static>(&self) -> Option<&T> {
+        host_feature::find(&self.features)
     }
 
-    /// QCN: flow `i` starts a frame of `bytes` (FCS included) at line tick `start` (never
-    /// before the tick its limiter allowed). Its next frame may start once this one's wire
-    /// bits have passed at the limiter's rate, at that exact tick, so the rate holds exactly
-    /// over any run of frames.
+    /// The sum of the features' counters.
+    pub fn counters(&self) -> HostCounters {
+        host_feature::counters(&self.features)
+    }
+
+    /// Pacing: flow `i`'s data frame of `bytes` (FCS included) starts at line tick `start`;
+    /// the next may start once its wire bits have passed at cwnd / SRTT (no bound before the
+    /// flow's first RTT sample).
     fn pace(&mut self, i: usize, start: u64, bytes: u64) {
-        let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
         let f = &mut self.flows[i];
-        let Some(rp) = f.rp.as_mut().filter(|rp| rp.limiting()) else {
+        let Some(srtt) = f.rto.srtt() else {
             return;
         };
-        let bits = LineRate::wire_bits(bytes) as u128;
-        let gap = (bits * per_second).div_ceil(rp.rate_bps() as u128) as u64;
-        f.ready_ticks = start + gap;
-        rp.on_sent(bytes);
+        // bits x SRTT / (8 cwnd) cycles, in ticks, rounded up.
+        let ticks =
+            LineRate::wire_bits(bytes) as u128 * srtt as u128 * self.line.ticks_per_cycle() as u128;
+        let gap = ticks.div_ceil(8 * f.window().max(1) as u128);
+        f.pace_ticks = start + gap.min(u64::MAX as u128) as u64;
     }
 
-    /// The PFC class of ACKs: mice with `mice_bytes`, else 0.
-    fn ack_class(&self) -> u8 {
-        if self.config.mice_bytes.is_some() {
-            MICE_PFC_CLASS
-        } else {
-            0
+    /// Flow `i` as the features see it.
+    fn view(&self, i: usize) -> FlowView {
+        let f = &self.flows[i];
+        FlowView {
+            index: i,
+            id: f.spec.id,
+            bytes_sent: f.bytes_sent,
+            ipv4_bytes_sent: f.ipv4_bytes_sent,
         }
     }
 
-    /// The PFC class of flow `i`'s next data frame.
-    fn data_class(&self, i: usize) -> u8 {
-        match self.config.mice_bytes {
-            Some(x) if self.flows[i].ipv4_bytes_sent < x => MICE_PFC_CLASS,
-            _ => 0,
+    /// The marks every feature gives a frame of `flow` (an ACK for `None`).
+    fn tag(&self, flow: Option<&FlowView>) -> FrameTag {
+        let mut tag = FrameTag::default();
+        for f in &self.features {
+            f.tag(&mut tag, flow);
         }
+        tag
     }
 
-    /// Whether PFC holds class `class` in cycle `now`.
-    fn class_paused(&self, class: u8, now: Cycle) -> bool {
-        self.pfc.is_paused(class, now)
-    }
-
-    /// The DSCP frames of PFC class `class` carry: [`MICE_DSCP`] for mice, else 0.
-    fn dscp_of(&self, class: u8) -> u8 {
-        if self.config.mice_bytes.is_some() && class == MICE_PFC_CLASS {
-            MICE_DSCP
-        } else {
-            0
-        }
+    /// Whether every feature lets a frame of `class` (of `flow`) start in cycle `now`.
+    fn may_start(&self, now: Cycle, class: u8, flow: Option<&FlowView>) -> bool {
+        self.features.iter().all(|f| f.may_send(now, class, flow))
     }
 
     /// The retransmission timer of flow `flow_id` (SRTT, RTTVAR, RTO), once it has started.
@@ -766,21 +616,23 @@ impl TransportHost {
     }
 
     fn on_ack(&mut self, now: Cycle, flow_id: u32, ack: u64, ece: bool, sacks: &[(u64, u64)]) {
-        let flows = &mut self.flows;
-        let Some(f) = self
+        let flows = &self.flows;
+        let Some(i) = self
             .open
             .iter()
             .copied()
             .find(|&i| flows[i].spec.id == flow_id)
-            .map(|i| &mut flows[i])
         else {
             return; // an ACK of a finished flow
         };
+        let f = &mut self.flows[i];
         let effect = f.on_ack(now, ack, ece, sacks);
         if effect.finished {
             self.finished_since_prune = true;
-            let q = f.queue as usize;
-            self.queue_used[q] -= 1;
+            let view = self.view(i);
+            for feature in &mut self.features {
+                feature.flow_finished(&view);
+            }
         } else if let Some(t) = f.rto_at {
             self.timers_from = self.timers_from.min(t);
         }
@@ -791,8 +643,8 @@ impl TransportHost {
         self.send_due_acks(now);
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
-            let queue = self.take_queue(spec.id);
-            self.open.push(self.flows.len());
+            let i = self.flows.len();
+            self.open.push(i);
             let c = &self.config;
             self.flows.push(SendFlow {
                 spec,
@@ -821,21 +673,22 @@ impl TransportHost {
                 high_rxt: 0,
                 scoreboard: Scoreboard::default(),
                 timing: None,
-                queue,
-                rp: None,
-                ready_ticks: 0,
+                pace_ticks: 0,
                 bytes_sent: 0,
                 ipv4_bytes_sent: 0,
             });
+            let view = self.view(i);
+            for feature in &mut self.features {
+                feature.flow_started(&view);
+            }
+        }
+        for feature in &mut self.features {
+            feature.on_time(now);
         }
         if now >= self.timers_from {
             let mut next = Cycle::MAX;
             for &i in &self.open {
                 let f = &mut self.flows[i];
-                if let Some(rp) = f.rp.as_mut() {
-                    rp.on_time(now);
-                    next = next.min(rp.timer_at().unwrap_or(Cycle::MAX));
-                }
                 if f.rto_at.is_some_and(|t| t <= now) {
                     f.on_timeout();
                 }
@@ -849,37 +702,24 @@ impl TransportHost {
         }
     }
 
-    /// Whether flow `i` may start a frame in cycle `now` (PFC, BFC pause and QCN pacing).
-    fn may_send(&self, i: usize, now: Cycle) -> bool {
-        if self.class_paused(self.data_class(i), now) {
-            return false;
-        }
-        let f = &self.flows[i];
-        if self.config.honour_bfc_pause && self.bfc_paused.is_paused(f.queue as usize) {
-            return false;
-        }
-        f.limiter().is_none() || f.ready_ticks < self.line.cycle_to_ticks(now + 1)
-    }
-
     /// Builds the next frame to send, if any, with the index of the flow whose data it is.
     fn next_frame(
         &mut self,
         now: Cycle,
         pool: &mut PacketPool,
     ) -> Option<(PacketHandle, Option<usize>)> {
-        if !self.class_paused(0, now) {
-            if let Some(pkt) = self.bounced.pop_front() {
-                self.resent_bounced += 1;
+        // Frames a feature holds to send as they are (PABO's), in class 0, before the rest.
+        if self.may_start(now, 0, None) {
+            if let Some(pkt) = self.features.iter_mut().find_map(|f| f.take_held()) {
                 return Some((pkt, None));
             }
         }
-        let ack_class = self.ack_class();
-        if !self.class_paused(ack_class, now) {
+        let ack = self.tag(None);
+        if self.may_start(now, ack.class, None) {
             if let Some(a) = self.acks.pop_front() {
                 let flags = Tcp::ACK | if a.ece { Tcp::ECE } else { 0 };
-                let dscp = self.dscp_of(ack_class);
                 let sacks = &a.sack[..a.sacks as usize];
-                let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, 0, dscp);
+                let pkt = self.build(pool, a.to, a.flow_id, 0, a.ack, flags, 0, false, ack);
                 if !sacks.is_empty() {
                     self.add_sack_option(pool, pkt, sacks);
                 }
@@ -891,44 +731,28 @@ impl TransportHost {
         let first = self.open.partition_point(|&i| i < self.rr);
         for k in 0..n {
             let i = self.open[(first + k) % n];
-            if !self.may_send(i, now) {
+            let view = self.view(i);
+            let tag = self.tag(Some(&view));
+            if !self.may_start(now, tag.class, Some(&view)) {
+                continue;
+            }
+            if self.config.pacing && self.flows[i].pace_ticks >= self.line.cycle_to_ticks(now + 1) {
                 continue;
             }
             let Some((seq, len)) = self.flows[i].next_segment() else {
                 continue;
             };
             self.rr = i + 1;
-            let dscp = self.dscp_of(self.data_class(i));
             let f = &mut self.flows[i];
             f.ipv4_bytes_sent += ipv4_bytes(len);
             let (to, id) = (f.to, f.spec.id);
-            // The flow's queue index rides in the IPv4 identification field only with BFC,
-            // so that runs without it keep their frames byte for byte.
-            let queue = if self.config.honour_bfc_pause {
-                f.queue
-            } else {
-                0
-            };
             f.on_sent(seq, len, now);
             if let Some(t) = f.rto_at {
                 self.timers_from = self.timers_from.min(t);
             }
-            // PIAS's tag, when its hosts tag; else the mice/elephant class's DSCP (or 0).
-            let dscp = self.config.mlfq.map_or(dscp, |m| m.level(f.bytes_sent));
             f.bytes_sent += len;
             let ecn = self.ecn;
-            let pkt = self.build(
-                pool,
-                to,
-                id,
-                seq,
-                0,
-                Tcp::ACK,
-                len as usize,
-                ecn,
-                queue,
-                dscp,
-            );
+            let pkt = self.build(pool, to, id, seq, 0, Tcp::ACK, len as usize, ecn, tag);
             return Some((pkt, Some(i)));
         }
         None
@@ -945,9 +769,9 @@ impl TransportHost {
         flags: u16,
         data_len: usize,
         ect: bool,
-        ident: u16,
-        dscp: u8,
+        tag: FrameTag,
     ) -> PacketHandle {
+        let dscp = tag.dscp;
         self.scratch.clear();
         self.scratch.extend_from_slice(&flow_id.to_be_bytes());
         self.scratch.resize(FLOW_ID_LEN + data_len, 0);
@@ -965,7 +789,7 @@ impl TransportHost {
             buf,
             &ep,
             64,
-            ident,
+            tag.ipv4_id,
             seq as u32,
             ack as u32,
             flags,
@@ -1026,6 +850,54 @@ impl TransportHost {
     }
 }
 
+/// Whether `frame` (read past any PABO shim) is an IPv4 packet from `me` to another host:
+/// one of this host's frames that a switch sent back.
+pub(crate) fn came_back(frame: &[u8], me: Ipv4Addr) -> bool {
+    headers::parse_frame(frame)
+        .ok()
+        .and_then(|p| p.ipv4)
+        .is_some_and(|ip| ip.src == me && ip.dst != me)
+}
+
+/// A segment of this transport as read from a frame.
+pub(crate) struct Segment {
+    pub flow_id: u32,
+    pub from: Peer,
+    pub tcp: Tcp,
+    /// Data bytes after the flow id.
+    pub data_len: u64,
+    pub ce: bool,
+    pub sacks: Vec<(u64, u64)>,
+}
+
+/// The transport's segment in `frame` (read past any PABO shim), if it is one.
+pub(crate) fn parse_segment(bytes: &[u8]) -> Option<Segment> {
+    let p = headers::parse_frame(bytes).ok()?;
+    let ip = p.ipv4?;
+    let tcp = p.tcp?;
+    let id = bytes.get(p.payload_offset..p.payload_offset + FLOW_ID_LEN)?;
+    let flow_id = u32::from_be_bytes(id.try_into().ok()?);
+    // The IP total length says where the data ends (frames may be padded).
+    let ip_end = headers::Ethernet::LEN + ip.total_len as usize;
+    let data_len = ip_end.checked_sub(p.payload_offset + FLOW_ID_LEN)?;
+    let opts_at = headers::Ethernet::LEN + ip.header_len() + headers::Tcp::MIN_LEN;
+    let sacks = bytes
+        .get(opts_at..p.payload_offset)
+        .map(tcp::parse_sack)
+        .unwrap_or_default();
+    Some(Segment {
+        flow_id,
+        from: Peer {
+            ip: ip.src,
+            mac: p.ethernet.src,
+        },
+        tcp,
+        data_len: data_len as u64,
+        ce: ip.tos & CE == CE,
+        sacks,
+    })
+}
+
 /// The IPv4 destination of an Ethernet/IPv4 frame.
 fn dst_ip(frame: &[u8]) -> Ipv4Addr {
     let at = headers::Ethernet::LEN + 16;
@@ -1047,92 +919,35 @@ impl Node for TransportHost {
 
     fn receive(&mut self, now: Cycle, _port: usize, pkt: PacketHandle, pool: &mut PacketPool) {
         self.frames_received += 1;
-        let bytes = pool.bytes(pkt);
-        if self.config.honour_pfc {
-            if let Some(frame) = PfcFrame::parse(bytes) {
-                pool.free(pkt);
-                return self.pfc.apply(now, &frame, &self.line);
-            }
-        }
-        if let Some(params) = self.config.qcn.filter(|_| Cnm::is_cnm(bytes)) {
-            match Cnm::parse(bytes) {
-                Ok(cnm) => self.on_cnm(now, &cnm, params),
-                Err(_) => self.foreign += 1,
-            }
-            pool.free(pkt);
-            return;
-        }
-        if self.config.honour_bfc_pause && BfcPause::is_bfc(bytes) {
-            // The receiver replaces its bitmap with each frame (BFC's ns-3 NIC). A malformed
-            // one changes nothing and is counted as foreign.
-            match BfcPause::parse(bytes) {
-                Ok(b) => {
-                    self.bfc_paused = b;
-                    self.bfc_frames += 1;
+        for feature in &mut self.features {
+            match feature.on_frame(now, pkt, pool) {
+                Receipt::NotMine => {}
+                Receipt::Taken => return,
+                Receipt::Foreign => {
+                    self.foreign += 1;
+                    pool.free(pkt);
+                    return;
                 }
-                Err(_) => self.foreign += 1,
             }
-            pool.free(pkt);
-            return;
         }
-        // PABO: a bounced frame carries a shim between Ethernet and IPv4; read past it.
+        // A bounced frame carries a PABO shim between Ethernet and IPv4; read past it.
+        let bytes = pool.bytes(pkt);
         let unshimmed = Shim::strip(bytes);
-        let (shim, bytes) = match &unshimmed {
-            Some((shim, b)) => (Some(*shim), b.as_slice()),
-            None => (None, bytes),
-        };
-        let bounced = headers::parse_frame(bytes)
-            .ok()
-            .and_then(|p| p.ipv4)
-            .is_some_and(|ip| ip.src == self.me.ip && ip.dst != self.me.ip);
-        if bounced {
-            if self.config.resend_bounced {
-                self.bounced.push_back(pkt);
-            } else {
-                self.foreign += 1;
-                pool.free(pkt);
-            }
-            return;
-        }
-        let parsed = headers::parse_frame(bytes).ok().and_then(|p| {
-            let ip = p.ipv4?;
-            let tcp = p.tcp?;
-            let id = bytes.get(p.payload_offset..p.payload_offset + FLOW_ID_LEN)?;
-            let flow_id = u32::from_be_bytes(id.try_into().ok()?);
-            // The IP total length says where the data ends (frames may be padded).
-            let ip_end = headers::Ethernet::LEN + ip.total_len as usize;
-            let data_len = ip_end.checked_sub(p.payload_offset + FLOW_ID_LEN)?;
-            let from = Peer {
-                ip: ip.src,
-                mac: p.ethernet.src,
-            };
-            let opts_at = headers::Ethernet::LEN + ip.header_len() + headers::Tcp::MIN_LEN;
-            let sacks = bytes
-                .get(opts_at..p.payload_offset)
-                .map(tcp::parse_sack)
-                .unwrap_or_default();
-            Some((
-                flow_id,
-                from,
-                tcp,
-                data_len as u64,
-                ip.tos & CE == CE,
-                sacks,
-            ))
-        });
+        let bytes = unshimmed.as_ref().map_or(bytes, |(_, b)| b.as_slice());
+        // A frame of this host's that came back, and no feature took it.
+        let parsed = (!came_back(bytes, self.me.ip))
+            .then(|| parse_segment(bytes))
+            .flatten();
         pool.free(pkt);
         match parsed {
-            Some((flow_id, from, tcp, len, ce, _)) if len > 0 => {
-                if let Some(shim) = shim {
-                    self.pabo.add(shim);
-                }
-                self.on_data(now, flow_id, from, tcp.seq as u64, len, ce)
+            Some(s) if s.data_len > 0 => {
+                self.on_data(now, s.flow_id, s.from, s.tcp.seq as u64, s.data_len, s.ce)
             }
-            Some((flow_id, _, tcp, _, _, sacks)) if tcp.flags & Tcp::ACK != 0 => {
+            Some(s) if s.tcp.flags & Tcp::ACK != 0 => {
                 // A Reno sender did not ask for ECN (RFC 3168 §6.1.1), so an ECE means
                 // nothing to it.
-                let ece = tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
-                self.on_ack(now, flow_id, tcp.ack as u64, ece, &sacks)
+                let ece = s.tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
+                self.on_ack(now, s.flow_id, s.tcp.ack as u64, ece, &s.sacks)
             }
             _ => self.foreign += 1,
         }
@@ -1160,10 +975,19 @@ impl Node for TransportHost {
             let mut start = self.line.cycle_to_ticks(now).max(self.nic_free_ticks);
             let bytes = pool.frame_bytes(pkt);
             if let Some(i) = flow {
-                if self.flows[i].limiter().is_some() {
-                    start = start.max(self.flows[i].ready_ticks);
+                // A feature may hold the flow's frame to a later tick of this cycle (QCN's
+                // pacing), and learns when it started.
+                let view = self.view(i);
+                for f in &self.features {
+                    start = start.max(f.not_before(&view));
                 }
-                self.pace(i, start, bytes);
+                if self.config.pacing {
+                    start = start.max(self.flows[i].pace_ticks);
+                    self.pace(i, start, bytes);
+                }
+                for f in &mut self.features {
+                    f.on_data_start(&view, start, bytes);
+                }
             }
             let end = start + self.line.serialization_ticks(bytes);
             self.nic_free_ticks = end;
@@ -1182,56 +1006,28 @@ impl Node for TransportHost {
         let start = self.pending.last().map(|p| p.start);
         // A lower bound: a visit there with nothing due only recomputes it.
         let timers = (self.timers_from != Cycle::MAX).then_some(self.timers_from);
-        let pause_ends = self.pfc.next_end(now);
         let delayed_ack = self.delayed_acks.first_key_value().map(|(&(t, _), _)| t);
-        // QCN: limiter timers, and the end of the pacing gap of a flow with data to send.
+        // Pause ends, feature timers, paced flows free again.
+        let has_data = |i: usize| self.flows[i].next_segment().is_some();
+        let features = self
+            .features
+            .iter()
+            .filter_map(|f| f.next_event(now, &has_data))
+            .min();
+        // Pacing: the first cycle a paced flow with data may start its next frame.
         let next_ticks = self.line.cycle_to_ticks(now + 1);
-        let qcn = self
+        let paced = self
             .open
             .iter()
-            .map(|&i| &self.flows[i])
-            .filter_map(|f| {
-                let rp = f.limiter()?;
-                let paced = (f.ready_ticks >= next_ticks && f.next_segment().is_some())
-                    .then(|| f.ready_ticks / self.line.ticks_per_cycle());
-                rp.timer_at().into_iter().chain(paced).min()
-            })
+            .filter(|_| self.config.pacing)
+            .filter(|&&i| self.flows[i].pace_ticks >= next_ticks && has_data(i))
+            .map(|&i| self.flows[i].pace_ticks / self.line.ticks_per_cycle())
             .min();
-        [nic, frees, start, timers, pause_ends, qcn, delayed_ack]
+        [nic, frees, start, timers, features, paced, delayed_ack]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))
             .min()
-    }
-}
-
-/// PABO: what the shims of the data frames a host received said (frames without a shim,
-/// never bounced, are not counted here).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PaboArrivals {
-    /// Data frames that arrived with a shim.
-    pub frames: u64,
-    /// The sum of their bounce counts `n_p`.
-    pub bounces: u64,
-    /// The largest `n_p` and `max_hop` among them.
-    pub max_n_p: u8,
-    pub max_hop: u8,
-}
-
-impl PaboArrivals {
-    fn add(&mut self, shim: Shim) {
-        self.frames += 1;
-        self.bounces += shim.n_p as u64;
-        self.max_n_p = self.max_n_p.max(shim.n_p);
-        self.max_hop = self.max_hop.max(shim.max_hop);
-    }
-
-    /// Adds another host's counts.
-    pub fn merge(&mut self, o: PaboArrivals) {
-        self.frames += o.frames;
-        self.bounces += o.bounces;
-        self.max_n_p = self.max_n_p.max(o.max_n_p);
-        self.max_hop = self.max_hop.max(o.max_hop);
     }
 }
 

@@ -12,7 +12,6 @@ use super::dctcp::Dctcp;
 use super::recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 use super::rto::RtoEstimator;
 use super::Peer;
-use crate::qcn::ReactionPoint;
 use crate::workload::FlowSpec;
 use std::collections::BTreeMap;
 use t2_clock::Cycle;
@@ -72,25 +71,16 @@ pub(super) struct SendFlow {
     pub scoreboard: Scoreboard,
     /// The segment being timed: its end and the cycle it was sent.
     pub timing: Option<(u64, Cycle)>,
-    /// The NIC queue index of this flow (1..NIC_FLOW_QUEUES), for BFC.
-    pub queue: u16,
-    /// QCN: the reaction point, from the first CNM about this flow on.
-    pub rp: Option<ReactionPoint>,
-    /// QCN: no frame of this flow starts before this line tick while its limiter holds it.
-    pub ready_ticks: u64,
-    /// Payload bytes sent so far, retransmissions included (PIAS's tag).
+    /// Pacing: no data frame of this flow starts before this line tick.
+    pub pace_ticks: u64,
+    /// Payload bytes sent so far, retransmissions included (PIAS tags by it).
     pub bytes_sent: u64,
     /// IPv4 bytes of every data frame sent so far (retransmissions included): the
-    /// mice/elephant class of the next one (`mice_bytes`).
+    /// mice/elephant class of the next one (`host_feature::mice`).
     pub ipv4_bytes_sent: u64,
 }
 
 impl SendFlow {
-    /// The reaction point, while it holds the flow below line rate.
-    pub fn limiter(&self) -> Option<&ReactionPoint> {
-        self.rp.as_ref().filter(|rp| rp.limiting())
-    }
-
     /// The congestion window, bytes.
     pub fn window(&self) -> u64 {
         self.dctcp.map_or(self.fixed_window, |d| d.cwnd)

@@ -1,6 +1,11 @@
 use super::*;
+use crate::host_feature::{bfc, mice, pabo, pfc, qcn};
 use crate::metrics::Framing;
 use crate::network::{Network, NodeId, Stepping};
+use crate::qcn::QcnParams;
+use t2_pipeline::bfc::BfcPause;
+use t2_pipeline::pfc::PfcFrame;
+use t2_pipeline::qcn::Cnm;
 
 const G100: u64 = 100_000_000_000;
 
@@ -142,13 +147,29 @@ fn net(
     tap: Tap,
     flows: &[FlowSpec],
 ) -> (Network, NodeId, NodeId, NodeId) {
+    net_with(stepping, config, &[], tap, flows)
+}
+
+/// [`net`] with both hosts running `features`.
+fn net_with(
+    stepping: Stepping,
+    config: TransportConfig,
+    features: &[FeatureSpec],
+    tap: Tap,
+    flows: &[FlowSpec],
+) -> (Network, NodeId, NodeId, NodeId) {
     let clock = Clock::tofino2();
     let peers = vec![peer(0), peer(1)];
-    let mut a = TransportHost::new("a", peer(0), clock, G100, config, peers.clone()).unwrap();
+    let host = |name, me, peers| {
+        TransportHost::new(name, me, clock, G100, config, peers)
+            .and_then(|h| h.with_features(features))
+            .unwrap()
+    };
+    let mut a = host("a", peer(0), peers.clone());
     for f in flows {
         a.add_flow(*f).unwrap();
     }
-    let b = TransportHost::new("b", peer(1), clock, G100, config, peers).unwrap();
+    let b = host("b", peer(1), peers);
     let mut net = Network::new(stepping);
     let (a, t, b) = (net.add(a), net.add(tap), net.add(b));
     net.link(a, 0, t, 0, 150).unwrap();
@@ -182,12 +203,10 @@ fn bounced_frames_are_sent_again_when_asked() {
         bounce_every: 7,
         ..clean_tap()
     };
-    let resend = TransportConfig {
-        resend_bounced: true,
-        ..TransportConfig::fixed(20_000, 100_000)
-    };
-    let run = |stepping, config| {
-        let (mut net, a, _, b) = net(stepping, config, tap(), &[flow(0, 10, 100_000)]);
+    let config = TransportConfig::fixed(20_000, 100_000);
+    let run = |stepping, features: &[FeatureSpec]| {
+        let (mut net, a, _, b) =
+            net_with(stepping, config, features, tap(), &[flow(0, 10, 100_000)]);
         net.run_until(3_000_000);
         let s = net.node::<TransportHost>(a);
         let out = s.outcomes()[0];
@@ -198,13 +217,13 @@ fn bounced_frames_are_sent_again_when_asked() {
                 out.fast_recoveries,
                 out.retransmitted_segments,
             ),
-            s.resent_bounced(),
+            s.counters().resent_bounced,
             s.foreign(),
             net.node::<TransportHost>(b).data_bytes_received(),
             net.live_packets(),
         )
     };
-    let (finish, losses, resent, foreign, bytes, live) = run(Stepping::Jump, resend);
+    let (finish, losses, resent, foreign, bytes, live) = run(Stepping::Jump, &[pabo::spec()]);
     assert!(finish.is_some());
     assert_eq!((losses.0, foreign, live), (0, 0, 0));
     // A bounced frame comes back late, so the segments behind it draw three duplicate ACKs
@@ -217,13 +236,12 @@ fn bounced_frames_are_sent_again_when_asked() {
     assert_eq!(resent, (100 + losses.2 + resent) / 7);
     assert_eq!(bytes, 100_000);
     assert_eq!(
-        run(Stepping::EveryCycle, resend),
+        run(Stepping::EveryCycle, &[pabo::spec()]),
         (finish, losses, resent, foreign, bytes, live)
     );
     // Without the option the bounced frames are lost to the sender: loss recovery resends
     // them.
-    let plain = TransportConfig::fixed(20_000, 100_000);
-    let (finish, losses, resent, foreign, _, _) = run(Stepping::Jump, plain);
+    let (finish, losses, resent, foreign, _, _) = run(Stepping::Jump, &[]);
     assert!(finish.is_some());
     assert_eq!(resent, 0);
     // 16 frames lost, every one resent by SACK recovery (8 recoveries), no timeout.
@@ -236,13 +254,11 @@ fn bfc_run(
     stepping: Stepping,
     script: Vec<(Cycle, Vec<u8>)>,
 ) -> (Vec<(Cycle, u32, u16)>, u64, u64) {
-    let config = TransportConfig {
-        honour_bfc_pause: true,
-        ..TransportConfig::fixed(1_000_000, 10_000_000)
-    };
+    let config = TransportConfig::fixed(1_000_000, 10_000_000);
     let clock = Clock::tofino2();
-    let mut a =
-        TransportHost::new("a", peer(0), clock, G100, config, vec![peer(0), peer(1)]).unwrap();
+    let mut a = TransportHost::new("a", peer(0), clock, G100, config, vec![peer(0), peer(1)])
+        .and_then(|h| h.with_features(&[bfc::spec()]))
+        .unwrap();
     a.add_flow(flow(0, 0, 30_000)).unwrap();
     a.add_flow(flow(1, 0, 30_000)).unwrap();
     let mut net = Network::new(stepping);
@@ -260,7 +276,7 @@ fn bfc_run(
         })
         .collect();
     let host = net.node::<TransportHost>(a);
-    (seen, host.bfc_frames(), host.foreign())
+    (seen, host.counters().bfc_frames, host.foreign())
 }
 
 fn bfc_frame(queues: &[usize]) -> Vec<u8> {
@@ -318,10 +334,8 @@ fn bfc_pause_holds_only_the_paused_flow_queue() {
 /// Host `a` sends one 400-segment flow (id 0) straight to a probe that plays `script`;
 /// returns the arrival cycles of its data frames at the probe and the host.
 fn qcn_run(stepping: Stepping, script: Vec<(Cycle, Vec<u8>)>) -> (Vec<Cycle>, Network, NodeId) {
-    let config = TransportConfig {
-        qcn: Some(QcnParams::standard(Clock::tofino2())),
-        ..TransportConfig::fixed(10_000_000, 10_000_000)
-    };
+    let config = TransportConfig::fixed(10_000_000, 10_000_000);
+    let features = [qcn::spec(QcnParams::standard(Clock::tofino2()))];
     let mut a = TransportHost::new(
         "a",
         peer(0),
@@ -330,6 +344,7 @@ fn qcn_run(stepping: Stepping, script: Vec<(Cycle, Vec<u8>)>) -> (Vec<Cycle>, Ne
         config,
         vec![peer(0), peer(1)],
     )
+    .and_then(|h| h.with_features(&features))
     .unwrap();
     a.add_flow(flow(0, 0, 400_000)).unwrap();
     let mut net = Network::new(stepping);
@@ -344,11 +359,8 @@ fn qcn_run(stepping: Stepping, script: Vec<(Cycle, Vec<u8>)>) -> (Vec<Cycle>, Ne
 /// (sent at 3,850); flow 1 starts at 5,000 while it holds, and an XON at 20,000 lets it
 /// go: returns (arrival cycle, flow id, DSCP) of every data frame the probe got.
 fn mice_run(stepping: Stepping) -> Vec<(Cycle, u32, u8)> {
-    let config = TransportConfig {
-        honour_pfc: true,
-        mice_bytes: Some(3000),
-        ..TransportConfig::fixed(10_000_000, 10_000_000)
-    };
+    let config = TransportConfig::fixed(10_000_000, 10_000_000);
+    let features = [pfc::spec(), mice::spec(3000)];
     let mut a = TransportHost::new(
         "a",
         peer(0),
@@ -357,6 +369,7 @@ fn mice_run(stepping: Stepping) -> Vec<(Cycle, u32, u8)> {
         config,
         vec![peer(0), peer(1)],
     )
+    .and_then(|h| h.with_features(&features))
     .unwrap();
     a.add_flow(flow(0, 0, 40_000)).unwrap();
     a.add_flow(flow(1, 5_000, 4_000)).unwrap();
@@ -455,7 +468,7 @@ fn a_cnm_paces_the_flow_at_the_cut_rate() {
     let host = net.node::<TransportHost>(a);
     assert_eq!(arrivals.len(), 400);
     // A CNM about another flow is read but changes nothing; a truncated one is foreign.
-    assert_eq!((host.cnm_frames(), host.foreign()), (2, 1));
+    assert_eq!((host.counters().cnm_frames, host.foreign()), (2, 1));
     // Line rate before: 1,062-byte frames back to back, 129.84 cycles each, exact to the
     // line tick; frame k reaches the probe at ceil((k + 1) x 129.84) + 150.
     assert_eq!(&arrivals[38..41], &[5_214, 5_344, 5_474]);
@@ -478,7 +491,11 @@ fn a_cnm_paces_the_flow_at_the_cut_rate() {
     // The byte counter: 150,000 bytes is 141.2 frames of 1,062 bytes, so the 142nd frame
     // after the cut completes the first stage and the next frames go at 75,390,625,000;
     // the 360 frames after the cut (382,320 bytes) complete two: 87,695,312,500.
-    let rp = host.reaction_point(0).unwrap();
+    let rp = host
+        .feature::<qcn::Qcn>()
+        .unwrap()
+        .reaction_point(0)
+        .unwrap();
     assert_eq!(rp.cnms(), 1);
     assert_eq!(rp.stages(), (2, 0));
     assert_eq!(rp.rate_bps(), 87_695_312_500);
@@ -1273,4 +1290,51 @@ fn after_a_timeout_the_holes_are_resent_in_slow_start() {
     assert!(r18 - r17 > 600, "{r17} {r18}");
     assert!(r19 - r18 <= 130, "{r18} {r19}");
     assert_eq!(run(Stepping::EveryCycle), (log, out));
+}
+
+/// One 40-segment flow under a 4-segment fixed window through a clean tap, paced or not:
+/// the tap's (cycle, seq) of every data frame and the sender's SRTT at the end.
+fn paced_run(stepping: Stepping, pacing: bool) -> (Vec<(Cycle, u32)>, Option<Cycle>, Cycle) {
+    let config = TransportConfig {
+        pacing,
+        ..TransportConfig::fixed(4_000, 10_000_000)
+    };
+    let (mut net, a, t, _) = net(stepping, config, clean_tap(), &[flow(0, 0, 40_000)]);
+    net.run_until(100_000);
+    let s = net.node::<TransportHost>(a);
+    let finish = s.outcomes()[0].finish.expect("the flow completes");
+    let srtt = s.rto_estimator(0).and_then(|r| r.srtt());
+    (net.node::<Tap>(t).log.clone(), srtt, finish)
+}
+
+#[test]
+fn pacing_spreads_the_window_over_one_srtt_exactly_from_the_first_sample() {
+    let (off, srtt_off, finish_off) = paced_run(Stepping::Jump, false);
+    let (on, srtt, finish) = paced_run(Stepping::Jump, true);
+    // No queue anywhere: every RTT sample is the same 741 cycles (segment 0 leaves at 0, its
+    // ACK arrives at 741), so SRTT stays 741.
+    assert_eq!((srtt_off, srtt), (Some(741), Some(741)));
+    // The first window goes before any sample, back to back either way: frame k's last bit
+    // at (k + 1) x 25,968 line ticks (200 a cycle), at the tap 150 cycles later.
+    let arrival = |start: u64| (start + 25_968).div_ceil(200) + 150;
+    for k in 0..4 {
+        assert_eq!(on[k], (arrival(k as u64 * 25_968), 1000 * k as u32));
+        assert_eq!(off[k], on[k]);
+    }
+    // Unpaced, the window then goes in bursts of four, one per RTT.
+    assert_eq!(
+        &off[4..8],
+        &[(1021, 4000), (1151, 5000), (1281, 6000), (1411, 7000)]
+    );
+    assert_eq!(off[8].0, 1762);
+    // Paced: segment 4,000 starts when the first ACK arrives (cycle 741, tick 148,200), and
+    // each later frame 8,656 wire bits x 741 cycles x 200 / (8 x 4,000 B) = 40,088.1 ticks,
+    // rounded up to 40,089, after the previous one.
+    for (k, &(at, seq)) in on.iter().enumerate().skip(4) {
+        let start = 148_200 + (k as u64 - 4) * 40_089;
+        assert_eq!((at, seq), (arrival(start), 1000 * k as u32), "frame {k}");
+    }
+    assert_eq!(on[39].0, 8037);
+    assert_eq!((finish_off, finish), (7800, 8498));
+    assert_eq!(paced_run(Stepping::EveryCycle, true), (on, srtt, finish));
 }

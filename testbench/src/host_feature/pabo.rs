@@ -1,0 +1,182 @@
+//! PABO's host side (`docs/schemes/pabo.md`): a data frame of this host's that comes back (a
+//! switch bounced it: its source is this host, its destination is not) is sent again as it
+//! is, PABO shim (`t2_pipeline::pabo`) included, ahead of the host's own frames. Without
+//! this feature such a frame is foreign. Every host reads past a shim either way; this one
+//! also counts what the shims of the data frames it receives said ([`PaboArrivals`]).
+
+use super::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
+use crate::transport::{came_back, parse_segment};
+use std::any::Any;
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+use t2_clock::Cycle;
+use t2_pipeline::pabo::Shim;
+use t2_pipeline::{PacketHandle, PacketPool};
+
+/// PABO: what the shims of the data frames a host received said (frames without a shim,
+/// never bounced, are not counted here).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PaboArrivals {
+    /// Data frames that arrived with a shim.
+    pub frames: u64,
+    /// The sum of their bounce counts `n_p`.
+    pub bounces: u64,
+    /// The largest `n_p` and `max_hop` among them.
+    pub max_n_p: u8,
+    pub max_hop: u8,
+}
+
+impl PaboArrivals {
+    fn add(&mut self, shim: Shim) {
+        self.frames += 1;
+        self.bounces += shim.n_p as u64;
+        self.max_n_p = self.max_n_p.max(shim.n_p);
+        self.max_hop = self.max_hop.max(shim.max_hop);
+    }
+
+    /// Adds another host's counts.
+    pub fn merge(&mut self, o: PaboArrivals) {
+        self.frames += o.frames;
+        self.bounces += o.bounces;
+        self.max_n_p = self.max_n_p.max(o.max_n_p);
+        self.max_hop = self.max_hop.max(o.max_hop);
+    }
+}
+
+/// A host that resends the frames bounced back to it.
+pub struct Pabo {
+    me: Ipv4Addr,
+    /// Bounced frames waiting to be sent again, and how many were.
+    held: VecDeque<PacketHandle>,
+    resent: u64,
+    arrivals: PaboArrivals,
+}
+
+impl Pabo {
+    pub fn new(me: Ipv4Addr) -> Pabo {
+        Pabo {
+            me,
+            held: VecDeque::new(),
+            resent: 0,
+            arrivals: PaboArrivals::default(),
+        }
+    }
+
+    pub fn arrivals(&self) -> PaboArrivals {
+        self.arrivals
+    }
+}
+
+/// The spec of [`Pabo`], for a scheme's `Hosts`.
+pub fn spec() -> FeatureSpec {
+    FeatureSpec::new("pabo", String::new(), |h: &HostInfo| {
+        Ok(Box::new(Pabo::new(h.me.ip)) as Box<dyn HostFeature>)
+    })
+}
+
+impl HostFeature for Pabo {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn on_frame(&mut self, _now: Cycle, pkt: PacketHandle, pool: &mut PacketPool) -> Receipt {
+        let bytes = pool.bytes(pkt);
+        let stripped = Shim::strip(bytes);
+        let inner = stripped.as_ref().map_or(bytes, |(_, b)| b.as_slice());
+        if came_back(inner, self.me) {
+            self.held.push_back(pkt);
+            return Receipt::Taken;
+        }
+        if let Some((shim, _)) = stripped {
+            if parse_segment(inner).is_some_and(|s| s.data_len > 0) {
+                self.arrivals.add(shim);
+            }
+        }
+        Receipt::NotMine
+    }
+
+    fn take_held(&mut self) -> Option<PacketHandle> {
+        let pkt = self.held.pop_front()?;
+        self.resent += 1;
+        Some(pkt)
+    }
+
+    fn count(&self, c: &mut HostCounters) {
+        c.resent_bounced += self.resent;
+        c.frames_held += self.held.len() as u64;
+        c.pabo.merge(self.arrivals);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp};
+
+    const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    /// A data frame of the transport (flow id 5, `data` bytes) from `src` to `dst`.
+    fn segment(src: Ipv4Addr, dst: Ipv4Addr, data: usize) -> Vec<u8> {
+        let ep = Endpoints {
+            src_mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            dst_mac: MacAddr([2, 0, 0, 0, 0, 2]),
+            src_ip: src,
+            dst_ip: dst,
+            src_port: 10_005,
+            dst_port: 80,
+        };
+        let mut payload = 5u32.to_be_bytes().to_vec();
+        payload.resize(4 + data, 0);
+        let mut out = Vec::new();
+        headers::build_tcp_frame(&mut out, &ep, 64, 0, 0, 0, Tcp::ACK, 100, &payload, 60);
+        out
+    }
+
+    #[test]
+    fn bounced_frames_are_held_and_resent_as_they_are_and_shims_are_counted() {
+        let mut p = Pabo::new(A);
+        let mut pool = PacketPool::new();
+        let shim = |n_p, max_hop| Shim {
+            n_p,
+            hop: 0,
+            max_hop,
+            ether_type: 0,
+        };
+        // Two of A's frames come back, one with a shim, one without.
+        let back = shim(3, 2).insert(&segment(A, B, 100));
+        for frame in [back.clone(), segment(A, B, 100)] {
+            let pkt = pool.alloc_from(&frame);
+            assert_eq!(p.on_frame(0, pkt, &mut pool), Receipt::Taken);
+        }
+        // Data for A that had been bounced twice on its way; an ACK with a shim (no data).
+        for (frame, n_p) in [(segment(B, A, 100), 2), (segment(B, A, 0), 7)] {
+            let pkt = pool.alloc_from(&shim(n_p, 4).insert(&frame));
+            assert_eq!(p.on_frame(0, pkt, &mut pool), Receipt::NotMine);
+            pool.free(pkt);
+        }
+        let mut c = HostCounters::default();
+        p.count(&mut c);
+        assert_eq!((c.frames_held, c.resent_bounced), (2, 0));
+        assert_eq!(
+            c.pabo,
+            PaboArrivals {
+                frames: 1,
+                bounces: 2,
+                max_n_p: 2,
+                max_hop: 4
+            }
+        );
+        // They go again in the order they came, the shim still on the first.
+        let first = p.take_held().unwrap();
+        assert_eq!(pool.bytes(first), back.as_slice());
+        pool.free(first);
+        let second = p.take_held().unwrap();
+        pool.free(second);
+        assert_eq!(p.take_held(), None);
+        let mut c = HostCounters::default();
+        p.count(&mut c);
+        assert_eq!((c.frames_held, c.resent_bounced), (0, 2));
+        assert_eq!(pool.live(), 0);
+    }
+}
