@@ -160,3 +160,90 @@ fn pfc_only_builds_from_its_p4_and_ships_it() {
     let text = std::fs::read_to_string(root.join("programs/pfc_switch.json")).unwrap();
     assert_eq!(Program::from_json(&text).unwrap(), p4);
 }
+
+/// TEMPORARY (removed with the builder): the mice/elephant family's P4 programs place as the
+/// Rust builder's, at every configuration the tests and comparisons use, with and without
+/// ECMP: the same report but for the program's name, the state `parse_eth` (now
+/// `parse_ethernet`), the mirror header's layout (its first byte now the mirror type) and
+/// the session's 8-bit metadata container; and the IR is the builder's but for those.
+#[test]
+fn mice_elephant_p4_places_as_its_builder() {
+    use t2sim::schemes::mice_elephant::{self, Config, Variant};
+    let params = t2sim::chip::params::Tofino2Params::default();
+    let mut configs = Vec::new();
+    for v in [Variant::Isolation, Variant::Hybrid, Variant::QcnOnly] {
+        for random in [false, true] {
+            configs.push(Config {
+                sample_random: random,
+                ..Config::defaults(v)
+            });
+        }
+    }
+    for mice in [1_000, 10_000, 100_000] {
+        for by_dscp in [false, true] {
+            configs.push(Config {
+                mice_bytes: mice,
+                by_dscp,
+                ..Config::defaults(Variant::Isolation)
+            });
+        }
+    }
+    configs.push(Config {
+        qeq_cells: 1,
+        sample_bytes: 1000,
+        mice_bytes: 1000,
+        ..Config::defaults(Variant::Isolation)
+    });
+    configs.push(Config {
+        qeq_cells: 1,
+        sample_bytes: 1000,
+        sample_random: true,
+        ..Config::defaults(Variant::QcnOnly)
+    });
+    let strip = |text: String| -> Vec<String> {
+        text.lines()
+            .filter(|l| {
+                !l.starts_with("program ")
+                    && !l.starts_with("phv ")
+                    && !l.contains("header mirror_md")
+                    && !l.contains("meta.session")
+            })
+            .map(|l| {
+                l.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .replace("parse_eth ", "parse_ethernet ")
+            })
+            .collect()
+    };
+    for c in configs {
+        for ecmp in [false, true] {
+            let (mut b, mut p) = (
+                mice_elephant::builder_program(&c),
+                mice_elephant::program(&c),
+            );
+            if ecmp {
+                b = with_ecmp(b);
+                p = with_ecmp(p);
+            }
+            let (rb, _) = t2sim::headroom::feasibility(&b, &params).unwrap();
+            let (rp, _) = t2sim::headroom::feasibility(&p, &params).unwrap();
+            assert_eq!(
+                strip(rb.to_string()),
+                strip(rp.to_string()),
+                "{c:?} ecmp {ecmp}"
+            );
+            assert_eq!(rb.stages, rp.stages, "{c:?}");
+            assert_eq!(rb.latency, rp.latency, "{c:?}");
+            assert_eq!(rb.stateful, rp.stateful, "{c:?}");
+            assert_eq!(b.tables, p.tables, "{c:?}");
+            assert_eq!(b.registers, p.registers, "{c:?}");
+            assert_eq!(b.register_actions, p.register_actions, "{c:?}");
+            assert_eq!(b.hashes, p.hashes, "{c:?}");
+            assert_eq!(b.ingress, p.ingress, "{c:?}");
+            assert_eq!(b.egress, p.egress, "{c:?}");
+            let names = |p: &Program| p.actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&b), names(&p), "{c:?}");
+        }
+    }
+}

@@ -13,6 +13,8 @@
 
 use super::ast::*;
 use super::preprocess::Source;
+
+mod mirror_select;
 use super::{Compiled, P4Error};
 use crate::hw::fields;
 use crate::program::builtin;
@@ -321,6 +323,8 @@ struct Lowerer<'a> {
     main_span: Span,
     /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION[, hdr.H]);`.
     mirrors: Vec<MirrorIdiom>,
+    /// The egress parser's look-ahead at a copy's mirror type (`mirror_select.rs`).
+    lookaheads: Vec<mirror_select::Lookahead>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -373,6 +377,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         registers: Vec::new(),
         main_span: Span::default(),
         mirrors: Vec::new(),
+        lookaheads: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -786,9 +791,11 @@ impl<'a> Lowerer<'a> {
         }
         self.check_deparser(blocks[2], &ig_graph)?;
         self.check_deparser(blocks[5], &eg_graph)?;
-        // The model runs one parser graph in both gresses.
+        // The model runs one parser graph in both gresses: the egress one when it tells
+        // mirrored copies apart first (`mirror_select.rs`).
+        let with_copies = self.graph_with_copies(&ig_graph, &eg_graph, eg_span)?;
         let eg_extracts = eg_graph.states.iter().any(|s| !s.extract.is_empty());
-        if eg_extracts && canonical(&eg_graph) != canonical(&ig_graph) {
+        if with_copies.is_none() && eg_extracts && canonical(&eg_graph) != canonical(&ig_graph) {
             return self.err(
                 eg_span,
                 "the egress parser differs from the ingress parser: the modelled chip runs one \
@@ -809,7 +816,9 @@ impl<'a> Lowerer<'a> {
             }
         }
         let _ = ig_span;
-        self.prog.parser = if canonical(&ig_graph) == canonical(&builtin::graph()) {
+        self.prog.parser = if let Some(g) = with_copies {
+            Some(merge_states(g))
+        } else if canonical(&ig_graph) == canonical(&builtin::graph()) {
             None
         } else {
             Some(merge_states(ig_graph))
@@ -1386,6 +1395,11 @@ fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
 /// A parser graph in a form where two graphs that parse alike compare equal: states merged
 /// through unconditional transitions, named by their path from `start`.
 fn canonical(g: &ir::ParserGraph) -> String {
+    canonical_from(g, ir::START)
+}
+
+/// [`canonical`] of the part of `g` reached from state `from`.
+fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
     fn walk(g: &ir::ParserGraph, name: &str, depth: usize, out: &mut String) {
         if depth > 64 {
             out.push_str("<loop>");
@@ -1428,7 +1442,7 @@ fn canonical(g: &ir::ParserGraph) -> String {
         }
     }
     let mut out = String::new();
-    walk(g, ir::START, 0, &mut out);
+    walk(g, from, 0, &mut out);
     out
 }
 
@@ -1609,7 +1623,11 @@ impl<'a> Lowerer<'a> {
                 Some(Transition::Select { keys, cases, span }) => {
                     let mut kf = Vec::new();
                     for k in keys {
-                        kf.push(self.field(&c, k)?);
+                        let copy_type = self.lookahead_key(&c, k, !extract.is_empty())?;
+                        kf.push(match copy_type {
+                            Some(f) => f,
+                            None => self.field(&c, k)?,
+                        });
                     }
                     let mut out_cases = Vec::new();
                     let mut default = ir::REJECT.to_string();

@@ -428,6 +428,88 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
     Stmt::if_(Condition::new(field, cmp, v), then, otherwise)
 }
 
+/// The switch program of `c`, compiled from its P4 file ([`P4`], [`PFC_QCN_P4`],
+/// [`QCN_ONLY_P4`], [`PFC_ONLY_P4`]) with [`defines`], and the congestion point's feedback
+/// table filled by the control plane: entry `excess` (1 to 5 Qeq - 1) mirrors with the
+/// quantised feedback `63 excess / (Qeq (2w + 1))` ([`quantised_fb`]).
+///
+/// Ingress: CNMs are routed towards the source of the frame they carry (see the module
+/// documentation) in [`MICE_QID`]. Under isolation, ACKs and the first `mice_bytes` IPv4
+/// bytes of every flow (by the switch's per-flow byte counter, or by DSCP [`MICE_DSCP`])
+/// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
+/// class 0. Egress, with QCN: the congestion point on the elephant class.
+pub fn program(c: &Config) -> Program {
+    let source = match c.variant {
+        Variant::PfcOnly => return PFC_ONLY_P4.compile(&[]),
+        Variant::Isolation => P4,
+        Variant::Hybrid => PFC_QCN_P4,
+        Variant::QcnOnly => QCN_ONLY_P4,
+    };
+    let compiled = source.compiled_with(&[P4], &defines(c));
+    let mut program = compiled.program.clone();
+    let qeq = c.qeq_cells;
+    super::install(
+        &compiled,
+        &mut program,
+        "cp_feedback",
+        (1..qeq * (2 * QCN_W + 1)).map(|excess| {
+            (
+                vec![excess],
+                "sample_cnm",
+                vec![CNM_SESSION as u64, excess_fb(excess, qeq)],
+            )
+        }),
+    );
+    program
+}
+
+/// The `-D`s of `c`'s P4 program: the classification (isolation only), the ACK length, Qeq
+/// and the feedback table's size (5 Qeq), and the sampling interval (fixed, or its random
+/// range, [`sample_interval_range`]).
+pub fn defines(c: &Config) -> Vec<String> {
+    let mut d = Vec::new();
+    if c.variant == Variant::Isolation {
+        if c.by_dscp {
+            d.push("BY_DSCP".to_string());
+        }
+        d.push(format!("MICE_BYTES={}", c.mice_bytes));
+    }
+    d.push(format!("ACK_MAX_TOTAL_LEN={ACK_MAX_IPV4_TOTAL_LEN}"));
+    d.push(format!("QEQ_CELLS={}", c.qeq_cells));
+    d.push(format!(
+        "CP_FEEDBACK_SIZE={}",
+        c.qeq_cells * (2 * QCN_W + 1)
+    ));
+    if c.sample_random {
+        let (low, k) = sample_interval_range(c.sample_bytes);
+        d.push("SAMPLE_RANDOM".to_string());
+        d.push(format!("SAMPLE_LOW={low}"));
+        d.push(format!("SAMPLE_BITS={k}"));
+    } else {
+        d.push(format!("SAMPLE_BYTES={}", c.sample_bytes));
+    }
+    d
+}
+
+/// `mice_elephant.p4`, the isolation's switch program (and, under `ONE_QUEUE`, the QCN
+/// baselines'), built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/mice_elephant.p4",
+    text: include_str!("mice_elephant.p4"),
+};
+
+/// `pfc_qcn.p4`: `mice_elephant.p4` with every packet in one queue.
+pub const PFC_QCN_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/pfc_qcn.p4",
+    text: include_str!("pfc_qcn.p4"),
+};
+
+/// `qcn_only.p4`: the same program as `pfc_qcn.p4` (the two differ in PFC, the TM's).
+pub const QCN_ONLY_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/qcn_only.p4",
+    text: include_str!("qcn_only.p4"),
+};
+
 /// The switch program of `c`: pfc-only's is [`PFC_ONLY_P4`]; the others are built here
 /// (until the front end lowers the congestion point's CNM copies).
 ///
@@ -436,7 +518,8 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
 /// bytes of every flow (by the switch's per-flow byte counter, or by DSCP [`MICE_DSCP`])
 /// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
 /// class 0. Egress, with QCN: the congestion point on the elephant class.
-pub fn program(c: &Config) -> Program {
+#[doc(hidden)]
+pub fn builder_program(c: &Config) -> Program {
     if c.variant == Variant::PfcOnly {
         return PFC_ONLY_P4.compile(&[]);
     }
@@ -585,8 +668,7 @@ pub fn program(c: &Config) -> Program {
     b.build_unchecked()
 }
 
-/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary. The other
-/// variants' programs (with the QCN congestion point) are still built here ([`program`]).
+/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary.
 pub const PFC_ONLY_P4: super::P4Source = super::P4Source {
     path: "src/schemes/mice_elephant/pfc_only.p4",
     text: include_str!("pfc_only.p4"),
