@@ -90,6 +90,10 @@ fn the_sources_in_the_binary_are_the_files_in_the_tree() {
         pias::P4,
         slytherin::P4,
         t2sim::schemes::pabo::P4,
+        t2sim::schemes::mice_elephant::P4,
+        t2sim::schemes::mice_elephant::PFC_QCN_P4,
+        t2sim::schemes::mice_elephant::QCN_ONLY_P4,
+        t2sim::schemes::mice_elephant::PFC_ONLY_P4,
     ] {
         let on_disk = std::fs::read_to_string(root.join(src.path)).unwrap();
         assert_eq!(on_disk, src.text, "{}", src.path);
@@ -161,89 +165,79 @@ fn pfc_only_builds_from_its_p4_and_ships_it() {
     assert_eq!(Program::from_json(&text).unwrap(), p4);
 }
 
-/// TEMPORARY (removed with the builder): the mice/elephant family's P4 programs place as the
-/// Rust builder's, at every configuration the tests and comparisons use, with and without
-/// ECMP: the same report but for the program's name, the state `parse_eth` (now
-/// `parse_ethernet`), the mirror header's layout (its first byte now the mirror type) and
-/// the session's 8-bit metadata container; and the IR is the builder's but for those.
+/// The mice/elephant family's parameters reach its P4 program as `-D`s and control-plane
+/// entries: Qeq sizes and fills the feedback table (entry `excess` gives the standard's
+/// quantised feedback), the mice boundary and the sampling interval reach their gateway and
+/// stateful ALU, and nothing else moves. (Before the builder went, this file held the P4
+/// equal to it at 14 configurations of the three variants with and without ECMP: the same
+/// tables and entries, registers, register actions, hashes, controls and action names, the
+/// same placement; the P4 differs in the mirror header's layout, its first byte now the
+/// mirror type, the mirror session's metadata field and the state `parse_ethernet`.)
 #[test]
-fn mice_elephant_p4_places_as_its_builder() {
-    use t2sim::schemes::mice_elephant::{self, Config, Variant};
-    let params = t2sim::chip::params::Tofino2Params::default();
-    let mut configs = Vec::new();
-    for v in [Variant::Isolation, Variant::Hybrid, Variant::QcnOnly] {
-        for random in [false, true] {
-            configs.push(Config {
-                sample_random: random,
-                ..Config::defaults(v)
-            });
-        }
-    }
-    for mice in [1_000, 10_000, 100_000] {
-        for by_dscp in [false, true] {
-            configs.push(Config {
-                mice_bytes: mice,
-                by_dscp,
-                ..Config::defaults(Variant::Isolation)
-            });
-        }
-    }
-    configs.push(Config {
-        qeq_cells: 1,
-        sample_bytes: 1000,
-        mice_bytes: 1000,
-        ..Config::defaults(Variant::Isolation)
-    });
-    configs.push(Config {
-        qeq_cells: 1,
-        sample_bytes: 1000,
-        sample_random: true,
-        ..Config::defaults(Variant::QcnOnly)
-    });
-    let strip = |text: String| -> Vec<String> {
-        text.lines()
-            .filter(|l| {
-                !l.starts_with("program ")
-                    && !l.starts_with("phv ")
-                    && !l.contains("header mirror_md")
-                    && !l.contains("meta.session")
-            })
-            .map(|l| {
-                l.split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-                    .replace("parse_eth ", "parse_ethernet ")
-            })
-            .collect()
+fn the_mice_elephant_parameters_reach_the_p4_program() {
+    use t2_pipeline::ir::{SaluOperand, Transition};
+    use t2sim::schemes::mice_elephant::{self, quantised_fb, Config, Variant, CNM_SESSION};
+    let defaults = Config::defaults(Variant::Isolation);
+    let at = |c: &Config| mice_elephant::program(c);
+    let base = at(&defaults);
+    let feedback = |p: &Program| {
+        p.tables
+            .iter()
+            .find(|t| t.name == "cp_feedback")
+            .unwrap()
+            .clone()
     };
-    for c in configs {
-        for ecmp in [false, true] {
-            let (mut b, mut p) = (
-                mice_elephant::builder_program(&c),
-                mice_elephant::program(&c),
-            );
-            if ecmp {
-                b = with_ecmp(b);
-                p = with_ecmp(p);
-            }
-            let (rb, _) = t2sim::headroom::feasibility(&b, &params).unwrap();
-            let (rp, _) = t2sim::headroom::feasibility(&p, &params).unwrap();
-            assert_eq!(
-                strip(rb.to_string()),
-                strip(rp.to_string()),
-                "{c:?} ecmp {ecmp}"
-            );
-            assert_eq!(rb.stages, rp.stages, "{c:?}");
-            assert_eq!(rb.latency, rp.latency, "{c:?}");
-            assert_eq!(rb.stateful, rp.stateful, "{c:?}");
-            assert_eq!(b.tables, p.tables, "{c:?}");
-            assert_eq!(b.registers, p.registers, "{c:?}");
-            assert_eq!(b.register_actions, p.register_actions, "{c:?}");
-            assert_eq!(b.hashes, p.hashes, "{c:?}");
-            assert_eq!(b.ingress, p.ingress, "{c:?}");
-            assert_eq!(b.egress, p.egress, "{c:?}");
-            let names = |p: &Program| p.actions.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
-            assert_eq!(names(&b), names(&p), "{c:?}");
-        }
+    let t = feedback(&base);
+    assert_eq!(t.size, 960);
+    assert_eq!(t.entries.len(), 959);
+    for e in &t.entries {
+        let excess = e.key[0].value;
+        // Q = excess + Qeq with Qold = Q: -Fb = excess.
+        let q = excess + 192;
+        assert_eq!(e.action.action, "sample_cnm");
+        assert_eq!(
+            e.action.args,
+            [CNM_SESSION as u64, quantised_fb(q, q, 192).unwrap()]
+        );
+    }
+    let small = at(&Config {
+        qeq_cells: 1,
+        ..defaults
+    });
+    assert_eq!(feedback(&small).size, 5);
+    assert_eq!(feedback(&small).entries.len(), 4);
+    // The mice boundary is the gateway's constant.
+    let text = |p: &Program| serde_json::to_string(p).unwrap();
+    let mice = at(&Config {
+        mice_bytes: 12_345,
+        ..defaults
+    });
+    assert!(text(&mice).contains("12345") && !text(&base).contains("12345"));
+    assert_eq!(
+        text(&mice).replace("12345", "100000"),
+        text(&base),
+        "only the boundary moves"
+    );
+    // The sampling interval is the stateful ALU's comparison.
+    let sampled = at(&Config {
+        sample_bytes: 54_321,
+        ..defaults
+    });
+    let cp = sampled
+        .register_actions
+        .iter()
+        .find(|r| r.name == "cp_count")
+        .unwrap();
+    assert_eq!(cp.conditions[0].b, SaluOperand::Const(54_321));
+    // The baselines classify nothing; all three QCN programs start with the copy's test.
+    for v in [Variant::Isolation, Variant::Hybrid, Variant::QcnOnly] {
+        let p = at(&Config::defaults(v));
+        let classify = p.tables.iter().any(|t| t.name == "ack_to_mice");
+        assert_eq!(classify, v == Variant::Isolation, "{v:?}");
+        let start = &p.parser.as_ref().unwrap().states[0];
+        assert!(
+            matches!(&start.transition, Transition::Select { keys, .. } if keys == &["eg_intr_md.mirror_type"]),
+            "{v:?}"
+        );
     }
 }

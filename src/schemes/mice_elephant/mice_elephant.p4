@@ -16,6 +16,7 @@
  *   ONE_QUEUE         the baselines: no classification, every packet in queue 0
  *   BY_DSCP           classify by the DSCP the source set (46) instead of a byte counter
  *   MICE_BYTES        bytes of a flow that travel as mice
+ *   MICE_TOS, MICE_TOS_LAST  the TOS bytes of DSCP 46 (BY_DSCP)
  *   ACK_MAX_TOTAL_LEN the largest IPv4 total length of an ACK
  *   QEQ_CELLS         QCN's Qeq, cells; CP_FEEDBACK_SIZE is 5 Qeq, the feedback table's size
  *   SAMPLE_BYTES      the sampling interval, bytes (fixed sampling)
@@ -57,8 +58,10 @@
 #define MICE_QID 1
 #define MICE_PFC_CLASS 1
 /* DSCP 46 in an 8-bit TOS byte, whatever the ECN bits: 184..187. */
+#ifndef MICE_TOS
 #define MICE_TOS 184
 #define MICE_TOS_LAST 187
+#endif
 /* The mirror session CNM copies go to (the scheme points it at pipe 0's recirculation port,
  * cutting copies to 82 bytes: this header, the Ethernet header and 64 MSDU bytes). */
 #define CNM_SESSION 7
