@@ -241,3 +241,22 @@ fn the_mice_elephant_parameters_reach_the_p4_program() {
         );
     }
 }
+
+/// TEMPORARY: dcqcn.p4 equals the builder's IR but for the name.
+#[test]
+fn dcqcn_p4_equals_its_builder() {
+    use t2sim::schemes::dcqcn::{self, Marking};
+    let mut n = 0;
+    for (kmin, kmax) in [(1, 2), (2, 3), (100, 400), (568, 2272), (2272, 9090), (568, 5000), (1000, 50_000), (22_727, 90_909)] {
+        for pmax in [0.0, 0.2, 0.5, 1.0] {
+            let m = Marking::new(kmin, kmax, pmax);
+            let mut b = dcqcn::builder_program(&m);
+            let p = dcqcn::program(&m);
+            b.name = p.name.clone();
+            assert_eq!(b, p, "{m:?}");
+            assert_eq!(with_ecmp(b), with_ecmp(p));
+            n += 1;
+        }
+    }
+    assert_eq!(n, 32);
+}

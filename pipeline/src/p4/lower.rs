@@ -2011,7 +2011,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     (a, cmp, b)
                 };
-                let f = self.field(c, fa)?;
+                let f = self.compared_field(c, fa)?;
                 if let Ok((v, w)) = self.const_value(other, &c.locals) {
                     if let Some(w) = w.filter(|&w| w != f.bits) {
                         return self.err(
@@ -2031,7 +2031,7 @@ impl<'a> Lowerer<'a> {
                     }
                     return Ok(ir::Condition::new(&f.ir, cmp, Operand::Const(v as u64)));
                 }
-                let g = self.field(c, other)?;
+                let g = self.compared_field(c, other)?;
                 if g.bits != f.bits {
                     return self.err(
                         other.span,
@@ -2052,6 +2052,24 @@ impl<'a> Lowerer<'a> {
             }
             _ => unsupported(self),
         }
+    }
+
+    /// A gateway's operand: a field, or a field widened by a cast (`(bit<32>) meta.x`,
+    /// zero-extended: the gateway compares the field's value as it is).
+    fn compared_field(&mut self, c: &Ctl<'a>, e: &Expr) -> R<FieldRef> {
+        if let ExprKind::Cast(t, inner) = &e.kind {
+            if let Ty::Bits(w, false) = self.resolve(t, e.span)? {
+                let f = self.field(c, inner)?;
+                if f.bits <= w {
+                    return Ok(FieldRef { ir: f.ir, bits: w });
+                }
+                return self.err(
+                    e.span,
+                    format!("a gateway compares fields as they are: bit<{}> cannot narrow to bit<{w}>", f.bits),
+                );
+            }
+        }
+        self.field(c, e)
     }
 
     /// The IR header an expression (`hdr.ipv4`) names.

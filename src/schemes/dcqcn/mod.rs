@@ -249,8 +249,44 @@ fn keyless(name: &str, action: &str) -> Table {
         .default_action(action, &[])
 }
 
-/// The DCQCN switch: IPv4 host routes and the RED-style marking of `m` at egress.
+/// `dcqcn.p4`, the DCQCN switch's program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/dcqcn/dcqcn.p4",
+    text: include_str!("dcqcn.p4"),
+};
+
+/// The `-D`s of the program for `m`: the ramp's ends and bucket shift, the ramp table's
+/// size, and the control frames' queue, class and TOS byte.
+pub fn defines(m: &Marking) -> Vec<String> {
+    vec![
+        format!("KMIN_CELLS={}", m.kmin_cells),
+        format!("KMAX_CELLS={}", m.kmax_cells),
+        format!("BUCKET_SHIFT={}", m.shift),
+        format!("RAMP_SIZE={MAX_RAMP_ENTRIES}"),
+        format!("CONTROL_QID={CONTROL_QID}"),
+        format!("CONTROL_CLASS={CONTROL_CLASS}"),
+        format!("CONTROL_TOS={}", (CONTROL_DSCP as u64) << 2),
+    ]
+}
+
+/// The DCQCN switch, `dcqcn.p4` compiled with [`defines`]: IPv4 host routes and the
+/// RED-style marking of `m` at egress, the ramp table's entries (each bucket's threshold,
+/// [`Marking::threshold`]) installed by P4 name as a control plane does.
 pub fn program(m: &Marking) -> Program {
+    let compiled = P4.compiled(&defines(m));
+    let mut program = compiled.program.clone();
+    super::install(
+        &compiled,
+        &mut program,
+        "ecn_ramp",
+        m.buckets()
+            .map(|b| (vec![b], "ecn_threshold", vec![m.threshold(b)])),
+    );
+    program
+}
+
+#[doc(hidden)]
+pub fn builder_program(m: &Marking) -> Program {
     let mut ramp = Table::new(
         "ecn_ramp",
         MatchKind::Exact,
@@ -277,7 +313,6 @@ pub fn program(m: &Marking) -> Program {
         .metadata("meta.ecn_rand", RANDOM_BITS as u8)
         .metadata("meta.ecn_bucket", 32)
         .metadata("meta.ecn_below", 32)
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
         .action(
             Action::new("to_control_queue")
                 .prim(Primitive::SetQid {
@@ -288,6 +323,7 @@ pub fn program(m: &Marking) -> Program {
                     Operand::Const(CONTROL_CLASS),
                 )),
         )
+        .action(Action::new("mark").prim(Primitive::MarkEcn))
         .action(
             Action::new("ecn_draw")
                 .prim(Primitive::Random {
