@@ -134,6 +134,13 @@ fn the_slytherin_scheme_reports_as_its_p4_and_json() {
     same_scheme_report("slytherin");
 }
 
+#[test]
+fn the_dcqcn_scheme_reports_as_its_p4_and_json() {
+    // The file alone has no ramp entries (the scheme installs them), but the table's size
+    // is fixed (1024), so the reports agree.
+    same_scheme_report("dcqcn");
+}
+
 /// The mice/elephant family's programs are in its folder, `src/schemes/mice_elephant/`
 /// (`pfc_only.p4`; `mice_elephant.p4`, which `pfc_qcn.p4` and `qcn_only.p4` include), and
 /// ship as `programs/*_switch.json`: for each scheme the three print the same report, text

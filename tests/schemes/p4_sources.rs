@@ -94,6 +94,7 @@ fn the_sources_in_the_binary_are_the_files_in_the_tree() {
         t2sim::schemes::mice_elephant::PFC_QCN_P4,
         t2sim::schemes::mice_elephant::QCN_ONLY_P4,
         t2sim::schemes::mice_elephant::PFC_ONLY_P4,
+        t2sim::schemes::dcqcn::P4,
     ] {
         let on_disk = std::fs::read_to_string(root.join(src.path)).unwrap();
         assert_eq!(on_disk, src.text, "{}", src.path);
@@ -242,21 +243,46 @@ fn the_mice_elephant_parameters_reach_the_p4_program() {
     }
 }
 
-/// TEMPORARY: dcqcn.p4 equals the builder's IR but for the name.
+/// DCQCN's marking reaches `dcqcn.p4` as `-D`s and the ramp's entries: Kmin and Kmax are the
+/// gateways' constants, the bucket shift the draw's, and the ramp table holds one entry per
+/// bucket of (Kmin, Kmax] with its threshold. (Before the builder went, this held the P4
+/// equal to its IR, but for the name, at 32 ramps: Kmin/Kmax from 1/2 to 22,727/90,909
+/// cells, Pmax 0 to 1; the builder first took the P4's action order, `to_control_queue`
+/// before `mark`.)
 #[test]
-fn dcqcn_p4_equals_its_builder() {
+fn the_dcqcn_ramp_reaches_the_p4_program() {
+    use t2_pipeline::ir::{Operand, Primitive};
     use t2sim::schemes::dcqcn::{self, Marking};
-    let mut n = 0;
-    for (kmin, kmax) in [(1, 2), (2, 3), (100, 400), (568, 2272), (2272, 9090), (568, 5000), (1000, 50_000), (22_727, 90_909)] {
-        for pmax in [0.0, 0.2, 0.5, 1.0] {
-            let m = Marking::new(kmin, kmax, pmax);
-            let mut b = dcqcn::builder_program(&m);
-            let p = dcqcn::program(&m);
-            b.name = p.name.clone();
-            assert_eq!(b, p, "{m:?}");
-            assert_eq!(with_ecmp(b), with_ecmp(p));
-            n += 1;
-        }
-    }
-    assert_eq!(n, 32);
+    let m = Marking::new(2_272, 9_090, 0.2);
+    let p = dcqcn::program(&m);
+    assert_eq!(p.name, "dcqcn");
+    let text = format!("{:?}", p.egress);
+    assert!(
+        text.contains("Const(9090)") && text.contains("Const(2272)"),
+        "{text}"
+    );
+    let draw = p.actions.iter().find(|a| a.name == "ecn_draw").unwrap();
+    assert!(matches!(&draw.primitives[1], Primitive::Shr(b) if b.b == Operand::Const(3)));
+    let ramp = p.tables.iter().find(|t| t.name == "ecn_ramp").unwrap();
+    assert_eq!(ramp.size, 1024);
+    let entries: Vec<(u64, u64)> = ramp
+        .entries
+        .iter()
+        .map(|e| (e.key[0].value, e.action.args[0]))
+        .collect();
+    let want: Vec<(u64, u64)> = m.buckets().map(|b| (b, m.threshold(b))).collect();
+    assert_eq!(entries, want);
+    assert_eq!(entries.len(), 853);
+    // A narrow ramp needs no buckets wider than a cell.
+    let narrow = dcqcn::program(&Marking::new(10, 20, 1.0));
+    let draw = narrow
+        .actions
+        .iter()
+        .find(|a| a.name == "ecn_draw")
+        .unwrap();
+    assert!(matches!(&draw.primitives[1], Primitive::Shr(b) if b.b == Operand::Const(0)));
+    let ramp = narrow.tables.iter().find(|t| t.name == "ecn_ramp").unwrap();
+    assert_eq!(ramp.entries.len(), 10);
+    // At Kmax the probability is Pmax: 2^16, above every 16-bit draw.
+    assert_eq!(ramp.entries.last().unwrap().action.args, [65_536]);
 }

@@ -2065,7 +2065,10 @@ impl<'a> Lowerer<'a> {
                 }
                 return self.err(
                     e.span,
-                    format!("a gateway compares fields as they are: bit<{}> cannot narrow to bit<{w}>", f.bits),
+                    format!(
+                        "a gateway compares fields as they are: bit<{}> cannot narrow to bit<{w}>",
+                        f.bits
+                    ),
                 );
             }
         }
