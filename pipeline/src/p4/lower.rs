@@ -14,7 +14,9 @@
 use super::ast::*;
 use super::preprocess::Source;
 
+mod casts;
 mod mirror_select;
+mod select_keys;
 use super::{Compiled, P4Error};
 use crate::hw::fields;
 use crate::program::builtin;
@@ -325,6 +327,8 @@ struct Lowerer<'a> {
     mirrors: Vec<MirrorIdiom>,
     /// The egress parser's look-ahead at a copy's mirror type (`mirror_select.rs`).
     lookaheads: Vec<mirror_select::Lookahead>,
+    /// Parser states marked `@dontmerge`, which keep their own TCAM row.
+    unmerged: BTreeSet<String>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -378,6 +382,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         main_span: Span::default(),
         mirrors: Vec::new(),
         lookaheads: Vec::new(),
+        unmerged: BTreeSet::new(),
     };
     l.collect()?;
     l.run()?;
@@ -817,11 +822,11 @@ impl<'a> Lowerer<'a> {
         }
         let _ = ig_span;
         self.prog.parser = if let Some(g) = with_copies {
-            Some(merge_states(g))
+            Some(merge_states(g, &self.unmerged))
         } else if canonical(&ig_graph) == canonical(&builtin::graph()) {
             None
         } else {
-            Some(merge_states(ig_graph))
+            Some(merge_states(ig_graph, &self.unmerged))
         };
         // Actions and tables in the order the program declares them.
         let place = |n: &str| {
@@ -1359,7 +1364,8 @@ impl<'a> Lowerer<'a> {
 /// the state it comes from (as bf-p4c merges them: fewer parser TCAM rows), so that
 /// `start { extract(ig_intr_md); advance(..); transition parse_ethernet; }` becomes a `start`
 /// that extracts Ethernet.
-fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
+/// States named in `keep` (`@dontmerge`) are neither merged away nor merged into.
+fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGraph {
     loop {
         let refs = |g: &ir::ParserGraph, n: &str| -> usize {
             g.states
@@ -1377,7 +1383,13 @@ fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
             .iter()
             .enumerate()
             .find_map(|(i, s)| match &s.transition {
-                ir::Transition::Goto(t) if t != &s.name && t != ir::START && refs(&g, t) == 1 => {
+                ir::Transition::Goto(t)
+                    if t != &s.name
+                        && t != ir::START
+                        && refs(&g, t) == 1
+                        && !keep.contains(t)
+                        && !keep.contains(&s.name) =>
+                {
                     g.states.iter().position(|x| &x.name == t).map(|j| (i, j))
                 }
                 _ => None,
@@ -1527,6 +1539,25 @@ impl<'a> Lowerer<'a> {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
                 return self.err(s.span, format!("a state cannot be named `{}`", s.name));
             }
+            for a in &s.annotations {
+                if a.name != "dontmerge" {
+                    continue;
+                }
+                // bf-p4c's `@dontmerge("ingress")`: the model runs one graph in both
+                // gresses, so either gress keeps the state apart in both.
+                let gress_ok = match a.args.as_slice() {
+                    [] => true,
+                    [e] => matches!(&e.kind, ExprKind::Str(g) if g == "ingress" || g == "egress"),
+                    _ => false,
+                };
+                if !gress_ok {
+                    return self.err(
+                        a.span,
+                        "@dontmerge takes no argument or \"ingress\" / \"egress\"",
+                    );
+                }
+                self.unmerged.insert(s.name.clone());
+            }
             let mut extract = Vec::new();
             let mut intrinsic = false;
             for st in &s.body {
@@ -1626,7 +1657,7 @@ impl<'a> Lowerer<'a> {
                         let copy_type = self.lookahead_key(&c, k, !extract.is_empty())?;
                         kf.push(match copy_type {
                             Some(f) => f,
-                            None => self.field(&c, k)?,
+                            None => self.select_key_field(&c, k)?,
                         });
                     }
                     let mut out_cases = Vec::new();
@@ -2052,27 +2083,6 @@ impl<'a> Lowerer<'a> {
             }
             _ => unsupported(self),
         }
-    }
-
-    /// A gateway's operand: a field, or a field widened by a cast (`(bit<32>) meta.x`,
-    /// zero-extended: the gateway compares the field's value as it is).
-    fn compared_field(&mut self, c: &Ctl<'a>, e: &Expr) -> R<FieldRef> {
-        if let ExprKind::Cast(t, inner) = &e.kind {
-            if let Ty::Bits(w, false) = self.resolve(t, e.span)? {
-                let f = self.field(c, inner)?;
-                if f.bits <= w {
-                    return Ok(FieldRef { ir: f.ir, bits: w });
-                }
-                return self.err(
-                    e.span,
-                    format!(
-                        "a gateway compares fields as they are: bit<{}> cannot narrow to bit<{w}>",
-                        f.bits
-                    ),
-                );
-            }
-        }
-        self.field(c, e)
     }
 
     /// The IR header an expression (`hdr.ipv4`) names.
@@ -3008,6 +3018,9 @@ impl<'a> Lowerer<'a> {
         written: &Written,
         reason: ir::ProgramDrop,
     ) -> R<Option<Primitive>> {
+        if let Some((wide, op)) = self.narrowed_operation(c, params, dst, rhs)? {
+            return self.assignment(c, action, params, &wide, op, written, reason);
+        }
         let w = Some(dst.bits);
         if written.contains_key(&dst.ir) {
             return self.err(

@@ -183,8 +183,23 @@ fn hop_fields() -> [(&'static str, u16); 6] {
     ]
 }
 
-/// The HPCC switch: IPv4 host routes, and at egress one INT record into data frames.
+/// `hpcc.p4`, the HPCC switch's program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/hpcc/hpcc.p4",
+    text: include_str!("hpcc.p4"),
+};
+
+/// The HPCC switch, `hpcc.p4` with the port speed's rate code and byte unit as `-D`s: IPv4
+/// host routes, and at egress one INT record into data frames.
 pub fn program(int: &IntConfig) -> Program {
+    P4.compile(&[
+        format!("RATE_CODE={}", int.rate_code),
+        format!("BYTES_SHIFT={}", int.bytes_shift),
+    ])
+}
+
+#[doc(hidden)]
+pub fn builder_program(int: &IntConfig) -> Program {
     let mut push = Table::new(
         "int_push",
         MatchKind::Exact,
@@ -266,7 +281,7 @@ pub fn program(int: &IntConfig) -> Program {
             Operand::Const(1),
         )));
     for i in 0..MAX_HOPS {
-        let name = format!("int_hop{i}");
+        let name = format!("record_hop{i}");
         b = b.action(
             Action::new(&name)
                 .prim(Primitive::alu(
