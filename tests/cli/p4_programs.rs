@@ -141,6 +141,11 @@ fn the_dcqcn_scheme_reports_as_its_p4_and_json() {
     same_scheme_report("dcqcn");
 }
 
+#[test]
+fn the_hpcc_scheme_reports_as_its_p4_and_json() {
+    same_scheme_report("hpcc");
+}
+
 /// The mice/elephant family's programs are in its folder, `src/schemes/mice_elephant/`
 /// (`pfc_only.p4`; `mice_elephant.p4`, which `pfc_qcn.p4` and `qcn_only.p4` include), and
 /// ship as `programs/*_switch.json`: for each scheme the three print the same report, text

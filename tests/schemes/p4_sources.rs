@@ -95,6 +95,7 @@ fn the_sources_in_the_binary_are_the_files_in_the_tree() {
         t2sim::schemes::mice_elephant::QCN_ONLY_P4,
         t2sim::schemes::mice_elephant::PFC_ONLY_P4,
         t2sim::schemes::dcqcn::P4,
+        t2sim::schemes::hpcc::P4,
     ] {
         let on_disk = std::fs::read_to_string(root.join(src.path)).unwrap();
         assert_eq!(on_disk, src.text, "{}", src.path);
@@ -285,37 +286,4 @@ fn the_dcqcn_ramp_reaches_the_p4_program() {
     assert_eq!(ramp.entries.len(), 10);
     // At Kmax the probability is Pmax: 2^16, above every 16-bit draw.
     assert_eq!(ramp.entries.last().unwrap().action.args, [65_536]);
-}
-
-/// TEMPORARY: hpcc.p4 equals the builder's IR but for the name.
-#[test]
-fn hpcc_p4_equals_its_builder() {
-    use t2sim::schemes::hpcc::{self, IntConfig};
-    let mut ints: Vec<IntConfig> = [25u64, 50, 100, 200, 400]
-        .iter()
-        .map(|g| IntConfig::for_speed(g * 1_000_000_000).unwrap())
-        .collect();
-    ints.push(IntConfig {
-        rate_code: 7,
-        bytes_shift: 7,
-    });
-    for int in ints {
-        let mut b = hpcc::builder_program(&int);
-        let p = hpcc::program(&int);
-        b.name = p.name.clone();
-        assert_eq!(b.parser, p.parser, "parser");
-        assert_eq!(b.metadata, p.metadata, "metadata");
-        assert_eq!(b.registers, p.registers, "registers");
-        assert_eq!(b.register_actions, p.register_actions, "ras");
-        for (x, y) in b.actions.iter().zip(&p.actions) {
-            assert_eq!(x, y, "action");
-        }
-        assert_eq!(b.actions.len(), p.actions.len());
-        for (x, y) in b.tables.iter().zip(&p.tables) {
-            assert_eq!(x, y, "table");
-        }
-        assert_eq!(b.egress, p.egress, "egress");
-        assert_eq!(b, p, "{int:?}");
-        assert_eq!(with_ecmp(b), with_ecmp(p));
-    }
 }
