@@ -92,6 +92,16 @@ impl P4Source {
     /// names) that a scheme needs to install entries computed from its parameters
     /// ([`install`]).
     pub fn compiled(&self, defines: &[String]) -> t2_pipeline::p4::Compiled {
+        self.compiled_with(&[], defines)
+    }
+
+    /// [`P4Source::compiled`] for a program that also includes the held files `includes`
+    /// (`pfc_qcn.p4` includes `mice_elephant.p4`).
+    pub fn compiled_with(
+        &self,
+        includes: &[P4Source],
+        defines: &[String],
+    ) -> t2_pipeline::p4::Compiled {
         // A sweep builds a scheme at every point, mostly with the same parameters: compile
         // each (program, defines) once per process rather than run cpp every time.
         type Cache = Mutex<HashMap<(&'static str, Vec<String>), t2_pipeline::p4::Compiled>>;
@@ -101,7 +111,8 @@ impl P4Source {
         if let Some(c) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return c.clone();
         }
-        let files = [(self.path, self.text), (COMMON_P4.path, COMMON_P4.text)];
+        let mut files = vec![(self.path, self.text), (COMMON_P4.path, COMMON_P4.text)];
+        files.extend(includes.iter().map(|i| (i.path, i.text)));
         let opts = t2_pipeline::p4::Options {
             include_dirs: Vec::new(),
             defines: defines.to_vec(),

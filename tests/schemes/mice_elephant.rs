@@ -126,8 +126,11 @@ fn egress(interp: &mut Interpreter, c: &Checked, q: u32) -> Option<(u32, u8)> {
     interp.parse(&bytes, &mut phv).unwrap();
     interp.run(Thread::Egress, &mut phv);
     (phv.get(fields::MIRROR_VALID) == 1).then(|| {
+        // The copy's first byte is its mirror type (what the egress parser looks ahead at),
+        // then the feedback.
         let header = c.parser.header_bytes(0, &phv);
-        (phv.get(fields::MIRROR_SESSION), header[0])
+        assert_eq!(header[0], 1, "the mirror type");
+        (phv.get(fields::MIRROR_SESSION), header[1])
     })
 }
 

@@ -90,6 +90,12 @@ fn the_sources_in_the_binary_are_the_files_in_the_tree() {
         pias::P4,
         slytherin::P4,
         t2sim::schemes::pabo::P4,
+        t2sim::schemes::mice_elephant::P4,
+        t2sim::schemes::mice_elephant::PFC_QCN_P4,
+        t2sim::schemes::mice_elephant::QCN_ONLY_P4,
+        t2sim::schemes::mice_elephant::PFC_ONLY_P4,
+        t2sim::schemes::dcqcn::P4,
+        t2sim::schemes::hpcc::P4,
     ] {
         let on_disk = std::fs::read_to_string(root.join(src.path)).unwrap();
         assert_eq!(on_disk, src.text, "{}", src.path);
@@ -159,4 +165,125 @@ fn pfc_only_builds_from_its_p4_and_ships_it() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("programs/pfc_switch.json")).unwrap();
     assert_eq!(Program::from_json(&text).unwrap(), p4);
+}
+
+/// The mice/elephant family's parameters reach its P4 program as `-D`s and control-plane
+/// entries: Qeq sizes and fills the feedback table (entry `excess` gives the standard's
+/// quantised feedback), the mice boundary and the sampling interval reach their gateway and
+/// stateful ALU, and nothing else moves. (Before the builder went, this file held the P4
+/// equal to it at 14 configurations of the three variants with and without ECMP: the same
+/// tables and entries, registers, register actions, hashes, controls and action names, the
+/// same placement; the P4 differs in the mirror header's layout, its first byte now the
+/// mirror type, the mirror session's metadata field and the state `parse_ethernet`.)
+#[test]
+fn the_mice_elephant_parameters_reach_the_p4_program() {
+    use t2_pipeline::ir::{SaluOperand, Transition};
+    use t2sim::schemes::mice_elephant::{self, quantised_fb, Config, Variant, CNM_SESSION};
+    let defaults = Config::defaults(Variant::Isolation);
+    let at = |c: &Config| mice_elephant::program(c);
+    let base = at(&defaults);
+    let feedback = |p: &Program| {
+        p.tables
+            .iter()
+            .find(|t| t.name == "cp_feedback")
+            .unwrap()
+            .clone()
+    };
+    let t = feedback(&base);
+    assert_eq!(t.size, 960);
+    assert_eq!(t.entries.len(), 959);
+    for e in &t.entries {
+        let excess = e.key[0].value;
+        // Q = excess + Qeq with Qold = Q: -Fb = excess.
+        let q = excess + 192;
+        assert_eq!(e.action.action, "sample_cnm");
+        assert_eq!(
+            e.action.args,
+            [CNM_SESSION as u64, quantised_fb(q, q, 192).unwrap()]
+        );
+    }
+    let small = at(&Config {
+        qeq_cells: 1,
+        ..defaults
+    });
+    assert_eq!(feedback(&small).size, 5);
+    assert_eq!(feedback(&small).entries.len(), 4);
+    // The mice boundary is the gateway's constant.
+    let text = |p: &Program| serde_json::to_string(p).unwrap();
+    let mice = at(&Config {
+        mice_bytes: 12_345,
+        ..defaults
+    });
+    assert!(text(&mice).contains("12345") && !text(&base).contains("12345"));
+    assert_eq!(
+        text(&mice).replace("12345", "100000"),
+        text(&base),
+        "only the boundary moves"
+    );
+    // The sampling interval is the stateful ALU's comparison.
+    let sampled = at(&Config {
+        sample_bytes: 54_321,
+        ..defaults
+    });
+    let cp = sampled
+        .register_actions
+        .iter()
+        .find(|r| r.name == "cp_count")
+        .unwrap();
+    assert_eq!(cp.conditions[0].b, SaluOperand::Const(54_321));
+    // The baselines classify nothing; all three QCN programs start with the copy's test.
+    for v in [Variant::Isolation, Variant::Hybrid, Variant::QcnOnly] {
+        let p = at(&Config::defaults(v));
+        let classify = p.tables.iter().any(|t| t.name == "ack_to_mice");
+        assert_eq!(classify, v == Variant::Isolation, "{v:?}");
+        let start = &p.parser.as_ref().unwrap().states[0];
+        assert!(
+            matches!(&start.transition, Transition::Select { keys, .. } if keys == &["eg_intr_md.mirror_type"]),
+            "{v:?}"
+        );
+    }
+}
+
+/// DCQCN's marking reaches `dcqcn.p4` as `-D`s and the ramp's entries: Kmin and Kmax are the
+/// gateways' constants, the bucket shift the draw's, and the ramp table holds one entry per
+/// bucket of (Kmin, Kmax] with its threshold. (Before the builder went, this held the P4
+/// equal to its IR, but for the name, at 32 ramps: Kmin/Kmax from 1/2 to 22,727/90,909
+/// cells, Pmax 0 to 1; the builder first took the P4's action order, `to_control_queue`
+/// before `mark`.)
+#[test]
+fn the_dcqcn_ramp_reaches_the_p4_program() {
+    use t2_pipeline::ir::{Operand, Primitive};
+    use t2sim::schemes::dcqcn::{self, Marking};
+    let m = Marking::new(2_272, 9_090, 0.2);
+    let p = dcqcn::program(&m);
+    assert_eq!(p.name, "dcqcn");
+    let text = format!("{:?}", p.egress);
+    assert!(
+        text.contains("Const(9090)") && text.contains("Const(2272)"),
+        "{text}"
+    );
+    let draw = p.actions.iter().find(|a| a.name == "ecn_draw").unwrap();
+    assert!(matches!(&draw.primitives[1], Primitive::Shr(b) if b.b == Operand::Const(3)));
+    let ramp = p.tables.iter().find(|t| t.name == "ecn_ramp").unwrap();
+    assert_eq!(ramp.size, 1024);
+    let entries: Vec<(u64, u64)> = ramp
+        .entries
+        .iter()
+        .map(|e| (e.key[0].value, e.action.args[0]))
+        .collect();
+    let want: Vec<(u64, u64)> = m.buckets().map(|b| (b, m.threshold(b))).collect();
+    assert_eq!(entries, want);
+    assert_eq!(entries.len(), 853);
+    // A narrow ramp needs no buckets wider than a cell.
+    let narrow = dcqcn::program(&Marking::new(10, 20, 1.0));
+    let draw = narrow
+        .actions
+        .iter()
+        .find(|a| a.name == "ecn_draw")
+        .unwrap();
+    assert!(matches!(&draw.primitives[1], Primitive::Shr(b) if b.b == Operand::Const(0)));
+    let ramp = narrow.tables.iter().find(|t| t.name == "ecn_ramp").unwrap();
+    assert_eq!(ramp.entries.len(), 10);
+    // At Kmax the probability is Pmax: 2^16, above every 16-bit draw.
+    assert_eq!(ramp.entries.last().unwrap().action.args, [65_536]);
 }

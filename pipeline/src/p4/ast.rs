@@ -180,6 +180,8 @@ pub enum TableProp {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
+    /// `@dontmerge(...)` and the like.
+    pub annotations: Vec<Annotation>,
     pub name: String,
     pub body: Vec<Stmt>,
     pub transition: Option<Transition>,

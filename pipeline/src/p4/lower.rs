@@ -13,6 +13,10 @@
 
 use super::ast::*;
 use super::preprocess::Source;
+
+mod casts;
+mod mirror_select;
+mod select_keys;
 use super::{Compiled, P4Error};
 use crate::hw::fields;
 use crate::program::builtin;
@@ -321,6 +325,10 @@ struct Lowerer<'a> {
     main_span: Span,
     /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION[, hdr.H]);`.
     mirrors: Vec<MirrorIdiom>,
+    /// The egress parser's look-ahead at a copy's mirror type (`mirror_select.rs`).
+    lookaheads: Vec<mirror_select::Lookahead>,
+    /// Parser states marked `@dontmerge`, which keep their own TCAM row.
+    unmerged: BTreeSet<String>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -373,6 +381,8 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         registers: Vec::new(),
         main_span: Span::default(),
         mirrors: Vec::new(),
+        lookaheads: Vec::new(),
+        unmerged: BTreeSet::new(),
     };
     l.collect()?;
     l.run()?;
@@ -786,9 +796,11 @@ impl<'a> Lowerer<'a> {
         }
         self.check_deparser(blocks[2], &ig_graph)?;
         self.check_deparser(blocks[5], &eg_graph)?;
-        // The model runs one parser graph in both gresses.
+        // The model runs one parser graph in both gresses: the egress one when it tells
+        // mirrored copies apart first (`mirror_select.rs`).
+        let with_copies = self.graph_with_copies(&ig_graph, &eg_graph, eg_span)?;
         let eg_extracts = eg_graph.states.iter().any(|s| !s.extract.is_empty());
-        if eg_extracts && canonical(&eg_graph) != canonical(&ig_graph) {
+        if with_copies.is_none() && eg_extracts && canonical(&eg_graph) != canonical(&ig_graph) {
             return self.err(
                 eg_span,
                 "the egress parser differs from the ingress parser: the modelled chip runs one \
@@ -809,10 +821,12 @@ impl<'a> Lowerer<'a> {
             }
         }
         let _ = ig_span;
-        self.prog.parser = if canonical(&ig_graph) == canonical(&builtin::graph()) {
+        self.prog.parser = if let Some(g) = with_copies {
+            Some(merge_states(g, &self.unmerged))
+        } else if canonical(&ig_graph) == canonical(&builtin::graph()) {
             None
         } else {
-            Some(merge_states(ig_graph))
+            Some(merge_states(ig_graph, &self.unmerged))
         };
         // Actions and tables in the order the program declares them.
         let place = |n: &str| {
@@ -1350,7 +1364,8 @@ impl<'a> Lowerer<'a> {
 /// the state it comes from (as bf-p4c merges them: fewer parser TCAM rows), so that
 /// `start { extract(ig_intr_md); advance(..); transition parse_ethernet; }` becomes a `start`
 /// that extracts Ethernet.
-fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
+/// States named in `keep` (`@dontmerge`) are neither merged away nor merged into.
+fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGraph {
     loop {
         let refs = |g: &ir::ParserGraph, n: &str| -> usize {
             g.states
@@ -1368,7 +1383,13 @@ fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
             .iter()
             .enumerate()
             .find_map(|(i, s)| match &s.transition {
-                ir::Transition::Goto(t) if t != &s.name && t != ir::START && refs(&g, t) == 1 => {
+                ir::Transition::Goto(t)
+                    if t != &s.name
+                        && t != ir::START
+                        && refs(&g, t) == 1
+                        && !keep.contains(t)
+                        && !keep.contains(&s.name) =>
+                {
                     g.states.iter().position(|x| &x.name == t).map(|j| (i, j))
                 }
                 _ => None,
@@ -1386,6 +1407,11 @@ fn merge_states(mut g: ir::ParserGraph) -> ir::ParserGraph {
 /// A parser graph in a form where two graphs that parse alike compare equal: states merged
 /// through unconditional transitions, named by their path from `start`.
 fn canonical(g: &ir::ParserGraph) -> String {
+    canonical_from(g, ir::START)
+}
+
+/// [`canonical`] of the part of `g` reached from state `from`.
+fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
     fn walk(g: &ir::ParserGraph, name: &str, depth: usize, out: &mut String) {
         if depth > 64 {
             out.push_str("<loop>");
@@ -1428,7 +1454,7 @@ fn canonical(g: &ir::ParserGraph) -> String {
         }
     }
     let mut out = String::new();
-    walk(g, ir::START, 0, &mut out);
+    walk(g, from, 0, &mut out);
     out
 }
 
@@ -1512,6 +1538,25 @@ impl<'a> Lowerer<'a> {
         for s in states {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
                 return self.err(s.span, format!("a state cannot be named `{}`", s.name));
+            }
+            for a in &s.annotations {
+                if a.name != "dontmerge" {
+                    continue;
+                }
+                // bf-p4c's `@dontmerge("ingress")`: the model runs one graph in both
+                // gresses, so either gress keeps the state apart in both.
+                let gress_ok = match a.args.as_slice() {
+                    [] => true,
+                    [e] => matches!(&e.kind, ExprKind::Str(g) if g == "ingress" || g == "egress"),
+                    _ => false,
+                };
+                if !gress_ok {
+                    return self.err(
+                        a.span,
+                        "@dontmerge takes no argument or \"ingress\" / \"egress\"",
+                    );
+                }
+                self.unmerged.insert(s.name.clone());
             }
             let mut extract = Vec::new();
             let mut intrinsic = false;
@@ -1609,7 +1654,11 @@ impl<'a> Lowerer<'a> {
                 Some(Transition::Select { keys, cases, span }) => {
                     let mut kf = Vec::new();
                     for k in keys {
-                        kf.push(self.field(&c, k)?);
+                        let copy_type = self.lookahead_key(&c, k, !extract.is_empty())?;
+                        kf.push(match copy_type {
+                            Some(f) => f,
+                            None => self.select_key_field(&c, k)?,
+                        });
                     }
                     let mut out_cases = Vec::new();
                     let mut default = ir::REJECT.to_string();
@@ -1993,7 +2042,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     (a, cmp, b)
                 };
-                let f = self.field(c, fa)?;
+                let f = self.compared_field(c, fa)?;
                 if let Ok((v, w)) = self.const_value(other, &c.locals) {
                     if let Some(w) = w.filter(|&w| w != f.bits) {
                         return self.err(
@@ -2013,7 +2062,7 @@ impl<'a> Lowerer<'a> {
                     }
                     return Ok(ir::Condition::new(&f.ir, cmp, Operand::Const(v as u64)));
                 }
-                let g = self.field(c, other)?;
+                let g = self.compared_field(c, other)?;
                 if g.bits != f.bits {
                     return self.err(
                         other.span,
@@ -2969,6 +3018,9 @@ impl<'a> Lowerer<'a> {
         written: &Written,
         reason: ir::ProgramDrop,
     ) -> R<Option<Primitive>> {
+        if let Some((wide, op)) = self.narrowed_operation(c, params, dst, rhs)? {
+            return self.assignment(c, action, params, &wide, op, written, reason);
+        }
         let w = Some(dst.bits);
         if written.contains_key(&dst.ir) {
             return self.err(

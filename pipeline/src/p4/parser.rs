@@ -411,6 +411,7 @@ impl<'a> Parser<'a> {
                     body.push(self.stmt()?);
                 }
                 states.push(State {
+                    annotations,
                     name: sname,
                     body,
                     transition,

@@ -10,6 +10,7 @@ mod ir_check;
 mod lpm;
 mod p4_errors;
 mod p4_lower;
+mod p4_mirror_select;
 mod parser_graph;
 mod placement;
 mod programs;

@@ -8,7 +8,8 @@
 //!   `Pmax (q - Kmin) / (Kmax - Kmin)` between, every packet above Kmax. The chip's `Random`
 //!   extern draws 16 bits per packet; a table on the depth (in buckets of `2^shift` cells)
 //!   gives the ramp's 16-bit threshold at the bucket's lowest depth, computed here from the
-//!   parameters; a gateway compares the two. Kmin and Kmax scale with the port speed as the
+//!   parameters and installed by P4 name; a gateway compares the two. The program is
+//!   `dcqcn.p4`, compiled with the thresholds as `-D`s. Kmin and Kmax scale with the port speed as the
 //!   artifact's `run.py` sets them (100 KB and 400 KB per 25 Gb/s), Pmax 0.2.
 //! - **PFC:** as `dctcp-pfc` (one lossless class, the artifact's dynamic threshold, a
 //!   headroom of three link delays).
@@ -17,14 +18,11 @@
 //! - **Hosts:** RDMA-style NICs ([`t2_testbench::rdma`]) with the artifact's DCQCN reaction
 //!   points and CNPs from the receivers' notification points.
 //!
-//! `programs/dcqcn_switch.json` is built here.
+//! `programs/dcqcn_switch.json` is generated from `dcqcn.p4` at the defaults (100 Gb/s).
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host};
-use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, MatchKind, Operand, Primitive, Program, Stmt, Table,
-};
+use t2_pipeline::ir::Program;
 use t2_testbench::rdma::{RdmaConfig, CONTROL_DSCP};
 use t2_testbench::transport::Congestion;
 
@@ -243,101 +241,40 @@ pub fn port_queues(params: &Tofino2Params) -> Vec<t2_tm::QueueConfig> {
     queues
 }
 
-fn keyless(name: &str, action: &str) -> Table {
-    Table::new(name, MatchKind::Exact, &[], 0)
-        .action(action)
-        .default_action(action, &[])
+/// `dcqcn.p4`, the DCQCN switch's program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/dcqcn/dcqcn.p4",
+    text: include_str!("dcqcn.p4"),
+};
+
+/// The `-D`s of the program for `m`: the ramp's ends and bucket shift, the ramp table's
+/// size, and the control frames' queue, class and TOS byte.
+pub fn defines(m: &Marking) -> Vec<String> {
+    vec![
+        format!("KMIN_CELLS={}", m.kmin_cells),
+        format!("KMAX_CELLS={}", m.kmax_cells),
+        format!("BUCKET_SHIFT={}", m.shift),
+        format!("RAMP_SIZE={MAX_RAMP_ENTRIES}"),
+        format!("CONTROL_QID={CONTROL_QID}"),
+        format!("CONTROL_CLASS={CONTROL_CLASS}"),
+        format!("CONTROL_TOS={}", (CONTROL_DSCP as u64) << 2),
+    ]
 }
 
-/// The DCQCN switch: IPv4 host routes and the RED-style marking of `m` at egress.
+/// The DCQCN switch, `dcqcn.p4` compiled with [`defines`]: IPv4 host routes and the
+/// RED-style marking of `m` at egress, the ramp table's entries (each bucket's threshold,
+/// [`Marking::threshold`]) installed by P4 name as a control plane does.
 pub fn program(m: &Marking) -> Program {
-    let mut ramp = Table::new(
+    let compiled = P4.compiled(&defines(m));
+    let mut program = compiled.program.clone();
+    super::install(
+        &compiled,
+        &mut program,
         "ecn_ramp",
-        MatchKind::Exact,
-        &["meta.ecn_bucket"],
-        MAX_RAMP_ENTRIES as u32,
-    )
-    .action("ecn_threshold")
-    .default_action("ecn_threshold", &[0]);
-    for b in m.buckets() {
-        ramp = ramp.entry(&[b], "ecn_threshold", &[m.threshold(b)]);
-    }
-    let depth = "eg_intr_md.deq_qdepth";
-    let tos = (CONTROL_DSCP as u64) << 2;
-    let on_ramp = vec![
-        Stmt::apply("ecn_draw_t"),
-        Stmt::apply("ecn_ramp"),
-        Stmt::if_(
-            Condition::new("meta.ecn_rand", Cmp::Lt, Operand::field("meta.ecn_below")),
-            vec![Stmt::apply("ecn_mark_ramp")],
-            vec![],
-        ),
-    ];
-    forwarding("dcqcn_switch")
-        .metadata("meta.ecn_rand", RANDOM_BITS as u8)
-        .metadata("meta.ecn_bucket", 32)
-        .metadata("meta.ecn_below", 32)
-        .action(Action::new("mark").prim(Primitive::MarkEcn))
-        .action(
-            Action::new("to_control_queue")
-                .prim(Primitive::SetQid {
-                    qid: Operand::Const(CONTROL_QID as u64),
-                })
-                .prim(Primitive::set(
-                    "ig_intr_tm_md.ingress_cos",
-                    Operand::Const(CONTROL_CLASS),
-                )),
-        )
-        .action(
-            Action::new("ecn_draw")
-                .prim(Primitive::Random {
-                    dst: "meta.ecn_rand".into(),
-                })
-                .prim(Primitive::alu(
-                    AluOp::Shr,
-                    "meta.ecn_bucket",
-                    Operand::field(depth),
-                    Operand::Const(m.shift as u64),
-                )),
-        )
-        .action(
-            Action::new("ecn_threshold")
-                .param("below", 32)
-                .prim(Primitive::set("meta.ecn_below", Operand::param("below"))),
-        )
-        .table(ipv4_host())
-        .table(keyless("control_queue", "to_control_queue"))
-        .table(keyless("ecn_mark_full", "mark"))
-        .table(keyless("ecn_draw_t", "ecn_draw"))
-        .table(ramp)
-        .table(keyless("ecn_mark_ramp", "mark"))
-        .ingress(forwarding_ingress(vec![
-            Stmt::apply("ipv4_host"),
-            // `ipv4.diffserv` is the whole TOS byte: DSCP 48 with any ECN bits.
-            Stmt::if_(
-                Condition::new("ipv4.diffserv", Cmp::Ge, Operand::Const(tos)),
-                vec![Stmt::if_(
-                    Condition::new("ipv4.diffserv", Cmp::Le, Operand::Const(tos | 3)),
-                    vec![Stmt::apply("control_queue")],
-                    vec![],
-                )],
-                vec![],
-            ),
-        ]))
-        .egress(vec![Stmt::if_(
-            Condition::new("ipv4.$valid", Cmp::Eq, Operand::Const(1)),
-            vec![Stmt::if_(
-                Condition::new(depth, Cmp::Gt, Operand::Const(m.kmax_cells)),
-                vec![Stmt::apply("ecn_mark_full")],
-                vec![Stmt::if_(
-                    Condition::new(depth, Cmp::Gt, Operand::Const(m.kmin_cells)),
-                    on_ramp,
-                    vec![],
-                )],
-            )],
-            vec![],
-        )])
-        .build_unchecked()
+        m.buckets()
+            .map(|b| (vec![b], "ecn_threshold", vec![m.threshold(b)])),
+    );
+    program
 }
 
 #[cfg(test)]

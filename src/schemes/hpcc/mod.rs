@@ -20,17 +20,13 @@
 //! - **Hosts:** RDMA-style NICs with HPCC's window and rate (`HAS_WIN 1`, `VAR_WIN 1`,
 //!   `FAST_REACT 1`).
 //!
-//! `programs/hpcc_switch.json` is built here.
+//! The program is `hpcc.p4` (rate code and byte unit as `-D`s); `programs/hpcc_switch.json`
+//! is generated from it at 100 Gb/s.
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
-use t2_pipeline::blocks::{forwarding, forwarding_ingress, ipv4_host};
-use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
-use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
-    RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate, Stmt, Table,
-};
-use t2_testbench::rdma::hpcc::{self, HpccParams, MAX_HOPS};
-use t2_testbench::rdma::{wire, RdmaConfig};
+use t2_pipeline::ir::Program;
+use t2_testbench::rdma::hpcc::{self, HpccParams};
+use t2_testbench::rdma::RdmaConfig;
 use t2_testbench::transport::Congestion;
 
 pub static SCHEME: Scheme = Scheme {
@@ -168,162 +164,19 @@ pub const PORT_CELLS: u32 = 512;
 pub const BYTES_LO_BITS: u32 = 13;
 pub const TIME_LO_BITS: u32 = 21;
 
-/// One record's fields as the switch's parser names them (header `int_hop{i}`): `qlen`,
-/// `bytes_hi`, `bytes_lo`, `time_hi`, `time_lo`, `rate`. The header is a header per record
-/// and one for the hop count (`int_nhop.nhop`), parsed three records to a state: a parser
-/// state has 20 16-bit extractors and the 42 bytes need more.
-fn hop_fields() -> [(&'static str, u16); 6] {
-    [
-        ("qlen", hpcc::QLEN_BITS as u16),
-        ("bytes_hi", (hpcc::BYTES_BITS - BYTES_LO_BITS) as u16),
-        ("bytes_lo", BYTES_LO_BITS as u16),
-        ("time_hi", (hpcc::TIME_BITS - TIME_LO_BITS) as u16),
-        ("time_lo", TIME_LO_BITS as u16),
-        ("rate", hpcc::RATE_BITS as u16),
-    ]
-}
+/// `hpcc.p4`, the HPCC switch's program, built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/hpcc/hpcc.p4",
+    text: include_str!("hpcc.p4"),
+};
 
-/// The HPCC switch: IPv4 host routes, and at egress one INT record into data frames.
+/// The HPCC switch, `hpcc.p4` with the port speed's rate code and byte unit as `-D`s: IPv4
+/// host routes, and at egress one INT record into data frames.
 pub fn program(int: &IntConfig) -> Program {
-    let mut push = Table::new(
-        "int_push",
-        MatchKind::Exact,
-        &["int_nhop.nhop"],
-        MAX_HOPS as u32,
-    )
-    .action("int_count_hop")
-    .default_action("int_count_hop", &[]);
-    let mut b = forwarding("hpcc_switch")
-        .header(
-            "bth",
-            &[
-                ("opcode", 8),
-                ("flags", 8),
-                ("pkey", 16),
-                ("rsvd", 8),
-                ("qp", 24),
-                ("ack_req", 8),
-                ("psn", 24),
-            ],
-        )
-        .header("int_hop0", &hop_fields())
-        .header("int_hop1", &hop_fields())
-        .header("int_hop2", &hop_fields())
-        .header("int_hop3", &hop_fields())
-        .header("int_hop4", &hop_fields())
-        .header("int_nhop", &[("nhop", 16)])
-        .parser(vec![
-            ParserState::new("start")
-                .extract("ethernet")
-                .select(&["ethernet.ether_type"], "accept")
-                .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4"),
-            ParserState::new("parse_ipv4")
-                .extract("ipv4")
-                .select(&["ipv4.protocol"], "accept")
-                .case(&[IPPROTO_UDP as u64], "parse_udp")
-                .case(&[IPPROTO_TCP as u64], "parse_tcp"),
-            ParserState::new("parse_udp")
-                .extract("udp")
-                .select(&["udp.dst_port"], "accept")
-                .case(&[wire::ROCE_UDP_PORT as u64], "parse_bth"),
-            ParserState::new("parse_tcp").extract("tcp"),
-            ParserState::new("parse_bth")
-                .extract("bth")
-                .select(&["bth.opcode"], "accept")
-                .case(&[wire::OP_SEND_FIRST as u64], "parse_int")
-                .case(&[wire::OP_SEND_MIDDLE as u64], "parse_int")
-                .case(&[wire::OP_SEND_LAST as u64], "parse_int")
-                .case(&[wire::OP_SEND_ONLY as u64], "parse_int"),
-            ParserState::new("parse_int")
-                .extract("int_hop0")
-                .extract("int_hop1")
-                .extract("int_hop2")
-                .goto("parse_int_rest"),
-            ParserState::new("parse_int_rest")
-                .extract("int_hop3")
-                .extract("int_hop4")
-                .extract("int_nhop"),
-        ])
-        .metadata("meta.tx_bytes", 32)
-        .register("port_tx_bytes", 32, PORT_CELLS)
-        .register_action(
-            RegisterAction::new("count_port_bytes", "port_tx_bytes")
-                .update(SaluUpdate::new(
-                    SaluOp::Add,
-                    SaluOperand::Cell,
-                    SaluOperand::Field("eg_intr_md.pkt_length".into()),
-                ))
-                .output("meta.tx_bytes", SaluOutputValue::Old),
-        )
-        .action(Action::new("int_tx_bytes").prim(Primitive::Execute {
-            register_action: "count_port_bytes".into(),
-            index: Operand::field("eg_intr_md.egress_port"),
-        }))
-        .action(Action::new("int_count_hop").prim(Primitive::alu(
-            AluOp::Add,
-            "int_nhop.nhop",
-            Operand::field("int_nhop.nhop"),
-            Operand::Const(1),
-        )));
-    for i in 0..MAX_HOPS {
-        let name = format!("int_hop{i}");
-        b = b.action(
-            Action::new(&name)
-                .prim(Primitive::alu(
-                    AluOp::Min,
-                    &format!("int_hop{i}.qlen"),
-                    Operand::field("eg_intr_md.deq_qdepth"),
-                    Operand::Const((1 << hpcc::QLEN_BITS) - 1),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Shr,
-                    &format!("int_hop{i}.bytes_hi"),
-                    Operand::field("meta.tx_bytes"),
-                    Operand::Const((int.bytes_shift + BYTES_LO_BITS) as u64),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Shr,
-                    &format!("int_hop{i}.bytes_lo"),
-                    Operand::field("meta.tx_bytes"),
-                    Operand::Const(int.bytes_shift as u64),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Shr,
-                    &format!("int_hop{i}.time_hi"),
-                    Operand::field("eg_prsr_md.global_tstamp[31:0]"),
-                    Operand::Const(TIME_LO_BITS as u64),
-                ))
-                .prim(Primitive::set(
-                    &format!("int_hop{i}.time_lo"),
-                    Operand::field("eg_prsr_md.global_tstamp[31:0]"),
-                ))
-                .prim(Primitive::set(
-                    &format!("int_hop{i}.rate"),
-                    Operand::Const(int.rate_code as u64),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Add,
-                    "int_nhop.nhop",
-                    Operand::field("int_nhop.nhop"),
-                    Operand::Const(1),
-                )),
-        );
-        push = push.action(&name).entry(&[i as u64], &name, &[]);
-    }
-    b.table(ipv4_host())
-        .table(
-            Table::new("int_bytes", MatchKind::Exact, &[], 0)
-                .action("int_tx_bytes")
-                .default_action("int_tx_bytes", &[]),
-        )
-        .table(push)
-        .ingress(forwarding_ingress(vec![Stmt::apply("ipv4_host")]))
-        .egress(vec![Stmt::if_(
-            Condition::new("int_nhop.$valid", Cmp::Eq, Operand::Const(1)),
-            vec![Stmt::apply("int_bytes"), Stmt::apply("int_push")],
-            vec![],
-        )])
-        .build_unchecked()
+    P4.compile(&[
+        format!("RATE_CODE={}", int.rate_code),
+        format!("BYTES_SHIFT={}", int.bytes_shift),
+    ])
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! Mice/Elephant isolation (Wang, Sun, Salamatian, Li, "Isolating Mice and Elephant in Data
-//! Centers", 2016), and the three schemes the paper argues against, built from one program
-//! generator:
+//! Centers", 2016), and the three schemes the paper argues against:
 //!
 //! - `mice-elephant`: mice and elephants in different queues of every port. Mice (the first
 //!   `mice_bytes` IPv4 bytes of every flow, and ACKs) go to a strict-priority queue whose class
@@ -13,12 +12,15 @@
 //! - `qcn-only`: one lossy queue with the congestion point, no PFC.
 //!
 //! `docs/schemes/mice-elephant.md` has the design, the mapping to the chip, what differs from
-//! the paper and the measurements. `programs/mice_elephant_switch.json` and the baselines'
-//! programs are generated here: pfc-only's from `pfc_only.p4`, the others (with QCN) from
-//! the Rust builder below.
+//! the paper and the measurements. The switch programs are P4: `mice_elephant.p4` (the
+//! isolation, and under `ONE_QUEUE` the QCN baselines' `pfc_qcn.p4` and `qcn_only.p4`) and
+//! `pfc_only.p4`; [`program`] compiles them with the parameters as `-D`s ([`defines`]) and
+//! installs the congestion point's feedback table. `programs/mice_elephant_switch.json` and
+//! the baselines' programs are generated from them.
 //!
 //! How a CNM travels: the congestion point (egress of the congested port) mirrors a sampled
-//! elephant packet with a 4-byte header (its quantised feedback) into session
+//! elephant packet with a 4-byte header (its mirror type, which the egress parser looks ahead
+//! at, and its quantised feedback) into session
 //! [`CNM_SESSION`], cut to 82 bytes, which every switch points at pipe 0's recirculation port
 //! ([`Setup::recirculation_mirror`]). The copy's egress pass rewrites it into an 802.1Qau CNM
 //! addressed to the sampled frame's source MAC; it recirculates, and from then on every switch
@@ -28,17 +30,7 @@
 
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
-use t2_pipeline::blocks::{
-    cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header, forwarding, forwarding_ingress,
-    ipv4_host,
-};
-use t2_pipeline::headers::{ETHERTYPE_IPV4, IPPROTO_TCP, IPPROTO_UDP};
-use t2_pipeline::ir::{
-    Action, AluOp, Cmp, Condition, Half, HashAlgorithm, MatchKind, Operand, ParserState, Primitive,
-    Program, ProgramBuilder, RegisterAction, SaluOp, SaluOperand, SaluOutputValue, SaluUpdate,
-    Stmt, Table,
-};
-use t2_pipeline::qcn::CNM_ETHERTYPE;
+use t2_pipeline::ir::Program;
 use t2_testbench::qcn::QcnParams;
 use t2_testbench::transport::{Congestion, MICE_DSCP, MICE_PFC_CLASS};
 use t2_tm::QueueConfig;
@@ -68,14 +60,6 @@ impl Variant {
             self,
             Variant::Isolation | Variant::Hybrid | Variant::QcnOnly
         )
-    }
-    fn program_name(self) -> &'static str {
-        match self {
-            Variant::Isolation => "mice_elephant_switch",
-            Variant::Hybrid => "pfc_qcn_switch",
-            Variant::PfcOnly => "pfc_switch",
-            Variant::QcnOnly => "qcn_switch",
-        }
     }
 }
 
@@ -420,26 +404,10 @@ fn excess_fb(excess: u64, qeq: u64) -> u64 {
     (excess * QNTZ_FB_MAX / (qeq * (2 * QCN_W + 1))).min(QNTZ_FB_MAX)
 }
 
-fn set(dst: &str, v: u64) -> Primitive {
-    Primitive::set(dst, Operand::Const(v))
-}
-
-fn copy(dst: &str, src: &str) -> Primitive {
-    Primitive::set(dst, Operand::field(src))
-}
-
-fn keyless(name: &str, action: &str) -> Table {
-    Table::new(name, MatchKind::Exact, &[], 0)
-        .action(action)
-        .default_action(action, &[])
-}
-
-fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
-    Stmt::if_(Condition::new(field, cmp, v), then, otherwise)
-}
-
-/// The switch program of `c`: pfc-only's is [`PFC_ONLY_P4`]; the others are built here
-/// (until the front end lowers the congestion point's CNM copies).
+/// The switch program of `c`, compiled from its P4 file ([`P4`], [`PFC_QCN_P4`],
+/// [`QCN_ONLY_P4`], [`PFC_ONLY_P4`]) with [`defines`], and the congestion point's feedback
+/// table filled by the control plane: entry `excess` (1 to 5 Qeq - 1) mirrors with the
+/// quantised feedback `63 excess / (Qeq (2w + 1))` ([`quantised_fb`]).
 ///
 /// Ingress: CNMs are routed towards the source of the frame they carry (see the module
 /// documentation) in [`MICE_QID`]. Under isolation, ACKs and the first `mice_bytes` IPv4
@@ -447,156 +415,82 @@ fn when(field: &str, cmp: Cmp, v: Operand, then: Vec<Stmt>, otherwise: Vec<Stmt>
 /// go to [`MICE_QID`] in class [`MICE_PFC_CLASS`]; the rest stay in [`ELEPHANT_QID`],
 /// class 0. Egress, with QCN: the congestion point on the elephant class.
 pub fn program(c: &Config) -> Program {
-    if c.variant == Variant::PfcOnly {
-        return PFC_ONLY_P4.compile(&[]);
-    }
-    // Every variant built here runs the congestion point.
-    debug_assert!(c.variant.qcn());
-    let isolation = c.variant == Variant::Isolation;
-    // The mirror header first: a copy's mirror type is its header's place plus 1, and the
-    // parser's first state selects on type 1.
-    let mut b = cnm_copy_headers(forwarding(c.variant.program_name()));
-    b = cnm_header(b)
-        .metadata("meta.orig_dst", 32)
-        .action(
-            Action::new("cnm_to_source")
-                .prim(copy("meta.orig_dst", "ipv4.dst_addr"))
-                .prim(copy("ipv4.dst_addr", "ipv4.src_addr"))
-                .prim(Primitive::SetQid {
-                    qid: Operand::Const(MICE_QID),
-                }),
-        )
-        .action(
-            Action::new("cnm_restore")
-                .prim(copy("ipv4.dst_addr", "meta.orig_dst"))
-                .prim(Primitive::alu(
-                    AluOp::Add,
-                    "ipv4.ttl",
-                    Operand::field("ipv4.ttl"),
-                    Operand::Const(1),
-                )),
-        )
-        .table(ipv4_host())
-        .table(keyless("cnm_route", "cnm_to_source"))
-        .table(keyless("cnm_unswap", "cnm_restore"));
-    // A CNM copy (mirror type 1) starts with its mirror header, then the sampled frame.
-    let mut parser = Vec::new();
-    parser.extend(cnm_copy_parser());
-    parser.extend([
-        ParserState::new("parse_eth")
-            .extract("ethernet")
-            .select(&["ethernet.ether_type"], "accept")
-            .case(&[ETHERTYPE_IPV4 as u64], "parse_ipv4")
-            .case(&[CNM_ETHERTYPE as u64], "parse_cnm"),
-        ParserState::new("parse_cnm")
-            .extract("cnm")
-            .goto("parse_ipv4"),
-        ParserState::new("parse_ipv4")
-            .extract("ipv4")
-            .select(&["ipv4.protocol"], "accept")
-            .case(&[IPPROTO_UDP as u64], "parse_udp")
-            .case(&[IPPROTO_TCP as u64], "parse_tcp"),
-        ParserState::new("parse_udp").extract("udp"),
-        ParserState::new("parse_tcp").extract("tcp"),
-    ]);
-    b = b.parser(parser);
-
-    // Ingress classification (isolation only).
-    let mut classify = Vec::new();
-    if isolation {
-        b = b
-            .action(
-                Action::new("to_mice")
-                    .prim(Primitive::SetQid {
-                        qid: Operand::Const(MICE_QID),
-                    })
-                    .prim(set("ig_intr_tm_md.ingress_cos", MICE_PFC_CLASS as u64)),
-            )
-            .table(keyless("ack_to_mice", "to_mice"))
-            .table(keyless("flow_to_mice", "to_mice"));
-        let by_class = if c.by_dscp {
-            // `ipv4.diffserv` names the whole TOS byte (DSCP and ECN): DSCP 46 is the TOS
-            // values 184..=187, whatever the ECN bits.
-            let tos = (MICE_DSCP as u64) << 2;
-            vec![when(
-                "ipv4.diffserv",
-                Cmp::Ge,
-                Operand::Const(tos),
-                vec![when(
-                    "ipv4.diffserv",
-                    Cmp::Le,
-                    Operand::Const(tos | 3),
-                    vec![Stmt::apply("flow_to_mice")],
-                    vec![],
-                )],
-                vec![],
-            )]
-        } else {
-            b = b
-                .metadata("meta.flow_idx", 16)
-                .metadata("meta.flow_bytes", 32)
-                .hash(
-                    "flow_hash",
-                    HashAlgorithm::Crc32,
-                    &t2_pipeline::blocks::FIVE_TUPLE,
-                )
-                .register("flow_bytes", 32, FLOW_COUNTER_ENTRIES)
-                .register_action(
-                    RegisterAction::new("count_flow_bytes", "flow_bytes")
-                        .update(SaluUpdate {
-                            when: vec![],
-                            half: Half::Lo,
-                            op: SaluOp::Add,
-                            a: SaluOperand::Cell,
-                            b: SaluOperand::Field("ipv4.total_len".into()),
-                        })
-                        .output("meta.flow_bytes", SaluOutputValue::Old),
-                )
-                .action(Action::new("flow_index").prim(Primitive::Hash {
-                    dst: "meta.flow_idx".into(),
-                    hash: "flow_hash".into(),
-                }))
-                .action(Action::new("count_bytes").prim(Primitive::Execute {
-                    register_action: "count_flow_bytes".into(),
-                    index: Operand::field("meta.flow_idx"),
-                }))
-                .table(keyless("flow_index_t", "flow_index"))
-                .table(keyless("flow_bytes_t", "count_bytes"));
-            vec![
-                Stmt::apply("flow_index_t"),
-                Stmt::apply("flow_bytes_t"),
-                when(
-                    "meta.flow_bytes",
-                    Cmp::Lt,
-                    Operand::Const(c.mice_bytes),
-                    vec![Stmt::apply("flow_to_mice")],
-                    vec![],
-                ),
-            ]
-        };
-        // Packets of at most an ACK's length are mice whatever their flow has sent.
-        classify.push(when(
-            "ipv4.total_len",
-            Cmp::Le,
-            Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
-            vec![Stmt::apply("ack_to_mice")],
-            by_class,
-        ));
-    }
-    let is_cnm = |then: Vec<Stmt>, otherwise: Vec<Stmt>| {
-        when("cnm.$valid", Cmp::Eq, Operand::Const(1), then, otherwise)
+    let source = match c.variant {
+        Variant::PfcOnly => return PFC_ONLY_P4.compile(&[]),
+        Variant::Isolation => P4,
+        Variant::Hybrid => PFC_QCN_P4,
+        Variant::QcnOnly => QCN_ONLY_P4,
     };
-    b = b.ingress(forwarding_ingress(vec![
-        is_cnm(vec![Stmt::apply("cnm_route")], vec![]),
-        Stmt::apply("ipv4_host"),
-        is_cnm(vec![Stmt::apply("cnm_unswap")], classify),
-    ]));
-    b = congestion_point(b, c);
-    b.build_unchecked()
+    let compiled = source.compiled_with(&[P4], &defines(c));
+    let mut program = compiled.program.clone();
+    let qeq = c.qeq_cells;
+    super::install(
+        &compiled,
+        &mut program,
+        "cp_feedback",
+        (1..qeq * (2 * QCN_W + 1)).map(|excess| {
+            (
+                vec![excess],
+                "sample_cnm",
+                vec![CNM_SESSION as u64, excess_fb(excess, qeq)],
+            )
+        }),
+    );
+    program
 }
 
-/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary. The other
-/// variants' programs (with the QCN congestion point) are still built here ([`program`]).
+/// The `-D`s of `c`'s P4 program: the classification (isolation only), the ACK length, Qeq
+/// and the feedback table's size (5 Qeq), and the sampling interval (fixed, or its random
+/// range, [`sample_interval_range`]).
+pub fn defines(c: &Config) -> Vec<String> {
+    let mut d = Vec::new();
+    if c.variant == Variant::Isolation {
+        if c.by_dscp {
+            d.push("BY_DSCP".to_string());
+        }
+        d.push(format!("MICE_BYTES={}", c.mice_bytes));
+        // DSCP 46 in the 8-bit TOS byte the program compares, whatever the ECN bits.
+        let tos = (MICE_DSCP as u64) << 2;
+        d.push(format!("MICE_TOS={tos}"));
+        d.push(format!("MICE_TOS_LAST={}", tos | 3));
+    }
+    d.push(format!("ACK_MAX_TOTAL_LEN={ACK_MAX_IPV4_TOTAL_LEN}"));
+    d.push(format!("QEQ_CELLS={}", c.qeq_cells));
+    d.push(format!(
+        "CP_FEEDBACK_SIZE={}",
+        c.qeq_cells * (2 * QCN_W + 1)
+    ));
+    if c.sample_random {
+        let (low, k) = sample_interval_range(c.sample_bytes);
+        d.push("SAMPLE_RANDOM".to_string());
+        d.push(format!("SAMPLE_LOW={low}"));
+        d.push(format!("SAMPLE_BITS={k}"));
+    } else {
+        d.push(format!("SAMPLE_BYTES={}", c.sample_bytes));
+    }
+    d
+}
+
+/// `mice_elephant.p4`, the isolation's switch program (and, under `ONE_QUEUE`, the QCN
+/// baselines'), built into the binary.
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/mice_elephant.p4",
+    text: include_str!("mice_elephant.p4"),
+};
+
+/// `pfc_qcn.p4`: `mice_elephant.p4` with every packet in one queue.
+pub const PFC_QCN_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/pfc_qcn.p4",
+    text: include_str!("pfc_qcn.p4"),
+};
+
+/// `qcn_only.p4`: the same program as `pfc_qcn.p4` (the two differ in PFC, the TM's).
+pub const QCN_ONLY_P4: super::P4Source = super::P4Source {
+    path: "src/schemes/mice_elephant/qcn_only.p4",
+    text: include_str!("qcn_only.p4"),
+};
+
+/// `pfc_only.p4`, the pfc-only baseline's switch program, built into the binary.
 pub const PFC_ONLY_P4: super::P4Source = super::P4Source {
     path: "src/schemes/mice_elephant/pfc_only.p4",
     text: include_str!("pfc_only.p4"),
@@ -610,254 +504,6 @@ pub fn sample_interval_range(sample_bytes: u64) -> (u64, u32) {
     let span = (sample_bytes * 3 / 10).max(1);
     let k = 63 - span.leading_zeros();
     (sample_bytes - (1 << k) / 2, k)
-}
-
-/// The guard of an update on comparator 0 holding (`true`) or not.
-fn on(holds: bool) -> Vec<t2_pipeline::ir::Guard> {
-    vec![t2_pipeline::ir::Guard {
-        condition: 0,
-        holds,
-    }]
-}
-
-/// A per-port byte counter whose RegisterAction `cp_count` samples the first frame once
-/// `sample` bytes have left since the last sample, and restarts.
-fn fixed_sampling(b: ProgramBuilder, sample: u64) -> ProgramBuilder {
-    b.register("cp_bytes", 32, 512).register_action(
-        RegisterAction::new("cp_count", "cp_bytes")
-            .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::Const(sample))
-            .update(SaluUpdate {
-                when: on(true),
-                half: Half::Lo,
-                op: SaluOp::Set,
-                a: SaluOperand::Const(0),
-                b: SaluOperand::Const(0),
-            })
-            .update(SaluUpdate {
-                when: on(false),
-                half: Half::Lo,
-                op: SaluOp::Add,
-                a: SaluOperand::Cell,
-                b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
-            })
-            .output("meta.sampled", SaluOutputValue::Predicate),
-    )
-}
-
-/// As [`fixed_sampling`], but each port's interval is held in the `hi` half of its cell and
-/// redrawn at each sample: `cp_draw` takes k bits from the chip's Random extern
-/// (`meta.cp_jitter`), `cp_next` adds the range's low end ([`sample_interval_range`]), and
-/// `cp_count` samples when the bytes counted (`lo`) reach `hi`, then sets `lo` to 0 and
-/// `hi` to the new draw. A port's first frame is sampled (its interval starts at 0).
-fn random_sampling(b: ProgramBuilder, sample: u64) -> ProgramBuilder {
-    let (low, k) = sample_interval_range(sample);
-    b.metadata("meta.cp_jitter", k as u8)
-        .metadata("meta.cp_next", 32)
-        .register_pair("cp_bytes", 32, 512)
-        .register_action(
-            RegisterAction::new("cp_count", "cp_bytes")
-                .condition(SaluOperand::Cell, Cmp::Ge, SaluOperand::CellHi)
-                .update(SaluUpdate {
-                    when: on(true),
-                    half: Half::Lo,
-                    op: SaluOp::Set,
-                    a: SaluOperand::Const(0),
-                    b: SaluOperand::Const(0),
-                })
-                .update(SaluUpdate {
-                    when: on(true),
-                    half: Half::Hi,
-                    op: SaluOp::Set,
-                    a: SaluOperand::Field("meta.cp_next".into()),
-                    b: SaluOperand::Const(0),
-                })
-                .update(SaluUpdate {
-                    when: on(false),
-                    half: Half::Lo,
-                    op: SaluOp::Add,
-                    a: SaluOperand::Cell,
-                    b: SaluOperand::Field("eg_intr_md.pkt_length".into()),
-                })
-                .output("meta.sampled", SaluOutputValue::Predicate),
-        )
-        .action(Action::new("cp_draw").prim(Primitive::Random {
-            dst: "meta.cp_jitter".into(),
-        }))
-        .action(Action::new("cp_next").prim(Primitive::alu(
-            AluOp::Add,
-            "meta.cp_next",
-            Operand::field("meta.cp_jitter"),
-            Operand::Const(low),
-        )))
-        .table(keyless("cp_draw_t", "cp_draw"))
-        .table(keyless("cp_next_t", "cp_next"))
-}
-
-/// The QCN congestion point in egress, on the elephant class (every packet under the
-/// baselines): a per-port byte counter picks the sampled frames; for one, the queue found at
-/// enqueue `Q` and the one found at the previous sample `Qold` (per-port register) give
-/// `-Fb = (Q - Qeq) + w (Q - Qold)`, computed as `3Q > Qeq + 2 Qold` and its difference;
-/// when positive, a table of 5 Qeq entries quantises it to 6 bits and mirrors the frame
-/// with that feedback. The copy's own egress pass (it parses `mirror_md` first) builds the
-/// CNM.
-fn congestion_point(b: ProgramBuilder, c: &Config) -> ProgramBuilder {
-    let qeq = c.qeq_cells;
-    let full = qeq * (2 * QCN_W + 1);
-    let mut cnm_table = Table::new(
-        "cp_feedback",
-        MatchKind::Exact,
-        &["meta.fb_excess"],
-        full as u32,
-    )
-    .action("sample_cnm")
-    .default_action("sample_cnm", &[CNM_SESSION as u64, QNTZ_FB_MAX]);
-    for excess in 1..full {
-        cnm_table = cnm_table.entry(
-            &[excess],
-            "sample_cnm",
-            &[CNM_SESSION as u64, excess_fb(excess, qeq)],
-        );
-    }
-    let sample = c.sample_bytes;
-    let b = if c.sample_random {
-        random_sampling(b, sample)
-    } else {
-        fixed_sampling(b, sample)
-    };
-    let b = b
-        .metadata("meta.sampled", 8)
-        .metadata("meta.q_old", 32)
-        .metadata("meta.fb_up", 32)
-        .metadata("meta.fb_down", 32)
-        .metadata("meta.fb_excess", 32)
-        .register("cp_q_old", 32, 512)
-        .register_action(
-            RegisterAction::new("cp_swap_q", "cp_q_old")
-                .update(SaluUpdate {
-                    when: vec![],
-                    half: Half::Lo,
-                    op: SaluOp::Set,
-                    a: SaluOperand::Field("eg_intr_md.enq_qdepth".into()),
-                    b: SaluOperand::Const(0),
-                })
-                .output("meta.q_old", SaluOutputValue::Old),
-        )
-        .action(Action::new("cp_sample").prim(Primitive::Execute {
-            register_action: "cp_count".into(),
-            index: Operand::field("eg_intr_md.egress_port"),
-        }))
-        .action(Action::new("cp_q").prim(Primitive::Execute {
-            register_action: "cp_swap_q".into(),
-            index: Operand::field("eg_intr_md.egress_port"),
-        }))
-        .action(
-            Action::new("cp_double")
-                .prim(Primitive::alu(
-                    AluOp::Shl,
-                    "meta.fb_up",
-                    Operand::field("eg_intr_md.enq_qdepth"),
-                    Operand::Const(1),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Shl,
-                    "meta.fb_down",
-                    Operand::field("meta.q_old"),
-                    Operand::Const(1),
-                )),
-        )
-        .action(
-            Action::new("cp_offsets")
-                .prim(Primitive::alu(
-                    AluOp::Add,
-                    "meta.fb_up",
-                    Operand::field("meta.fb_up"),
-                    Operand::field("eg_intr_md.enq_qdepth"),
-                ))
-                .prim(Primitive::alu(
-                    AluOp::Add,
-                    "meta.fb_down",
-                    Operand::field("meta.fb_down"),
-                    Operand::Const(qeq),
-                )),
-        )
-        .action(Action::new("cp_excess").prim(Primitive::alu(
-            AluOp::Sub,
-            "meta.fb_excess",
-            Operand::field("meta.fb_up"),
-            Operand::field("meta.fb_down"),
-        )));
-    // The sampled frame's mirror, and the CNM its copy's egress pass makes of it.
-    cnm_actions(b, "sample_cnm")
-        .table(keyless("cp_sample_t", "cp_sample"))
-        .table(keyless("cp_q_t", "cp_q"))
-        .table(keyless("cp_double_t", "cp_double"))
-        .table(keyless("cp_offsets_t", "cp_offsets"))
-        .table(keyless("cp_excess_t", "cp_excess"))
-        .table(cnm_table)
-        .table(keyless("cnm_body_t", "cnm_body"))
-        .table(keyless("cnm_eth_t", "cnm_eth"))
-        .egress(vec![when(
-            "mirror_md.$valid",
-            Cmp::Eq,
-            Operand::Const(1),
-            vec![Stmt::apply("cnm_body_t"), Stmt::apply("cnm_eth_t")],
-            vec![when(
-                "cnm.$valid",
-                Cmp::Eq,
-                Operand::Const(0),
-                vec![when(
-                    "ipv4.$valid",
-                    Cmp::Eq,
-                    Operand::Const(1),
-                    vec![when(
-                        "eg_intr_md.egress_cos",
-                        Cmp::Eq,
-                        Operand::Const(0),
-                        vec![when(
-                            "ipv4.total_len",
-                            Cmp::Gt,
-                            Operand::Const(ACK_MAX_IPV4_TOTAL_LEN),
-                            [
-                                if c.sample_random {
-                                    vec![Stmt::apply("cp_draw_t"), Stmt::apply("cp_next_t")]
-                                } else {
-                                    vec![]
-                                },
-                                vec![
-                                    Stmt::apply("cp_sample_t"),
-                                    when(
-                                        "meta.sampled",
-                                        Cmp::Eq,
-                                        Operand::Const(1),
-                                        vec![
-                                            Stmt::apply("cp_q_t"),
-                                            Stmt::apply("cp_double_t"),
-                                            Stmt::apply("cp_offsets_t"),
-                                            when(
-                                                "meta.fb_up",
-                                                Cmp::Gt,
-                                                Operand::field("meta.fb_down"),
-                                                vec![
-                                                    Stmt::apply("cp_excess_t"),
-                                                    Stmt::apply("cp_feedback"),
-                                                ],
-                                                vec![],
-                                            ),
-                                        ],
-                                        vec![],
-                                    ),
-                                ],
-                            ]
-                            .concat(),
-                            vec![],
-                        )],
-                        vec![],
-                    )],
-                    vec![],
-                )],
-                vec![],
-            )],
-        )])
 }
 
 #[cfg(test)]
