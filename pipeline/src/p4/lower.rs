@@ -19,6 +19,9 @@ use crate::program::builtin;
 use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod counters;
+pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
+
 /// A table as the control plane names it.
 #[derive(Clone, Debug)]
 pub struct TableInfo {
@@ -134,8 +137,10 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 9] = [
+const LOWERED_EXTERNS: [&str; 11] = [
     "ActionProfile",
+    "Counter",
+    "DirectCounter",
     "ActionSelector",
     "Mirror",
     "Register",
@@ -148,9 +153,6 @@ const LOWERED_EXTERNS: [&str; 9] = [
 
 fn refused_extern(name: &str) -> String {
     let why = match name {
-        "Counter" | "DirectCounter" => {
-            "the IR has no statistics ALU; count with a Register and a RegisterAction that adds 1"
-        }
         "Meter" | "DirectMeter" | "Lpf" | "Wred" => "the IR has no meter ALU",
         "Resubmit" | "Digest" | "Pktgen" => {
             "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
@@ -321,6 +323,9 @@ struct Lowerer<'a> {
     main_span: Span,
     /// The deparsers' `if (md.mirror_type == T) mirror.emit(SESSION[, hdr.H]);`.
     mirrors: Vec<MirrorIdiom>,
+    /// IR action -> (DirectCounter it counts, its IR table, bits of its entry index).
+    direct_counted: HashMap<String, (String, String, u32)>,
+    counters: Vec<CounterInfo>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -373,6 +378,8 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         registers: Vec::new(),
         main_span: Span::default(),
         mirrors: Vec::new(),
+        direct_counted: HashMap::new(),
+        counters: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -381,6 +388,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         tables: l.tables,
         actions: l.actions,
         registers: l.registers,
+        counters: l.counters,
     })
 }
 
@@ -1841,6 +1849,12 @@ impl<'a> Lowerer<'a> {
     /// An action called directly in an apply block: a keyless table `tbl_<action>`.
     fn action_table(&mut self, c: &Ctl<'a>, a: &str, args: &[Expr], span: Span) -> R<String> {
         let ir = self.ensure_action(c, a, span)?;
+        if let Some((dc, t, _)) = self.direct_counted.get(&ir) {
+            return self.err(
+                span,
+                format!("action `{a}` counts DirectCounter `{dc}` of table `{t}`: run it through that table"),
+            );
+        }
         let vals = self.action_args(c, &ir, args, span)?;
         let mut tname = format!("tbl_{ir}");
         let mut k = 1;
@@ -1868,6 +1882,11 @@ impl<'a> Lowerer<'a> {
             .find(|a| a.name == ir)
             .map(|a| a.params.clone())
             .unwrap_or_default();
+        // A DirectCounter's index is the entry's place, not an argument.
+        let params: Vec<ir::Param> = params
+            .into_iter()
+            .filter(|p| p.name != ENTRY_INDEX_PARAM)
+            .collect();
         if params.len() != args.len() {
             return self.err(
                 span,
@@ -2222,6 +2241,7 @@ impl<'a> Lowerer<'a> {
         let mut entries: Option<&Vec<EntryDecl>> = None;
         let mut selector_inputs: Vec<(String, Span)> = Vec::new();
         let mut implementation: Option<(&Expr, Span)> = None;
+        let mut counters: Option<(&Expr, Span)> = None;
         for p in props {
             match p {
                 TableProp::Key(ks, _) => {
@@ -2281,6 +2301,7 @@ impl<'a> Lowerer<'a> {
                 } => match pn.as_str() {
                     "default_action" => default = Some((value, *span)),
                     "implementation" => implementation = Some((value, *span)),
+                    "counters" => counters = Some((value, *span)),
                     "size" => {
                         let (v, _) = self.const_value(value, &c.locals)?;
                         size = Some(v.min(u32::MAX as u128) as u32);
@@ -2290,7 +2311,8 @@ impl<'a> Lowerer<'a> {
                             *span,
                             format!(
                                 "table property `{other}` is not supported (the IR's tables have \
-                                 keys, actions, size, default_action and entries)"
+                                 keys, actions, size, default_action, entries and, through a \
+                                 register array, counters)"
                             ),
                         )
                     }
@@ -2356,7 +2378,19 @@ impl<'a> Lowerer<'a> {
                 )
             }
         };
-        let dvals = self.action_args(c, &dir, dargs, dspan)?;
+        if let Some((e, sp)) = counters {
+            self.check_counters_property(c, ir_name, e, sp, &actions)?;
+        }
+        for (a, ir) in &actions {
+            if let Some((dc, table, _)) = self.direct_counted.get(ir) {
+                if table != ir_name {
+                    return self.err(d.span, format!("action `{a}` counts DirectCounter `{dc}` of table `{table}`; an action of two tables cannot count one table's entries"));
+                }
+            }
+        }
+        let mut dvals = self.action_args(c, &dir, dargs, dspan)?;
+        // A miss counts in the cell after the entries' (see `counters`).
+        dvals.extend(self.entry_index(&dir, t.size));
         t.default_action = ir::ActionCall::new(&dir, &dvals);
         if let Some(list) = entries {
             for en in list {
@@ -2395,7 +2429,8 @@ impl<'a> Lowerer<'a> {
                         "the entry's action is not in the table's `actions`",
                     );
                 };
-                let vals = self.action_args(c, &a.1, aargs, en.action.span)?;
+                let mut vals = self.action_args(c, &a.1, aargs, en.action.span)?;
+                vals.extend(self.entry_index(&a.1, t.entries.len() as u32));
                 t.entries.push(ir::Entry {
                     key: kv,
                     action: ir::ActionCall::new(&a.1, &vals),
@@ -2532,9 +2567,17 @@ impl<'a> Lowerer<'a> {
             pmap.insert(p.name.clone(), w);
         }
         let prims = self.action_body(c, &ir, &pmap, body, &d.annotations)?;
+        let mut ir_params = ps.clone();
+        if let Some((_, _, bits)) = self.direct_counted.get(&ir) {
+            // The entry's place, which a DirectCounter's cell is (see `counters`).
+            ir_params.push(ir::Param {
+                name: ENTRY_INDEX_PARAM.to_string(),
+                bits: *bits as u8,
+            });
+        }
         self.prog.actions.push(ir::Action {
             name: ir.clone(),
-            params: ps.clone(),
+            params: ir_params,
             primitives: prims,
         });
         self.spans.push((ir.clone(), d.span));
@@ -3163,6 +3206,10 @@ impl<'a> Lowerer<'a> {
                         register_action: ra,
                         index,
                     }]);
+                }
+                if (ext == "Counter" || ext == "DirectCounter") && m == "count" {
+                    return self
+                        .counter_count(c, action, params, d, &inst, &ext, args, written, e.span);
                 }
                 if ext == "Register" {
                     return self.err(
