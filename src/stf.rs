@@ -573,8 +573,7 @@ fn stage(
                 action,
                 args,
             } => {
-                let mut call =
-                    action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
+                let mut call = action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
                 let t = c.table(table).unwrap().ir_name.clone();
                 let tab = program.tables.iter_mut().find(|x| x.name == t).unwrap();
                 // A miss counts in the cell after the entries' (docs/p4.md, Counters).
@@ -589,7 +588,9 @@ fn stage(
     let mut places = Places::default();
     for t in &program.tables {
         for (i, e) in t.entries.iter().enumerate() {
-            places.entries.push((t.name.clone(), e.key.clone(), i as u64));
+            places
+                .entries
+                .push((t.name.clone(), e.key.clone(), i as u64));
         }
     }
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
@@ -626,7 +627,9 @@ fn check_cell(
             CellIndex::Number(n) => Ok(*n),
             CellIndex::Handle(h) => {
                 let Some((_, t, place)) = places.handles.iter().find(|x| &x.0 == h) else {
-                    return Err(format!("no entry was added with handle `{h}` (`add ... = {h}`)"));
+                    return Err(format!(
+                        "no entry was added with handle `{h}` (`add ... = {h}`)"
+                    ));
                 };
                 if direct_table != Some(t.as_str()) {
                     return Err(format!(
@@ -676,7 +679,7 @@ fn check_cell(
         let cell = chip
             .read_register(0, c.register_gress(reg), reg, i)
             .map_err(|e| format!("register `{}`: {}", ck.name, e.problem))?;
-        (cell, "the cell")
+        (cell, "value")
     };
     let held = ck.cmp.holds(got, ck.value);
     Ok((
@@ -805,8 +808,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 ..
             } => {
                 drain(&mut net);
-                let (tname, mut e) =
-                    entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
+                let (tname, mut e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let when = net.now() + 1;
                 // A key already in the table gets its entry replaced, keeping its place.
                 let known = places.place_of(&tname, &e.key);
@@ -981,6 +983,7 @@ mod tests {
                     (Some("port".into()), "8".into()),
                     (Some("q".into()), "1".into())
                 ],
+                handle: None,
             }
         );
         assert_eq!(
@@ -1006,9 +1009,54 @@ mod tests {
             }
         );
         assert_eq!(
-            parse_stf("t.stf", "\ncheck_counter c(1) packets == 3\n").unwrap_err(),
-            "t.stf:2: STF command `check_counter` is not supported (add, setdefault, packet, \
-             expect, wait, mirroring_add)"
+            parse_stf("t.stf", "\ncheck_counter Ingress.c($h) packets  <= 3\n").unwrap()[0].1,
+            Cmd::Check(Check {
+                counter: true,
+                name: "Ingress.c".into(),
+                index: CellIndex::Handle("h".into()),
+                packets: Some(true),
+                cmp: ir::Cmp::Le,
+                op: "<=".into(),
+                value: 3,
+                text: "check_counter Ingress.c($h) packets <= 3".into(),
+            })
+        );
+        assert_eq!(
+            parse_stf("t.stf", "check_register r(0x10) != 0b11\n").unwrap()[0].1,
+            Cmd::Check(Check {
+                counter: false,
+                name: "r".into(),
+                index: CellIndex::Number(16),
+                packets: None,
+                cmp: ir::Cmp::Ne,
+                op: "!=".into(),
+                value: 3,
+                text: "check_register r(0x10) != 0b11".into(),
+            })
+        );
+        assert_eq!(
+            parse_stf("t.stf", "add t k:1 a() = h1\n").unwrap()[0].1,
+            Cmd::Add {
+                table: "t".into(),
+                priority: None,
+                keys: vec![("k".into(), "1".into())],
+                action: "a".into(),
+                args: vec![],
+                handle: Some("h1".into()),
+            }
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\ncheck_register r(1) packets == 3\n").unwrap_err(),
+            "t.stf:2: expected `check_register NAME(INDEX) OP VALUE`"
+        );
+        assert_eq!(
+            parse_stf("t.stf", "check_counter c(1) ~ 3\n").unwrap_err(),
+            "t.stf:1: `~` is not a comparison (==, !=, <, <=, >, >=)"
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\nregister_write r(1) 3\n").unwrap_err(),
+            "t.stf:2: STF command `register_write` is not supported (add, setdefault, packet, \
+             expect, wait, mirroring_add, check_counter, check_register)"
         );
     }
 

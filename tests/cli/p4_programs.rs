@@ -508,3 +508,110 @@ fn run_p4_passes_its_defines_and_includes_to_the_preprocessor() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--p4"));
 }
+
+#[test]
+fn port_counters_place_their_counters_on_two_stateful_alus_of_stage_0() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4],
+        "    0     M/M       5     0     4     2     3     0     1     9     0    10     3     3     0  tbl_count_port ingress_if0 ipv4_host"
+    );
+    assert!(text.contains(
+        "ipv4_host        ingress  exact        0     1024   32     57/2        1      1      0     0     0       1       0\n"
+    ));
+    // The stateful stage costs 4 cycles more than a plain one (23 + 4).
+    assert!(text.contains("  stage cycles [27, 2, 2,"));
+    assert!(text.contains("stateful         2 register arrays, 81984 bits in 2 data RAMs"));
+}
+
+#[test]
+fn port_counters_stf_checks_its_counters() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        "programs/p4/port_counters.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let f = "programs/p4/port_counters.stf";
+    let want = [
+        "5: check_counter Ingress.port_packets(8) == 0: pass (packets 0)",
+        "7: expect port 16: pass (arrived in cycle 807)",
+        "9: expect port 24: pass (arrived in cycle 832)",
+        "11: expect port 16: pass (arrived in cycle 857)",
+        "15: check_counter Ingress.host_stats($h1) packets == 2: pass (packets 2)",
+        "16: check_counter host_stats($h1) bytes == 128: pass (bytes 128)",
+        "17: check_counter host_stats(h2) packets == 1: pass (packets 1)",
+        "18: check_counter host_stats(1024) packets == 1: pass (packets 1)",
+        "19: check_counter port_packets(8) == 3: pass (packets 3)",
+        "20: check_counter port_packets(9) packets == 1: pass (packets 1)",
+        "24: expect port 20: pass (arrived in cycle 1566)",
+        "25: check_counter host_stats($h3) packets == 1: pass (packets 1)",
+        "26: check_counter host_stats(1024) packets == 1: pass (packets 1)",
+        "27: check_counter port_packets(8) >= 4: pass (packets 4)",
+    ];
+    let mut expected: String = want.iter().map(|l| format!("{f}:{l}\n")).collect();
+    expected += &format!(
+        "{f}: 4 expectations, 4 passed, 0 failed; 0 unexpected packets; 10 checks, 10 passed, 0 failed\n"
+    );
+    assert_eq!(stdout(&o), expected);
+}
+
+#[test]
+fn a_failed_check_exits_1_and_says_what_the_cell_holds() {
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string("programs/p4/port_counters.stf")
+        .unwrap()
+        .replace(
+            "port_packets(9) packets == 1",
+            "port_packets(9) packets == 2",
+        );
+    let stf = dir.join("bad.stf");
+    std::fs::write(&stf, text).unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        stf.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains(":20: check_counter port_packets(9) packets == 2: FAIL: packets is 1\n"));
+    assert!(out.ends_with("; 10 checks, 9 passed, 1 failed\n"), "{out}");
+    // An unknown counter, or a handle no entry was given, is bad input at its line.
+    for (check, why) in [
+        (
+            "check_counter nope(1) == 1",
+            "no counter `nope` in the program",
+        ),
+        (
+            "check_counter host_stats(1) == 1",
+            "counter `host_stats` counts packets and bytes: say which",
+        ),
+        (
+            "check_counter host_stats($x) packets == 1",
+            "no entry was added with handle `x` (`add ... = x`)",
+        ),
+    ] {
+        std::fs::write(&stf, format!("packet 8 00\n{check}\n")).unwrap();
+        let o = t2sim(&[
+            "stf",
+            "--p4",
+            "programs/p4/port_counters.p4",
+            stf.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(err, format!("t2sim: error: {}:2: {why}\n", stf.display()));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

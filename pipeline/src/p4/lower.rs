@@ -153,7 +153,10 @@ const LOWERED_EXTERNS: [&str; 11] = [
 
 fn refused_extern(name: &str) -> String {
     let why = match name {
-        "Meter" | "DirectMeter" | "Lpf" | "Wred" => "the IR has no meter ALU",
+        "Meter" | "DirectMeter" | "Lpf" | "Wred" => {
+            "the modelled MAU has no meter ALU (Tofino2 runs meters, LPF and WRED on its 4 \
+             stateful ALUs per stage with rate and color logic the model does not have)"
+        }
         "Resubmit" | "Digest" | "Pktgen" => {
             "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
              reachable from JSON)"

@@ -80,13 +80,16 @@ impl Compiled {
     /// unambiguous, `c`).
     pub fn counter(&self, name: &str) -> Option<&lower::CounterInfo> {
         let name = name.strip_prefix("pipe.").unwrap_or(name);
-        self.counters.iter().find(|t| t.p4_name == name).or_else(|| {
-            let mut m = self.counters.iter().filter(|t| t.local_name == name);
-            match (m.next(), m.next()) {
-                (Some(t), None) => Some(t),
-                _ => None,
-            }
-        })
+        self.counters
+            .iter()
+            .find(|t| t.p4_name == name)
+            .or_else(|| {
+                let mut m = self.counters.iter().filter(|t| t.local_name == name);
+                match (m.next(), m.next()) {
+                    (Some(t), None) => Some(t),
+                    _ => None,
+                }
+            })
     }
 
     /// The IR register array a control plane names `name` (as [`Compiled::counter`] names).

@@ -9,6 +9,7 @@ mod header_validity;
 mod ir_check;
 mod lpm;
 mod p4_errors;
+mod p4_front;
 mod p4_lower;
 mod parser_graph;
 mod placement;

@@ -84,7 +84,12 @@ impl<'a> Lowerer<'a> {
             let bits = (32 - size.leading_zeros()).max(1);
             if let Some(prev) = self.direct_counted.get(action) {
                 if prev.0 != inst {
-                    return self.err(span, format!("action `{action}` counts two DirectCounters; an entry addresses one"));
+                    return self.err(
+                        span,
+                        format!(
+                            "action `{action}` counts two DirectCounters; an entry addresses one"
+                        ),
+                    );
                 }
             }
             self.direct_counted
@@ -99,7 +104,12 @@ impl<'a> Lowerer<'a> {
                         "`count(index, adjust_byte_count)`: the byte adjustment is not modelled",
                     )
                 }
-                _ => return self.err(span, format!("`{inst}.count(index)` takes the cell's index")),
+                _ => {
+                    return self.err(
+                        span,
+                        format!("`{inst}.count(index)` takes the cell's index"),
+                    )
+                }
             }
         };
         let ra = self.ensure_counter(c, d, inst, direct)?;
@@ -161,15 +171,20 @@ impl<'a> Lowerer<'a> {
             None => None,
         };
         if !matches!(width, Some(32 | 64)) {
+            let what = if direct { "DirectCounter" } else { "Counter" };
+            let cells = width.map_or("these".to_string(), |w| format!("bit<{w}>"));
             return self.err(
                 d.span,
-                format!("a {} of bit<32> or bit<64> cells is lowered (a stateful-ALU cell)", if direct { "DirectCounter" } else { "Counter" }),
+                format!("a {what} of {cells} cells: counters are lowered onto stateful-ALU cells of bit<32> or bit<64>"),
             );
         }
         let width = width.unwrap();
         let (size, ty) = if direct {
             let Some((_, size)) = self.direct_counter_table(c, inst) else {
-                return self.err(d.span, format!("no table names DirectCounter `{inst}` in `counters`"));
+                return self.err(
+                    d.span,
+                    format!("no table names DirectCounter `{inst}` in `counters`"),
+                );
             };
             (size + 1, args.first())
         } else {
@@ -186,7 +201,10 @@ impl<'a> Lowerer<'a> {
                     "BYTES" => CounterKind::Bytes,
                     "PACKETS_AND_BYTES" => CounterKind::PacketsAndBytes,
                     other => {
-                        return self.err(d.span, format!("CounterType_t.{other} is not a counter type"))
+                        return self.err(
+                            d.span,
+                            format!("CounterType_t.{other} is not a counter type"),
+                        )
                     }
                 }
             }
@@ -201,9 +219,8 @@ impl<'a> Lowerer<'a> {
             Gress::Egress => "eg_intr_md.pkt_length",
             _ => "ig_intr_md.pkt_length",
         };
-        let add = |b: ir::SaluOperand| {
-            ir::SaluUpdate::new(ir::SaluOp::Add, ir::SaluOperand::Cell, b)
-        };
+        let add =
+            |b: ir::SaluOperand| ir::SaluUpdate::new(ir::SaluOp::Add, ir::SaluOperand::Cell, b);
         let (cell_bits, pair, updates) = match kind {
             CounterKind::Packets => (width, false, vec![add(ir::SaluOperand::Const(1))]),
             CounterKind::Bytes => (
@@ -273,9 +290,20 @@ impl<'a> Lowerer<'a> {
         match c.locals.get(&inst) {
             Some(Local::Extern(_, e)) if e == "DirectCounter" => {}
             Some(Local::Extern(_, e)) => {
-                return self.err(span, format!("`counters = {inst}`: `{inst}` is a {e}, not a DirectCounter"))
+                return self.err(
+                    span,
+                    format!("`counters = {inst}`: `{inst}` is a {e}, not a DirectCounter"),
+                )
             }
-            _ => return self.err(span, format!("`counters = {inst}`: no DirectCounter `{inst}` in `{}`", c.name)),
+            _ => {
+                return self.err(
+                    span,
+                    format!(
+                        "`counters = {inst}`: no DirectCounter `{inst}` in `{}`",
+                        c.name
+                    ),
+                )
+            }
         }
         for (ir, (dc, t, _)) in &self.direct_counted {
             if dc == &inst && t != table && actions.iter().any(|a| &a.1 == ir) {
