@@ -615,3 +615,41 @@ fn a_failed_check_exits_1_and_says_what_the_cell_holds() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn exit_early_places_its_exit_flag_gateway_a_stage_after_the_table_that_sets_it() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/exit_early.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4..7],
+        [
+            "    0     M/M       1     0     0     0     3     0     1     5     0    10     2     4     0  ingress_if0 tbl_not_ipv4 ipv4_host",
+            "    1     M/a       0     0     0     0     5     0     3     4     0     0     0     2     0  ingress_if1 ingress_if2 ingress_if3 tbl_ssh_queue tbl_exit_L57",
+            "    2     M/a       0     0     0     0     2     0     1     1     0     0     0     1     0  ingress_if4 tbl_decrement_ttl",
+        ]
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 103 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 103 + deparser 64 = 231 cycles = 154.000 ns"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/exit_early.p4",
+        "programs/p4/exit_early.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/exit_early.stf:4: expect port 16: pass (arrived in cycle 845)\n\
+         programs/p4/exit_early.stf:7: expect port 24: pass (arrived in cycle 870)\n\
+         programs/p4/exit_early.stf:10: expect port 24: pass (arrived in cycle 895)\n\
+         programs/p4/exit_early.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets\n"
+    );
+}

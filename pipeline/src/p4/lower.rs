@@ -20,6 +20,7 @@ use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod counters;
+mod exits;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
 
 /// A table as the control plane names it.
@@ -329,6 +330,8 @@ struct Lowerer<'a> {
     /// IR action -> (DirectCounter it counts, its IR table, bits of its entry index).
     direct_counted: HashMap<String, (String, String, u32)>,
     counters: Vec<CounterInfo>,
+    /// Where each `exit` of an apply block stands (see `exits`).
+    exits: Vec<Span>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -383,6 +386,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         mirrors: Vec::new(),
         direct_counted: HashMap::new(),
         counters: Vec::new(),
+        exits: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -1720,7 +1724,8 @@ impl<'a> Lowerer<'a> {
         let DeclKind::Control { apply, .. } = &d.kind else {
             unreachable!()
         };
-        self.block(&c, apply)
+        let body = self.block(&c, apply)?;
+        self.resolve_exits(&c, body)
     }
 
     fn block(&mut self, c: &Ctl<'a>, stmts: &'a [Stmt]) -> R<Vec<ir::Stmt>> {
@@ -1785,11 +1790,8 @@ impl<'a> Lowerer<'a> {
                     out.extend(self.switch_cases(c, &ir, &field, cases)?);
                 }
                 StmtKind::Exit => {
-                    return self.err(
-                        st.span,
-                        "`exit` is not supported: the IR's controls have no early exit (guard \
-                         the later tables with an `if`)",
-                    )
+                    self.flush(c, &mut pending, &mut out)?;
+                    out.push(self.exit_mark(st.span));
                 }
                 StmtKind::Return(_) => {
                     return self.err(st.span, "`return` in an apply block is not supported")

@@ -99,3 +99,100 @@ fn counters_lower_to_register_arrays_that_a_stateful_alu_adds_to() {
     assert_eq!(dc.split(5 << 32 | 2), (Some(2), Some(5)));
     assert_eq!(c.counter("port_packets").unwrap().split(7), (Some(7), None));
 }
+
+/// Compiles a program of the broken corpus's frame (`common.p4`) with control `Ingress`
+/// holding `body`.
+fn compile_ingress(name: &str, body: &str) -> Result<p4::Compiled, p4::P4Error> {
+    let dir = root().join("target/p4-front-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.p4"));
+    let common = root().join("programs/p4/bad/common.p4");
+    let text = format!(
+        "#include \"{}\"\ncontrol Ingress(INGRESS_PARAMS) {{\n{body}\n}}\nMAIN\n",
+        common.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    p4::compile(&path, &p4::Options::default())
+}
+
+fn ingress_json(p: &t2_pipeline::ir::Program) -> serde_json::Value {
+    serde_json::to_value(&p.ingress).unwrap()
+}
+
+#[test]
+fn an_exit_moves_the_rest_into_the_other_branch_or_guards_it_with_a_flag() {
+    let c = compiled("exit_early");
+    let want: serde_json::Value = serde_json::from_str(
+        r#"[{"if":{"cond":{"field":"ipv4.$valid","cmp":"eq","value":{"const":0}},
+            "then":[{"apply":"tbl_not_ipv4"}],
+            "else":[{"apply":"ipv4_host"},
+              {"if":{"cond":{"field":"p4.ipv4_host.hit","cmp":"eq","value":{"const":0}},
+                "then":[],
+                "else":[
+                  {"if":{"cond":{"field":"tcp.$valid","cmp":"eq","value":{"const":1}},
+                    "then":[{"if":{"cond":{"field":"l4.dst_port","cmp":"eq","value":{"const":22}},
+                      "then":[{"apply":"tbl_ssh_queue"},{"apply":"tbl_exit_L57"}],"else":[]}}],
+                    "else":[]}},
+                  {"if":{"cond":{"field":"p4.Ingress.exited","cmp":"eq","value":{"const":0}},
+                    "then":[{"apply":"tbl_decrement_ttl"}],"else":[]}}]}}]}}]"#,
+    )
+    .unwrap();
+    assert_eq!(ingress_json(&c.program), want);
+    let names: Vec<&str> = c.program.metadata.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["p4.ipv4_host.hit", "p4.Ingress.exited"]);
+    let exit = c
+        .program
+        .actions
+        .iter()
+        .find(|a| a.name == "exit_Ingress")
+        .unwrap();
+    assert_eq!(
+        exit.primitives,
+        vec![Primitive::set("p4.Ingress.exited", Operand::Const(1))]
+    );
+}
+
+#[test]
+fn an_exit_with_nothing_after_it_costs_nothing_and_a_table_after_one_on_every_path_is_refused() {
+    let tables = "action a() { meta.small = 1; } action b() { meta.small = 2; }
+        table ta { actions = { a; } default_action = a(); }
+        table tb { actions = { b; } default_action = b(); }";
+    // The last statement: nothing to skip.
+    let c = compile_ingress(
+        "exit_last",
+        &format!("{tables} apply {{ ta.apply(); if (meta.idx == 1) {{ exit; }} }}"),
+    )
+    .unwrap();
+    assert_eq!(
+        ingress_json(&c.program),
+        serde_json::json!([{"apply": "ta"}, {"if": {"cond": {"field": "meta.idx", "cmp": "eq",
+            "value": {"const": 1}}, "then": [], "else": []}}])
+    );
+    assert!(c
+        .program
+        .metadata
+        .iter()
+        .all(|m| !m.name.ends_with("exited")));
+    // Both branches exit: `tb` would never be applied, which is refused at the first exit.
+    let e = compile_ingress(
+        "exit_both",
+        &format!(
+            "{tables} apply {{ if (meta.idx == 1) {{ ta.apply(); exit; }} else {{ exit; }} tb.apply(); }}"
+        ),
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.col), (5, 102));
+    assert_eq!(
+        e.message,
+        "`exit` here leaves the control on every path, so table `tb` after it is never \
+         applied (the IR places every table it declares)"
+    );
+    // `exit` in an action stays refused, at its place.
+    let e = compile_ingress(
+        "exit_in_action",
+        "action a() { exit; } table t { actions = { a; } default_action = a(); } apply { t.apply(); }",
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.col), (3, 14));
+    assert_eq!(e.message, "`exit` in an action is not supported");
+}
