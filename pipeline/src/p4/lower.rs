@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod counters;
 mod exits;
+mod resubmit;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
 
 /// A table as the control plane names it.
@@ -138,8 +139,9 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 11] = [
+const LOWERED_EXTERNS: [&str; 12] = [
     "ActionProfile",
+    "Resubmit",
     "Counter",
     "DirectCounter",
     "ActionSelector",
@@ -158,10 +160,11 @@ fn refused_extern(name: &str) -> String {
             "the modelled MAU has no meter ALU (Tofino2 runs meters, LPF and WRED on its 4 \
              stateful ALUs per stage with rate and color logic the model does not have)"
         }
-        "Resubmit" | "Digest" | "Pktgen" => {
-            "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
-             reachable from JSON)"
+        "Digest" => {
+            "the modelled deparser sends no digests to the control plane (a learn filter and \
+             record list the chip does not have)"
         }
+        "Pktgen" => "the packet generator is configured from the scenario, not from P4",
         "MathUnit" => "the IR's stateful ALU has no math unit",
         "DirectRegister" | "DirectRegisterAction" | "RegisterParam" => {
             "the IR's register arrays are indexed, not direct"
@@ -332,6 +335,8 @@ struct Lowerer<'a> {
     counters: Vec<CounterInfo>,
     /// Where each `exit` of an apply block stands (see `exits`).
     exits: Vec<Span>,
+    /// The ingress deparser's `if (md.resubmit_type == T) resubmit.emit(...);`.
+    resubmits: Vec<resubmit::ResubmitIdiom>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -387,6 +392,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         direct_counted: HashMap::new(),
         counters: Vec::new(),
         exits: Vec::new(),
+        resubmits: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -788,6 +794,7 @@ impl<'a> Lowerer<'a> {
         let (eg_graph, eg_span) = self.lower_parser(blocks[3], Gress::Egress)?;
         self.scan_mirrors(blocks[2], Gress::Ingress)?;
         self.scan_mirrors(blocks[5], Gress::Egress)?;
+        self.scan_resubmits(blocks[2])?;
         let controls = [(blocks[1], Gress::Ingress), (blocks[4], Gress::Egress)];
         for (d, g) in controls {
             let body = self.lower_control(d, g)?;
@@ -1523,13 +1530,16 @@ impl<'a> Lowerer<'a> {
         if !names.contains(&ir::START) {
             return self.err(d.span, format!("parser `{}` has no `start` state", c.name));
         }
+        // The states the one extracting the intrinsic metadata goes to: they may skip the
+        // port metadata (TNA's resubmit idiom selects on `resubmit_flag` first).
+        let after_intrinsic = self.states_after_intrinsic(&c, states);
         let mut out = Vec::new();
         for s in states {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
                 return self.err(s.span, format!("a state cannot be named `{}`", s.name));
             }
             let mut extract = Vec::new();
-            let mut intrinsic = false;
+            let mut intrinsic = after_intrinsic.contains(&s.name);
             for st in &s.body {
                 let bad = |l: &Self| {
                     l.err(
@@ -1584,7 +1594,7 @@ impl<'a> Lowerer<'a> {
                                     ),
                                 }
                             }
-                            ("advance", [_]) if intrinsic => {
+                            ("advance", [_]) if intrinsic && extract.is_empty() => {
                                 // Skipping the port metadata after the intrinsic metadata.
                             }
                             ("advance", _) => {
@@ -2642,6 +2652,9 @@ impl<'a> Lowerer<'a> {
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
+                StmtKind::Assign(lhs, rhs) if resubmit::is_resubmit_type(c, lhs) => {
+                    out.push(self.resubmit_for(c, rhs, st.span)?);
+                }
                 StmtKind::Assign(lhs, rhs) if is_mirror_type(c, lhs) => {
                     let Ok((t, _)) = self.const_value(rhs, &c.locals) else {
                         return self.err(rhs.span, "mirror_type is set to a constant");
@@ -3880,7 +3893,7 @@ impl<'a> Lowerer<'a> {
         };
         let mut emitted: Vec<String> = Vec::new();
         for st in apply {
-            if self.mirror_idiom(&c, st)?.is_some() {
+            if self.mirror_idiom(&c, st)?.is_some() || self.resubmit_idiom(&c, st)?.is_some() {
                 continue;
             }
             match &st.kind {

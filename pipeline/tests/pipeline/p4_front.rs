@@ -196,3 +196,34 @@ fn an_exit_with_nothing_after_it_costs_nothing_and_a_table_after_one_on_every_pa
     assert_eq!((e.line, e.col), (3, 14));
     assert_eq!(e.message, "`exit` in an action is not supported");
 }
+
+#[test]
+fn a_resubmit_lowers_to_the_primitive_with_its_header_and_a_parser_that_selects_on_the_flag() {
+    let c = compiled("resubmit_pick");
+    let p = &c.program;
+    let pick = p.actions.iter().find(|a| a.name == "pick_port").unwrap();
+    assert!(pick.primitives.contains(&Primitive::Resubmit {
+        header: Some("resub".into())
+    }));
+    let g = p.parser.as_ref().expect("a parser graph of its own");
+    let names: Vec<&str> = g.states.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "start",
+            "parse_resubmit",
+            "parse_port_metadata",
+            "parse_ethernet",
+            "parse_ipv4"
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(&g.states[0].transition).unwrap(),
+        serde_json::json!({"select": {"keys": ["ig_intr_md.resubmit_flag"],
+            "cases": [{"values": [{"value": 1}], "next": "parse_resubmit"}],
+            "default": "parse_port_metadata"}})
+    );
+    assert_eq!(g.states[1].extract, ["resub"]);
+    // The port metadata is skipped where the chip puts none: the state extracts nothing.
+    assert!(g.states[2].extract.is_empty());
+}
