@@ -686,3 +686,59 @@ fn resubmit_pick_runs_its_packets_through_a_second_ingress_pass() {
          programs/p4/resubmit_pick.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
     );
 }
+
+#[test]
+fn a_scenarios_control_names_a_p4_programs_tables_as_bfrt_does() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-control-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |program: &str, table: &str, action: &str| {
+        let text = format!(
+            "name = \"p4-control\"\nseed = 1\nduration_us = 10\ndrain_us = 50\nprogram = \"{root}/{program}\"\n\
+             [topology]\nkind = \"single_chip\"\nhosts = 9\nlink_gbps = 100\nlink_delay_ns = 500\n\
+             queue_limit_cells = 400\n[transport]\ncongestion = \"fixed\"\nmss = 1000\n\
+             window_bytes = 32000\nrto_us = 20\n[workload.incast]\ndegree = 8\nsize_bytes = 64000\n\
+             period_us = 20\nfirst_us = 1\n\
+             [[control]]\nat_ns = 3000\nop = \"modify_entry\"\ntable = \"{table}\"\nkey = [167772161]\n\
+             action = \"{action}\"\n"
+        );
+        let f = dir.join("s.toml");
+        std::fs::write(&f, text).unwrap();
+        t2sim(&["run", "--scenario", f.to_str().unwrap()])
+    };
+    // The route to host 0, the incast's receiver, is changed to drop at 3 us.
+    let json = run("programs/dctcp_switch.json", "ipv4_host", "drop_no_route");
+    let p4 = run(
+        "src/schemes/dctcp/dctcp.p4",
+        "pipe.Ingress.ipv4_host",
+        "Ingress.drop_no_route",
+    );
+    assert!(json.status.success() && p4.status.success(), "{p4:?}");
+    assert_eq!(stdout(&json), stdout(&p4));
+    assert!(!stdout(&p4).contains("flows            2 completed of 8"));
+    // An unknown name is an error naming the key, the name and what the program has.
+    let o = run(
+        "src/schemes/dctcp/dctcp.p4",
+        "Ingress.ipv4_hosts",
+        "drop_no_route",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.ends_with(
+            "control[0].table: no table `Ingress.ipv4_hosts` in the P4 program (its tables: \
+             Ingress.not_ipv4, Ingress.ttl_expired, Ingress.ipv4_host, Egress.ecn_mark)\n"
+        ),
+        "{err}"
+    );
+    let o = run("src/schemes/dctcp/dctcp.p4", "ipv4_host", "Ingress.drop");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.ends_with(
+            "control[0].action: table `Ingress.ipv4_host` has no action `Ingress.drop` (its \
+             actions: forward, drop_no_route)\n"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
