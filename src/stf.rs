@@ -432,8 +432,10 @@ fn entry(
         let given = keys
             .iter()
             .find(|(n, _)| {
-                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field.
-                n == &k.name || n == &k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
+                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field;
+                // a header stack's index as `s[0]` or `s$0` (bmv2's) for the unrolled `s_0`.
+                let n = stack_index_unrolled(n);
+                n == k.name || n == k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
             })
             .ok_or_else(|| format!("the entry gives no value for key `{}`", k.name))?;
         kv.push(
@@ -449,6 +451,22 @@ fn entry(
             members: Vec::new(),
         },
     ))
+}
+
+/// A key name with header-stack indices (`hdr.s[1].f`, bmv2's `hdr.s$1.f`) as the
+/// unrolled headers' names (`hdr.s_1.f`).
+fn stack_index_unrolled(n: &str) -> String {
+    let mut out = String::new();
+    let mut chars = n.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' => out.push('_'),
+            ']' => {}
+            '$' if chars.peek().is_some_and(|d| d.is_ascii_digit()) => out.push('_'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The IR call of an action of `table` named as STF names it (`forward`, `Ingress.forward`),
@@ -1058,6 +1076,13 @@ mod tests {
             "t.stf:2: STF command `register_write` is not supported (add, setdefault, packet, \
              expect, wait, mirroring_add, check_counter, check_register)"
         );
+    }
+
+    #[test]
+    fn stack_indices_name_the_unrolled_headers() {
+        assert_eq!(stack_index_unrolled("hdr.vlan[1].vid"), "hdr.vlan_1.vid");
+        assert_eq!(stack_index_unrolled("hdr.vlan$0.vid"), "hdr.vlan_0.vid");
+        assert_eq!(stack_index_unrolled("data.$valid"), "data.$valid");
     }
 
     #[test]

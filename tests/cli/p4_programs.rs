@@ -742,3 +742,38 @@ fn a_scenarios_control_names_a_p4_programs_tables_as_bfrt_does() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn qinq_stack_matches_both_unrolled_tags_in_one_exact_table() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/qinq_stack.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4],
+        "    0     M/M       2     0     0     0     3     0     1     5     0    20     2     3     0  ingress_if0 vlan_pair tbl_no_route"
+    );
+    assert!(text.contains(
+        "vlan_pair        ingress  exact        0     4096   24     38/3        2      2      0     0     0       0       0\n"
+    ));
+    assert!(text.contains(
+        "  header vlan_1              4 B  16-bit #19 bytes 0..2, 16-bit #20 bytes 2..4; valid 8-bit #8 bit 1\n"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/qinq_stack.p4",
+        "programs/p4/qinq_stack.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/qinq_stack.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/qinq_stack.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
+    );
+}

@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod counters;
 mod exits;
 mod resubmit;
+mod stacks;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
 
 /// A table as the control plane names it.
@@ -360,6 +361,8 @@ enum MirrorSession {
 
 /// Lowers the declarations of a parsed program into an IR program called `name`.
 pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
+    let unrolled = stacks::unroll(src, decls)?;
+    let decls = unrolled.as_slice();
     let mut l = Lowerer {
         src,
         decls,

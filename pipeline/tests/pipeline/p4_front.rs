@@ -227,3 +227,64 @@ fn a_resubmit_lowers_to_the_primitive_with_its_header_and_a_parser_that_selects_
     // The port metadata is skipped where the chip puts none: the state extracts nothing.
     assert!(g.states[2].extract.is_empty());
 }
+
+#[test]
+fn a_header_stack_unrolls_into_one_header_per_index() {
+    let c = compiled("qinq_stack");
+    let p = &c.program;
+    let names: Vec<&str> = p.headers.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["vlan_0", "vlan_1"]);
+    assert_eq!(
+        p.headers[1]
+            .fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.bits))
+            .collect::<Vec<_>>(),
+        [("pcp", 3), ("dei", 1), ("vid", 12), ("ether_type", 16)]
+    );
+    let g = p.parser.as_ref().unwrap();
+    let extracts: Vec<(&str, &[String])> = g
+        .states
+        .iter()
+        .map(|s| (s.name.as_str(), s.extract.as_slice()))
+        .collect();
+    assert_eq!(extracts[1], ("parse_outer", &["vlan_0".to_string()][..]));
+    assert_eq!(extracts[2], ("parse_inner", &["vlan_1".to_string()][..]));
+    let t = p.tables.iter().find(|t| t.name == "vlan_pair").unwrap();
+    assert_eq!(t.keys, ["vlan_0.vid", "vlan_1.vid"]);
+    let forward = p.actions.iter().find(|a| a.name == "forward").unwrap();
+    assert_eq!(
+        forward.primitives[1],
+        Primitive::set("vlan_1.pcp", Operand::Const(5))
+    );
+    // An index past the stack, or a variable one, fails at the index.
+    let dir = root().join("target/p4-front-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let headers = root().join("programs/p4/include/headers.p4");
+    for (name, index, want) in [
+        (
+            "stack_past",
+            "2",
+            "index 2 is past header stack `vlan` of 2 headers",
+        ),
+        (
+            "stack_variable",
+            "meta_i",
+            "header stack `vlan` indexed by a variable: the model's parser and MAU name each \
+             header of an unrolled stack by a constant index",
+        ),
+    ] {
+        let path = dir.join(format!("{name}.p4"));
+        std::fs::write(
+            &path,
+            format!(
+                "#include <t2na.p4>\n#include \"{}\"\nstruct s_t {{ ethernet_h ethernet; vlan_h[2] vlan; }}\n\
+                 parser P(packet_in pkt, out s_t hdr) {{\n    state start {{ pkt.extract(hdr.vlan[{index}]); transition accept; }}\n}}\n",
+                headers.display()
+            ),
+        )
+        .unwrap();
+        let e = p4::compile(&path, &p4::Options::default()).unwrap_err();
+        assert_eq!((e.line, e.col, e.message.as_str()), (5, 40, want), "{name}");
+    }
+}
