@@ -581,6 +581,15 @@ impl<'a> Lowerer<'a> {
                     Ty::Extern(n.clone(), targs.clone())
                 } else if n == "error" {
                     Ty::Error
+                } else if n == "value_set" {
+                    // Tofino fills a value set's parser TCAM rows from the control plane; the
+                    // model's parser graph is fixed when the program loads.
+                    return self.err(
+                        span,
+                        "`value_set` is not supported: the model's parser TCAM rows are the \
+                         program's select cases, fixed when it loads, so the control plane \
+                         cannot add values (write them as cases)",
+                    );
                 } else {
                     return self.err(span, format!("unknown type `{n}`"));
                 }
