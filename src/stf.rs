@@ -58,6 +58,8 @@ enum Cmd {
         keys: Vec<(String, String)>,
         action: String,
         args: Vec<(Option<String>, String)>,
+        /// `add ... = NAME`: a handle a `check_counter` may name the entry by.
+        handle: Option<String>,
     },
     SetDefault {
         table: String,
@@ -80,6 +82,33 @@ enum Cmd {
         session: u8,
         port: u16,
     },
+    /// `check_counter NAME(INDEX) [packets|bytes] OP VALUE` (p4c's form; INDEX a number or
+    /// an entry's handle, `$H` or `H`) and `check_register NAME(INDEX) OP VALUE` (ours:
+    /// the format has no register check).
+    Check(Check),
+}
+
+/// A check of a counter or register cell, made when the chip has gone idle.
+#[derive(Clone, Debug, PartialEq)]
+struct Check {
+    counter: bool,
+    name: String,
+    index: CellIndex,
+    /// For a counter: `Some(true)` packets, `Some(false)` bytes, `None` what it counts.
+    packets: Option<bool>,
+    cmp: ir::Cmp,
+    /// The comparison as written (`==`, `<=`, ...).
+    op: String,
+    value: u64,
+    /// The check as written, for its line of output.
+    text: String,
+}
+
+/// A cell by number or by the handle of the entry that owns it (a DirectCounter's).
+#[derive(Clone, Debug, PartialEq)]
+enum CellIndex {
+    Number(u32),
+    Handle(String),
 }
 
 /// An STF test's outcome: one line per expectation (and per unexpected packet) and whether
@@ -104,6 +133,18 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
         let rest = rest.trim();
         let cmd = match word.to_ascii_lowercase().as_str() {
             "add" => {
+                // `add ... ACTION(...) = NAME` names the entry for a later `check_counter`.
+                let (rest, handle) = match rest.rsplit_once(')') {
+                    Some((body, tail)) if tail.trim().starts_with('=') => {
+                        let h = tail.trim()[1..].trim();
+                        if h.is_empty() || !h.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                            return Err(bad(format!("entry handle `{h}` is not a name")));
+                        }
+                        (format!("{body})"), Some(h.to_string()))
+                    }
+                    _ => (rest.to_string(), None),
+                };
+                let rest = rest.as_str();
                 let (head, action, args) = split_action(rest).map_err(&bad)?;
                 let mut toks = head.split_whitespace();
                 let table = toks
@@ -126,6 +167,7 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                     keys,
                     action,
                     args,
+                    handle,
                 }
             }
             "setdefault" => {
@@ -188,10 +230,13 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                     .map_err(|_| bad(format!("port `{p}` is not a number")))?;
                 Cmd::MirroringAdd { session, port }
             }
+            w @ ("check_counter" | "check_register") => {
+                Cmd::Check(parse_check(w == "check_counter", rest).map_err(&bad)?)
+            }
             other => {
                 return Err(bad(format!(
                     "STF command `{other}` is not supported (add, setdefault, packet, expect, \
-                     wait, mirroring_add)"
+                     wait, mirroring_add, check_counter, check_register)"
                 )))
             }
         };
@@ -201,6 +246,75 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
 }
 
 type Args = Vec<(Option<String>, String)>;
+
+/// `NAME(INDEX) [packets|bytes] OP VALUE` (the `packets|bytes` only for a counter).
+fn parse_check(counter: bool, rest: &str) -> Result<Check, String> {
+    let word = if counter {
+        "check_counter NAME(INDEX) [packets|bytes] OP VALUE"
+    } else {
+        "check_register NAME(INDEX) OP VALUE"
+    };
+    let form = || format!("expected `{word}`");
+    let (name, after) = rest.split_once('(').ok_or_else(form)?;
+    let (index, tail) = after.split_once(')').ok_or_else(form)?;
+    let name = name.trim();
+    let index = index.trim();
+    let index = if let Some(h) = index.strip_prefix('$') {
+        CellIndex::Handle(h.to_string())
+    } else if index.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        let n = parse_num(index)?;
+        CellIndex::Number(
+            u32::try_from(n).map_err(|_| format!("cell index `{index}` is too large"))?,
+        )
+    } else {
+        CellIndex::Handle(index.to_string())
+    };
+    let mut toks: Vec<&str> = tail.split_whitespace().collect();
+    let packets = match toks.first() {
+        Some(&"packets") if counter => Some(true),
+        Some(&"bytes") if counter => Some(false),
+        _ => None,
+    };
+    if packets.is_some() {
+        toks.remove(0);
+    }
+    let [op, value] = toks[..] else {
+        return Err(if toks.is_empty() {
+            format!("a check without a condition checks nothing: {}", form())
+        } else {
+            form()
+        });
+    };
+    let cmp = match op {
+        "==" => ir::Cmp::Eq,
+        "!=" => ir::Cmp::Ne,
+        "<" => ir::Cmp::Lt,
+        "<=" => ir::Cmp::Le,
+        ">" => ir::Cmp::Gt,
+        ">=" => ir::Cmp::Ge,
+        _ => return Err(format!("`{op}` is not a comparison (==, !=, <, <=, >, >=)")),
+    };
+    let value = u64::try_from(parse_num(value)?).map_err(|_| format!("`{value}` is too large"))?;
+    let text = format!(
+        "{} {}",
+        if counter {
+            "check_counter"
+        } else {
+            "check_register"
+        },
+        rest.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    Ok(Check {
+        counter,
+        name: name.to_string(),
+        index,
+        packets,
+        cmp,
+        op: op.to_string(),
+        value,
+        text,
+    })
+}
 
 /// Splits `HEAD ACTION(ARGS)` into the head, the action name and its arguments.
 fn split_action(s: &str) -> Result<(String, String, Args), String> {
@@ -318,8 +432,10 @@ fn entry(
         let given = keys
             .iter()
             .find(|(n, _)| {
-                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field.
-                n == &k.name || n == &k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
+                // The key as written, its last name (`f1` for `hdr.data.f1`), or the IR field;
+                // a header stack's index as `s[0]` or `s$0` (bmv2's) for the unrolled `s_0`.
+                let n = stack_index_unrolled(n);
+                n == k.name || n == k.ir_field || k.name.rsplit('.').next() == Some(n.as_str())
             })
             .ok_or_else(|| format!("the entry gives no value for key `{}`", k.name))?;
         kv.push(
@@ -335,6 +451,22 @@ fn entry(
             members: Vec::new(),
         },
     ))
+}
+
+/// A key name with header-stack indices (`hdr.s[1].f`, bmv2's `hdr.s$1.f`) as the
+/// unrolled headers' names (`hdr.s_1.f`).
+fn stack_index_unrolled(n: &str) -> String {
+    let mut out = String::new();
+    let mut chars = n.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' => out.push('_'),
+            ']' => {}
+            '$' if chars.peek().is_some_and(|d| d.is_ascii_digit()) => out.push('_'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The IR call of an action of `table` named as STF names it (`forward`, `Ingress.forward`),
@@ -390,19 +522,47 @@ fn action_call(
     Ok(ir::ActionCall::new(ir_name, &vals))
 }
 
-/// A table (IR name) and the key of one of its entries.
-type TableKey = (String, Vec<KeyValue>);
+/// Where the entries of the program's tables sit: (IR table, key, place) for every entry,
+/// the const ones first; a DirectCounter's cell is its entry's place. Entries named by a
+/// handle (`add ... = H`) by it.
+#[derive(Default)]
+struct Places {
+    entries: Vec<(String, Vec<KeyValue>, u64)>,
+    handles: Vec<(String, String, u64)>,
+}
+
+impl Places {
+    fn place_of(&self, table: &str, key: &[KeyValue]) -> Option<u64> {
+        self.entries
+            .iter()
+            .find(|e| e.0 == table && e.1 == key)
+            .map(|e| e.2)
+    }
+    /// The place a new entry of `table` takes (after every place given so far).
+    fn next(&self, table: &str) -> u64 {
+        self.entries.iter().filter(|e| e.0 == table).count() as u64
+    }
+    fn name(&mut self, handle: &Option<String>, table: &str, place: u64) -> Result<(), String> {
+        if let Some(h) = handle {
+            if self.handles.iter().any(|x| &x.0 == h) {
+                return Err(format!("entry handle `{h}` is given twice"));
+            }
+            self.handles.push((h.clone(), table.to_string(), place));
+        }
+        Ok(())
+    }
+}
 
 /// The program with the entries and defaults of `cmds` (`add`, `setdefault`; other commands
-/// are skipped) in its tables, and the (table, key) pairs they added.
+/// are skipped) in its tables, and where its entries sit.
 fn stage(
     c: &Compiled,
     test_name: &str,
     cmds: &[(usize, Cmd)],
-) -> Result<(ir::Program, Vec<TableKey>), String> {
+) -> Result<(ir::Program, Places), String> {
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
     let mut program = c.program.clone();
-    let mut staged: Vec<(String, Option<u64>, usize, Entry)> = Vec::new();
+    let mut staged: Vec<(String, Option<u64>, usize, Entry, Option<String>)> = Vec::new();
     for (ln, cmd) in cmds {
         match cmd {
             Cmd::Add {
@@ -411,6 +571,7 @@ fn stage(
                 keys,
                 action,
                 args,
+                handle,
             } => {
                 let (t, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let tab = program.tables.iter().find(|x| x.name == t).unwrap();
@@ -423,33 +584,43 @@ fn stage(
                 // Adding a key again replaces its entry (what the compilers' STF suites
                 // expect when they re-add a key with another action).
                 staged.retain(|s| !(s.0 == t && s.3.key == e.key));
-                staged.push((t, *priority, *ln, e));
+                staged.push((t, *priority, *ln, e, handle.clone()));
             }
             Cmd::SetDefault {
                 table,
                 action,
                 args,
             } => {
-                let call = action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
+                let mut call = action_call(c, table, action, args, true).map_err(|e| at(*ln, e))?;
                 let t = c.table(table).unwrap().ir_name.clone();
-                program
-                    .tables
-                    .iter_mut()
-                    .find(|x| x.name == t)
-                    .unwrap()
-                    .default_action = call;
+                let tab = program.tables.iter_mut().find(|x| x.name == t).unwrap();
+                // A miss counts in the cell after the entries' (docs/p4.md, Counters).
+                if c.takes_entry_index(&call.action) {
+                    call.args.push(tab.size as u64);
+                }
+                tab.default_action = call;
             }
             _ => {}
+        }
+    }
+    let mut places = Places::default();
+    for t in &program.tables {
+        for (i, e) in t.entries.iter().enumerate() {
+            places
+                .entries
+                .push((t.name.clone(), e.key.clone(), i as u64));
         }
     }
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
     // convention p4c's STF runner passes on), then file order.
     staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
-    let keys_in: Vec<TableKey> = staged
-        .iter()
-        .map(|s| (s.0.clone(), s.3.key.clone()))
-        .collect();
-    for (t, _, _, e) in staged {
+    for (t, _, ln, mut e, handle) in staged {
+        let place = places.next(&t);
+        if c.takes_entry_index(&e.action.action) {
+            e.action.args.push(place);
+        }
+        places.name(&handle, &t, place).map_err(|e| at(ln, e))?;
+        places.entries.push((t.clone(), e.key.clone(), place));
         program
             .tables
             .iter_mut()
@@ -458,7 +629,85 @@ fn stage(
             .entries
             .push(e);
     }
-    Ok((program, keys_in))
+    Ok((program, places))
+}
+
+/// The line of a `check_counter` or `check_register` against the chip's cells now, and
+/// whether it held; `Err` is bad input (an unknown name, an index out of range).
+fn check_cell(
+    c: &Compiled,
+    places: &Places,
+    chip: &mut Chip,
+    ck: &Check,
+) -> Result<(String, bool), String> {
+    let index = |direct_table: Option<&str>| -> Result<u32, String> {
+        match &ck.index {
+            CellIndex::Number(n) => Ok(*n),
+            CellIndex::Handle(h) => {
+                let Some((_, t, place)) = places.handles.iter().find(|x| &x.0 == h) else {
+                    return Err(format!(
+                        "no entry was added with handle `{h}` (`add ... = {h}`)"
+                    ));
+                };
+                if direct_table != Some(t.as_str()) {
+                    return Err(format!(
+                        "entry `{h}` is of table `{t}`, which `{}` does not count",
+                        ck.name
+                    ));
+                }
+                Ok(*place as u32)
+            }
+        }
+    };
+    let (got, what) = if ck.counter {
+        let info = c
+            .counter(&ck.name)
+            .ok_or_else(|| format!("no counter `{}` in the program", ck.name))?;
+        let i = index(info.direct_table.as_deref())?;
+        let gress = c.register_gress(&info.register);
+        let cell = chip
+            .read_register(0, gress, &info.register, i)
+            .map_err(|e| format!("counter `{}`: {}", ck.name, e.problem))?;
+        let (packets, bytes) = info.split(cell);
+        match (ck.packets, packets, bytes) {
+            (Some(true) | None, Some(p), None) => (p, "packets"),
+            (Some(true), Some(p), Some(_)) => (p, "packets"),
+            (Some(false) | None, None, Some(b)) => (b, "bytes"),
+            (Some(false), Some(_), Some(b)) => (b, "bytes"),
+            (None, Some(_), Some(_)) => {
+                return Err(format!(
+                    "counter `{}` counts packets and bytes: say which",
+                    ck.name
+                ))
+            }
+            (Some(p), _, _) => {
+                return Err(format!(
+                    "counter `{}` does not count {}",
+                    ck.name,
+                    if p { "packets" } else { "bytes" }
+                ))
+            }
+            (None, None, None) => unreachable!("a counter counts something"),
+        }
+    } else {
+        let reg = c
+            .register(&ck.name)
+            .ok_or_else(|| format!("no register `{}` in the program", ck.name))?;
+        let i = index(None)?;
+        let cell = chip
+            .read_register(0, c.register_gress(reg), reg, i)
+            .map_err(|e| format!("register `{}`: {}", ck.name, e.problem))?;
+        (cell, "value")
+    };
+    let held = ck.cmp.holds(got, ck.value);
+    Ok((
+        if held {
+            format!("{}: pass ({what} {got})", ck.text)
+        } else {
+            format!("{}: FAIL: {what} is {got}", ck.text)
+        },
+        held,
+    ))
 }
 
 /// Port speed of the test ports.
@@ -504,7 +753,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         .iter()
         .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
         .unwrap_or(cmds.len());
-    let (program, mut keys_in) = stage(c, test_name, &cmds[..first_packet])?;
+    let (program, mut places) = stage(c, test_name, &cmds[..first_packet])?;
     let config = ChipConfig {
         params,
         ports: specs,
@@ -521,6 +770,14 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             };
             chip.set_mirror_session(*session, Some(session_to))
                 .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
+        }
+    }
+    // Checks before the first packet see the cells as the program starts them.
+    let mut checked: Vec<(usize, String, bool)> = Vec::new();
+    for (ln, cmd) in &cmds[..first_packet] {
+        if let Cmd::Check(ck) = cmd {
+            let (line, held) = check_cell(c, &places, &mut chip, ck).map_err(|e| at(*ln, e))?;
+            checked.push((*ln, line, held));
         }
     }
     let mut net = Network::new(Stepping::Jump);
@@ -565,17 +822,23 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 keys,
                 action,
                 args,
+                handle,
                 ..
             } => {
                 drain(&mut net);
-                let (tname, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
+                let (tname, mut e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let when = net.now() + 1;
-                // A key already in the table gets its entry replaced.
-                let known = keys_in.iter().any(|k| k.0 == tname && k.1 == e.key);
-                if !known {
-                    keys_in.push((tname.clone(), e.key.clone()));
+                // A key already in the table gets its entry replaced, keeping its place.
+                let known = places.place_of(&tname, &e.key);
+                let place = known.unwrap_or_else(|| places.next(&tname));
+                if known.is_none() {
+                    places.entries.push((tname.clone(), e.key.clone(), place));
                 }
-                let op = if known {
+                if c.takes_entry_index(&e.action.action) {
+                    e.action.args.push(place);
+                }
+                places.name(handle, &tname, place).map_err(|e| at(*ln, e))?;
+                let op = if known.is_some() {
                     crate::chip::ControlOp::ModifyEntry {
                         pipe: None,
                         table: tname,
@@ -606,11 +869,18 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                     "`mirroring_add` after the first packet is not supported".to_string(),
                 ))
             }
+            Cmd::Check(ck) => {
+                // As `wait`: the packets sent so far have left (or been dropped) first.
+                drain(&mut net);
+                let chip = net.node_mut::<Chip>(chip);
+                let (line, held) = check_cell(c, &places, chip, ck).map_err(|e| at(*ln, e))?;
+                checked.push((*ln, line, held));
+            }
         }
     }
     drain(&mut net);
     // Match per port, in order.
-    let mut lines = Vec::new();
+    let mut lines: Vec<(usize, String)> = Vec::new();
     let mut passed = true;
     let mut failed = 0usize;
     let mut used = vec![0usize; ports.len()];
@@ -637,16 +907,32 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             }
         };
         match verdict {
-            Ok(cycle) => lines.push(format!(
-                "{test_name}:{ln}: expect port {port}: pass (arrived in cycle {cycle})"
+            Ok(cycle) => lines.push((
+                *ln,
+                format!("{test_name}:{ln}: expect port {port}: pass (arrived in cycle {cycle})"),
             )),
             Err(why) => {
                 passed = false;
                 failed += 1;
-                lines.push(format!("{test_name}:{ln}: expect port {port}: FAIL: {why}"));
+                lines.push((
+                    *ln,
+                    format!("{test_name}:{ln}: expect port {port}: FAIL: {why}"),
+                ));
             }
         }
     }
+    let checks = checked.len();
+    let checks_failed = checked.iter().filter(|x| !x.2).count();
+    passed &= checks_failed == 0;
+    lines.extend(
+        checked
+            .into_iter()
+            .map(|(ln, line, _)| (ln, format!("{test_name}:{ln}: {line}"))),
+    );
+    // One line per expectation and check, in file order.
+    lines.sort_by_key(|l| l.0);
+    let mut lines: Vec<String> = lines.into_iter().map(|l| l.1).collect();
+    let listed = lines.len();
     for (i, p) in probes.iter().enumerate() {
         for (cycle, bytes) in net.node::<Probe>(*p).received().iter().skip(used[i]) {
             passed = false;
@@ -658,11 +944,18 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         }
     }
     let n = expects.len();
-    let unexpected = lines.len() - n;
-    lines.push(format!(
+    let unexpected = lines.len() - listed;
+    let mut summary = format!(
         "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
         n - failed
-    ));
+    );
+    if checks > 0 {
+        summary += &format!(
+            "; {checks} checks, {} passed, {checks_failed} failed",
+            checks - checks_failed
+        );
+    }
+    lines.push(summary);
     Ok(StfOutcome { lines, passed })
 }
 
@@ -708,6 +1001,7 @@ mod tests {
                     (Some("port".into()), "8".into()),
                     (Some("q".into()), "1".into())
                 ],
+                handle: None,
             }
         );
         assert_eq!(
@@ -733,10 +1027,62 @@ mod tests {
             }
         );
         assert_eq!(
-            parse_stf("t.stf", "\ncheck_counter c(1) packets == 3\n").unwrap_err(),
-            "t.stf:2: STF command `check_counter` is not supported (add, setdefault, packet, \
-             expect, wait, mirroring_add)"
+            parse_stf("t.stf", "\ncheck_counter Ingress.c($h) packets  <= 3\n").unwrap()[0].1,
+            Cmd::Check(Check {
+                counter: true,
+                name: "Ingress.c".into(),
+                index: CellIndex::Handle("h".into()),
+                packets: Some(true),
+                cmp: ir::Cmp::Le,
+                op: "<=".into(),
+                value: 3,
+                text: "check_counter Ingress.c($h) packets <= 3".into(),
+            })
         );
+        assert_eq!(
+            parse_stf("t.stf", "check_register r(0x10) != 0b11\n").unwrap()[0].1,
+            Cmd::Check(Check {
+                counter: false,
+                name: "r".into(),
+                index: CellIndex::Number(16),
+                packets: None,
+                cmp: ir::Cmp::Ne,
+                op: "!=".into(),
+                value: 3,
+                text: "check_register r(0x10) != 0b11".into(),
+            })
+        );
+        assert_eq!(
+            parse_stf("t.stf", "add t k:1 a() = h1\n").unwrap()[0].1,
+            Cmd::Add {
+                table: "t".into(),
+                priority: None,
+                keys: vec![("k".into(), "1".into())],
+                action: "a".into(),
+                args: vec![],
+                handle: Some("h1".into()),
+            }
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\ncheck_register r(1) packets == 3\n").unwrap_err(),
+            "t.stf:2: expected `check_register NAME(INDEX) OP VALUE`"
+        );
+        assert_eq!(
+            parse_stf("t.stf", "check_counter c(1) ~ 3\n").unwrap_err(),
+            "t.stf:1: `~` is not a comparison (==, !=, <, <=, >, >=)"
+        );
+        assert_eq!(
+            parse_stf("t.stf", "\nregister_write r(1) 3\n").unwrap_err(),
+            "t.stf:2: STF command `register_write` is not supported (add, setdefault, packet, \
+             expect, wait, mirroring_add, check_counter, check_register)"
+        );
+    }
+
+    #[test]
+    fn stack_indices_name_the_unrolled_headers() {
+        assert_eq!(stack_index_unrolled("hdr.vlan[1].vid"), "hdr.vlan_1.vid");
+        assert_eq!(stack_index_unrolled("hdr.vlan$0.vid"), "hdr.vlan_0.vid");
+        assert_eq!(stack_index_unrolled("data.$valid"), "data.$valid");
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl ScenarioFile {
                 .map_err(|e| format!("{shown}: params: {e}"))?,
             None => Tofino2Params::default(),
         };
-        let program = check_program(&raw, shown, base, &params)?;
+        let (program, p4) = check_program(&raw, shown, base, &params)?;
         let t = &raw.topology;
         if let Some(bytes) = t.buffer_bytes {
             // The papers' shared buffers (BFC's and the HPCC artifact's 12 MB) in place of
@@ -334,6 +334,7 @@ impl ScenarioFile {
                 &raw.mirror_session,
                 &raw.pktgen,
                 &raw.control,
+                p4.as_ref(),
                 params.clock(),
                 (raw.duration_us + raw.drain_us) * 1000,
             )
@@ -512,7 +513,7 @@ fn check_program(
     shown: &str,
     base: &Path,
     params: &Tofino2Params,
-) -> Result<Option<Program>, String> {
+) -> Result<(Option<Program>, Option<t2_pipeline::p4::Compiled>), String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     if let (Some(name), Some(_)) = (&raw.scheme, &raw.program) {
         return bad(
@@ -536,17 +537,16 @@ fn check_program(
         }
     }
     Ok(match &raw.program {
-        None => None,
+        None => (None, None),
         // A P4 program (`program = "x.p4"`), lowered onto the IR (docs/p4.md), with the
         // file's -I and -D.
         Some(p) if is_p4 => {
             let path = base.join(p);
             let include: Vec<PathBuf> = raw.p4_include.iter().map(|d| base.join(d)).collect();
-            Some(
-                crate::stf::load(&path, &include, &raw.p4_define)
-                    .map_err(|e| format!("{shown}: program: {e}"))?
-                    .program,
-            )
+            // The compiled form too: `[[control]]` names its tables by their P4 names.
+            let c = crate::stf::load(&path, &include, &raw.p4_define)
+                .map_err(|e| format!("{shown}: program: {e}"))?;
+            (Some(c.program.clone()), Some(c))
         }
         Some(p) => {
             let path = base.join(p);
@@ -558,7 +558,7 @@ fn check_program(
             // program's `name`), and before the network is built.
             t2_pipeline::check::check_with(&program, &params.pipeline.phv)
                 .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
-            Some(program)
+            (Some(program), None)
         }
     })
 }

@@ -1,15 +1,24 @@
 //! Scenario-file keys for the control plane: `[[mirror_session]]`, `[[pktgen]]` and
 //! `[[control]]` (operations at a chosen time) tables, given to every switch when the network
-//! is built (docs/testbench.md). Errors name the key. Every value is checked when it is
+//! is built (docs/testbench.md). With a P4 program (`program = "x.p4"`) `[[control]]` names
+//! tables, actions, registers and counters as BfRt would (`pipe.Ingress.ipv4_host`,
+//! `Ingress.forward`, or the last name when it is unambiguous) and they are translated to
+//! the lowered program's objects here (docs/p4.md, Control plane). Errors name the key. Every value is checked when it is
 //! read: times through one checked ns-to-cycles conversion bounded by the run's end, a
 //! burst's size against a limit, payloads strictly as hex digits within the wire's frame
 //! limit, keys an operation does not take refused, and ids given twice refused by name.
 
 use crate::chip::{Chip, ControlOp, MirrorSession, PktgenApp, PktgenTrigger};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use t2_clock::{Clock, Cycle};
 use t2_pipeline::ir::{ActionCall, Entry, KeyValue};
+use t2_pipeline::p4::Compiled;
 use t2_pipeline::Gress;
+
+/// The keys `[[control]]` has added to each table (IR name), in order: a new key's place
+/// after the const entries, for a DirectCounter's entry index.
+type Places = BTreeMap<String, Vec<Vec<u64>>>;
 
 /// Packets one pktgen firing may make (`batches x packets_per_batch`): the burst is listed
 /// when it fires, so its size is bounded here (2^20 packets, about 40 MB of schedule), well
@@ -109,6 +118,97 @@ impl ControlToml {
             .filter(|(k, g)| *g && !takes.contains(k))
             .map(|(k, _)| *k)
             .collect()
+    }
+
+    /// The same operation with the P4 names of program `c` translated to its IR objects:
+    /// tables, their actions (a DirectCounter's entry index appended to the arguments, the
+    /// entry's place from `places`), registers and counters (whose thread is found when
+    /// `gress` is not given). Errors name the key and the unknown name.
+    fn with_p4_names(&self, c: &Compiled, places: &mut Places) -> Result<ControlToml, String> {
+        let mut out = self.clone();
+        if let Some(name) = &self.table {
+            let list = |names: Vec<&str>| names.join(", ");
+            let t = c.table(name).ok_or_else(|| {
+                format!(
+                    "table: no table `{name}` in the P4 program (its tables: {})",
+                    list(c.tables.iter().map(|t| t.p4_name.as_str()).collect())
+                )
+            })?;
+            if self.key.len() != t.keys.len() {
+                return Err(format!(
+                    "key: table `{}` has {} keys, {} given",
+                    t.p4_name,
+                    t.keys.len(),
+                    self.key.len()
+                ));
+            }
+            out.table = Some(t.ir_name.clone());
+            if let Some(a) = &self.action {
+                let short = a.rsplit('.').next().unwrap_or(a);
+                let Some((_, ir)) = t.actions.iter().find(|x| x.0 == short) else {
+                    return Err(format!(
+                        "action: table `{}` has no action `{a}` (its actions: {})",
+                        t.p4_name,
+                        list(t.actions.iter().map(|x| x.0.as_str()).collect())
+                    ));
+                };
+                let base = ir.split('@').next().unwrap_or(ir);
+                let params = c
+                    .actions
+                    .iter()
+                    .find(|x| x.ir_name == base)
+                    .map_or(0, |x| x.params.len());
+                if self.args.len() != params {
+                    return Err(format!(
+                        "args: action `{a}` takes {params} arguments, {} given",
+                        self.args.len()
+                    ));
+                }
+                out.action = Some(ir.clone());
+                if c.takes_entry_index(ir) {
+                    let ir_table = c.program.tables.iter().find(|x| x.name == t.ir_name);
+                    let consts = ir_table.map_or(0, |x| x.entries.len());
+                    let keys = places.entry(t.ir_name.clone()).or_default();
+                    let place = match keys.iter().position(|k| k == &self.key) {
+                        Some(p) => p,
+                        None => {
+                            keys.push(self.key.clone());
+                            keys.len() - 1
+                        }
+                    };
+                    out.args.push((consts + place) as u64);
+                }
+            }
+        }
+        if let Some(name) = &self.register {
+            let ir = c
+                .register(name)
+                .or_else(|| c.counter(name).map(|k| k.register.as_str()))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = c
+                        .registers
+                        .iter()
+                        .map(|r| r.0.as_str())
+                        .chain(c.counters.iter().map(|k| k.p4_name.as_str()))
+                        .collect();
+                    format!(
+                        "register: no register or counter `{name}` in the P4 program (its \
+                         registers and counters: {})",
+                        names.join(", ")
+                    )
+                })?;
+            if self.gress.is_none() {
+                out.gress = Some(
+                    match c.register_gress(ir) {
+                        Gress::Ingress => "ingress",
+                        Gress::Egress => "egress",
+                    }
+                    .to_string(),
+                );
+            }
+            out.register = Some(ir.to_string());
+        }
+        Ok(out)
     }
 
     /// The operation and its cycle, or the problem.
@@ -265,13 +365,23 @@ impl ControlSetup {
         sessions: &[MirrorSessionToml],
         apps: &[PktgenToml],
         control: &[ControlToml],
+        p4: Option<&Compiled>,
         clock: Clock,
         end_ns: u64,
     ) -> Result<ControlSetup, String> {
+        let mut places = Places::new();
         let ops = control
             .iter()
             .enumerate()
-            .map(|(k, c)| c.op(clock, end_ns).map_err(|e| format!("control[{k}].{e}")))
+            .map(|(k, c)| {
+                let named = match p4 {
+                    Some(p) => c.with_p4_names(p, &mut places),
+                    None => Ok(c.clone()),
+                };
+                named
+                    .and_then(|c| c.op(clock, end_ns))
+                    .map_err(|e| format!("control[{k}].{e}"))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut mirror_sessions: Vec<(u8, MirrorSession)> = Vec::new();
         for (k, s) in sessions.iter().enumerate() {

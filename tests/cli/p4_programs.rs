@@ -535,3 +535,272 @@ fn run_p4_passes_its_defines_and_includes_to_the_preprocessor() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--p4"));
 }
+
+#[test]
+fn port_counters_place_their_counters_on_two_stateful_alus_of_stage_0() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4],
+        "    0     M/M       5     0     4     2     3     0     1     9     0    10     3     3     0  tbl_count_port ingress_if0 ipv4_host"
+    );
+    assert!(text.contains(
+        "ipv4_host        ingress  exact        0     1024   32     57/2        1      1      0     0     0       1       0\n"
+    ));
+    // The stateful stage costs 4 cycles more than a plain one (23 + 4).
+    assert!(text.contains("  stage cycles [27, 2, 2,"));
+    assert!(text.contains("stateful         2 register arrays, 81984 bits in 2 data RAMs"));
+}
+
+#[test]
+fn port_counters_stf_checks_its_counters() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        "programs/p4/port_counters.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let f = "programs/p4/port_counters.stf";
+    let want = [
+        "5: check_counter Ingress.port_packets(8) == 0: pass (packets 0)",
+        "7: expect port 16: pass (arrived in cycle 807)",
+        "9: expect port 24: pass (arrived in cycle 832)",
+        "11: expect port 16: pass (arrived in cycle 857)",
+        "15: check_counter Ingress.host_stats($h1) packets == 2: pass (packets 2)",
+        "16: check_counter host_stats($h1) bytes == 128: pass (bytes 128)",
+        "17: check_counter host_stats(h2) packets == 1: pass (packets 1)",
+        "18: check_counter host_stats(1024) packets == 1: pass (packets 1)",
+        "19: check_counter port_packets(8) == 3: pass (packets 3)",
+        "20: check_counter port_packets(9) packets == 1: pass (packets 1)",
+        "24: expect port 20: pass (arrived in cycle 1566)",
+        "25: check_counter host_stats($h3) packets == 1: pass (packets 1)",
+        "26: check_counter host_stats(1024) packets == 1: pass (packets 1)",
+        "27: check_counter port_packets(8) >= 4: pass (packets 4)",
+    ];
+    let mut expected: String = want.iter().map(|l| format!("{f}:{l}\n")).collect();
+    expected += &format!(
+        "{f}: 4 expectations, 4 passed, 0 failed; 0 unexpected packets; 10 checks, 10 passed, 0 failed\n"
+    );
+    assert_eq!(stdout(&o), expected);
+}
+
+#[test]
+fn a_failed_check_exits_1_and_says_what_the_cell_holds() {
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string("programs/p4/port_counters.stf")
+        .unwrap()
+        .replace(
+            "port_packets(9) packets == 1",
+            "port_packets(9) packets == 2",
+        );
+    let stf = dir.join("bad.stf");
+    std::fs::write(&stf, text).unwrap();
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/port_counters.p4",
+        stf.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains(":20: check_counter port_packets(9) packets == 2: FAIL: packets is 1\n"));
+    assert!(out.ends_with("; 10 checks, 9 passed, 1 failed\n"), "{out}");
+    // An unknown counter, or a handle no entry was given, is bad input at its line.
+    for (check, why) in [
+        (
+            "check_counter nope(1) == 1",
+            "no counter `nope` in the program",
+        ),
+        (
+            "check_counter host_stats(1) == 1",
+            "counter `host_stats` counts packets and bytes: say which",
+        ),
+        (
+            "check_counter host_stats($x) packets == 1",
+            "no entry was added with handle `x` (`add ... = x`)",
+        ),
+    ] {
+        std::fs::write(&stf, format!("packet 8 00\n{check}\n")).unwrap();
+        let o = t2sim(&[
+            "stf",
+            "--p4",
+            "programs/p4/port_counters.p4",
+            stf.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(err, format!("t2sim: error: {}:2: {why}\n", stf.display()));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn exit_early_places_its_exit_flag_gateway_a_stage_after_the_table_that_sets_it() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/exit_early.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4..7],
+        [
+            "    0     M/M       1     0     0     0     3     0     1     5     0    10     2     4     0  ingress_if0 tbl_not_ipv4 ipv4_host",
+            "    1     M/a       0     0     0     0     5     0     3     4     0     0     0     2     0  ingress_if1 ingress_if2 ingress_if3 tbl_ssh_queue tbl_exit_L57",
+            "    2     M/a       0     0     0     0     2     0     1     1     0     0     0     1     0  ingress_if4 tbl_decrement_ttl",
+        ]
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 103 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 103 + deparser 64 = 231 cycles = 154.000 ns"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/exit_early.p4",
+        "programs/p4/exit_early.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/exit_early.stf:4: expect port 16: pass (arrived in cycle 845)\n\
+         programs/p4/exit_early.stf:7: expect port 24: pass (arrived in cycle 870)\n\
+         programs/p4/exit_early.stf:10: expect port 24: pass (arrived in cycle 895)\n\
+         programs/p4/exit_early.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn resubmit_pick_runs_its_packets_through_a_second_ingress_pass() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/resubmit_pick.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4],
+        "    0     M/M       1     0     0     0     3     0     1     5     0    10     2     3     0  ingress_if0 pick tbl_send"
+    );
+    assert_eq!(lines[5], "    1     a/a       0     0     0     0     0     0     0     0     0     0     0     0     0");
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/resubmit_pick.p4",
+        "programs/p4/resubmit_pick.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // Two ingress passes of 189 cycles each (the report's ingress latency): the same frame
+    // through exit_early's one pass of 231 cycles leaves in cycle 845, 148 cycles sooner.
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/resubmit_pick.stf:5: expect port 16: pass (arrived in cycle 993)\n\
+         programs/p4/resubmit_pick.stf:7: expect port 24: pass (arrived in cycle 1018)\n\
+         programs/p4/resubmit_pick.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn a_scenarios_control_names_a_p4_programs_tables_as_bfrt_does() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-control-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |program: &str, table: &str, action: &str| {
+        let text = format!(
+            "name = \"p4-control\"\nseed = 1\nduration_us = 10\ndrain_us = 50\nprogram = \"{root}/{program}\"\n\
+             [topology]\nkind = \"single_chip\"\nhosts = 9\nlink_gbps = 100\nlink_delay_ns = 500\n\
+             queue_limit_cells = 400\n[transport]\ncongestion = \"fixed\"\nmss = 1000\n\
+             window_bytes = 32000\nrto_us = 20\n[workload.incast]\ndegree = 8\nsize_bytes = 64000\n\
+             period_us = 20\nfirst_us = 1\n\
+             [[control]]\nat_ns = 3000\nop = \"modify_entry\"\ntable = \"{table}\"\nkey = [167772161]\n\
+             action = \"{action}\"\n"
+        );
+        let f = dir.join("s.toml");
+        std::fs::write(&f, text).unwrap();
+        t2sim(&["run", "--scenario", f.to_str().unwrap()])
+    };
+    // The route to host 0, the incast's receiver, is changed to drop at 3 us.
+    let json = run("programs/dctcp_switch.json", "ipv4_host", "drop_no_route");
+    let p4 = run(
+        "src/schemes/dctcp/dctcp.p4",
+        "pipe.Ingress.ipv4_host",
+        "Ingress.drop_no_route",
+    );
+    assert!(json.status.success() && p4.status.success(), "{p4:?}");
+    assert_eq!(stdout(&json), stdout(&p4));
+    assert!(!stdout(&p4).contains("flows            2 completed of 8"));
+    // An unknown name is an error naming the key, the name and what the program has.
+    let o = run(
+        "src/schemes/dctcp/dctcp.p4",
+        "Ingress.ipv4_hosts",
+        "drop_no_route",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.ends_with(
+            "control[0].table: no table `Ingress.ipv4_hosts` in the P4 program (its tables: \
+             Ingress.not_ipv4, Ingress.ttl_expired, Ingress.ipv4_host, Egress.ecn_mark)\n"
+        ),
+        "{err}"
+    );
+    let o = run("src/schemes/dctcp/dctcp.p4", "ipv4_host", "Ingress.drop");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.ends_with(
+            "control[0].action: table `Ingress.ipv4_host` has no action `Ingress.drop` (its \
+             actions: forward, drop_no_route)\n"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn qinq_stack_matches_both_unrolled_tags_in_one_exact_table() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/qinq_stack.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[4],
+        "    0     M/M       2     0     0     0     3     0     1     5     0    20     2     3     0  ingress_if0 vlan_pair tbl_no_route"
+    );
+    assert!(text.contains(
+        "vlan_pair        ingress  exact        0     4096   24     38/3        2      2      0     0     0       0       0\n"
+    ));
+    assert!(text.contains(
+        "  header vlan_1              4 B  16-bit #19 bytes 0..2, 16-bit #20 bytes 2..4; valid 8-bit #8 bit 1\n"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/qinq_stack.p4",
+        "programs/p4/qinq_stack.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/qinq_stack.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/qinq_stack.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
+    );
+}

@@ -23,6 +23,12 @@ use crate::program::builtin;
 use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod counters;
+mod exits;
+mod resubmit;
+mod stacks;
+pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
+
 /// A table as the control plane names it.
 #[derive(Clone, Debug)]
 pub struct TableInfo {
@@ -138,8 +144,11 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 9] = [
+const LOWERED_EXTERNS: [&str; 12] = [
     "ActionProfile",
+    "Resubmit",
+    "Counter",
+    "DirectCounter",
     "ActionSelector",
     "Mirror",
     "Register",
@@ -152,14 +161,15 @@ const LOWERED_EXTERNS: [&str; 9] = [
 
 fn refused_extern(name: &str) -> String {
     let why = match name {
-        "Counter" | "DirectCounter" => {
-            "the IR has no statistics ALU; count with a Register and a RegisterAction that adds 1"
+        "Meter" | "DirectMeter" | "Lpf" | "Wred" => {
+            "the modelled MAU has no meter ALU (Tofino2 runs meters, LPF and WRED on its 4 \
+             stateful ALUs per stage with rate and color logic the model does not have)"
         }
-        "Meter" | "DirectMeter" | "Lpf" | "Wred" => "the IR has no meter ALU",
-        "Resubmit" | "Digest" | "Pktgen" => {
-            "these deparser externs are not lowered from P4 yet (the IR's resubmit is \
-             reachable from JSON)"
+        "Digest" => {
+            "the modelled deparser sends no digests to the control plane (a learn filter and \
+             record list the chip does not have)"
         }
+        "Pktgen" => "the packet generator is configured from the scenario, not from P4",
         "MathUnit" => "the IR's stateful ALU has no math unit",
         "DirectRegister" | "DirectRegisterAction" | "RegisterParam" => {
             "the IR's register arrays are indexed, not direct"
@@ -329,6 +339,13 @@ struct Lowerer<'a> {
     lookaheads: Vec<mirror_select::Lookahead>,
     /// Parser states marked `@dontmerge`, which keep their own TCAM row.
     unmerged: BTreeSet<String>,
+    /// IR action -> (DirectCounter it counts, its IR table, bits of its entry index).
+    direct_counted: HashMap<String, (String, String, u32)>,
+    counters: Vec<CounterInfo>,
+    /// Where each `exit` of an apply block stands (see `exits`).
+    exits: Vec<Span>,
+    /// The ingress deparser's `if (md.resubmit_type == T) resubmit.emit(...);`.
+    resubmits: Vec<resubmit::ResubmitIdiom>,
 }
 
 /// One deparser's `if (md.mirror_type == T) { m.emit(SESSION); }` or, with a mirror header,
@@ -352,6 +369,8 @@ enum MirrorSession {
 
 /// Lowers the declarations of a parsed program into an IR program called `name`.
 pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
+    let unrolled = stacks::unroll(src, decls)?;
+    let decls = unrolled.as_slice();
     let mut l = Lowerer {
         src,
         decls,
@@ -383,6 +402,10 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         mirrors: Vec::new(),
         lookaheads: Vec::new(),
         unmerged: BTreeSet::new(),
+        direct_counted: HashMap::new(),
+        counters: Vec::new(),
+        exits: Vec::new(),
+        resubmits: Vec::new(),
     };
     l.collect()?;
     l.run()?;
@@ -391,6 +414,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         tables: l.tables,
         actions: l.actions,
         registers: l.registers,
+        counters: l.counters,
     })
 }
 
@@ -567,6 +591,15 @@ impl<'a> Lowerer<'a> {
                     Ty::Extern(n.clone(), targs.clone())
                 } else if n == "error" {
                     Ty::Error
+                } else if n == "value_set" {
+                    // Tofino fills a value set's parser TCAM rows from the control plane; the
+                    // model's parser graph is fixed when the program loads.
+                    return self.err(
+                        span,
+                        "`value_set` is not supported: the model's parser TCAM rows are the \
+                         program's select cases, fixed when it loads, so the control plane \
+                         cannot add values (write them as cases)",
+                    );
                 } else {
                     return self.err(span, format!("unknown type `{n}`"));
                 }
@@ -783,6 +816,7 @@ impl<'a> Lowerer<'a> {
         let (eg_graph, eg_span) = self.lower_parser(blocks[3], Gress::Egress)?;
         self.scan_mirrors(blocks[2], Gress::Ingress)?;
         self.scan_mirrors(blocks[5], Gress::Egress)?;
+        self.scan_resubmits(blocks[2])?;
         let controls = [(blocks[1], Gress::Ingress), (blocks[4], Gress::Egress)];
         for (d, g) in controls {
             let body = self.lower_control(d, g)?;
@@ -1534,6 +1568,9 @@ impl<'a> Lowerer<'a> {
         if !names.contains(&ir::START) {
             return self.err(d.span, format!("parser `{}` has no `start` state", c.name));
         }
+        // The states the one extracting the intrinsic metadata goes to: they may skip the
+        // port metadata (TNA's resubmit idiom selects on `resubmit_flag` first).
+        let after_intrinsic = self.states_after_intrinsic(&c, states);
         let mut out = Vec::new();
         for s in states {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
@@ -1559,7 +1596,7 @@ impl<'a> Lowerer<'a> {
                 self.unmerged.insert(s.name.clone());
             }
             let mut extract = Vec::new();
-            let mut intrinsic = false;
+            let mut intrinsic = after_intrinsic.contains(&s.name);
             for st in &s.body {
                 let bad = |l: &Self| {
                     l.err(
@@ -1614,7 +1651,7 @@ impl<'a> Lowerer<'a> {
                                     ),
                                 }
                             }
-                            ("advance", [_]) if intrinsic => {
+                            ("advance", [_]) if intrinsic && extract.is_empty() => {
                                 // Skipping the port metadata after the intrinsic metadata.
                             }
                             ("advance", _) => {
@@ -1758,7 +1795,8 @@ impl<'a> Lowerer<'a> {
         let DeclKind::Control { apply, .. } = &d.kind else {
             unreachable!()
         };
-        self.block(&c, apply)
+        let body = self.block(&c, apply)?;
+        self.resolve_exits(&c, body)
     }
 
     fn block(&mut self, c: &Ctl<'a>, stmts: &'a [Stmt]) -> R<Vec<ir::Stmt>> {
@@ -1823,11 +1861,8 @@ impl<'a> Lowerer<'a> {
                     out.extend(self.switch_cases(c, &ir, &field, cases)?);
                 }
                 StmtKind::Exit => {
-                    return self.err(
-                        st.span,
-                        "`exit` is not supported: the IR's controls have no early exit (guard \
-                         the later tables with an `if`)",
-                    )
+                    self.flush(c, &mut pending, &mut out)?;
+                    out.push(self.exit_mark(st.span));
                 }
                 StmtKind::Return(_) => {
                     return self.err(st.span, "`return` in an apply block is not supported")
@@ -1890,6 +1925,12 @@ impl<'a> Lowerer<'a> {
     /// An action called directly in an apply block: a keyless table `tbl_<action>`.
     fn action_table(&mut self, c: &Ctl<'a>, a: &str, args: &[Expr], span: Span) -> R<String> {
         let ir = self.ensure_action(c, a, span)?;
+        if let Some((dc, t, _)) = self.direct_counted.get(&ir) {
+            return self.err(
+                span,
+                format!("action `{a}` counts DirectCounter `{dc}` of table `{t}`: run it through that table"),
+            );
+        }
         let vals = self.action_args(c, &ir, args, span)?;
         let mut tname = format!("tbl_{ir}");
         let mut k = 1;
@@ -1917,6 +1958,11 @@ impl<'a> Lowerer<'a> {
             .find(|a| a.name == ir)
             .map(|a| a.params.clone())
             .unwrap_or_default();
+        // A DirectCounter's index is the entry's place, not an argument.
+        let params: Vec<ir::Param> = params
+            .into_iter()
+            .filter(|p| p.name != ENTRY_INDEX_PARAM)
+            .collect();
         if params.len() != args.len() {
             return self.err(
                 span,
@@ -2271,6 +2317,7 @@ impl<'a> Lowerer<'a> {
         let mut entries: Option<&Vec<EntryDecl>> = None;
         let mut selector_inputs: Vec<(String, Span)> = Vec::new();
         let mut implementation: Option<(&Expr, Span)> = None;
+        let mut counters: Option<(&Expr, Span)> = None;
         for p in props {
             match p {
                 TableProp::Key(ks, _) => {
@@ -2330,6 +2377,7 @@ impl<'a> Lowerer<'a> {
                 } => match pn.as_str() {
                     "default_action" => default = Some((value, *span)),
                     "implementation" => implementation = Some((value, *span)),
+                    "counters" => counters = Some((value, *span)),
                     "size" => {
                         let (v, _) = self.const_value(value, &c.locals)?;
                         size = Some(v.min(u32::MAX as u128) as u32);
@@ -2339,7 +2387,8 @@ impl<'a> Lowerer<'a> {
                             *span,
                             format!(
                                 "table property `{other}` is not supported (the IR's tables have \
-                                 keys, actions, size, default_action and entries)"
+                                 keys, actions, size, default_action, entries and, through a \
+                                 register array, counters)"
                             ),
                         )
                     }
@@ -2405,7 +2454,19 @@ impl<'a> Lowerer<'a> {
                 )
             }
         };
-        let dvals = self.action_args(c, &dir, dargs, dspan)?;
+        if let Some((e, sp)) = counters {
+            self.check_counters_property(c, ir_name, e, sp, &actions)?;
+        }
+        for (a, ir) in &actions {
+            if let Some((dc, table, _)) = self.direct_counted.get(ir) {
+                if table != ir_name {
+                    return self.err(d.span, format!("action `{a}` counts DirectCounter `{dc}` of table `{table}`; an action of two tables cannot count one table's entries"));
+                }
+            }
+        }
+        let mut dvals = self.action_args(c, &dir, dargs, dspan)?;
+        // A miss counts in the cell after the entries' (see `counters`).
+        dvals.extend(self.entry_index(&dir, t.size));
         t.default_action = ir::ActionCall::new(&dir, &dvals);
         if let Some(list) = entries {
             for en in list {
@@ -2444,7 +2505,8 @@ impl<'a> Lowerer<'a> {
                         "the entry's action is not in the table's `actions`",
                     );
                 };
-                let vals = self.action_args(c, &a.1, aargs, en.action.span)?;
+                let mut vals = self.action_args(c, &a.1, aargs, en.action.span)?;
+                vals.extend(self.entry_index(&a.1, t.entries.len() as u32));
                 t.entries.push(ir::Entry {
                     key: kv,
                     action: ir::ActionCall::new(&a.1, &vals),
@@ -2581,9 +2643,17 @@ impl<'a> Lowerer<'a> {
             pmap.insert(p.name.clone(), w);
         }
         let prims = self.action_body(c, &ir, &pmap, body, &d.annotations)?;
+        let mut ir_params = ps.clone();
+        if let Some((_, _, bits)) = self.direct_counted.get(&ir) {
+            // The entry's place, which a DirectCounter's cell is (see `counters`).
+            ir_params.push(ir::Param {
+                name: ENTRY_INDEX_PARAM.to_string(),
+                bits: *bits as u8,
+            });
+        }
         self.prog.actions.push(ir::Action {
             name: ir.clone(),
-            params: ps.clone(),
+            params: ir_params,
             primitives: prims,
         });
         self.spans.push((ir.clone(), d.span));
@@ -2643,6 +2713,9 @@ impl<'a> Lowerer<'a> {
         for st in flat {
             match &st.kind {
                 StmtKind::Empty => {}
+                StmtKind::Assign(lhs, rhs) if resubmit::is_resubmit_type(c, lhs) => {
+                    out.push(self.resubmit_for(c, rhs, st.span)?);
+                }
                 StmtKind::Assign(lhs, rhs) if is_mirror_type(c, lhs) => {
                     let Ok((t, _)) = self.const_value(rhs, &c.locals) else {
                         return self.err(rhs.span, "mirror_type is set to a constant");
@@ -3215,6 +3288,10 @@ impl<'a> Lowerer<'a> {
                         register_action: ra,
                         index,
                     }]);
+                }
+                if (ext == "Counter" || ext == "DirectCounter") && m == "count" {
+                    return self
+                        .counter_count(c, action, params, d, &inst, &ext, args, written, e.span);
                 }
                 if ext == "Register" {
                     return self.err(
@@ -3880,7 +3957,7 @@ impl<'a> Lowerer<'a> {
         };
         let mut emitted: Vec<String> = Vec::new();
         for st in apply {
-            if self.mirror_idiom(&c, st)?.is_some() {
+            if self.mirror_idiom(&c, st)?.is_some() || self.resubmit_idiom(&c, st)?.is_some() {
                 continue;
             }
             match &st.kind {

@@ -58,6 +58,8 @@ pub struct Compiled {
     pub tables: Vec<lower::TableInfo>,
     pub actions: Vec<lower::ActionInfo>,
     pub registers: Vec<(String, String)>,
+    /// `Counter`s and `DirectCounter`s, each held in a register array.
+    pub counters: Vec<lower::CounterInfo>,
 }
 
 impl Compiled {
@@ -72,6 +74,99 @@ impl Compiled {
                 _ => None,
             }
         })
+    }
+
+    /// The counter a control plane names `name` (`Ingress.c`, `pipe.Ingress.c` or, when
+    /// unambiguous, `c`).
+    pub fn counter(&self, name: &str) -> Option<&lower::CounterInfo> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        self.counters
+            .iter()
+            .find(|t| t.p4_name == name)
+            .or_else(|| {
+                let mut m = self.counters.iter().filter(|t| t.local_name == name);
+                match (m.next(), m.next()) {
+                    (Some(t), None) => Some(t),
+                    _ => None,
+                }
+            })
+    }
+
+    /// The IR register array a control plane names `name` (as [`Compiled::counter`] names).
+    pub fn register(&self, name: &str) -> Option<&str> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        self.registers
+            .iter()
+            .find(|r| r.0 == name)
+            .or_else(|| {
+                let mut m = self
+                    .registers
+                    .iter()
+                    .filter(|r| r.0.rsplit('.').next() == Some(name));
+                match (m.next(), m.next()) {
+                    (Some(r), None) => Some(r),
+                    _ => None,
+                }
+            })
+            .map(|r| r.1.as_str())
+    }
+
+    /// Whether IR action `action` takes a DirectCounter's entry index (the control plane
+    /// appends the entry's place to its arguments).
+    pub fn takes_entry_index(&self, action: &str) -> bool {
+        self.program
+            .actions
+            .iter()
+            .find(|a| a.name == action)
+            .is_some_and(|a| {
+                a.params
+                    .last()
+                    .is_some_and(|p| p.name == lower::ENTRY_INDEX_PARAM)
+            })
+    }
+
+    /// The thread whose register arrays hold IR array `register`: egress when the egress
+    /// control executes it, else ingress (whose arrays the ghost thread shares).
+    pub fn register_gress(&self, register: &str) -> crate::Gress {
+        let p = &self.program;
+        let ras: Vec<&str> = p
+            .register_actions
+            .iter()
+            .filter(|r| r.register == register)
+            .map(|r| r.name.as_str())
+            .collect();
+        let mut tables = Vec::new();
+        fn walk<'s>(body: &'s [crate::program::ir::Stmt], out: &mut Vec<&'s str>) {
+            for s in body {
+                match s {
+                    crate::program::ir::Stmt::Apply(t) => out.push(t),
+                    crate::program::ir::Stmt::If {
+                        then, otherwise, ..
+                    } => {
+                        walk(then, out);
+                        walk(otherwise, out);
+                    }
+                }
+            }
+        }
+        walk(&p.egress, &mut tables);
+        let in_egress = tables.iter().any(|t| {
+            p.tables.iter().filter(|x| x.name == *t).any(|x| {
+                x.actions.iter().any(|a| {
+                    p.actions.iter().filter(|y| &y.name == a).any(|y| {
+                        y.primitives.iter().any(|pr| {
+                            matches!(pr, crate::program::ir::Primitive::Execute { register_action, .. }
+                                if ras.contains(&register_action.as_str()))
+                        })
+                    })
+                })
+            })
+        });
+        if in_egress {
+            crate::Gress::Egress
+        } else {
+            crate::Gress::Ingress
+        }
     }
 }
 

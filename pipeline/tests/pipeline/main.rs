@@ -9,6 +9,7 @@ mod header_validity;
 mod ir_check;
 mod lpm;
 mod p4_errors;
+mod p4_front;
 mod p4_lower;
 mod p4_mirror_select;
 mod parser_graph;
