@@ -553,6 +553,9 @@ impl Places {
     }
 }
 
+/// An entry `add` stages: its IR table, priority, line, the entry and its handle.
+type StagedEntry = (String, Option<u64>, usize, Entry, Option<String>);
+
 /// The program with the entries and defaults of `cmds` (`add`, `setdefault`; other commands
 /// are skipped) in its tables, and where its entries sit.
 fn stage(
@@ -562,7 +565,7 @@ fn stage(
 ) -> Result<(ir::Program, Places), String> {
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
     let mut program = c.program.clone();
-    let mut staged: Vec<(String, Option<u64>, usize, Entry, Option<String>)> = Vec::new();
+    let mut staged: Vec<StagedEntry> = Vec::new();
     for (ln, cmd) in cmds {
         match cmd {
             Cmd::Add {

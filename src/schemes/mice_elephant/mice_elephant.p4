@@ -22,6 +22,10 @@
  *   SAMPLE_BYTES      the sampling interval, bytes (fixed sampling)
  *   SAMPLE_RANDOM, SAMPLE_LOW, SAMPLE_BITS: each interval drawn as SAMPLE_LOW plus a
  *                     SAMPLE_BITS-bit random number (`sample_interval_range` in mod.rs)
+ *   NO_CP             no congestion point: the elephants run TCP or DCTCP instead of QCN
+ *                     (§6 compares the three)
+ *   ECN_K_CELLS       with NO_CP, DCTCP's marking: CE on ECN-capable elephant packets that
+ *                     find at least this many cells in their queue at enqueue
  * The feedback table's entries (the quantised feedback of each excess) come from the
  * control plane (`cp_feedback`, installed by the scheme). Docs: docs/schemes/mice-elephant.md. */
 #include <t2na.p4>
@@ -303,6 +307,7 @@ control Egress(inout me_headers_t hdr, inout metadata_t meta,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+#ifndef NO_CP
     /* §2 (802.1Qau's congestion point), sampling: a per-port byte counter samples the first
      * elephant frame once the interval's bytes have left the port since the last sample,
      * and restarts. The predicate output is 1 when the frame is sampled. */
@@ -386,6 +391,19 @@ control Egress(inout me_headers_t hdr, inout metadata_t meta,
         size = CP_FEEDBACK_SIZE;
     }
 
+#endif
+#ifdef ECN_K_CELLS
+    /* §6's DCTCP for the elephants: CE on ECN-capable packets (ECT(0), ECT(1) or CE) that
+     * join the elephant queue at K or more, as the DCTCP switch marks (the ECN bits are the
+     * low two of the TOS byte this program declares whole). */
+    action ecn_mark() {
+        if (hdr.ipv4.diffserv[1:0] != 0) {
+            hdr.ipv4.diffserv[1:0] = 3;
+        }
+    }
+    table ecn_mark_t { actions = { ecn_mark; } default_action = ecn_mark(); }
+#endif
+
     /* The copy's own egress pass makes the CNM (802.1Qau): the feedback, the congestion
      * point's id (the sampled frame's egress port), the sampled frame's destination MAC and
      * MSDU length; then the copied Ethernet header becomes the CNM's, to the sampled
@@ -420,6 +438,7 @@ control Egress(inout me_headers_t hdr, inout metadata_t meta,
         } else if (!hdr.cnm.isValid()) {
             /* The congestion point watches the elephant class (every packet's under the
              * baselines), IPv4 frames longer than an ACK. */
+#ifndef NO_CP
             if (hdr.ipv4.isValid()) {
                 if (eg_intr_md.egress_cos == 0) {
                     if (hdr.ipv4.total_len > ACK_MAX_TOTAL_LEN) {
@@ -440,6 +459,16 @@ control Egress(inout me_headers_t hdr, inout metadata_t meta,
                     }
                 }
             }
+#endif
+#ifdef ECN_K_CELLS
+            if (hdr.ipv4.isValid()) {
+                if (eg_intr_md.egress_cos == 0) {
+                    if (eg_intr_md.enq_qdepth >= ECN_K_CELLS) {
+                        ecn_mark_t.apply();
+                    }
+                }
+            }
+#endif
         }
     }
 }

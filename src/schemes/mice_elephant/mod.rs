@@ -55,12 +55,6 @@ impl Variant {
             Variant::Isolation | Variant::Hybrid | Variant::PfcOnly
         )
     }
-    fn qcn(self) -> bool {
-        matches!(
-            self,
-            Variant::Isolation | Variant::Hybrid | Variant::QcnOnly
-        )
-    }
 }
 
 /// The elephant queue (every packet's queue in the baselines), strict priority 0.
@@ -171,6 +165,28 @@ const SAMPLE_RANDOM: Param = Param {
           interval is sample_bytes (default)",
 };
 
+const ELEPHANT_CONTROL: Param = Param {
+    name: "elephant_control",
+    default: 0.0,
+    min: 0.0,
+    max: 2.0,
+    integer: true,
+    doc: "the elephants' end-to-end control (§6 compares three): 0 QCN (the congestion point \
+          and reaction points, default), 1 TCP (Reno with SACK recovery, no congestion \
+          point), 2 DCTCP (ECN marking of the elephant queue at k_bytes_per_gbps, DCTCP \
+          hosts, no congestion point)",
+};
+const END_TO_END: Param = Param {
+    name: "end_to_end",
+    default: 0.0,
+    min: 0.0,
+    max: 2.0,
+    integer: true,
+    doc: "the end-to-end control beside PFC in the one lossless queue (§6's mixed strategy): \
+          0 none (fixed windows, default), 1 TCP (Reno with SACK recovery), 2 DCTCP (ECN \
+          marking at k_bytes_per_gbps, DCTCP hosts); with QCN it is pfc-qcn",
+};
+
 pub static SCHEME: Scheme = Scheme {
     name: "mice-elephant",
     summary: "mice (first X bytes of a flow) in a strict-priority lossless PFC queue, elephants \
@@ -187,6 +203,8 @@ pub static SCHEME: Scheme = Scheme {
         QEQ,
         SAMPLE,
         SAMPLE_RANDOM,
+        ELEPHANT_CONTROL,
+        super::dctcp_pfc::K_PER_GBPS,
     ],
     build: build_isolation,
     shipped,
@@ -206,7 +224,13 @@ pub static PFC_ONLY: Scheme = Scheme {
     name: "pfc-only",
     summary: "one lossless queue under PFC, hosts honour it (Mice/Elephant's baseline)",
     doc: "docs/schemes/mice-elephant.md",
-    params: &[PFC_XOFF, PFC_BUFFER, PFC_XON],
+    params: &[
+        PFC_XOFF,
+        PFC_BUFFER,
+        PFC_XON,
+        END_TO_END,
+        super::dctcp_pfc::K_PER_GBPS,
+    ],
     build: build_pfc_only,
     shipped: shipped_none,
 };
@@ -233,6 +257,23 @@ pub struct Config {
     pub sample_bytes: u64,
     /// Draw each sampling interval at random around `sample_bytes` ([`sample_interval_range`]).
     pub sample_random: bool,
+    /// The end-to-end control of the elephants (of every flow in the baselines).
+    pub end_to_end: EndToEnd,
+}
+
+/// The end-to-end control a build runs beside its queues (§6 compares QCN, TCP and DCTCP
+/// under isolation and under the mixed strategy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndToEnd {
+    /// Fixed-window senders and no congestion point (pfc-only's default).
+    None,
+    /// QCN: the congestion point in the switches, reaction points at the hosts.
+    Qcn,
+    /// TCP: Reno (no ECN) with the transport's SACK recovery; no congestion point.
+    Tcp,
+    /// DCTCP hosts, and ECN marking of the elephant queue (the one queue in the baselines)
+    /// at this many cells of queue at enqueue; no congestion point.
+    Dctcp { k_cells: u64 },
 }
 
 impl Config {
@@ -248,10 +289,19 @@ impl Config {
             qeq_cells: d(QEQ),
             sample_bytes: d(SAMPLE),
             sample_random: false,
+            end_to_end: match variant {
+                Variant::PfcOnly => EndToEnd::None,
+                _ => EndToEnd::Qcn,
+            },
         }
     }
 
-    fn from(p: &SchemeParams, variant: Variant) -> Config {
+    /// Whether the switches run the QCN congestion point and the hosts QCN reaction points.
+    pub fn qcn(&self) -> bool {
+        self.end_to_end == EndToEnd::Qcn
+    }
+
+    fn from(p: &SchemeParams, variant: Variant, target: &Target) -> Config {
         let mut c = Config::defaults(variant);
         let has = |name: &str| p.iter().any(|(k, _)| k == name);
         if has("mice_bytes") {
@@ -271,6 +321,17 @@ impl Config {
             c.qeq_cells = p.int("qeq_cells");
             c.sample_bytes = p.int("sample_bytes");
             c.sample_random = p.int("sample_random") == 1;
+        }
+        let control = ["elephant_control", "end_to_end"]
+            .into_iter()
+            .find(|&name| has(name))
+            .map(|name| p.int(name));
+        let k_cells =
+            || super::dctcp_pfc::k_cells(p.int("k_bytes_per_gbps"), target.link_bps, target.params);
+        match control {
+            None | Some(0) => {}
+            Some(1) => c.end_to_end = EndToEnd::Tcp,
+            Some(_) => c.end_to_end = EndToEnd::Dctcp { k_cells: k_cells() },
         }
         c
     }
@@ -298,16 +359,16 @@ pub fn pfc_cells(xoff_bytes: u64, buffer_bytes: u64, xon_bytes: u64, variant: Va
 }
 
 fn build_isolation(p: &SchemeParams, t: &Target) -> Setup {
-    build(Config::from(p, Variant::Isolation), t)
+    build(Config::from(p, Variant::Isolation, t), t)
 }
 fn build_hybrid(p: &SchemeParams, t: &Target) -> Setup {
-    build(Config::from(p, Variant::Hybrid), t)
+    build(Config::from(p, Variant::Hybrid, t), t)
 }
 fn build_pfc_only(p: &SchemeParams, t: &Target) -> Setup {
-    build(Config::from(p, Variant::PfcOnly), t)
+    build(Config::from(p, Variant::PfcOnly, t), t)
 }
 fn build_qcn_only(p: &SchemeParams, t: &Target) -> Setup {
-    build(Config::from(p, Variant::QcnOnly), t)
+    build(Config::from(p, Variant::QcnOnly, t), t)
 }
 
 /// The setup of `c` on `target`.
@@ -317,12 +378,16 @@ pub fn build(c: Config, target: &Target) -> Setup {
         program: target.routed(program(&c)),
         port_queues: Some(port_queues(target.params, &c, target.link_bps)),
         hosts: Hosts {
-            congestion: Congestion::Fixed,
+            congestion: match c.end_to_end {
+                EndToEnd::None | EndToEnd::Qcn => Congestion::Fixed,
+                EndToEnd::Tcp => Congestion::Reno,
+                EndToEnd::Dctcp { .. } => Congestion::Dctcp,
+            },
             features: [
                 v.pfc().then(t2_testbench::host_feature::pfc::spec),
                 (v == Variant::Isolation)
                     .then(|| t2_testbench::host_feature::mice::spec(c.mice_bytes)),
-                v.qcn().then(|| {
+                c.qcn().then(|| {
                     t2_testbench::host_feature::qcn::spec(QcnParams::standard(
                         target.params.clock(),
                     ))
@@ -335,7 +400,7 @@ pub fn build(c: Config, target: &Target) -> Setup {
         },
         // Every variant sets PFC, so that QCN alone runs with it off whatever the scenario says.
         pfc: Some(c.pfc),
-        recirculation_mirror: v.qcn().then_some((CNM_SESSION, CNM_COPY_BYTES)),
+        recirculation_mirror: c.qcn().then_some((CNM_SESSION, CNM_COPY_BYTES)),
         chip: None,
     }
 }
@@ -416,13 +481,16 @@ fn excess_fb(excess: u64, qeq: u64) -> u64 {
 /// class 0. Egress, with QCN: the congestion point on the elephant class.
 pub fn program(c: &Config) -> Program {
     let source = match c.variant {
-        Variant::PfcOnly => return PFC_ONLY_P4.compile(&[]),
+        Variant::PfcOnly => return PFC_ONLY_P4.compile(&ecn_defines(c)),
         Variant::Isolation => P4,
         Variant::Hybrid => PFC_QCN_P4,
         Variant::QcnOnly => QCN_ONLY_P4,
     };
     let compiled = source.compiled_with(&[P4], &defines(c));
     let mut program = compiled.program.clone();
+    if !c.qcn() {
+        return program;
+    }
     let qeq = c.qeq_cells;
     super::install(
         &compiled,
@@ -439,9 +507,9 @@ pub fn program(c: &Config) -> Program {
     program
 }
 
-/// The `-D`s of `c`'s P4 program: the classification (isolation only), the ACK length, Qeq
-/// and the feedback table's size (5 Qeq), and the sampling interval (fixed, or its random
-/// range, [`sample_interval_range`]).
+/// The `-D`s of `c`'s P4 program: the classification (isolation only), the ACK length, and
+/// with QCN Qeq, the feedback table's size (5 Qeq) and the sampling interval (fixed, or its
+/// random range, [`sample_interval_range`]); without it `NO_CP` and DCTCP's threshold.
 pub fn defines(c: &Config) -> Vec<String> {
     let mut d = Vec::new();
     if c.variant == Variant::Isolation {
@@ -455,6 +523,11 @@ pub fn defines(c: &Config) -> Vec<String> {
         d.push(format!("MICE_TOS_LAST={}", tos | 3));
     }
     d.push(format!("ACK_MAX_TOTAL_LEN={ACK_MAX_IPV4_TOTAL_LEN}"));
+    if !c.qcn() {
+        d.push("NO_CP".to_string());
+        d.extend(ecn_defines(c));
+        return d;
+    }
     d.push(format!("QEQ_CELLS={}", c.qeq_cells));
     d.push(format!(
         "CP_FEEDBACK_SIZE={}",
@@ -469,6 +542,14 @@ pub fn defines(c: &Config) -> Vec<String> {
         d.push(format!("SAMPLE_BYTES={}", c.sample_bytes));
     }
     d
+}
+
+/// The `-D` of DCTCP's marking threshold, when the build runs DCTCP.
+fn ecn_defines(c: &Config) -> Vec<String> {
+    match c.end_to_end {
+        EndToEnd::Dctcp { k_cells } => vec![format!("ECN_K_CELLS={k_cells}")],
+        _ => Vec::new(),
+    }
 }
 
 /// `mice_elephant.p4`, the isolation's switch program (and, under `ONE_QUEUE`, the QCN

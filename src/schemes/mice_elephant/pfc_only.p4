@@ -139,7 +139,25 @@ control Egress(inout me_headers_t hdr, inout metadata_t meta,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+#ifdef ECN_K_CELLS
+    /* §6's mixed strategy under DCTCP (the scheme's end_to_end = 2): CE on ECN-capable
+     * packets that join the one queue at ECN_K_CELLS or more, as the DCTCP switch marks. */
+    action ecn_mark() {
+        if (hdr.ipv4.ecn != 0) {
+            hdr.ipv4.ecn = 3;
+        }
+    }
+    table ecn_mark_t { actions = { ecn_mark; } default_action = ecn_mark(); }
+    apply {
+        if (hdr.ipv4.isValid()) {
+            if (eg_intr_md.enq_qdepth >= ECN_K_CELLS) {
+                ecn_mark_t.apply();
+            }
+        }
+    }
+#else
     apply {}
+#endif
 }
 
 control EgressDeparser(packet_out pkt, inout me_headers_t hdr, in metadata_t meta,
