@@ -704,3 +704,63 @@ fn story_waves_show_mice_held_by_pfc_and_cnms_from_the_elephant_queue() {
     crate::common::waves::assert_gtkwave_shows_save_file(&story.dir, &story.vcd, &story.gtkw);
     std::fs::remove_dir_all(&story.dir).unwrap();
 }
+
+/// §6's end-to-end controls: TCP and DCTCP builds drop the congestion point (no CNM copies,
+/// no feedback table, no QCN hosts); DCTCP's marks at K on the elephant queue.
+#[test]
+fn tcp_and_dctcp_builds_have_no_congestion_point_and_dctcp_marks_at_k() {
+    use t2sim::schemes::mice_elephant::EndToEnd;
+    let table_names = |c: &Config| -> Vec<String> {
+        mice_elephant::program(c)
+            .tables
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    for variant in [Variant::Isolation, Variant::PfcOnly] {
+        let qcn_or_none = Config::defaults(variant);
+        let tcp = Config {
+            end_to_end: EndToEnd::Tcp,
+            ..qcn_or_none
+        };
+        let dctcp = Config {
+            end_to_end: EndToEnd::Dctcp { k_cells: 170 },
+            ..qcn_or_none
+        };
+        assert_eq!(qcn_or_none.qcn(), variant == Variant::Isolation);
+        assert!(!tcp.qcn() && !dctcp.qcn());
+        for c in [&tcp, &dctcp] {
+            let names = table_names(c);
+            assert!(!names.iter().any(|n| n == "cp_feedback"), "{names:?}");
+            assert_eq!(
+                names.iter().any(|n| n == "ecn_mark_t"),
+                matches!(c.end_to_end, EndToEnd::Dctcp { .. }),
+                "{names:?}"
+            );
+        }
+        assert_eq!(
+            table_names(&qcn_or_none).iter().any(|n| n == "cp_feedback"),
+            variant == Variant::Isolation
+        );
+    }
+    // DCTCP marks an ECN-capable elephant packet that finds K cells, not one that finds K - 1.
+    let c = Config {
+        end_to_end: EndToEnd::Dctcp { k_cells: 170 },
+        ..Config::defaults(Variant::PfcOnly)
+    };
+    let (mut interp, checked) = interpreter(&c);
+    let mut bytes = crate::common::udp_frame(SOURCE, RECEIVER, 64, 1000);
+    bytes[15] |= 0b10; // ECT(0) in the TOS byte's ECN bits
+    bytes[24..26].copy_from_slice(&[0, 0]);
+    let sum = t2_pipeline::headers::ipv4_header_checksum(&bytes[14..34]);
+    bytes[24..26].copy_from_slice(&sum.to_be_bytes());
+    for (q, ecn) in [(169, 0b10), (170, 0b11), (4000, 0b11)] {
+        let mut phv = Phv::new(&checked.phv);
+        phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);
+        phv.set(layout::EGRESS_PORT, PORT);
+        phv.set(fields::EG_ENQ_QDEPTH, q);
+        interp.parse(&bytes, &mut phv).unwrap();
+        interp.run(Thread::Egress, &mut phv);
+        assert_eq!(phv.get(layout::IPV4_ECN), ecn, "{q} cells");
+    }
+}
