@@ -636,24 +636,35 @@ fn a_received_pfc_frame_holds_its_class_queues_for_its_quanta() {
     assert!(e.problem.contains("class 8"), "{e}");
 }
 
-#[test]
-fn an_xoff_is_refreshed_every_half_pause_until_the_group_asks_for_xon() {
+/// A one-port TM whose class-3 group from port 0 passed XOFF (20 cells) with its third
+/// 1480-byte frame in cycle 7, pausing for 400 quanta, with `refresh_percent`; queue 0 is
+/// paused by AFC from cycle 100 (so the group stays over its threshold and nothing but the
+/// refreshes is left to happen), and the first XOFF is popped.
+fn over_xoff(refresh_percent: u32) -> TrafficManager {
     let params = TmParams {
         pfc_lossless_classes: 1 << 3,
         pfc_xoff_cells: 20,
         pfc_xon_cells: 10,
         pfc_headroom_cells: 9,
         pfc_pause_quanta: 400,
+        pfc_refresh_percent: refresh_percent,
         ..TmParams::default()
     };
     let mut t = one_port(params, vec![QueueConfig::default(); 16]);
-    // Queue 0 is paused by AFC (in effect from cycle 100) so the group stays over its
-    // threshold and the only events left are the refreshes.
     t.afc(0, 0, 0, true).unwrap();
     for k in 0..3 {
         t.enqueue(5 + k, from(0, 3, desc(k as u32, 0, 1480)))
             .unwrap();
     }
+    let first = t.pop_pfc_event(7).unwrap();
+    assert!(first.xoff && first.at == 7, "{first:?}");
+    assert!(t.dequeue(0, 100).is_none());
+    t
+}
+
+#[test]
+fn an_xoff_is_refreshed_every_half_pause_until_the_group_asks_for_xon() {
+    let mut t = over_xoff(50);
     let xoff = |at| {
         Some(t2_tm::PfcEvent {
             at,
@@ -662,8 +673,6 @@ fn an_xoff_is_refreshed_every_half_pause_until_the_group_asks_for_xon() {
             xoff: true,
         })
     };
-    assert_eq!(t.pop_pfc_event(7), xoff(7));
-    assert!(t.dequeue(0, 100).is_none());
     // 400 quanta of 512 bit times at 100 Gb/s are 2,048 ns, 3,072 cycles at 1.5 GHz: the
     // XOFF is sent again every 1,536 cycles, and the TM's next event says when.
     assert_eq!(t.next_event(100), Some(1_543));
@@ -685,23 +694,7 @@ fn an_xoff_is_refreshed_every_half_pause_until_the_group_asks_for_xon() {
 
 #[test]
 fn a_refresh_of_zero_percent_sends_one_xoff_per_episode() {
-    let params = TmParams {
-        pfc_lossless_classes: 1 << 3,
-        pfc_xoff_cells: 20,
-        pfc_xon_cells: 10,
-        pfc_headroom_cells: 9,
-        pfc_pause_quanta: 400,
-        pfc_refresh_percent: 0,
-        ..TmParams::default()
-    };
-    let mut t = one_port(params, vec![QueueConfig::default(); 16]);
-    t.afc(0, 0, 0, true).unwrap();
-    for k in 0..3 {
-        t.enqueue(5 + k, from(0, 3, desc(k as u32, 0, 1480)))
-            .unwrap();
-    }
-    assert!(t.pop_pfc_event(7).unwrap().xoff);
-    assert!(t.dequeue(0, 100).is_none());
+    let mut t = over_xoff(0);
     assert_eq!(t.next_event(100), None);
     assert_eq!(t.pop_pfc_event(100_000), None);
 }
