@@ -207,170 +207,19 @@ impl ScenarioFile {
     /// the end, and what a test checks part-way (the frame census balances at any cycle).
     pub fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
         let clock = self.topology.params.clock();
-        let mut records = Vec::with_capacity(flows.len());
-        let (mut timeouts, mut retransmitted, mut duplicates) = (0, 0, 0);
+        let outcomes = FlowOutcomes::of(topo, self.ideal);
+        let arrivals = Arrivals::of(topo, &outcomes.records);
+        let (drops, drops_by_node) = drops(topo);
+        let mut bounces = arrivals.bounces;
         for &h in &topo.hosts {
-            let host = t2_testbench::endpoint(&topo.net, h);
-            duplicates += host.duplicate_segments();
-            for o in host.outcomes() {
-                timeouts += o.timeouts;
-                retransmitted += o.retransmitted_segments;
-                records.push(FlowRecord {
-                    id: o.spec.id,
-                    src: o.spec.src,
-                    dst: o.spec.dst,
-                    size_bytes: o.spec.size_bytes,
-                    start: o.spec.start,
-                    finish: o.finish,
-                    ideal: topo.ideal_fct_as(&o.spec, self.ideal),
-                });
-            }
-        }
-        records.sort_by_key(|r| r.id);
-        let mut reorder_entropy = BTreeMap::new();
-        let mut reordered = 0;
-        let mut bounces = BounceCounts::default();
-        for r in &records {
-            let receiver = t2_testbench::endpoint(&topo.net, topo.hosts[r.dst]);
-            if let Some(a) = receiver.arrivals(r.id) {
-                bounces.data_frames_received += a.len() as u64;
-                let ro = Reordering::of(a);
-                reordered += ro.displaced();
-                reorder_entropy.insert(r.id, ro.entropy);
-            }
-        }
-        let mut drops = Drops::default();
-        let mut drops_by_node: BTreeMap<String, Drops> = BTreeMap::new();
-        let mut count = |node: String, reason: String, n: u64| {
-            if n > 0 {
-                drops.add(&reason, n);
-                drops_by_node.entry(node).or_default().add(&reason, n);
-            }
-        };
-        let mut links = Vec::new();
-        for (i, &c) in topo.chips.iter().enumerate() {
-            let chip = topo.net.node::<Chip>(c);
-            for (cause, n) in &chip.counters().drops {
-                // Control frames the program acted on (BFC pause frames) are not lost data.
-                if let crate::chip::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed) = cause
-                {
-                    continue;
-                }
-                count(format!("switch{i}"), format!("chip.{cause}"), *n);
-            }
-            for p in 0..t2_testbench::Node::port_count(chip) {
-                let tx = topo.net.link_tx(c, p);
-                links.push(LinkRow {
-                    node: format!("switch{i}"),
-                    port: p,
-                    frames: tx.frames,
-                    bytes: tx.bytes,
-                    gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
-                });
-            }
-        }
-        for (i, &h) in topo.hosts.iter().enumerate() {
-            let tx = topo.net.link_tx(h, 0);
-            links.push(LinkRow {
-                node: format!("host{i}"),
-                port: 0,
-                frames: tx.frames,
-                bytes: tx.bytes,
-                gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
-            });
-            count(
-                format!("host{i}"),
-                "host.foreign_frame".into(),
-                t2_testbench::endpoint(&topo.net, h).foreign(),
-            );
-            count(
-                format!("host{i}"),
-                "host.lost_on_wire".into(),
-                t2_testbench::endpoint(&topo.net, h).frames_lost(),
-            );
-        }
-        count(
-            "network".into(),
-            "network.unlinked_port".into(),
-            topo.net.unlinked_drops(),
-        );
-        for &h in &topo.hosts {
-            let host = t2_testbench::endpoint(&topo.net, h);
-            let c = host.counters();
+            let c = t2_testbench::endpoint(&topo.net, h).counters();
             bounces.bounced.merge(c.pabo);
             bounces.resent_by_sources += c.resent_bounced;
         }
-        let counter = self.topology.program.as_ref().and_then(|p| {
-            p.registers
-                .iter()
-                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
-        });
-        if let Some(reg) = counter {
-            for (i, &c) in topo.chips.iter().enumerate() {
-                let chip = topo.net.node::<Chip>(c);
-                let n: u64 = (0..self.topology.params.pipes as usize)
-                    .filter_map(|pipe| chip.ingress_registers(pipe))
-                    .map(|regs| regs[reg].iter().sum::<u64>())
-                    .sum();
-                bounces.by_switch.insert(format!("switch{i}"), n);
-            }
-        }
+        bounces.by_switch = self.bounces_by_switch(topo);
         let hosts = self.host_set(topo);
-        let entropies: Vec<f64> = reorder_entropy.values().copied().collect();
-        let mut frames = FrameCensus {
-            on_links: topo.net.frames_on_links() as u64,
-            dropped: drops.total(),
-            ..FrameCensus::default()
-        };
-        for &h in &topo.hosts {
-            let host = t2_testbench::endpoint(&topo.net, h);
-            frames.sent += host.frames_sent() - host.frames_on_nic();
-            // A frame a host cannot place (not its transport's) stays unaccounted: a census
-            // that balances then says every frame reached a place that knew what to do.
-            frames.received += host.frames_received() - host.foreign();
-        }
-        for &c in &topo.chips {
-            let chip = topo.net.node::<Chip>(c);
-            frames.inside_chips += chip.packets_inside();
-            // Frames a switch makes (PFC frames, mirror copies such as CNMs and BFC's dequeue
-            // records, packet-generator frames such as BFC's pause frames) are sent too; the
-            // PFC frames a switch's MAC obeys and the frames its program consumes after
-            // acting on them (BFC's pause frames and records) are received.
-            let k = chip.counters();
-            frames.sent += k.pfc_xoff_sent + k.pfc_xon_sent + k.mirrored + k.pktgen_generated;
-            frames.received += k.pfc_frames_received + k.consumed_frames() + k.consumed_copies();
-        }
-        frames.unaccounted = frames.sent as i64
-            - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
-        let recirculated = topo
-            .chips
-            .iter()
-            .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
-            .sum();
-        let mut pause_frames = BTreeMap::new();
-        for (i, &c) in topo.chips.iter().enumerate() {
-            let k = topo.net.node::<Chip>(c).counters();
-            let n = PauseCounts {
-                pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
-                pfc_received: k.pfc_frames_received,
-                // BFC pause frames the program consumed (after acting on them).
-                bfc_received: k.consumed_frames(),
-            };
-            if n != PauseCounts::default() {
-                pause_frames.insert(format!("switch{i}"), n);
-            }
-        }
-        for (i, &h) in topo.hosts.iter().enumerate() {
-            let host = t2_testbench::endpoint(&topo.net, h);
-            let n = PauseCounts {
-                pfc_sent: 0,
-                pfc_received: host.counters().pfc_frames,
-                bfc_received: host.counters().bfc_frames,
-            };
-            if n != PauseCounts::default() {
-                pause_frames.insert(format!("host{i}"), n);
-            }
-        }
+        let entropies: Vec<f64> = arrivals.reorder_entropy.values().copied().collect();
+        let records = outcomes.records;
         RunResults {
             name: self.name.clone(),
             seed: self.seed,
@@ -394,26 +243,20 @@ impl ScenarioFile {
             ideal: self.ideal,
             buckets: metrics::by_bucket(&records, &self.buckets),
             size_deciles: metrics::by_size_percentile(&records, &metrics::DECILES),
+            frames: frame_census(topo, drops.total()),
             drops,
             drops_by_node,
-            timeouts,
-            retransmitted_segments: retransmitted,
-            duplicate_segments: duplicates,
-            reordered_segments: reordered,
-            frames,
-            pause_frames,
-            recirculated,
-            control_errors: topo
+            timeouts: outcomes.timeouts,
+            retransmitted_segments: outcomes.retransmitted,
+            duplicate_segments: outcomes.duplicates,
+            reordered_segments: arrivals.reordered,
+            pause_frames: pause_counts(topo),
+            recirculated: topo
                 .chips
                 .iter()
-                .flat_map(|&c| {
-                    topo.net
-                        .node::<Chip>(c)
-                        .control_errors()
-                        .iter()
-                        .map(|(at, e)| format!("cycle {at}: {e}"))
-                })
-                .collect(),
+                .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
+                .sum(),
+            control_errors: control_errors(topo),
             traced_signals: None,
             bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),
@@ -426,10 +269,237 @@ impl ScenarioFile {
                 entropies.iter().sum::<f64>() / entropies.len() as f64
             },
             records,
-            reorder_entropy,
-            links,
+            reorder_entropy: arrivals.reorder_entropy,
+            links: link_rows(topo, end, clock),
         }
     }
+
+    /// Bounces decided by each switch, from PABO's bounce counter summed over pipes; empty
+    /// when the program has no such register.
+    fn bounces_by_switch(&self, topo: &Topology) -> BTreeMap<String, u64> {
+        let mut by_switch = BTreeMap::new();
+        let counter = self.topology.program.as_ref().and_then(|p| {
+            p.registers
+                .iter()
+                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
+        });
+        if let Some(reg) = counter {
+            for (i, &c) in topo.chips.iter().enumerate() {
+                let chip = topo.net.node::<Chip>(c);
+                let n: u64 = (0..self.topology.params.pipes as usize)
+                    .filter_map(|pipe| chip.ingress_registers(pipe))
+                    .map(|regs| regs[reg].iter().sum::<u64>())
+                    .sum();
+                by_switch.insert(format!("switch{i}"), n);
+            }
+        }
+        by_switch
+    }
+}
+
+/// Every flow's record (in flow id order) and the senders' loss-recovery totals.
+struct FlowOutcomes {
+    records: Vec<FlowRecord>,
+    timeouts: u64,
+    retransmitted: u64,
+    duplicates: u64,
+}
+
+impl FlowOutcomes {
+    fn of(topo: &Topology, ideal: crate::scenario::topology::IdealFct) -> FlowOutcomes {
+        let mut out = FlowOutcomes {
+            records: Vec::new(),
+            timeouts: 0,
+            retransmitted: 0,
+            duplicates: 0,
+        };
+        for &h in &topo.hosts {
+            let host = t2_testbench::endpoint(&topo.net, h);
+            out.duplicates += host.duplicate_segments();
+            for o in host.outcomes() {
+                out.timeouts += o.timeouts;
+                out.retransmitted += o.retransmitted_segments;
+                out.records.push(FlowRecord {
+                    id: o.spec.id,
+                    src: o.spec.src,
+                    dst: o.spec.dst,
+                    size_bytes: o.spec.size_bytes,
+                    start: o.spec.start,
+                    finish: o.finish,
+                    ideal: topo.ideal_fct_as(&o.spec, ideal),
+                });
+            }
+        }
+        out.records.sort_by_key(|r| r.id);
+        out
+    }
+}
+
+/// What the receivers saw of each flow's order: segments displaced, each flow's reorder
+/// entropy, and the data frames received (the base of the bounce shares).
+struct Arrivals {
+    reordered: u64,
+    reorder_entropy: BTreeMap<u32, f64>,
+    bounces: BounceCounts,
+}
+
+impl Arrivals {
+    fn of(topo: &Topology, records: &[FlowRecord]) -> Arrivals {
+        let mut out = Arrivals {
+            reordered: 0,
+            reorder_entropy: BTreeMap::new(),
+            bounces: BounceCounts::default(),
+        };
+        for r in records {
+            let receiver = t2_testbench::endpoint(&topo.net, topo.hosts[r.dst]);
+            if let Some(a) = receiver.arrivals(r.id) {
+                out.bounces.data_frames_received += a.len() as u64;
+                let ro = Reordering::of(a);
+                out.reordered += ro.displaced();
+                out.reorder_entropy.insert(r.id, ro.entropy);
+            }
+        }
+        out
+    }
+}
+
+/// Frames lost, by reason, in all and by node (`switch{i}`, `host{i}`, `network`).
+fn drops(topo: &Topology) -> (Drops, BTreeMap<String, Drops>) {
+    let mut drops = Drops::default();
+    let mut by_node: BTreeMap<String, Drops> = BTreeMap::new();
+    let mut count = |node: String, reason: String, n: u64| {
+        if n > 0 {
+            drops.add(&reason, n);
+            by_node.entry(node).or_default().add(&reason, n);
+        }
+    };
+    for (i, &c) in topo.chips.iter().enumerate() {
+        for (cause, n) in &topo.net.node::<Chip>(c).counters().drops {
+            // Control frames the program acted on (BFC pause frames) are not lost data.
+            if let crate::chip::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed) = cause {
+                continue;
+            }
+            count(format!("switch{i}"), format!("chip.{cause}"), *n);
+        }
+    }
+    for (i, &h) in topo.hosts.iter().enumerate() {
+        let host = t2_testbench::endpoint(&topo.net, h);
+        count(
+            format!("host{i}"),
+            "host.foreign_frame".into(),
+            host.foreign(),
+        );
+        count(
+            format!("host{i}"),
+            "host.lost_on_wire".into(),
+            host.frames_lost(),
+        );
+    }
+    count(
+        "network".into(),
+        "network.unlinked_port".into(),
+        topo.net.unlinked_drops(),
+    );
+    (drops, by_node)
+}
+
+/// What left every switch port and every host, with its rate over `end` cycles.
+fn link_rows(topo: &Topology, end: Cycle, clock: t2_clock::Clock) -> Vec<LinkRow> {
+    let row = |node: String, port: usize, id| {
+        let tx = topo.net.link_tx(id, port);
+        LinkRow {
+            node,
+            port,
+            frames: tx.frames,
+            bytes: tx.bytes,
+            gbps: metrics::rate_bps(tx.bytes, end, clock) / 1e9,
+        }
+    };
+    let mut links = Vec::new();
+    for (i, &c) in topo.chips.iter().enumerate() {
+        let chip = topo.net.node::<Chip>(c);
+        for p in 0..t2_testbench::Node::port_count(chip) {
+            links.push(row(format!("switch{i}"), p, c));
+        }
+    }
+    for (i, &h) in topo.hosts.iter().enumerate() {
+        links.push(row(format!("host{i}"), 0, h));
+    }
+    links
+}
+
+/// Where every frame sent so far is: received, dropped (`dropped` of them), inside a chip or
+/// on a link, and how many of them none of those accounts for.
+fn frame_census(topo: &Topology, dropped: u64) -> FrameCensus {
+    let mut frames = FrameCensus {
+        on_links: topo.net.frames_on_links() as u64,
+        dropped,
+        ..FrameCensus::default()
+    };
+    for &h in &topo.hosts {
+        let host = t2_testbench::endpoint(&topo.net, h);
+        frames.sent += host.frames_sent() - host.frames_on_nic();
+        // A frame a host cannot place (not its transport's) stays unaccounted: a census
+        // that balances then says every frame reached a place that knew what to do.
+        frames.received += host.frames_received() - host.foreign();
+    }
+    for &c in &topo.chips {
+        let chip = topo.net.node::<Chip>(c);
+        frames.inside_chips += chip.packets_inside();
+        // Frames a switch makes (PFC frames, mirror copies such as CNMs and BFC's dequeue
+        // records, packet-generator frames such as BFC's pause frames) are sent too; the
+        // PFC frames a switch's MAC obeys and the frames its program consumes after
+        // acting on them (BFC's pause frames and records) are received.
+        let k = chip.counters();
+        frames.sent += k.pfc_xoff_sent + k.pfc_xon_sent + k.mirrored + k.pktgen_generated;
+        frames.received += k.pfc_frames_received + k.consumed_frames() + k.consumed_copies();
+    }
+    frames.unaccounted = frames.sent as i64
+        - (frames.received + frames.dropped + frames.inside_chips + frames.on_links) as i64;
+    frames
+}
+
+/// PFC and BFC pause frames each switch and host sent and received; nodes with none left out.
+fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
+    let mut pause_frames = BTreeMap::new();
+    for (i, &c) in topo.chips.iter().enumerate() {
+        let k = topo.net.node::<Chip>(c).counters();
+        let n = PauseCounts {
+            pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
+            pfc_received: k.pfc_frames_received,
+            // BFC pause frames the program consumed (after acting on them).
+            bfc_received: k.consumed_frames(),
+        };
+        if n != PauseCounts::default() {
+            pause_frames.insert(format!("switch{i}"), n);
+        }
+    }
+    for (i, &h) in topo.hosts.iter().enumerate() {
+        let host = t2_testbench::endpoint(&topo.net, h);
+        let n = PauseCounts {
+            pfc_sent: 0,
+            pfc_received: host.counters().pfc_frames,
+            bfc_received: host.counters().bfc_frames,
+        };
+        if n != PauseCounts::default() {
+            pause_frames.insert(format!("host{i}"), n);
+        }
+    }
+    pause_frames
+}
+
+/// Every chip's control-plane errors, each with its cycle.
+fn control_errors(topo: &Topology) -> Vec<String> {
+    topo.chips
+        .iter()
+        .flat_map(|&c| {
+            topo.net
+                .node::<Chip>(c)
+                .control_errors()
+                .iter()
+                .map(|(at, e)| format!("cycle {at}: {e}"))
+        })
+        .collect()
 }
 
 /// Pause frames so far: PFC frames the switches sent and BFC pause frames the hosts
