@@ -12,7 +12,8 @@
   request) is not modelled, as in the hotspot scenario. Rounds at 10 us, 1,010 us, ... for
   `ROUNDS` ms.
 - "the query servers also receive long-lived traffic from inter-rank servers": one long flow
-  into every query server from slot 4 of the next leaf.
+  into every query server from the next leaf, from slot 4 into slot 0 and from slot 12 into
+  slot 8 (one sender each, so the querier's own link is the one the long flow fills).
 - "other long-lived flows have random endpoints; number of concurrent flows is quite small
   (about 2)": 18 more long flows between hosts that neither query nor answer, endpoints on
   different leaves, drawn by Python's `random.Random(SEED)`.
@@ -28,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "scenarios", "mice_elephant_inter_rack.toml")
 LEAVES, HOSTS, SPINES = 9, 16, 16
 QUERY_SLOTS = (0, 8)
-LONG_SLOT = 4
+# The long flow into querier slot QUERY_SLOTS[i] comes from slot LONG_SLOTS[i] of the next leaf.
+LONG_SLOTS = (4, 12)
 ROUNDS = 5
 MICE_BYTES = 7700
 LONG_BYTES = 8_000_000
@@ -42,9 +44,9 @@ def host(leaf, slot):
 def flows():
     out = []
     for leaf in range(LEAVES):
-        for q in QUERY_SLOTS:
-            out.append((host((leaf + 1) % LEAVES, LONG_SLOT), host(leaf, q), LONG_BYTES, 0))
-    busy = {host(l, s) for l in range(LEAVES) for s in QUERY_SLOTS + (LONG_SLOT,)}
+        for q, sender in zip(QUERY_SLOTS, LONG_SLOTS):
+            out.append((host((leaf + 1) % LEAVES, sender), host(leaf, q), LONG_BYTES, 0))
+    busy = {host(l, s) for l in range(LEAVES) for s in QUERY_SLOTS + LONG_SLOTS}
     free = [h for h in range(LEAVES * HOSTS) if h not in busy]
     rng = random.Random(SEED)
     for _ in range(2 * LEAVES):
