@@ -2,10 +2,11 @@
 //! switch bounced it: its source is this host, its destination is not) is sent again as it
 //! is, PABO shim (`t2_pipeline::pabo`) included, ahead of the host's own frames. Without
 //! this feature such a frame is foreign. Every host reads past a shim either way; this one
-//! also counts what the shims of the data frames it receives said ([`PaboArrivals`]).
+//! also counts what the shims of the data frames it receives said ([`PaboArrivals`]) and
+//! how many switch passes every data frame it receives made ([`SwitchPasses`]).
 
 use super::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
-use crate::transport::{came_back, parse_segment};
+use crate::transport::{came_back, parse_segment, SENT_TTL};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -24,6 +25,45 @@ pub struct PaboArrivals {
     /// The largest `n_p` and `max_hop` among them.
     pub max_n_p: u8,
     pub max_hop: u8,
+    /// Every data frame received, bounced or not, by the switch passes it made.
+    pub switch_passes: SwitchPasses,
+}
+
+/// Data frames by the switch passes they made on their way, bounces and trips back to their
+/// source included: `SENT_TTL` less their IPv4 TTL on arrival (every pass lowers it by one;
+/// a source resends a bounced frame as it came back). Entry `k` counts the frames that made
+/// `k` passes; written as a map of the non-zero entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchPasses(pub [u64; SENT_TTL as usize + 1]);
+
+impl Default for SwitchPasses {
+    fn default() -> SwitchPasses {
+        SwitchPasses([0; SENT_TTL as usize + 1])
+    }
+}
+
+impl SwitchPasses {
+    fn add(&mut self, ttl: u8) {
+        // A TTL above the one sent cannot come from this transport's hosts; count it as 0.
+        self.0[SENT_TTL.saturating_sub(ttl) as usize] += 1;
+    }
+
+    fn merge(&mut self, o: &SwitchPasses) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+impl serde::Serialize for SwitchPasses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (passes, &n) in self.0.iter().enumerate().filter(|(_, &n)| n > 0) {
+            m.serialize_entry(&passes, &n)?;
+        }
+        m.end()
+    }
 }
 
 impl PaboArrivals {
@@ -40,6 +80,7 @@ impl PaboArrivals {
         self.bounces += o.bounces;
         self.max_n_p = self.max_n_p.max(o.max_n_p);
         self.max_hop = self.max_hop.max(o.max_hop);
+        self.switch_passes.merge(&o.switch_passes);
     }
 }
 
@@ -87,8 +128,10 @@ impl HostFeature for Pabo {
             self.held.push_back(pkt);
             return Receipt::Taken;
         }
-        if let Some((shim, _)) = stripped {
-            if parse_segment(inner).is_some_and(|s| s.data_len > 0) {
+        let data = parse_segment(inner).filter(|s| s.data_len > 0);
+        if let Some(segment) = &data {
+            self.arrivals.switch_passes.add(segment.ttl);
+            if let Some((shim, _)) = stripped {
                 self.arrivals.add(shim);
             }
         }
@@ -116,8 +159,14 @@ mod tests {
     const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
     const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
 
-    /// A data frame of the transport (flow id 5, `data` bytes) from `src` to `dst`.
+    /// A data frame of the transport (flow id 5, `data` bytes) from `src` to `dst`, as it
+    /// left its host.
     fn segment(src: Ipv4Addr, dst: Ipv4Addr, data: usize) -> Vec<u8> {
+        segment_after(src, dst, data, 0)
+    }
+
+    /// [`segment`] after `passes` switch passes (its TTL lowered by as many).
+    fn segment_after(src: Ipv4Addr, dst: Ipv4Addr, data: usize, passes: u8) -> Vec<u8> {
         let ep = Endpoints {
             src_mac: MacAddr([2, 0, 0, 0, 0, 1]),
             dst_mac: MacAddr([2, 0, 0, 0, 0, 2]),
@@ -129,7 +178,18 @@ mod tests {
         let mut payload = 5u32.to_be_bytes().to_vec();
         payload.resize(4 + data, 0);
         let mut out = Vec::new();
-        headers::build_tcp_frame(&mut out, &ep, 64, 0, 0, 0, Tcp::ACK, 100, &payload, 60);
+        headers::build_tcp_frame(
+            &mut out,
+            &ep,
+            SENT_TTL - passes,
+            0,
+            0,
+            0,
+            Tcp::ACK,
+            100,
+            &payload,
+            60,
+        );
         out
     }
 
@@ -149,24 +209,38 @@ mod tests {
             let pkt = pool.alloc_from(&frame);
             assert_eq!(p.on_frame(0, pkt, &mut pool), Receipt::Taken);
         }
-        // Data for A that had been bounced twice on its way; an ACK with a shim (no data).
-        for (frame, n_p) in [(segment(B, A, 100), 2), (segment(B, A, 0), 7)] {
+        // Data for A that had been bounced twice on its way (7 switch passes); an ACK with a
+        // shim (no data); data for A that was never bounced (3 passes, no shim).
+        for (frame, n_p) in [
+            (segment_after(B, A, 100, 7), 2),
+            (segment_after(B, A, 0, 5), 7),
+        ] {
             let pkt = pool.alloc_from(&shim(n_p, 4).insert(&frame));
             assert_eq!(p.on_frame(0, pkt, &mut pool), Receipt::NotMine);
             pool.free(pkt);
         }
+        let plain = pool.alloc_from(&segment_after(B, A, 100, 3));
+        assert_eq!(p.on_frame(0, plain, &mut pool), Receipt::NotMine);
+        pool.free(plain);
         let mut c = HostCounters::default();
         p.count(&mut c);
         assert_eq!((c.frames_held, c.resent_bounced), (2, 0));
+        // The shims count the bounced data frame; the passes count both data frames.
+        let mut passes = SwitchPasses::default();
+        passes.0[7] = 1;
+        passes.0[3] = 1;
         assert_eq!(
             c.pabo,
             PaboArrivals {
                 frames: 1,
                 bounces: 2,
                 max_n_p: 2,
-                max_hop: 4
+                max_hop: 4,
+                switch_passes: passes,
             }
         );
+        let json = serde_json::to_string(&c.pabo.switch_passes).unwrap();
+        assert_eq!(json, r#"{"3":1,"7":1}"#);
         // They go again in the order they came, the shim still on the first.
         let first = p.take_held().unwrap();
         assert_eq!(pool.bytes(first), back.as_slice());

@@ -788,7 +788,7 @@ impl TransportHost {
         headers::build_tcp_frame(
             buf,
             &ep,
-            64,
+            SENT_TTL,
             tag.ipv4_id,
             seq as u32,
             ack as u32,
@@ -859,6 +859,10 @@ pub(crate) fn came_back(frame: &[u8], me: Ipv4Addr) -> bool {
         .is_some_and(|ip| ip.src == me && ip.dst != me)
 }
 
+/// The IPv4 TTL every frame of this transport leaves its host with (Linux's default), so a
+/// receiver can tell the switch passes a frame made from its TTL on arrival.
+pub const SENT_TTL: u8 = 64;
+
 /// A segment of this transport as read from a frame.
 pub(crate) struct Segment {
     pub flow_id: u32,
@@ -867,6 +871,8 @@ pub(crate) struct Segment {
     /// Data bytes after the flow id.
     pub data_len: u64,
     pub ce: bool,
+    /// The IPv4 TTL as it arrived.
+    pub ttl: u8,
     pub sacks: Vec<(u64, u64)>,
 }
 
@@ -894,6 +900,7 @@ pub(crate) fn parse_segment(bytes: &[u8]) -> Option<Segment> {
         tcp,
         data_len: data_len as u64,
         ce: ip.tos & CE == CE,
+        ttl: ip.ttl,
         sacks,
     })
 }
