@@ -96,21 +96,7 @@ impl ScenarioFile {
         };
         let (program, p4) = check_program(&raw, shown, base, &params)?;
         let t = &raw.topology;
-        if let Some(bytes) = t.buffer_bytes {
-            // The papers' shared buffers (BFC's and the HPCC artifact's 12 MB) in place of
-            // Tofino2's 393,216 cells; whole cells, rounded down.
-            params.tm.buffer_cells =
-                (bytes / params.tm.cell_bytes as u64).min(u32::MAX as u64) as u32;
-            if let Err(e) = params.validate() {
-                return bad("topology.buffer_bytes", e.problem);
-            }
-        }
-        if let Some(cells) = t.queue_limit_cells {
-            params.tm.queue_limit_cells = Some(cells);
-            if let Err(e) = params.validate() {
-                return bad("topology.queue_limit_cells", e.problem);
-            }
-        }
+        check_buffer(t, shown, &mut params)?;
         let port_queues = match &raw.queues {
             Some(q) => Some(
                 port_queues(q, &params, t.link_gbps.saturating_mul(1_000_000_000))
@@ -119,15 +105,7 @@ impl ScenarioFile {
             None => None,
         };
         let clock = params.clock();
-        if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
-            return bad(
-                "duration_us",
-                format!("{} is outside 1..=10000000", raw.duration_us),
-            );
-        }
-        if raw.drain_us > 10_000_000 {
-            return bad("drain_us", format!("{} is above 10000000", raw.drain_us));
-        }
+        check_duration(&raw, shown)?;
         let shape = check_shape(t, shown)?;
         let Some(link_bps) = t.link_gbps.checked_mul(1_000_000_000) else {
             return bad(
@@ -137,76 +115,22 @@ impl ScenarioFile {
         };
         let mut transport = check_transport(&raw, shown, clock)?;
         let mut host_features = check_host_features(&raw, shown, clock, link_bps)?;
-        let tr = &raw.transport;
-        let mut recirculation_mirror = None;
-        let mut scheme_chip = None;
-        let (program, port_queues, scheme) = match &raw.scheme {
-            None => {
-                if raw.scheme_params.is_some() {
-                    return bad("scheme_params", "needs scheme, the scheme they set".into());
-                }
-                (program, port_queues, None)
-            }
-            Some(name) => {
-                let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
-                for (key, set) in [
-                    ("program", raw.program.is_some()),
-                    ("queues", raw.queues.is_some()),
-                    ("transport.congestion", tr.congestion.is_some()),
-                    ("transport.honour_pfc", tr.honour_pfc.is_some()),
-                    ("transport.resend_bounced", tr.resend_bounced.is_some()),
-                    ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
-                ] {
-                    if set {
-                        return bad(key, format!("scheme {name} sets it; remove one of the two"));
-                    }
-                }
-                // Without `[scheme_params]`, the scheme's own `[compare.params.NAME]` hold: a
-                // sweep over `scheme` runs each scheme as a comparison of the file would.
-                let from_compare = raw
-                    .compare
-                    .as_ref()
-                    .and_then(|c| c.params.get(scheme.name))
-                    .filter(|_| raw.scheme_params.is_none());
-                let values = match from_compare {
-                    Some(set) => scheme
-                        .resolve(set)
-                        .map_err(|e| format!("{shown}: compare.params.{}.{e}", scheme.name))?,
-                    None => scheme
-                        .resolve(&raw.scheme_params.clone().unwrap_or_default())
-                        .map_err(|e| format!("{shown}: scheme_params.{e}"))?,
-                };
-                let setup = (scheme.build)(
-                    &values,
-                    &schemes::Target {
-                        params: &params,
-                        link_bps,
-                        multipath: match shape {
-                            Shape::LeafSpine { spines, .. } => spines > 1,
-                            Shape::FatTree { .. } => true,
-                            _ => false,
-                        },
-                    },
-                );
-                setup.hosts.apply(&mut transport, &mut host_features);
-                if let Some(r) = tr.recovery {
-                    transport.recovery = recovery_of(r);
-                }
-                recirculation_mirror = setup.recirculation_mirror;
-                if let Some(pfc) = setup.pfc {
-                    pfc.apply_on_links(&mut params.tm, link_bps, t.link_delay_ns);
-                    if let Err(e) = params.validate() {
-                        return bad("scheme", format!("{name}: {e}"));
-                    }
-                }
-                scheme_chip = setup.chip;
-                (
-                    Some(setup.program),
-                    setup.port_queues,
-                    Some((scheme.name.to_string(), values)),
-                )
-            }
-        };
+        let applied = apply_scheme(
+            &raw,
+            shown,
+            &mut params,
+            &shape,
+            link_bps,
+            (&mut transport, &mut host_features),
+            (program, port_queues),
+        )?;
+        let SchemeApplied {
+            program,
+            port_queues,
+            scheme,
+            recirculation_mirror,
+            scheme_chip,
+        } = applied;
         transport
             .validate("transport")
             .map_err(|e| format!("{shown}: {e}"))?;
@@ -257,53 +181,7 @@ impl ScenarioFile {
             },
             program,
         };
-        // Every size against the chip and t2sim's bounds, before anything is built.
-        if let Err(e) = topology.check() {
-            let keys: Vec<String> = e
-                .keys
-                .split(", ")
-                .map(|k| match k {
-                    "params" => k.to_string(),
-                    _ => format!("topology.{k}"),
-                })
-                .collect();
-            return bad(&keys.join(", "), e.problem);
-        }
-        let size = topology.check().expect("checked above");
-        let hosts = size.hosts;
-        check_incast(&raw, shown, hosts)?;
-        check_flows(&raw, shown, hosts)?;
-        if let Some(bg) = &background {
-            // The expected flow count: hosts x duration / mean gap.
-            let mean_bytes = bg.cdf.mean(bg.sampling);
-            let seconds = raw.duration_us as f64 / 1e6;
-            let capacity = match bg.load_on {
-                LoadOn::Host => hosts as f64 * link_bps as f64,
-                LoadOn::Core => shape.core_links().unwrap_or(0) as f64 * link_bps as f64,
-            };
-            let expected = seconds * bg.load * capacity / (mean_bytes * 8.0);
-            if expected > MAX_FLOWS as f64 / 2.0 {
-                return bad(
-                    "workload.load",
-                    format!(
-                        "{} hosts at load {} for {} us start about {expected:.0} flows of {mean_bytes:.0} B on average; at most {} (shorten duration_us or lower the load)",
-                        hosts, bg.load, raw.duration_us, MAX_FLOWS / 2
-                    ),
-                );
-            }
-        }
-        if let Some((_, switch)) = &waves {
-            if *switch >= size.switches {
-                return bad(
-                    "output.trace_switch",
-                    format!(
-                        "{switch}, but the topology has {} switches (0..={})",
-                        size.switches,
-                        size.switches - 1
-                    ),
-                );
-            }
-        }
+        check_sizes(&raw, shown, &topology, background.as_ref(), &waves)?;
         Ok(ScenarioFile {
             source: shown.to_string(),
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
@@ -345,6 +223,208 @@ impl ScenarioFile {
             vcd_as_written: raw.output.vcd.clone(),
             pcap_dir_given: raw.output.pcap_dir.is_some(),
         })
+    }
+}
+
+/// Every size against the chip and t2sim's bounds, before anything is built: the topology,
+/// the incast and the listed flows against its hosts, the background's expected flow count,
+/// and the traced switch.
+fn check_sizes(
+    raw: &FileScenario,
+    shown: &str,
+    topology: &TopologySpec,
+    background: Option<&CdfTraffic>,
+    waves: &Option<(WaveRequest, usize)>,
+) -> Result<(), String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    if let Err(e) = topology.check() {
+        let keys: Vec<String> = e
+            .keys
+            .split(", ")
+            .map(|k| match k {
+                "params" => k.to_string(),
+                _ => format!("topology.{k}"),
+            })
+            .collect();
+        return bad(&keys.join(", "), e.problem);
+    }
+    let size = topology.check().expect("checked above");
+    let hosts = size.hosts;
+    check_incast(raw, shown, hosts)?;
+    check_flows(raw, shown, hosts)?;
+    if let Some(bg) = background {
+        // The expected flow count: hosts x duration / mean gap.
+        let mean_bytes = bg.cdf.mean(bg.sampling);
+        let seconds = raw.duration_us as f64 / 1e6;
+        let capacity = match bg.load_on {
+            LoadOn::Host => hosts as f64 * topology.link_bps as f64,
+            LoadOn::Core => {
+                topology.shape.core_links().unwrap_or(0) as f64 * topology.link_bps as f64
+            }
+        };
+        let expected = seconds * bg.load * capacity / (mean_bytes * 8.0);
+        if expected > MAX_FLOWS as f64 / 2.0 {
+            return bad(
+                "workload.load",
+                format!(
+                    "{} hosts at load {} for {} us start about {expected:.0} flows of {mean_bytes:.0} B on average; at most {} (shorten duration_us or lower the load)",
+                    hosts, bg.load, raw.duration_us, MAX_FLOWS / 2
+                ),
+            );
+        }
+    }
+    if let Some((_, switch)) = &waves {
+        if *switch >= size.switches {
+            return bad(
+                "output.trace_switch",
+                format!(
+                    "{switch}, but the topology has {} switches (0..={})",
+                    size.switches,
+                    size.switches - 1
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `topology.buffer_bytes` and `topology.queue_limit_cells` into the chip's parameters.
+fn check_buffer(t: &TopologyToml, shown: &str, params: &mut Tofino2Params) -> Result<(), String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    if let Some(bytes) = t.buffer_bytes {
+        // The papers' shared buffers (BFC's and the HPCC artifact's 12 MB) in place of
+        // Tofino2's 393,216 cells; whole cells, rounded down.
+        params.tm.buffer_cells = (bytes / params.tm.cell_bytes as u64).min(u32::MAX as u64) as u32;
+        if let Err(e) = params.validate() {
+            return bad("topology.buffer_bytes", e.problem);
+        }
+    }
+    if let Some(cells) = t.queue_limit_cells {
+        params.tm.queue_limit_cells = Some(cells);
+        if let Err(e) = params.validate() {
+            return bad("topology.queue_limit_cells", e.problem);
+        }
+    }
+    Ok(())
+}
+
+/// `duration_us` and `drain_us` within t2sim's bounds.
+fn check_duration(raw: &FileScenario, shown: &str) -> Result<(), String> {
+    if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
+        return Err(format!(
+            "{shown}: duration_us: {} is outside 1..=10000000",
+            raw.duration_us
+        ));
+    }
+    if raw.drain_us > 10_000_000 {
+        return Err(format!(
+            "{shown}: drain_us: {} is above 10000000",
+            raw.drain_us
+        ));
+    }
+    Ok(())
+}
+
+/// What a file's `scheme` (if any) gives the run: the switch program and queues (the file's
+/// own without a scheme), the scheme's name and parameters, and its chip set-up.
+struct SchemeApplied {
+    program: Option<Program>,
+    port_queues: Option<Vec<QueueConfig>>,
+    scheme: Option<(String, SchemeParams)>,
+    recirculation_mirror: Option<(u8, u32)>,
+    scheme_chip: Option<schemes::ChipSetup>,
+}
+
+/// Builds the file's scheme, if it names one, for its network: the scheme's hosts go into
+/// `hosts` (transport and host features) and its PFC into `params`; a key the scheme sets
+/// itself (`program`, `queues`, a host behaviour) is refused when the file sets it too.
+/// Without a scheme, `given` (the file's program and queues) is what runs.
+fn apply_scheme(
+    raw: &FileScenario,
+    shown: &str,
+    params: &mut Tofino2Params,
+    shape: &Shape,
+    link_bps: u64,
+    hosts: (&mut TransportConfig, &mut Vec<FeatureSpec>),
+    given: (Option<Program>, Option<Vec<QueueConfig>>),
+) -> Result<SchemeApplied, String> {
+    let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
+    let (transport, host_features) = hosts;
+    let (program, port_queues) = given;
+    let t = &raw.topology;
+    let tr = &raw.transport;
+    match &raw.scheme {
+        None => {
+            if raw.scheme_params.is_some() {
+                return bad("scheme_params", "needs scheme, the scheme they set".into());
+            }
+            Ok(SchemeApplied {
+                program,
+                port_queues,
+                scheme: None,
+                recirculation_mirror: None,
+                scheme_chip: None,
+            })
+        }
+        Some(name) => {
+            let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
+            for (key, set) in [
+                ("program", raw.program.is_some()),
+                ("queues", raw.queues.is_some()),
+                ("transport.congestion", tr.congestion.is_some()),
+                ("transport.honour_pfc", tr.honour_pfc.is_some()),
+                ("transport.resend_bounced", tr.resend_bounced.is_some()),
+                ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
+            ] {
+                if set {
+                    return bad(key, format!("scheme {name} sets it; remove one of the two"));
+                }
+            }
+            // Without `[scheme_params]`, the scheme's own `[compare.params.NAME]` hold: a
+            // sweep over `scheme` runs each scheme as a comparison of the file would.
+            let from_compare = raw
+                .compare
+                .as_ref()
+                .and_then(|c| c.params.get(scheme.name))
+                .filter(|_| raw.scheme_params.is_none());
+            let values = match from_compare {
+                Some(set) => scheme
+                    .resolve(set)
+                    .map_err(|e| format!("{shown}: compare.params.{}.{e}", scheme.name))?,
+                None => scheme
+                    .resolve(&raw.scheme_params.clone().unwrap_or_default())
+                    .map_err(|e| format!("{shown}: scheme_params.{e}"))?,
+            };
+            let setup = (scheme.build)(
+                &values,
+                &schemes::Target {
+                    params,
+                    link_bps,
+                    multipath: match *shape {
+                        Shape::LeafSpine { spines, .. } => spines > 1,
+                        Shape::FatTree { .. } => true,
+                        _ => false,
+                    },
+                },
+            );
+            setup.hosts.apply(transport, host_features);
+            if let Some(r) = tr.recovery {
+                transport.recovery = recovery_of(r);
+            }
+            if let Some(pfc) = setup.pfc {
+                pfc.apply_on_links(&mut params.tm, link_bps, t.link_delay_ns);
+                if let Err(e) = params.validate() {
+                    return bad("scheme", format!("{name}: {e}"));
+                }
+            }
+            Ok(SchemeApplied {
+                program: Some(setup.program),
+                port_queues: setup.port_queues,
+                scheme: Some((scheme.name.to_string(), values)),
+                recirculation_mirror: setup.recirculation_mirror,
+                scheme_chip: setup.chip,
+            })
+        }
     }
 }
 
