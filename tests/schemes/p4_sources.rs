@@ -287,3 +287,195 @@ fn the_dcqcn_ramp_reaches_the_p4_program() {
     // At Kmax the probability is Pmax: 2^16, above every 16-bit draw.
     assert_eq!(ramp.entries.last().unwrap().action.args, [65_536]);
 }
+
+/// The builder's BFC program in the P4 form's names and order, which a P4 program cannot
+/// copy: a P4 control holds no table of an action's or a register's name (the wrapper
+/// tables get `_t`) and no register action of an action's name (`_ra`); the Ghost control
+/// keeps its operands in variables of its own (`p4.Ghost.*`, after the metadata struct's
+/// fields), and it is declared before the Ingress, so its tables and actions come first; P4
+/// declares only the metadata fields it uses (the builder declared `meta.nmask` and
+/// `meta.cq` unused).
+fn bfc_builder_as_p4(mut p: Program) -> Program {
+    use t2_pipeline::ir::Primitive;
+    let actions: Vec<String> = p.actions.iter().map(|a| a.name.clone()).collect();
+    let registers: Vec<String> = p.registers.iter().map(|r| r.name.clone()).collect();
+    let table = |n: &str| -> String {
+        if actions.iter().any(|a| a == n) || registers.iter().any(|r| r == n) {
+            format!("{n}_t")
+        } else {
+            n.to_string()
+        }
+    };
+    let ra = |n: &str| -> String {
+        if actions.iter().any(|a| a == n) {
+            format!("{n}_ra")
+        } else {
+            n.to_string()
+        }
+    };
+    fn stmts(s: &mut [Stmt], f: &dyn Fn(&str) -> String) {
+        for st in s {
+            match st {
+                Stmt::Apply(t) => *t = f(t),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    stmts(then, f);
+                    stmts(otherwise, f);
+                }
+            }
+        }
+    }
+    for t in &mut p.tables {
+        t.name = table(&t.name);
+    }
+    stmts(&mut p.ingress, &table);
+    stmts(&mut p.egress, &table);
+    stmts(&mut p.ghost, &table);
+    for r in &mut p.register_actions {
+        r.name = ra(&r.name);
+    }
+    for a in &mut p.actions {
+        for prim in &mut a.primitives {
+            if let Primitive::Execute {
+                register_action, ..
+            } = prim
+            {
+                *register_action = ra(register_action);
+            }
+        }
+    }
+    let ghost = |t: &mut Vec<t2_pipeline::ir::Table>| {
+        let (g, rest): (Vec<_>, Vec<_>) = t.drain(..).partition(|t| t.name.starts_with("ghost_"));
+        t.extend(g);
+        t.extend(rest);
+    };
+    ghost(&mut p.tables);
+    let (g, rest): (Vec<_>, Vec<_>) = p
+        .actions
+        .drain(..)
+        .partition(|a| a.name.starts_with("ghost_"));
+    p.actions = g.into_iter().chain(rest).collect();
+    p.metadata
+        .retain(|m| m.name != "meta.nmask" && m.name != "meta.cq");
+    let (g, rest): (Vec<_>, Vec<_>) = p
+        .metadata
+        .drain(..)
+        .partition(|m| m.name.starts_with("meta.ghost_"));
+    p.metadata = rest.into_iter().chain(g).collect();
+    let renames = [
+        ("meta.ghost_index", "p4.Ghost.q_index"),
+        ("meta.ghost_key", "p4.Ghost.q_key"),
+        ("meta.ghost_pk", "p4.Ghost.word"),
+        ("meta.ghost_qh", "p4.Ghost.q_high"),
+        ("meta.ghost_low", "p4.Ghost.q_low"),
+        ("meta.ghost_mask", "p4.Ghost.mask"),
+        ("meta.ghost_nmask", "p4.Ghost.nmask"),
+        ("meta.ghost_arg", "p4.Ghost.arg"),
+    ];
+    let mut text = serde_json::to_string(&p).unwrap();
+    for (from, to) in renames {
+        text = text.replace(&format!("\"{from}\""), &format!("\"{to}\""));
+    }
+    p = Program::from_json(&text).unwrap();
+    p.name = "bfc".into();
+    p
+}
+
+/// The first part in which two programs differ, for a readable failure.
+fn first_difference(a: &Program, b: &Program) -> Option<String> {
+    let j = |p: &Program| serde_json::to_value(p).unwrap();
+    let (a, b) = (j(a), j(b));
+    for (k, va) in a.as_object().unwrap() {
+        let vb = &b[k];
+        if va != vb {
+            if let (Some(xa), Some(xb)) = (va.as_array(), vb.as_array()) {
+                for i in 0..xa.len().max(xb.len()) {
+                    if xa.get(i) != xb.get(i) {
+                        return Some(format!(
+                            "{k}[{i}]:\n builder {}\n p4      {}",
+                            xa.get(i).map_or("-".into(), |v| v.to_string()),
+                            xb.get(i).map_or("-".into(), |v| v.to_string())
+                        ));
+                    }
+                }
+            }
+            return Some(format!("{k}:\n builder {va}\n p4      {vb}"));
+        }
+    }
+    None
+}
+
+/// The BFC configurations the comparisons, scenarios and tests build (every scheme default,
+/// at every port speed the chip runs) and each parameter across its range.
+fn bfc_configs() -> Vec<t2sim::schemes::bfc::Config> {
+    use std::collections::BTreeMap;
+    use t2sim::schemes::bfc::{Config, SCHEME};
+    use t2sim::schemes::Target;
+    let params = t2sim::Tofino2Params::default();
+    let mut sets: Vec<BTreeMap<String, f64>> = vec![BTreeMap::new()];
+    let values: &[(&str, &[f64])] = &[
+        ("mark_up", &[0.1, 0.5, 1.0, 2.0, 4.0, 16.0]),
+        ("hrtt_ns", &[100.0, 1000.0, 4000.0, 100_000.0]),
+        ("sticky_ns", &[0.0, 1.0, 2000.0, 1_000_000.0]),
+        ("refresh_ns", &[100.0, 500.0, 2000.0, 1_000_000.0]),
+        ("flow_entries_log2", &[8.0, 12.0, 19.0]),
+    ];
+    for (name, vs) in values {
+        for &v in *vs {
+            sets.push(BTreeMap::from([(name.to_string(), v)]));
+        }
+    }
+    sets.push(BTreeMap::from([
+        ("mark_up".to_string(), 16.0),
+        ("hrtt_ns".to_string(), 100_000.0),
+    ]));
+    let mut out = Vec::new();
+    for gbps in [1u64, 10, 25, 40, 50, 100, 200, 400] {
+        for set in &sets {
+            let p = SCHEME.resolve(set).unwrap();
+            let target = Target {
+                params: &params,
+                link_bps: gbps * 1_000_000_000,
+                multipath: false,
+            };
+            let c = Config::new(&p, &target);
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// `bfc.p4` lowers to the builder's program (in the P4's names and order, above) at every
+/// configuration, with and without ECMP.
+#[test]
+fn bfc_p4_equals_the_builder() {
+    use t2sim::schemes::bfc;
+    let configs = bfc_configs();
+    assert!(configs.len() > 100, "{}", configs.len());
+    for cfg in &configs {
+        for ecmp in [false, true] {
+            let routed = |p: Program| if ecmp { with_ecmp(p) } else { p };
+            let mut builder = routed(bfc_builder_as_p4(bfc::program(cfg)));
+            let p4 = routed(bfc::program_from_p4(cfg));
+            // The P4 lowering lists register arrays and register actions as the controls
+            // first use them (the builder as it declared them): the same ones, in another
+            // order.
+            let place = |names: Vec<&String>, n: &String| names.iter().position(|x| *x == n);
+            builder.register_actions.sort_by_key(|r| {
+                place(
+                    p4.register_actions.iter().map(|x| &x.name).collect(),
+                    &r.name,
+                )
+            });
+            builder
+                .registers
+                .sort_by_key(|r| place(p4.registers.iter().map(|x| &x.name).collect(), &r.name));
+            if let Some(d) = first_difference(&builder, &p4) {
+                panic!("{cfg:?} ecmp {ecmp}: {d}");
+            }
+        }
+    }
+}

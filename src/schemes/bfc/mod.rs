@@ -289,6 +289,86 @@ pub fn setup_chip(chip: &mut Chip, refresh_cycles: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// `bfc.p4`, the switch program (the entries below and the defines come from [`Config`]).
+pub const P4: super::P4Source = super::P4Source {
+    path: "src/schemes/bfc/bfc.p4",
+    text: include_str!("bfc.p4"),
+};
+
+/// The `-D`s of `bfc.p4` for `cfg`.
+pub fn defines(cfg: &Config) -> Vec<String> {
+    vec![
+        format!("FLOW_ENTRIES={}", cfg.flow_entries),
+        format!("STICKY_NS={}", cfg.sticky_ns),
+        format!("TH1_CELLS={}", cfg.threshold_cells[0]),
+    ]
+}
+
+/// The BFC switch from `bfc.p4`, with the entries a control plane installs: the thresholds,
+/// the byte popcounts, the hashed queues, the free-queue scan and the changed-bit search.
+pub fn program_from_p4(cfg: &Config) -> Program {
+    use t2_pipeline::ir::KeyValue;
+    let c = P4.compiled(&defines(cfg));
+    let mut p = c.program.clone();
+    for k in 0..4usize {
+        let count = format!("count{k}");
+        let entries = (1..256u64).map(|v| {
+            let counted = if k == 3 { v & 0xFE } else { v };
+            (vec![v], count.as_str(), vec![counted.count_ones() as u64])
+        });
+        super::install(&c, &mut p, &format!("Ingress.popcount{k}"), entries);
+    }
+    let thresholds = cfg
+        .threshold_cells
+        .iter()
+        .enumerate()
+        .map(|(n, &th)| (vec![n as u64 + 1], "set_threshold", vec![th as u64]));
+    super::install(&c, &mut p, "Ingress.threshold", thresholds);
+    super::install_keys(&c, &mut p, "Ingress.first_free", first_free_entries());
+    let hashed = (0..32u64).map(|v| (vec![v], "set_hashed", vec![v % DATA_QUEUES]));
+    super::install(&c, &mut p, "Ingress.hashed_queue", hashed);
+    let ternary = |v: u64, m: u64| KeyValue {
+        value: v,
+        mask: Some(m),
+    };
+    let changed = (0..QUEUES_PER_PORT as u64).map(|q| {
+        let above: u64 = (0..q).map(bit).sum();
+        (
+            vec![ternary(bit(q), above | bit(q))],
+            "note_change",
+            vec![q],
+        )
+    });
+    super::install_keys(&c, &mut p, "Ingress.changed_queue", changed);
+    p
+}
+
+/// The free-queue scan's entries, in priority order (first match wins): start s scans s,
+/// s+1, ..., 30, 0, ..., s-1 (the 32nd start value scans as start 0), each entry the first
+/// queue whose bit is clear in meta.blocked given the bits of the queues before it set.
+fn first_free_entries() -> Vec<(Vec<t2_pipeline::ir::KeyValue>, &'static str, Vec<u64>)> {
+    let mut out = Vec::new();
+    for start in 0..SCAN_STARTS {
+        let from = start % DATA_QUEUES;
+        let order: Vec<u64> = (0..DATA_QUEUES).map(|k| (from + k) % DATA_QUEUES).collect();
+        for (k, &q) in order.iter().enumerate() {
+            let before: u64 = order[..k].iter().map(|&b| bit(b)).sum();
+            let key = vec![
+                t2_pipeline::ir::KeyValue {
+                    value: start,
+                    mask: Some(0x1F),
+                },
+                t2_pipeline::ir::KeyValue {
+                    value: before,
+                    mask: Some(before | bit(q)),
+                },
+            ];
+            out.push((key, "pick_free", vec![q]));
+        }
+    }
+    out
+}
+
 fn table0(name: &str, action: &str) -> Table {
     Table::new(name, MatchKind::Exact, &[], 0)
         .action(action)
