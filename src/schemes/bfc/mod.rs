@@ -187,7 +187,7 @@ impl Config {
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     let config = Config::new(p, target);
     Setup {
-        program: target.routed(program(&config)),
+        program: target.routed(program_from_p4(&config)),
         port_queues: Some(port_queues()),
         hosts: Hosts {
             features: vec![t2_testbench::host_feature::bfc::spec()],
@@ -203,7 +203,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
 }
 
 fn shipped() -> Vec<(&'static str, Program)> {
-    vec![("bfc_switch.json", program(&Config::default_100g()))]
+    vec![("bfc_switch.json", program_from_p4(&Config::default_100g()))]
 }
 
 /// Every port's 32 queues: data queues 0..=30 served round robin, the control queue 31 in
