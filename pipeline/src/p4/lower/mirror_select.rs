@@ -28,9 +28,9 @@
 //! - **A marker.** The looked-at first field may be wider than a mirror type (9 to 32 bits):
 //!   a constant that every action mirroring with the header writes there, which tells the
 //!   copy from other packets as long as no other packet starts with it (the program's
-//!   promise; BFC's dequeue records start with 0xBFC0, which no Ethernet destination it
-//!   forwards to starts with). A case is then a marker, and lowers to the mirror type of the
-//!   copies whose header carries it.
+//!   promise; BFC's dequeue records start with 0xBFC0, the frames of t2sim's networks with
+//!   destination MACs 02:00:...). A case is then a marker, and lowers to the mirror type of
+//!   the copies whose header carries it.
 //! - **An ingress parser that selects on the intrinsic metadata** (`ig_intr_md.ingress_port`,
 //!   `ig_intr_md.resubmit_flag`: pktgen and recirculated packets, resubmitted passes). The
 //!   egress parser cannot name those fields, and in egress the chip reads them as 0
