@@ -150,22 +150,8 @@ fn the_hpcc_scheme_reports_as_its_p4_and_json() {
 fn the_bfc_scheme_reports_as_its_p4_and_json() {
     // The file alone has no entries in the tables the scheme fills (`threshold`,
     // `first_free`, the popcounts, `hashed_queue`, `changed_queue`), but their sizes are
-    // fixed, so the reports agree; `programs/bfc_switch.json` keeps the builder's file name.
-    for extra in [&[][..], &["--json"][..]] {
-        let outs: Vec<_> = [
-            &["report", "--scheme", "bfc"][..],
-            &["report", "--p4", "src/schemes/bfc/bfc.p4"][..],
-            &["report", "--program", "programs/bfc_switch.json"][..],
-        ]
-        .iter()
-        .map(|a| t2sim(&[*a, extra].concat()))
-        .collect();
-        for o in &outs {
-            assert!(o.status.success(), "{o:?}");
-        }
-        assert_eq!(stdout(&outs[1]), stdout(&outs[0]), "{extra:?}");
-        assert_eq!(stdout(&outs[2]), stdout(&outs[0]), "{extra:?}");
-    }
+    // fixed, so the reports agree.
+    same_scheme_report("bfc");
     // A parameter is a define: a smaller flow table by either road.
     let scheme = t2sim(&["report", "--scheme", "bfc", "--set", "flow_entries_log2=10"]);
     let p4 = t2sim(&[
