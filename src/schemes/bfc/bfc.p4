@@ -359,8 +359,9 @@ control Ingress(inout bfc_headers_t hdr, inout metadata_t meta,
     Hash<bit<32>>(HashAlgorithm_t.CRC32) flow_hash;
     Random<bit<5>>() scan_start;
 
-    /* Host routes (as every scheme's, common.p4's HOST_ROUTES, declared here so that the
-     * popcount tables come before `ipv4_host` as the placement expects). */
+    /* Host routes, as common.p4's HOST_ROUTES, written out so that the popcount tables can
+     * come before `ipv4_host`: tables are numbered in the order they are declared, and
+     * `port_key_t`'s Random is seeded by its number (16), which the scheme's tests pin. */
     action forward(PortId_t port) {
         ig_tm_md.ucast_egress_port = port;
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
