@@ -140,6 +140,24 @@ pub fn install<'a>(
     table: &str,
     entries: impl IntoIterator<Item = (Vec<u64>, &'a str, Vec<u64>)>,
 ) {
+    let exact = entries.into_iter().map(|(key, action, args)| {
+        let key = key
+            .iter()
+            .map(|&value| t2_pipeline::ir::KeyValue { value, mask: None })
+            .collect();
+        (key, action, args)
+    });
+    install_keys(c, program, table, exact);
+}
+
+/// [`install`] with each key value given whole (a ternary entry's value and mask), as the
+/// control plane adds ternary entries: in priority order, the first matching wins.
+pub fn install_keys<'a>(
+    c: &t2_pipeline::p4::Compiled,
+    program: &mut Program,
+    table: &str,
+    entries: impl IntoIterator<Item = (Vec<t2_pipeline::ir::KeyValue>, &'a str, Vec<u64>)>,
+) {
     let info = c
         .table(table)
         .unwrap_or_else(|| panic!("{}: no table `{table}`", program.name));
@@ -155,10 +173,7 @@ pub fn install<'a>(
             .find(|(p4, _)| p4 == action)
             .unwrap_or_else(|| panic!("table `{table}` has no action `{action}`"));
         ir.entries.push(t2_pipeline::ir::Entry {
-            key: key
-                .iter()
-                .map(|&value| t2_pipeline::ir::KeyValue { value, mask: None })
-                .collect(),
+            key,
             action: t2_pipeline::ir::ActionCall::new(action_ir, &args),
             members: Vec::new(),
         });

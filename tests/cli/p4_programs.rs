@@ -146,6 +146,37 @@ fn the_hpcc_scheme_reports_as_its_p4_and_json() {
     same_scheme_report("hpcc");
 }
 
+#[test]
+fn the_bfc_scheme_reports_as_its_p4_and_json() {
+    // The file alone has no entries in the tables the scheme fills (`threshold`,
+    // `first_free`, the popcounts, `hashed_queue`, `changed_queue`), but their sizes are
+    // fixed, so the reports agree.
+    same_scheme_report("bfc");
+    // A parameter is a define: a smaller flow table by either road.
+    let scheme = t2sim(&["report", "--scheme", "bfc", "--set", "flow_entries_log2=10"]);
+    let p4 = t2sim(&[
+        "report",
+        "--p4",
+        "src/schemes/bfc/bfc.p4",
+        "-D",
+        "FLOW_ENTRIES=1024",
+    ]);
+    assert!(
+        scheme.status.success() && p4.status.success(),
+        "{scheme:?} {p4:?}"
+    );
+    assert_eq!(stdout(&p4), stdout(&scheme));
+    assert!(
+        stdout(&scheme).starts_with("program          bfc\nverdict          fits\n"),
+        "{}",
+        stdout(&scheme)
+    );
+    assert_ne!(
+        stdout(&scheme),
+        stdout(&t2sim(&["report", "--scheme", "bfc"]))
+    );
+}
+
 /// The mice/elephant family's programs are in its folder, `src/schemes/mice_elephant/`
 /// (`pfc_only.p4`; `mice_elephant.p4`, which `pfc_qcn.p4` and `qcn_only.p4` include), and
 /// ship as `programs/*_switch.json`: for each scheme the three print the same report, text

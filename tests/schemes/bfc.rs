@@ -413,7 +413,7 @@ fn a_pause_is_sent_when_th_is_crossed_and_lifted_on_the_last_decrement() {
     assert_eq!(parser + stages[..15].iter().sum::<u64>(), stage15);
     assert_eq!(stages[15..18].iter().sum::<u64>(), stages15to17);
     assert_eq!(parser + stages.iter().sum::<u64>() + 64, i);
-    assert_eq!((tables["count_pause"], tables["pause_bits"]), (15, 18));
+    assert_eq!((tables["count_pause_t"], tables["pause_bits_t"]), (15, 18));
     let (s, _) = pause_network();
     let chip = s.build().unwrap();
     let r = chip.net.node::<Chip>(chip.chips[1]);
@@ -698,7 +698,11 @@ fn a_flow_gets_a_free_queue_from_a_random_start_keeps_it_while_sticky_and_else_a
         assert_eq!(enq.cycle, frame.0 + 481, "{frame:?}: {enq:?}");
     }
     let p = t2sim::schemes::bfc::program(&t2sim::schemes::bfc::Config::default_100g());
-    let draws = p.tables.iter().position(|t| t.name == "port_key").unwrap();
+    let draws = p
+        .tables
+        .iter()
+        .position(|t| t.name == "port_key_t")
+        .unwrap();
     let starts: Vec<u32> = t2_pipeline::run::exec::random_draws(0, draws)
         .take(script.len())
         .map(|v| v & 31)

@@ -96,6 +96,7 @@ fn the_sources_in_the_binary_are_the_files_in_the_tree() {
         t2sim::schemes::mice_elephant::PFC_ONLY_P4,
         t2sim::schemes::dcqcn::P4,
         t2sim::schemes::hpcc::P4,
+        t2sim::schemes::bfc::P4,
     ] {
         let on_disk = std::fs::read_to_string(root.join(src.path)).unwrap();
         assert_eq!(on_disk, src.text, "{}", src.path);
@@ -286,4 +287,166 @@ fn the_dcqcn_ramp_reaches_the_p4_program() {
     assert_eq!(ramp.entries.len(), 10);
     // At Kmax the probability is Pmax: 2^16, above every 16-bit draw.
     assert_eq!(ramp.entries.last().unwrap().action.args, [65_536]);
+}
+
+/// The gateway constant of `if (meta.idle > STICKY_NS)` in BFC's ingress.
+fn bfc_sticky_gateway(p: &mut Program) -> &mut Operand {
+    fn find(s: &mut [Stmt]) -> Option<&mut Operand> {
+        for st in s {
+            if let Stmt::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } = st
+            {
+                if cond.field == "meta.idle" {
+                    return Some(&mut cond.value);
+                }
+                if let Some(v) = find(then) {
+                    return Some(v);
+                }
+                if let Some(v) = find(otherwise) {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+    find(&mut p.ingress).expect("the sticky gateway")
+}
+
+/// BFC's parameters reach `bfc.p4` as `-D`s and control-plane entries, and nothing else
+/// moves: Th (from mark_up, hrtt_ns and the port speed) is the `threshold` table's entries
+/// and its default, sticky_ns the idle gateway's constant, flow_entries_log2 the flow
+/// table's three register arrays; refresh_ns is the packet generator's (the chip set-up),
+/// not the program's. The P4 defines the constants the Rust set-up shares with it alike,
+/// and keeps `port_key_t`, whose `Random` is seeded by its table's place, at place 16.
+/// (Before the builder went, this file held `bfc.p4` equal to the builder's IR at 138
+/// configurations, every port speed the chip runs with every parameter across its range,
+/// with and without ECMP: the same headers, parser graph, hashes, registers, register
+/// actions, actions, tables and their entries, controls and overhead, in the P4 form's
+/// names and order: a table of its action's or register's name takes `_t`, a register
+/// action of an action's name `_ra`, the ghost thread's operands are `p4.Ghost.*` after the
+/// metadata struct's fields, its tables and actions come first (the Ghost control precedes
+/// the Ingress), register arrays and actions in the order the controls first use them,
+/// and two metadata fields the builder declared unused are gone. The runs were byte-
+/// identical and the report the same but for those names and the PHV the two fields took.)
+#[test]
+fn the_bfc_parameters_reach_the_p4_program() {
+    use std::collections::BTreeMap;
+    use t2sim::schemes::bfc::{self, Config, SCHEME};
+    use t2sim::schemes::Target;
+    let params = t2sim::Tofino2Params::default();
+    let config = |set: &[(&str, f64)], gbps: u64| {
+        let overrides: BTreeMap<String, f64> =
+            set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let target = Target {
+            params: &params,
+            link_bps: gbps * 1_000_000_000,
+            multipath: false,
+        };
+        Config::new(&SCHEME.resolve(&overrides).unwrap(), &target)
+    };
+    let defaults = config(&[], 100);
+    let base = bfc::program(&defaults);
+    assert_eq!(base.name, "bfc");
+    let table = |p: &Program, n: &str| p.tables.iter().find(|t| t.name == n).unwrap().clone();
+    let thresholds = |p: &Program| {
+        let t = table(p, "threshold");
+        let entries: Vec<(u64, u64)> = t
+            .entries
+            .iter()
+            .map(|e| (e.key[0].value, e.action.args[0]))
+            .collect();
+        (entries, t.default_action.args.clone())
+    };
+    let want = |c: &Config| {
+        let entries: Vec<(u64, u64)> = (1..=31u64)
+            .zip(&c.threshold_cells)
+            .map(|(n, &th)| (n, th as u64))
+            .collect();
+        (entries, vec![c.threshold_cells[0] as u64])
+    };
+    assert_eq!(thresholds(&base), want(&defaults));
+    assert_eq!(defaults.threshold_cells[0], 213);
+    // Th moves the threshold table and nothing else.
+    for (set, gbps) in [
+        (vec![("mark_up", 4.0)], 100),
+        (vec![("hrtt_ns", 100_000.0)], 100),
+        (vec![], 25),
+        (vec![], 400),
+    ] {
+        let c = config(&set, gbps);
+        let mut p = bfc::program(&c);
+        assert_eq!(thresholds(&p), want(&c), "{set:?} {gbps}");
+        assert_ne!(thresholds(&p), thresholds(&base), "{set:?} {gbps}");
+        let place = p.tables.iter().position(|t| t.name == "threshold").unwrap();
+        p.tables[place] = table(&base, "threshold");
+        assert_eq!(p, base, "{set:?} at {gbps} Gb/s moves only the thresholds");
+    }
+    // sticky_ns is the gateway's constant.
+    assert_eq!(
+        *bfc_sticky_gateway(&mut base.clone()),
+        Operand::Const(defaults.sticky_ns)
+    );
+    let mut p = bfc::program(&config(&[("sticky_ns", 12_345.0)], 100));
+    assert_eq!(*bfc_sticky_gateway(&mut p), Operand::Const(12_345));
+    *bfc_sticky_gateway(&mut p) = Operand::Const(defaults.sticky_ns);
+    assert_eq!(p, base);
+    // flow_entries_log2 sizes the flow table.
+    let mut p = bfc::program(&config(&[("flow_entries_log2", 10.0)], 100));
+    for r in &mut p.registers {
+        if r.name.starts_with("flow_") {
+            assert_eq!(r.size, 1024, "{}", r.name);
+            r.size = 65_536;
+        }
+    }
+    assert_eq!(p, base);
+    // The refresh period is the packet generator's.
+    let slow = config(&[("refresh_ns", 50_000.0)], 100);
+    assert_ne!(slow.refresh_cycles, defaults.refresh_cycles);
+    assert_eq!(bfc::program(&slow), base);
+    // The control plane's tables: 992 scan entries, 4 x 255 popcounts, 32 hashed queues, 32
+    // changed-bit entries (the free-queue scan itself is pinned by tests/schemes/bfc.rs).
+    let sizes: Vec<usize> = [
+        "first_free",
+        "popcount0",
+        "popcount3",
+        "hashed_queue",
+        "changed_queue",
+    ]
+    .iter()
+    .map(|n| table(&base, n).entries.len())
+    .collect();
+    assert_eq!(sizes, [992, 255, 255, 32, 32]);
+    let last_byte = table(&base, "popcount3");
+    assert!(last_byte
+        .entries
+        .iter()
+        .all(|e| e.action.args[0] == (e.key[0].value & 0xFE).count_ones() as u64));
+    // Constants the Rust set-up and the P4 share.
+    for line in [
+        format!("#define RECORD_MARKER {:#X}", bfc::RECORD_MARKER).replace("0X", "0x"),
+        format!("#define TAG_ETHERTYPE {:#X}", bfc::TAG_ETHERTYPE).replace("0X", "0x"),
+        format!("#define CONTROL_QUEUE {}", bfc::CONTROL_QUEUE),
+        format!(
+            "#define BFC_ETHERTYPE {:#X}",
+            t2_pipeline::bfc::BFC_ETHERTYPE
+        )
+        .replace("0X", "0x"),
+        format!(
+            "#define RECORD_BYTES {}",
+            12 + bfc::RECORD_TRUNCATE_BYTES + 4
+        ),
+    ] {
+        assert!(bfc::P4.text.contains(&line), "{line}");
+    }
+    let words = base.headers.iter().find(|h| h.name == "bfc").unwrap();
+    assert_eq!(words.fields.len(), 1 + bfc::BITMAP_WORDS);
+    // The random scan start's table keeps its place (it seeds the generator).
+    assert_eq!(
+        base.tables.iter().position(|t| t.name == "port_key_t"),
+        Some(16)
+    );
 }

@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod counters;
 mod exits;
+mod overhead;
 mod resubmit;
 mod stacks;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
@@ -727,6 +728,7 @@ impl<'a> Lowerer<'a> {
             );
         };
         self.main_span = main.span;
+        self.prog.overhead = self.declared_overhead(main)?;
         let DeclKind::Instance { ty, args, .. } = &main.kind else {
             unreachable!()
         };

@@ -93,6 +93,45 @@ fn the_pabo_scheme_lowers_to_its_json_program_but_for_the_control_planes_entries
     }
 }
 
+/// BFC's program, from the file alone, is the shipped JSON without the entries its control
+/// plane installs (its `const entries`, `queue_paused_t`'s and `pause_bits_t`'s, stay).
+#[test]
+fn the_bfc_scheme_lowers_to_its_json_program_but_for_the_control_planes_entries() {
+    let path = root().join("src/schemes/bfc/bfc.p4");
+    let a = p4::compile(&path, &p4::Options::default()).unwrap().program;
+    let mut b = json("bfc_switch");
+    let installed = [
+        "popcount0",
+        "popcount1",
+        "popcount2",
+        "popcount3",
+        "threshold",
+        "first_free",
+        "hashed_queue",
+        "changed_queue",
+    ];
+    let filled: Vec<&str> = b
+        .tables
+        .iter()
+        .filter(|t| !t.entries.is_empty())
+        .map(|t| t.name.as_str())
+        .collect();
+    let mut want = installed.to_vec();
+    want.extend(["queue_paused_t", "pause_bits_t"]);
+    want.sort();
+    let mut filled = filled;
+    filled.sort();
+    assert_eq!(filled, want);
+    for t in &mut b.tables {
+        if installed.contains(&t.name.as_str()) {
+            t.entries.clear();
+        }
+    }
+    if a != b {
+        panic!("bfc: lowered\n{}\nJSON\n{}", a.to_json(), b.to_json());
+    }
+}
+
 #[test]
 fn a_define_changes_the_lowered_program() {
     let path = root().join("src/schemes/dctcp/dctcp.p4");

@@ -192,3 +192,117 @@ fn a_look_ahead_the_model_cannot_mean_is_refused_at_its_place() {
     let e = err(&[("CASE", "2")]);
     assert!(e.starts_with("copies.p4:38:27: "), "{e}");
 }
+
+/// A mirror header whose first field is wider than a mirror type: a marker. The case is
+/// the marker every mirroring action writes there, and lowers to the copies' mirror type.
+#[test]
+fn a_look_ahead_at_a_marker_is_a_select_on_the_type_of_the_copies_that_carry_it() {
+    let marker = [
+        (
+            "header mirror_h { bit<8> kind; bit<8> tag; }",
+            "header mirror_h { bit<16> kind; bit<8> tag; }",
+        ),
+        ("CASE", "0xBFC0"),
+        ("WRITE_TYPE", "hdr.mirror_md.kind = 0xBFC0;"),
+    ];
+    let p = compile(&marker).unwrap();
+    let start = &p.parser.as_ref().unwrap().states[0];
+    let Transition::Select { keys, cases, .. } = &start.transition else {
+        panic!("{:?}", start.transition)
+    };
+    assert_eq!(keys, &["eg_intr_md.mirror_type"]);
+    assert_eq!(cases[0].values[0].value, 1);
+    assert_eq!(cases[0].next, "parse_mirror");
+    // A marker no mirroring action writes, or one action among them that does not.
+    let mut other = marker;
+    other[1] = ("CASE", "0xBFC1");
+    let e = compile(&other).unwrap_err();
+    assert!(
+        e.contains(
+            "case 0xbfc1: no action mirroring with a header sets its first field to this marker"
+        ),
+        "{e}"
+    );
+    let mut unwritten = marker;
+    unwritten[2] = ("WRITE_TYPE", "hdr.mirror_md.kind = 7;");
+    let e = compile(&unwritten).unwrap_err();
+    assert!(e.contains("no action mirroring with a header sets"), "{e}");
+    // Wider than 32 bits is neither.
+    let mut wide = marker;
+    wide[0].1 = "header mirror_h { bit<40> kind; bit<8> tag; }";
+    let e = compile(&wide).unwrap_err();
+    assert!(
+        e.contains("holds the mirror type (bit<4> to bit<8>) or a marker"),
+        "{e}"
+    );
+}
+
+/// An ingress parser that selects on the ingress port (a pktgen port's packets start with
+/// IPv4 here): the egress parser cannot name the field, which reads 0 in egress, so its
+/// default branch parses as the ingress does at port 0, and the one graph is the egress
+/// start and copy states, then the ingress states after `start`.
+#[test]
+fn an_ingress_that_selects_on_its_port_joins_the_egress_graph_after_the_copies() {
+    let by_port = (
+        "pkt.advance(PORT_METADATA_SIZE); transition parse_ethernet; }",
+        "pkt.advance(PORT_METADATA_SIZE); transition by_port; }
+    state by_port {
+        transition select(ig_intr_md.ingress_port) { 6: parse_ipv4; default: parse_ethernet; }
+    }",
+    );
+    let p = compile(&[by_port]).unwrap();
+    let g = p.parser.as_ref().unwrap();
+    let names: Vec<&str> = g.states.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "start",
+            "parse_mirror",
+            "by_port",
+            "parse_ethernet",
+            "parse_ipv4"
+        ]
+    );
+    let Transition::Select { default, .. } = &g.states[0].transition else {
+        panic!("{:?}", g.states[0].transition)
+    };
+    assert_eq!(default, "by_port");
+    let Transition::Select { keys, .. } = &g.states[2].transition else {
+        panic!("{:?}", g.states[2].transition)
+    };
+    assert_eq!(keys, &["ig_intr_md.ingress_port"]);
+    // Port 0 is how egress reads it: an ingress that parses port 0 otherwise is refused.
+    let zero = (
+        by_port.0,
+        "pkt.advance(PORT_METADATA_SIZE); transition by_port; }
+    state by_port {
+        transition select(ig_intr_md.ingress_port) { 0: parse_ipv4; default: parse_ethernet; }
+    }",
+    );
+    let e = compile(&[zero]).unwrap_err();
+    assert!(
+        e.contains("also with the ingress port and resubmit flag the ingress selects on read as 0"),
+        "{e}"
+    );
+}
+
+/// `@t2sim_overhead(R, M)` on `main` is the IR's overhead; without it there is none.
+#[test]
+fn the_main_instance_declares_the_overhead() {
+    assert_eq!(compile(&[]).unwrap().overhead, None);
+    let declared = (
+        "Switch(pipe) main;",
+        "@t2sim_overhead(80, 64) Switch(pipe) main;",
+    );
+    let o = compile(&[declared])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .overhead
+        .unwrap();
+    assert_eq!((o.recirculated_bytes, o.mirrored_bytes), (80, 64));
+    let one = (
+        "Switch(pipe) main;",
+        "@t2sim_overhead(80) Switch(pipe) main;",
+    );
+    let e = compile(&[one]).unwrap_err();
+    assert!(e.contains("@t2sim_overhead takes two numbers"), "{e}");
+}
