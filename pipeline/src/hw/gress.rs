@@ -46,8 +46,8 @@ pub trait StageProgram: Send {
     /// Runs stage `stage`'s ghost units on a ghost PHV ([`crate::GhostPipeline`]), with the
     /// same register arrays as the packets.
     fn apply_ghost(&mut self, _stage: usize, _phv: &mut Phv) {}
-    /// The register arrays' cells, for programs that have them (one vector per array).
-    fn registers(&self) -> Option<&[Vec<u64>]> {
+    /// The register arrays' cells, for programs that have them (one array each).
+    fn registers(&self) -> Option<&[crate::Cells]> {
         None
     }
     /// The register arrays' names, in the order of [`StageProgram::registers`].
