@@ -747,7 +747,7 @@ impl Chip {
         if self.ghost.events {
             self.ghost_deliver(now);
         }
-        if self.pktgen.on {
+        if self.pktgen.due_by(now) {
             self.packet_generators(now, pool);
         }
         self.ingress_arbiters(now, pool);
@@ -789,11 +789,7 @@ impl Chip {
         if self.pfc_release_events {
             consider(self.tm.next_pfc_release(now));
         }
-        if self.pktgen.on {
-            for g in &self.pktgen.gens {
-                consider(g.next_event());
-            }
-        }
+        consider(self.pktgen.next);
         consider(self.control_next_event());
         for f in &self.resubmit_fifo {
             consider(f.next_arrival());
