@@ -31,11 +31,12 @@ pub mod wire;
 // The crate's public paths stay flat (`t2_pipeline::ir`, `t2_pipeline::headers`, ...): the
 // layer a module lives in is for readers of the tree, not a second name users must learn.
 pub use compile::{place, report};
-pub use hw::{fields, ghost, gress, layout, params, parser, phv, stage};
+pub use hw::{cells, fields, ghost, gress, layout, params, parser, phv, stage};
 pub use program::{blocks, check, examples, ir, parser_check};
 pub use run::{exec, l3};
 pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
 
+pub use cells::Cells;
 pub use ghost::{GhostPipeline, GhostWord};
 pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};
 pub use packet::{PacketHandle, PacketPool};

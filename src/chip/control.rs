@@ -292,7 +292,7 @@ impl Chip {
                 program.write_register(r, index, v);
             }
         }
-        Ok(program.registers().expect("a program with register arrays")[r][index as usize])
+        Ok(program.registers().expect("a program with register arrays")[r].get(index as usize))
     }
 
     /// Reads cell `index` of register array `register` of pipe `pipe`'s `gress` (BfRt's

@@ -62,7 +62,7 @@ use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
 use std::collections::VecDeque;
 use std::io;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::{GhostPipeline, GressPipeline, PacketHandle, PacketPool, StageProgram};
+use t2_pipeline::{Cells, GhostPipeline, GressPipeline, PacketHandle, PacketPool, StageProgram};
 use t2_testbench::{Node, Sent};
 use t2_tm::{Dequeued, Descriptor, MacTx, QueueConfig, TmPort, TrafficManager};
 use t2_waves::{Signal, TraceFilter, Value};
@@ -453,10 +453,10 @@ impl Chip {
     }
 
     /// The cells of pipe `pipe`'s register arrays (shared by its ingress and ghost threads),
-    /// one vector per array of the program; `None` for the built-in forwarding. Unless the
+    /// one per array of the program; `None` for the built-in forwarding. Unless the
     /// chip runs stage by stage ([`Chip::run_stage_by_stage`]), a packet's writes may show
     /// from the cycle it reaches stage 0.
-    pub fn ingress_registers(&self, pipe: usize) -> Option<&[Vec<u64>]> {
+    pub fn ingress_registers(&self, pipe: usize) -> Option<&[Cells]> {
         self.pipes.get(pipe)?.ingress_program.registers()
     }
 
@@ -747,7 +747,7 @@ impl Chip {
         if self.ghost.events {
             self.ghost_deliver(now);
         }
-        if self.pktgen.on {
+        if self.pktgen.due_by(now) {
             self.packet_generators(now, pool);
         }
         self.ingress_arbiters(now, pool);
@@ -789,11 +789,7 @@ impl Chip {
         if self.pfc_release_events {
             consider(self.tm.next_pfc_release(now));
         }
-        if self.pktgen.on {
-            for g in &self.pktgen.gens {
-                consider(g.next_event());
-            }
-        }
+        consider(self.pktgen.next);
         consider(self.control_next_event());
         for f in &self.resubmit_fifo {
             consider(f.next_arrival());

@@ -132,8 +132,11 @@ impl PipePktgen {
 pub(super) struct Pktgens {
     /// Each pipe's packet generator.
     pub(super) gens: Vec<PipePktgen>,
-    /// Some pipe has a pktgen application set (otherwise the generators cost nothing).
-    pub(super) on: bool,
+    /// The earliest cycle at which some pipe's timer fires or a made packet is due (the
+    /// minimum of [`PipePktgen::next_event`] over the pipes), kept up to date by every change
+    /// to them, so that a visit of the chip reads one number instead of every application
+    /// (and a chip with no application set pays nothing).
+    pub(super) next: Option<Cycle>,
     /// Generated packets still being serialized on a pktgen port's MAC.
     pub(super) in_mac: BTreeSet<u32>,
 }
@@ -142,9 +145,19 @@ impl Pktgens {
     pub(super) fn new(pipes: usize) -> Pktgens {
         Pktgens {
             gens: vec![PipePktgen::new(); pipes],
-            on: false,
+            next: None,
             in_mac: BTreeSet::new(),
         }
+    }
+
+    /// Works out [`Pktgens::next`] again after a timer or a pipe's packets changed.
+    fn refresh_next(&mut self) {
+        self.next = self.gens.iter().filter_map(PipePktgen::next_event).min();
+    }
+
+    /// Whether a timer fires or a made packet is due in cycle `now` (or was due before it).
+    pub(super) fn due_by(&self, now: Cycle) -> bool {
+        self.next.is_some_and(|t| t <= now)
     }
 }
 
@@ -165,11 +178,7 @@ impl Chip {
         g.due.retain(|_, what| what.0 as usize != app);
         g.apps[app] = config;
         g.next_fire[app] = first;
-        self.pktgen.on = self
-            .pktgen
-            .gens
-            .iter()
-            .any(|g| g.apps.iter().any(Option::is_some));
+        self.pktgen.refresh_next();
         Ok(())
     }
 
@@ -264,6 +273,7 @@ impl Chip {
                 }
             }
         }
+        self.pktgen.refresh_next();
     }
 
     /// A packet left pipe `pipe`'s ingress deparser in cycle `now` with the pktgen trigger:
@@ -281,10 +291,12 @@ impl Chip {
                 g.fire(app, now + 1, None);
             }
         }
+        self.pktgen.refresh_next();
     }
 
     /// The timers firing in cycle `now` schedule their packets; the packets due in `now` are
-    /// made and reach the pktgen port's MAC in `now + 1`.
+    /// made and reach the pktgen port's MAC in `now + 1`. Called only when something is due
+    /// ([`Pktgens::due_by`]); otherwise it would do nothing.
     pub(super) fn packet_generators(&mut self, now: Cycle, pool: &mut PacketPool) {
         for p in 0..self.pktgen.gens.len() {
             let g = &mut self.pktgen.gens[p];
@@ -323,5 +335,6 @@ impl Chip {
                 }
             }
         }
+        self.pktgen.refresh_next();
     }
 }

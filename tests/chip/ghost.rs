@@ -128,9 +128,9 @@ fn watch(
         for (pipe, last) in last.iter_mut().enumerate() {
             let regs = &c.ingress_registers(pipe).unwrap()[0];
             for (k, &cell) in cells.iter().enumerate() {
-                if regs[cell] != last[k] {
-                    last[k] = regs[cell];
-                    log.push((pipe, cell, now, regs[cell]));
+                if regs.get(cell) != last[k] {
+                    last[k] = regs.get(cell);
+                    log.push((pipe, cell, now, regs.get(cell)));
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use t2_clock::Cycle;
-use t2_pipeline::examples;
+use t2_pipeline::{examples, Cells};
 use t2_testbench::{Host, Stepping};
 use t2sim::scenario::IncastScenario;
 use t2sim::{Chip, ChipDrop};
@@ -70,7 +70,7 @@ proptest! {
             let rx = b.net.node::<Host>(b.receiver).received().to_vec();
             let chip = b.net.node::<Chip>(b.chip);
             let census = b.census();
-            let registers: Vec<Option<Vec<Vec<u64>>>> = (0..s.params.pipes as usize)
+            let registers: Vec<Option<Vec<Cells>>> = (0..s.params.pipes as usize)
                 .map(|p| chip.ingress_registers(p).map(<[_]>::to_vec))
                 .collect();
             (rx, chip.counters().clone(), chip.packets_inside(), census.offered, census.accounted(), registers)

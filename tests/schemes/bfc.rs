@@ -25,7 +25,6 @@ fn reg(chip: &Chip, name: &str) -> Vec<(usize, u64)> {
         .flat_map(|pipe| {
             chip.ingress_registers(pipe).unwrap()[i]
                 .iter()
-                .copied()
                 .enumerate()
                 .filter(|&(_, v)| v != 0)
                 .map(move |(k, v)| (pipe * 100000 + k, v))
@@ -310,8 +309,8 @@ fn pause_timeline(stepping: Stepping, stage_by_stage: bool) -> PauseTimeline {
         let r = topo.net.node::<Chip>(right);
         let regs = r.ingress_registers(dev >> 7).unwrap();
         let (c, b) = (
-            regs[ctr][(dev << 5) + q],
-            regs[bits][dev] & 0x8000_0000 >> q != 0,
+            regs[ctr].get((dev << 5) + q),
+            regs[bits].get(dev) & 0x8000_0000 >> q != 0,
         );
         if tl.counter_zero == 0 {
             tl.peak_counter = tl.peak_counter.max(c);
@@ -585,7 +584,7 @@ fn assignments(stepping: Stepping) -> (Vec<Enqueue>, usize, Vec<u64>) {
         net.node::<Chip>(chip).ingress_registers(0).unwrap()[last]
             .iter()
             .enumerate()
-            .filter(|&(_, &v)| v != 0)
+            .filter(|&(_, v)| v != 0)
             .map(|(k, _)| k)
             .collect()
     };
@@ -640,7 +639,7 @@ fn assignments(stepping: Stepping) -> (Vec<Enqueue>, usize, Vec<u64>) {
         .iter()
         .position(|r| r.name == "flow_queue")
         .unwrap()]
-    .clone();
+    .to_vec();
     (order, e_index.unwrap(), queues)
 }
 

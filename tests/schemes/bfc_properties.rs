@@ -77,7 +77,7 @@ fn register_index(name: &str) -> usize {
 fn register(chip: &Chip, name: &str) -> Vec<u64> {
     let i = register_index(name);
     (0..chip.params().pipes as usize)
-        .flat_map(|pipe| chip.ingress_registers(pipe).unwrap()[i].iter().copied())
+        .flat_map(|pipe| chip.ingress_registers(pipe).unwrap()[i].iter())
         .collect()
 }
 

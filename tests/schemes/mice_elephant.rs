@@ -156,8 +156,8 @@ fn a_sampled_frame_gets_the_standards_feedback_for_set_queue_states() {
         assert_eq!(quantised_fb(q, old, 192), want, "Q {q}, Qold {old}");
         let sample = c.sample_bytes;
         // The byte counter has reached the sampling interval: this frame is sampled.
-        interp.state.registers[bytes][PORT as usize] = sample;
-        interp.state.registers[q_old][PORT as usize] = old;
+        interp.state.registers[bytes].set(PORT as usize, sample);
+        interp.state.registers[q_old].set(PORT as usize, old);
         let got = egress(&mut interp, &checked, q as u32);
         assert_eq!(
             got,
@@ -165,13 +165,13 @@ fn a_sampled_frame_gets_the_standards_feedback_for_set_queue_states() {
             "Q {q}, Qold {old}"
         );
         // The sample restarts the count and leaves Q for the next one.
-        assert_eq!(interp.state.registers[bytes][PORT as usize], 0);
-        assert_eq!(interp.state.registers[q_old][PORT as usize], q);
+        assert_eq!(interp.state.registers[bytes].get(PORT as usize), 0);
+        assert_eq!(interp.state.registers[q_old].get(PORT as usize), q);
         // Not sampled: counted (frame bytes with FCS), no CNM whatever the queue, Qold kept.
         let got = egress(&mut interp, &checked, 5000);
         assert_eq!(got, None);
-        assert_eq!(interp.state.registers[bytes][PORT as usize], 1046);
-        assert_eq!(interp.state.registers[q_old][PORT as usize], q);
+        assert_eq!(interp.state.registers[bytes].get(PORT as usize), 1046);
+        assert_eq!(interp.state.registers[q_old].get(PORT as usize), q);
     }
 }
 

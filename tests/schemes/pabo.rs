@@ -156,7 +156,7 @@ fn decide(
     let index = 16 << 4 | queue;
     let reg = &mut interp.state.registers[0];
     reg.fill(0);
-    reg[index] = depth;
+    reg.set(index, depth);
     let bytes = frame(shim);
     let mut phv = Phv::new(&c.phv);
     phv.set(layout::PKT_LENGTH, bytes.len() as u32 + 4);

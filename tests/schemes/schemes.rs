@@ -88,7 +88,7 @@ mod placed_equals_interpreted {
     use t2_pipeline::exec::{Interpreter, PlacedThread};
     use t2_pipeline::headers::{build_tcp_frame, ipv4_header_checksum, Endpoints, MacAddr};
     use t2_pipeline::place::{place, Budget, Placed};
-    use t2_pipeline::{fields, layout, PacketPool, Phv, PipelineParams};
+    use t2_pipeline::{fields, layout, Cells, PacketPool, Phv, PipelineParams};
     use t2sim::schemes::SCHEMES;
 
     /// What a gress decided about one packet.
@@ -146,7 +146,7 @@ mod placed_equals_interpreted {
         c: &Arc<Checked>,
         thread: Thread,
         frames: &[Vec<u8>],
-    ) -> (Vec<Outcome>, Vec<Vec<u64>>) {
+    ) -> (Vec<Outcome>, Vec<Cells>) {
         let mut interp = Interpreter::new(Arc::clone(c));
         let mut out = Vec::new();
         for f in frames {
@@ -180,7 +180,7 @@ mod placed_equals_interpreted {
         pl: &Placed,
         thread: Thread,
         frames: &[Vec<u8>],
-    ) -> (Vec<Outcome>, Vec<Vec<u64>>) {
+    ) -> (Vec<Outcome>, Vec<Cells>) {
         let params = PipelineParams::default();
         let mut program = PlacedThread::new(Arc::clone(c), pl, thread);
         let mut g = program.pipeline(pl, &params);

@@ -287,6 +287,13 @@ pub struct CRegister {
 }
 
 impl CRegister {
+    /// Bits one stored cell takes: both halves of a pair, or the cell.
+    pub fn stored_bits(&self) -> u32 {
+        self.cell_bits as u32 * if self.pair { 2 } else { 1 }
+    }
+}
+
+impl CRegister {
     /// Bits the array occupies in RAM.
     pub fn total_bits(&self) -> u64 {
         self.size as u64 * self.cell_bits as u64 * if self.pair { 2 } else { 1 }

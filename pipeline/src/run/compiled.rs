@@ -14,6 +14,7 @@
 //! map; both then run the entry's compiled call.
 
 use super::exec::{crc_table, field_be_bytes, CrcTable, State, SELECTOR_HASH_MASK};
+use crate::hw::cells::Cells;
 use crate::hw::fields;
 use crate::hw::layout;
 use crate::hw::phv::{Field, Phv};
@@ -168,11 +169,16 @@ impl RegisterOp {
 
     /// As `State::execute`.
     #[inline]
-    fn run(&self, registers: &mut [Vec<u64>], index: u32, read: &Phv, write: &mut Phv) {
+    fn run(&self, registers: &mut [Cells], index: u32, read: &Phv, write: &mut Phv) {
         let mask = self.mask;
-        let slot = (index % self.size) as usize;
+        // The same slot as `index % size`, without a division for the usual power-of-two size.
+        let slot = if self.size.is_power_of_two() {
+            index & (self.size - 1)
+        } else {
+            index % self.size
+        } as usize;
         let cells = &mut registers[self.register];
-        let cell = cells[slot];
+        let cell = cells.get(slot);
         let (old, old_hi) = if self.pair {
             (cell & mask, cell >> self.cell_bits & mask)
         } else {
@@ -232,11 +238,12 @@ impl RegisterOp {
         };
         let new = half(&self.updates[0], old);
         let new_hi = half(&self.updates[1], old_hi);
-        cells[slot] = if self.pair {
+        let stored = if self.pair {
             new_hi << self.cell_bits | new
         } else {
             new
         };
+        cells.set(slot, stored);
         for &(dst, what) in self.outputs.iter() {
             let v = match what {
                 SaluOutputValue::Old => old,

@@ -13,6 +13,7 @@
 
 use super::compiled::{Compiled, CompiledUnit};
 use crate::compile::place::{Placed, Split};
+use crate::hw::cells::Cells;
 use crate::hw::fields;
 use crate::hw::ghost::{GhostPipeline, GhostWord};
 use crate::hw::gress::{Gress, GressPipeline, StageProgram};
@@ -25,10 +26,10 @@ use crate::program::check::{
 use crate::program::ir::{sign_extend, Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use std::sync::Arc;
 
-/// Register contents of a program: one vector of cells per register array.
+/// Register contents of a program: the cells of each register array, at its width.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
-    pub registers: Vec<Vec<u64>>,
+    pub registers: Vec<Cells>,
     /// Per table: the state of its random-number generator (`random` primitive).
     pub random: Vec<u64>,
 }
@@ -166,7 +167,7 @@ impl State {
             registers: p
                 .registers
                 .iter()
-                .map(|r| vec![0; r.size as usize])
+                .map(|r| Cells::zeroed(r.stored_bits(), r.size as usize))
                 .collect(),
             random: vec![0; p.tables.len()],
         };
@@ -365,7 +366,7 @@ impl State {
         let reg = &p.registers[ra.register];
         let mask = cell_mask(reg.cell_bits);
         let slot = (index % reg.size) as usize;
-        let cell = self.registers[ra.register][slot];
+        let cell = self.registers[ra.register].get(slot);
         // A pair keeps `hi` above `lo` in one stored word.
         let (old, old_hi) = if reg.pair {
             (cell & mask, cell >> reg.cell_bits & mask)
@@ -432,11 +433,12 @@ impl State {
         };
         let new = half(Half::Lo, old);
         let new_hi = half(Half::Hi, old_hi);
-        self.registers[ra.register][slot] = if reg.pair {
+        let stored = if reg.pair {
             new_hi << reg.cell_bits | new
         } else {
             new
         };
+        self.registers[ra.register].set(slot, stored);
         let predicate = conds
             .iter()
             .enumerate()
@@ -997,7 +999,7 @@ impl StageProgram for PlacedThread {
             .collect()
     }
 
-    fn registers(&self) -> Option<&[Vec<u64>]> {
+    fn registers(&self) -> Option<&[Cells]> {
         Some(&self.state.registers)
     }
 
@@ -1011,12 +1013,11 @@ impl StageProgram for PlacedThread {
 
     fn register_shape(&self, r: usize) -> (u32, u32) {
         let reg = &self.program.registers[r];
-        let bits = reg.cell_bits as u32 * if reg.pair { 2 } else { 1 };
-        (bits, reg.size)
+        (reg.stored_bits(), reg.size)
     }
 
     fn write_register(&mut self, r: usize, index: u32, value: u64) {
-        self.state.registers[r][index as usize] = value;
+        self.state.registers[r].set(index as usize, value);
     }
 
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {

@@ -11,6 +11,7 @@ use t2_pipeline::exec::{Interpreter, PlacedThread};
 use t2_pipeline::headers::{build_udp_frame, ipv4_header_checksum, Endpoints, MacAddr};
 use t2_pipeline::ir::{Action, MatchKind, MetadataField, Operand, Primitive, Program, Stmt, Table};
 use t2_pipeline::place::{place, verify, Budget, Resource};
+use t2_pipeline::Cells;
 use t2_pipeline::{
     layout, parser_check as parser, GhostPipeline, GhostWord, PacketPool, Phv, PipelineParams,
 };
@@ -96,7 +97,10 @@ fn placed_run(p: &Program, events: &[(u64, Event)]) -> Outcome {
         ghost.tick(now, &mut prog);
         now += 1;
     }
-    (outs, prog.state.registers)
+    (
+        outs,
+        prog.state.registers.iter().map(Cells::to_vec).collect(),
+    )
 }
 
 fn interpreted(p: &Program, events: &[(u64, Event)]) -> Outcome {
@@ -131,7 +135,10 @@ fn interpreted(p: &Program, events: &[(u64, Event)]) -> Outcome {
             }
         }
     }
-    (outs.into_iter().flatten().collect(), interp.state.registers)
+    (
+        outs.into_iter().flatten().collect(),
+        interp.state.registers.iter().map(Cells::to_vec).collect(),
+    )
 }
 
 fn word(qid: u16, qlength: u32) -> GhostWord {

@@ -15,6 +15,7 @@ use t2_pipeline::params::{PipelineParams, StageLatency};
 use t2_pipeline::phv::Phv;
 use t2_pipeline::place::{place, verify, Budget};
 use t2_pipeline::stage::Dependency;
+use t2_pipeline::Cells;
 
 fn no_fit(p: &Program) -> t2_pipeline::place::NoFit {
     let c = check(p).unwrap();
@@ -684,7 +685,10 @@ fn through_pipeline(
         }
         now += 1;
     }
-    (out, program.state.registers)
+    (
+        out,
+        program.state.registers.iter().map(Cells::to_vec).collect(),
+    )
 }
 
 fn interpreted(c: &Arc<Checked>, frames: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u64>>) {
@@ -703,7 +707,10 @@ fn interpreted(c: &Arc<Checked>, frames: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u
         }
         out.push(bytes);
     }
-    (out, interp.state.registers)
+    (
+        out,
+        interp.state.registers.iter().map(Cells::to_vec).collect(),
+    )
 }
 
 proptest! {

@@ -15,6 +15,7 @@ use t2_pipeline::params::{PipelineParams, StageLatency};
 use t2_pipeline::phv::Phv;
 use t2_pipeline::place::{place, verify, Budget, Placed};
 use t2_pipeline::stage::Dependency;
+use t2_pipeline::Cells;
 use t2_pipeline::{fields, layout, DropReason, Gress, PacketPool};
 
 fn placed(p: &Program) -> (Arc<Checked>, Placed) {
@@ -220,7 +221,10 @@ fn interpret(
             qid: phv.get(layout::QID) as u8,
         });
     }
-    (outs, interp.state.registers)
+    (
+        outs,
+        interp.state.registers.iter().map(Cells::to_vec).collect(),
+    )
 }
 
 /// Drives the placed program through a `GressPipeline`, one cycle at a time, entering
@@ -291,7 +295,7 @@ fn pipelined_as(
     }
     (
         outs.into_iter().map(Option::unwrap).collect(),
-        program.state.registers,
+        program.state.registers.iter().map(Cells::to_vec).collect(),
     )
 }
 

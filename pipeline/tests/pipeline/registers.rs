@@ -135,7 +135,7 @@ fn run(p: &Program, packets: &[(u32, u32)]) -> (Vec<(u32, u32)>, Vec<u64>) {
         out.push((phv.get(field("meta.a")), phv.get(field("meta.b"))));
     }
     assert_eq!(interp.state, placed.state);
-    (out, interp.state.registers[0].clone())
+    (out, interp.state.registers[0].to_vec())
 }
 
 #[test]

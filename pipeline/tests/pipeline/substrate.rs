@@ -291,7 +291,10 @@ fn qcn_feedback_is_computed_signed() {
         );
         assert_eq!(got, want, "Q = {q}");
     }
-    assert_eq!(interp.state.registers[1], vec![(-50i32 as u32) as u64]);
+    assert_eq!(
+        interp.state.registers[1].to_vec(),
+        vec![(-50i32 as u32) as u64]
+    );
     assert_eq!(interp.state, prog.state);
 }
 
