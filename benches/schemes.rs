@@ -1,7 +1,8 @@
 //! What a scheme's program costs per hop against plain forwarding: the small leaf-spine of
 //! `scenarios/leaf_spine_w3.toml` (4 leaves x 2 spines x 4 hosts, 100G, 1 us links, W3 at
-//! 40%) for 20 us of arrivals (and 20 us to drain), once under drop-tail and once under BFC,
-//! on one thread, in packet-hops per wall second (a frame crossing one link is one hop).
+//! 40%) for 20 us of arrivals (and 20 us to drain), under drop-tail and under each scheme
+//! whose program does more (DCTCP, PABO, mice/elephant isolation, DCQCN, HPCC, BFC), on one
+//! thread, in packet-hops per wall second (a frame crossing one link is one hop).
 //!
 //! Run with `cargo bench --bench schemes`.
 
@@ -42,7 +43,15 @@ fn per_hop(c: &mut Criterion) {
     let mut group = c.benchmark_group("scheme_per_hop");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(15));
-    for scheme in ["droptail", "bfc"] {
+    for scheme in [
+        "droptail",
+        "dctcp",
+        "pabo",
+        "mice-elephant",
+        "dcqcn",
+        "hpcc",
+        "bfc",
+    ] {
         let text = ScenarioText {
             text: scenario(scheme),
             shown: "benches/schemes.rs".into(),
