@@ -682,6 +682,46 @@ fn exit_early_places_its_exit_flag_gateway_a_stage_after_the_table_that_sets_it(
 }
 
 #[test]
+fn exit_action_skips_routing_and_the_ttl_decrement_after_an_action_that_exits() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/exit_action.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    // The exit flag's gateways: each a stage after the table whose action sets the flag.
+    assert_eq!(
+        lines[4..7],
+        [
+            "    0     M/M       1     1     0     0     3     1     1     1     4     0     2     3     0  ingress_if0 tbl_not_ipv4 acl",
+            "    1     M/a       1     0     0     0     2     0     1     5     0    10     2     3     0  ingress_if1 ipv4_host",
+            "    2     M/a       0     0     0     0     2     0     1     1     0     0     0     1     0  ingress_if2 tbl_decrement_ttl",
+        ]
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 105 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 105 + deparser 64 = 233 cycles = 155.333 ns"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/exit_action.p4",
+        "programs/p4/exit_action.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/exit_action.stf:6: expect port 16: pass (arrived in cycle 847)\n\
+         programs/p4/exit_action.stf:9: expect port 24: pass (arrived in cycle 872)\n\
+         programs/p4/exit_action.stf:12: expect port 32: pass (arrived in cycle 897)\n\
+         programs/p4/exit_action.stf:15: expect port 32: pass (arrived in cycle 922)\n\
+         programs/p4/exit_action.stf: 4 expectations, 4 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
 fn resubmit_pick_runs_its_packets_through_a_second_ingress_pass() {
     let o = t2sim(&[
         "report",

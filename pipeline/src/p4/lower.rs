@@ -344,6 +344,8 @@ struct Lowerer<'a> {
     counters: Vec<CounterInfo>,
     /// Where each `exit` of an apply block stands (see `exits`).
     exits: Vec<Span>,
+    /// IR action -> (its control, where its `exit` stands), for actions that exit.
+    action_exits: HashMap<String, (String, Span)>,
     /// The ingress deparser's `if (md.resubmit_type == T) resubmit.emit(...);`.
     resubmits: Vec<resubmit::ResubmitIdiom>,
 }
@@ -405,6 +407,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         direct_counted: HashMap::new(),
         counters: Vec::new(),
         exits: Vec::new(),
+        action_exits: HashMap::new(),
         resubmits: Vec::new(),
     };
     l.collect()?;
@@ -2600,6 +2603,7 @@ impl<'a> Lowerer<'a> {
             a.to_string(),
         );
         if let Some(ir) = self.lowered_actions.get(&key) {
+            self.check_action_exit_control(c, ir, span)?;
             return Ok(ir.clone());
         }
         let Some(d) = self.action_decl(c, a) else {
@@ -2710,7 +2714,14 @@ impl<'a> Lowerer<'a> {
             },
         };
         let mut mirrors: Vec<(MirrorIdiom, Span)> = Vec::new();
+        let mut exited = false;
         for st in flat {
+            if exited && !matches!(st.kind, StmtKind::Empty) {
+                return self.err(
+                    st.span,
+                    format!("this statement of action `{action}` comes after its `exit`, so it never runs"),
+                );
+            }
             match &st.kind {
                 StmtKind::Empty => {}
                 StmtKind::Assign(lhs, rhs) if resubmit::is_resubmit_type(c, lhs) => {
@@ -2818,7 +2829,10 @@ impl<'a> Lowerer<'a> {
                     written.insert("ipv4.ecn".to_string(), None);
                     out.push(Primitive::MarkEcn);
                 }
-                StmtKind::Exit => return self.err(st.span, "`exit` in an action is not supported"),
+                StmtKind::Exit => {
+                    exited = true;
+                    out.push(self.action_exit(c, action, st.span));
+                }
                 _ => {
                     return self.err(
                         st.span,

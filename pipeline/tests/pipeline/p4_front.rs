@@ -187,14 +187,19 @@ fn an_exit_with_nothing_after_it_costs_nothing_and_a_table_after_one_on_every_pa
         "`exit` here leaves the control on every path, so table `tb` after it is never \
          applied (the IR places every table it declares)"
     );
-    // `exit` in an action stays refused, at its place.
-    let e = compile_ingress(
+    // An `exit` in an action with nothing after its table costs nothing either: the action
+    // sets no flag.
+    let c = compile_ingress(
         "exit_in_action",
-        "action a() { exit; } table t { actions = { a; } default_action = a(); } apply { t.apply(); }",
+        "action a() { meta.small = 1; exit; } table t { actions = { a; } default_action = a(); } apply { t.apply(); }",
     )
-    .unwrap_err();
-    assert_eq!((e.line, e.col), (3, 14));
-    assert_eq!(e.message, "`exit` in an action is not supported");
+    .unwrap();
+    let names: Vec<&str> = c.program.metadata.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["meta.small"]);
+    assert_eq!(
+        c.program.actions[0].primitives,
+        vec![Primitive::set("meta.small", Operand::Const(1))]
+    );
 }
 
 #[test]
@@ -287,4 +292,47 @@ fn a_header_stack_unrolls_into_one_header_per_index() {
         let e = p4::compile(&path, &p4::Options::default()).unwrap_err();
         assert_eq!((e.line, e.col, e.message.as_str()), (5, 40, want), "{name}");
     }
+}
+
+#[test]
+fn an_exit_in_an_action_guards_what_follows_the_tables_that_run_it() {
+    let c = compiled("exit_action");
+    // `not_ipv4` always exits: the rest moves into the other branch of its `if`; `acl` and
+    // `ipv4_host` exit on some actions: what follows each runs under the exit flag.
+    let guard = |then: serde_json::Value| {
+        serde_json::json!({"if": {"cond": {"field": "p4.Ingress.exited", "cmp": "eq",
+            "value": {"const": 0}}, "then": then, "else": []}})
+    };
+    let want = serde_json::json!([{"if": {
+        "cond": {"field": "ipv4.$valid", "cmp": "eq", "value": {"const": 0}},
+        "then": [{"apply": "tbl_not_ipv4"}],
+        "else": [{"apply": "acl"}, guard(serde_json::json!([{"apply": "ipv4_host"},
+            guard(serde_json::json!([{"apply": "tbl_decrement_ttl"}]))]))]}}]);
+    assert_eq!(ingress_json(&c.program), want);
+    let names: Vec<&str> = c.program.metadata.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["p4.Ingress.exited"]);
+    let action = |n: &str| {
+        c.program
+            .actions
+            .iter()
+            .find(|a| a.name == n)
+            .unwrap()
+            .primitives
+            .clone()
+    };
+    let exit = Primitive::set("p4.Ingress.exited", Operand::Const(1));
+    assert_eq!(
+        action("quarantine"),
+        vec![
+            Primitive::SetEgressPort {
+                port: Operand::Param("port".into())
+            },
+            Primitive::SetQid {
+                qid: Operand::Const(3)
+            },
+            exit.clone()
+        ]
+    );
+    assert_eq!(action("no_route").last(), Some(&exit));
+    assert!(!action("forward").contains(&exit));
 }
