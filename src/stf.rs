@@ -86,6 +86,13 @@ enum Cmd {
     /// an entry's handle, `$H` or `H`) and `check_register NAME(INDEX) OP VALUE` (ours:
     /// the format has no register check).
     Check(Check),
+    /// `check_digest NAME FIELD:VALUE ...` (ours: the format has no digest check): the next
+    /// digest NAME the chip recorded carries these values.
+    CheckDigest {
+        name: String,
+        values: Vec<(String, u128)>,
+        text: String,
+    },
 }
 
 /// A check of a counter or register cell, made when the chip has gone idle.
@@ -233,10 +240,31 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
             w @ ("check_counter" | "check_register") => {
                 Cmd::Check(parse_check(w == "check_counter", rest).map_err(&bad)?)
             }
+            "check_digest" => {
+                let mut it = rest.split_whitespace();
+                let name = it
+                    .next()
+                    .ok_or_else(|| bad("expected `check_digest NAME FIELD:VALUE ...`".into()))?;
+                let mut values = Vec::new();
+                for kv in it {
+                    let (k, v) = kv
+                        .split_once(':')
+                        .ok_or_else(|| bad(format!("`{kv}`: expected FIELD:VALUE")))?;
+                    values.push((k.to_string(), parse_num(v).map_err(&bad)?));
+                }
+                Cmd::CheckDigest {
+                    name: name.to_string(),
+                    values,
+                    text: format!(
+                        "check_digest {}",
+                        rest.split_whitespace().collect::<Vec<_>>().join(" ")
+                    ),
+                }
+            }
             other => {
                 return Err(bad(format!(
                     "STF command `{other}` is not supported (add, setdefault, packet, expect, \
-                     wait, mirroring_add, check_counter, check_register)"
+                     wait, mirroring_add, check_counter, check_register, check_digest)"
                 )))
             }
         };
@@ -799,6 +827,16 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         }
     };
     let mut expects: Vec<(usize, u16, Vec<Option<u8>>, bool)> = Vec::new();
+    let mut digests_seen = DigestsSeen::default();
+    for (ln, cmd) in &cmds[..first_packet] {
+        if matches!(cmd, Cmd::CheckDigest { .. }) {
+            return Err(at(
+                *ln,
+                "`check_digest` before the first packet: no packet has sent a digest yet"
+                    .to_string(),
+            ));
+        }
+    }
     for (ln, cmd) in &cmds[first_packet..] {
         match cmd {
             Cmd::Packet { port, bytes } => {
@@ -879,6 +917,14 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 let (line, held) = check_cell(c, &places, chip, ck).map_err(|e| at(*ln, e))?;
                 checked.push((*ln, line, held));
             }
+            Cmd::CheckDigest { name, values, text } => {
+                drain(&mut net);
+                let chip = net.node::<Chip>(chip);
+                let (line, held) = digests_seen
+                    .check(c, chip, name, values, text)
+                    .map_err(|e| at(*ln, e))?;
+                checked.push((*ln, line, held));
+            }
         }
     }
     drain(&mut net);
@@ -948,6 +994,11 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     }
     let n = expects.len();
     let unexpected = lines.len() - listed;
+    let chip_node = net.node::<Chip>(chip);
+    let extra = digests_seen.unchecked(c, chip_node);
+    passed &= extra.is_empty();
+    let unexpected_digests = extra.len();
+    lines.extend(extra.into_iter().map(|l| format!("{test_name}: FAIL: {l}")));
     let mut summary = format!(
         "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
         n - failed
@@ -958,8 +1009,112 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             checks - checks_failed
         );
     }
+    if unexpected_digests > 0 {
+        summary += &format!("; {unexpected_digests} unexpected digests");
+    }
     lines.push(summary);
     Ok(StfOutcome { lines, passed })
+}
+
+/// How many of each digest's records the test's `check_digest`s have compared so far.
+#[derive(Default)]
+struct DigestsSeen {
+    checked: Vec<usize>,
+}
+
+impl DigestsSeen {
+    /// Compares the next record of digest `name` with `values` (every field of the digest,
+    /// by name): the line of output and whether it held.
+    fn check(
+        &mut self,
+        c: &Compiled,
+        chip: &Chip,
+        name: &str,
+        values: &[(String, u128)],
+        text: &str,
+    ) -> Result<(String, bool), String> {
+        let Some(k) = c.digest(name) else {
+            let all: Vec<&str> = c.program.digests.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "no digest `{name}` in the P4 program (its digests: {})",
+                if all.is_empty() {
+                    "none".to_string()
+                } else {
+                    all.join(", ")
+                }
+            ));
+        };
+        let decl = &c.program.digests[k];
+        let mut want = Vec::new();
+        for f in &decl.fields {
+            let Some((_, v)) = values.iter().find(|(n, _)| *n == f.name) else {
+                return Err(format!(
+                    "`{text}` does not give field `{}` of digest `{}`",
+                    f.name, decl.name
+                ));
+            };
+            want.push(*v);
+        }
+        if let Some((n, _)) = values
+            .iter()
+            .find(|(n, _)| !decl.fields.iter().any(|f| f.name == *n))
+        {
+            return Err(format!("digest `{}` has no field `{n}`", decl.name));
+        }
+        if self.checked.len() < c.program.digests.len() {
+            self.checked.resize(c.program.digests.len(), 0);
+        }
+        let seen = self.checked[k];
+        self.checked[k] += 1;
+        let got = chip
+            .digests()
+            .iter()
+            .filter(|r| r.digest as usize == k)
+            .nth(seen);
+        Ok(match got {
+            None => (
+                format!("{text}: FAIL: no digest `{}` was sent", decl.name),
+                false,
+            ),
+            Some(r) if r.values.iter().map(|&v| v as u128).eq(want.iter().copied()) => {
+                (format!("{text}: pass (sent in cycle {})", r.cycle), true)
+            }
+            Some(r) => (
+                format!("{text}: FAIL: got {}", digest_text(decl, &r.values)),
+                false,
+            ),
+        })
+    }
+
+    /// The digests the chip recorded that no `check_digest` compared, as lines.
+    fn unchecked(&self, c: &Compiled, chip: &Chip) -> Vec<String> {
+        let mut at = vec![0usize; c.program.digests.len()];
+        let mut out = Vec::new();
+        for r in chip.digests() {
+            let k = r.digest as usize;
+            at[k] += 1;
+            if at[k] > self.checked.get(k).copied().unwrap_or(0) {
+                let decl = &c.program.digests[k];
+                out.push(format!(
+                    "unexpected digest in cycle {}: {} {}",
+                    r.cycle,
+                    decl.name,
+                    digest_text(decl, &r.values)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A digest's values as `FIELD:VALUE ...` (hexadecimal).
+fn digest_text(decl: &ir::Digest, values: &[u64]) -> String {
+    decl.fields
+        .iter()
+        .zip(values)
+        .map(|(f, v)| format!("{}:{v:#x}", f.name))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn hex_string(b: &[u8]) -> String {

@@ -722,6 +722,86 @@ fn exit_action_skips_routing_and_the_ttl_decrement_after_an_action_that_exits() 
 }
 
 #[test]
+fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/digest_learn.p4",
+        "programs/p4/digest_learn.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/digest_learn.stf:5: expect port 16: pass (arrived in cycle 824)\n\
+         programs/p4/digest_learn.stf:8: expect port 16: pass (arrived in cycle 849)\n\
+         programs/p4/digest_learn.stf:9: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:9: pass (sent in cycle 335)\n\
+         programs/p4/digest_learn.stf:12: expect port 24: pass (arrived in cycle 1574)\n\
+         programs/p4/digest_learn.stf:13: check_digest learn src_addr:0x0a080808 port:8: pass (sent in cycle 1060)\n\
+         programs/p4/digest_learn.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets; 2 checks, 2 passed, 0 failed\n"
+    );
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-digest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/digest_learn.stf"),
+    )
+    .unwrap();
+    let f = dir.join("digest.stf");
+    let shown = f.display().to_string();
+    let stf = |text: &str| {
+        std::fs::write(&f, text).unwrap();
+        t2sim(&[
+            "stf",
+            "--p4",
+            "programs/p4/digest_learn.p4",
+            f.to_str().unwrap(),
+        ])
+    };
+    // A wrong value fails with what was sent; a digest no check compares is a failure too.
+    let o = stf(&text
+        .replace("to_port:9", "to_port:10")
+        .replace("check_digest learn src_addr:0x0a080808 port:8\n", ""));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains(&format!(
+        "{shown}:9: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:10: FAIL: got src_addr:0xa090909 from_port:0x8 to_port:0x9\n"
+    )));
+    assert!(out.contains(&format!(
+        "{shown}: FAIL: unexpected digest in cycle 1060: IngressDeparser.learn src_addr:0xa080808 port:0x8\n"
+    )));
+    assert!(out.ends_with(
+        "3 expectations, 3 passed, 0 failed; 0 unexpected packets; 1 checks, 0 passed, 1 failed; 1 unexpected digests\n"
+    ));
+    // A check of a digest that was not sent fails; an unknown digest or field is bad input.
+    let o = stf(&format!("{text}check_digest learn src_addr:1 port:8\n"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains(&format!(
+        "{shown}:14: check_digest learn src_addr:1 port:8: FAIL: no digest `IngressDeparser.learn` was sent\n"
+    )));
+    for (line, why) in [
+        (
+            "check_digest learnt src_addr:1 port:8",
+            "no digest `learnt` in the P4 program (its digests: IngressDeparser.learn, IngressDeparser.moved)",
+        ),
+        (
+            "check_digest learn src_addr:1",
+            "`check_digest learn src_addr:1` does not give field `port` of digest `IngressDeparser.learn`",
+        ),
+        (
+            "check_digest learn src_addr:1 port:8 vlan:3",
+            "digest `IngressDeparser.learn` has no field `vlan`",
+        ),
+    ] {
+        let o = stf(&format!("{text}{line}\n"));
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("t2sim: error: {shown}:14: {why}\n")
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn resubmit_pick_runs_its_packets_through_a_second_ingress_pass() {
     let o = t2sim(&[
         "report",

@@ -24,6 +24,7 @@ use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod counters;
+mod digests;
 mod exits;
 mod resubmit;
 mod stacks;
@@ -144,8 +145,9 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 12] = [
+const LOWERED_EXTERNS: [&str; 13] = [
     "ActionProfile",
+    "Digest",
     "Resubmit",
     "Counter",
     "DirectCounter",
@@ -164,10 +166,6 @@ fn refused_extern(name: &str) -> String {
         "Meter" | "DirectMeter" | "Lpf" | "Wred" => {
             "the modelled MAU has no meter ALU (Tofino2 runs meters, LPF and WRED on its 4 \
              stateful ALUs per stage with rate and color logic the model does not have)"
-        }
-        "Digest" => {
-            "the modelled deparser sends no digests to the control plane (a learn filter and \
-             record list the chip does not have)"
         }
         "Pktgen" => "the packet generator is configured from the scenario, not from P4",
         "MathUnit" => "the IR's stateful ALU has no math unit",
@@ -820,6 +818,8 @@ impl<'a> Lowerer<'a> {
         self.scan_mirrors(blocks[2], Gress::Ingress)?;
         self.scan_mirrors(blocks[5], Gress::Egress)?;
         self.scan_resubmits(blocks[2])?;
+        self.scan_digests(blocks[2], blocks[1])?;
+        self.refuse_egress_digest(blocks[5])?;
         let controls = [(blocks[1], Gress::Ingress), (blocks[4], Gress::Egress)];
         for (d, g) in controls {
             let body = self.lower_control(d, g)?;
@@ -2727,6 +2727,9 @@ impl<'a> Lowerer<'a> {
                 StmtKind::Assign(lhs, rhs) if resubmit::is_resubmit_type(c, lhs) => {
                     out.push(self.resubmit_for(c, rhs, st.span)?);
                 }
+                StmtKind::Assign(lhs, rhs) if digests::is_digest_type(c, lhs) => {
+                    out.push(self.digest_type_for(c, rhs, st.span)?);
+                }
                 StmtKind::Assign(lhs, rhs) if is_mirror_type(c, lhs) => {
                     let Ok((t, _)) = self.const_value(rhs, &c.locals) else {
                         return self.err(rhs.span, "mirror_type is set to a constant");
@@ -3971,7 +3974,10 @@ impl<'a> Lowerer<'a> {
         };
         let mut emitted: Vec<String> = Vec::new();
         for st in apply {
-            if self.mirror_idiom(&c, st)?.is_some() || self.resubmit_idiom(&c, st)?.is_some() {
+            if self.mirror_idiom(&c, st)?.is_some()
+                || self.resubmit_idiom(&c, st)?.is_some()
+                || digests::is_digest_idiom(&c, st)
+            {
                 continue;
             }
             match &st.kind {
@@ -4019,8 +4025,9 @@ impl<'a> Lowerer<'a> {
                 _ => {
                     return self.err(
                         st.span,
-                        "this deparser statement is not supported (mirror, resubmit and digest \
-                         are not lowered from P4 yet)",
+                        "this deparser statement is not supported (a deparser here emits \
+                         headers, has the mirror, resubmit and digest idioms and updates the \
+                         IPv4 checksum)",
                     )
                 }
             }

@@ -63,6 +63,20 @@ pub struct Compiled {
 }
 
 impl Compiled {
+    /// The place in the program's `digests` of the digest a control plane names `name`
+    /// (`IngressDeparser.learn`, `pipe.IngressDeparser.learn` or, when unambiguous, `learn`).
+    pub fn digest(&self, name: &str) -> Option<usize> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        let all = &self.program.digests;
+        all.iter().position(|d| d.name == name).or_else(|| {
+            let mut m = (0..all.len()).filter(|&i| all[i].name.rsplit('.').next() == Some(name));
+            match (m.next(), m.next()) {
+                (Some(i), None) => Some(i),
+                _ => None,
+            }
+        })
+    }
+
     /// The table a control plane names `name` (`Ingress.t`, `pipe.Ingress.t` or, when
     /// unambiguous, `t`).
     pub fn table(&self, name: &str) -> Option<&lower::TableInfo> {

@@ -56,6 +56,31 @@ pub struct Program {
     /// budget (the chip does not enforce it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Overhead>,
+    /// Digests the ingress deparser sends the control plane (TNA's `Digest<T>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub digests: Vec<Digest>,
+}
+
+/// A digest of the ingress deparser: when a packet leaves it with
+/// `ig_intr_dprsr_md.digest_type` equal to `digest_type` (1 to 7; 0 sends none), the chip
+/// records the values of `fields` as the packet leaves, for the control plane to read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Digest {
+    /// The name the control plane knows it by (P4: `IngressDeparser.learn`).
+    pub name: String,
+    pub digest_type: u8,
+    /// What the digest carries, in order.
+    pub fields: Vec<DigestField>,
+}
+
+/// One value of a digest: its name in the digest (P4: the field of the digest's struct)
+/// and the field it is read from (up to 64 bits).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestField {
+    pub name: String,
+    pub field: String,
 }
 
 /// Packets a program adds per data packet it forwards: a packet it sends round the

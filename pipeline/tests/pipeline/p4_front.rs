@@ -336,3 +336,67 @@ fn an_exit_in_an_action_guards_what_follows_the_tables_that_run_it() {
     assert_eq!(action("no_route").last(), Some(&exit));
     assert!(!action("forward").contains(&exit));
 }
+
+#[test]
+fn digests_lower_to_ir_digests_and_a_set_of_the_digest_type() {
+    let c = compiled("digest_learn");
+    let field = |name: &str, field: &str| t2_pipeline::ir::DigestField {
+        name: name.into(),
+        field: field.into(),
+    };
+    assert_eq!(
+        c.program.digests,
+        vec![
+            t2_pipeline::ir::Digest {
+                name: "IngressDeparser.learn".into(),
+                digest_type: 1,
+                fields: vec![
+                    field("src_addr", "ipv4.src_addr"),
+                    field("port", "meta.port")
+                ],
+            },
+            t2_pipeline::ir::Digest {
+                name: "IngressDeparser.moved".into(),
+                digest_type: 2,
+                fields: vec![
+                    field("src_addr", "ipv4.src_addr"),
+                    field("from_port", "meta.known_port"),
+                    field("to_port", "meta.port"),
+                ],
+            },
+        ]
+    );
+    let action = |n: &str| {
+        c.program
+            .actions
+            .iter()
+            .find(|a| a.name == n)
+            .unwrap()
+            .primitives
+            .clone()
+    };
+    assert_eq!(
+        action("unknown_source"),
+        vec![
+            Primitive::set("ig_intr_dprsr_md.digest_type", Operand::Const(1)),
+            Primitive::set("meta.port", Operand::field("ig_intr_md.ingress_port")),
+        ]
+    );
+    assert_eq!(
+        action("source_moved"),
+        vec![Primitive::set(
+            "ig_intr_dprsr_md.digest_type",
+            Operand::Const(2)
+        )]
+    );
+    // The control plane's names: the deparser's, with or without `pipe.`, or the last.
+    assert_eq!(c.digest("pipe.IngressDeparser.moved"), Some(1));
+    assert_eq!(c.digest("learn"), Some(0));
+    assert_eq!(c.digest("Ingress.learn"), None);
+    // The checked program resolves each value to its PHV pieces (the address in one
+    // 32-bit container).
+    let checked = t2_pipeline::check::check(&c.program).unwrap();
+    assert_eq!(checked.digests[1].fields.len(), 3);
+    assert_eq!(checked.digests[0].fields[0].1.len(), 1);
+    assert_eq!(checked.digests[0].fields[0].1[0].bits, 32);
+}
