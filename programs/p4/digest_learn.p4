@@ -2,7 +2,8 @@
  * IPv4 source was last seen on; a source it does not know sends digest `learn` (type 1:
  * the address and the port it came in on), a known source seen on another port sends
  * `moved` (type 2: the address, the port it was known on and the new one). Packets are
- * forwarded by destination either way. The control plane reads the digests from the chip
+ * forwarded by destination either way (`ipv4_host`'s entries come from the control plane:
+ * the STF test's, or `t2sim run`'s host routes). The control plane reads the digests from the chip
  * (docs/p4.md, Digests). */
 #include <t2na.p4>
 #include "include/headers.p4"
@@ -63,10 +64,6 @@ control Ingress(inout l3_headers_t hdr, inout metadata_t meta,
         actions = { forward; no_route; }
         default_action = no_route();
         size = 1024;
-        const entries = {
-            0x0a000001 : forward(16);
-            0x0a000002 : forward(24);
-        }
     }
 
     apply {

@@ -64,3 +64,29 @@ impl Chip {
             .collect()
     }
 }
+
+/// `records` of chip `chip` as CSV: one row per digest, `cycle,chip,pipe,digest,values`,
+/// the values `FIELD=VALUE` (decimal) joined by `;` in the digest's order; `names` are
+/// [`Chip::digest_names`].
+pub fn digests_csv(
+    chip: &str,
+    names: &[(String, Vec<String>)],
+    records: &[DigestRecord],
+) -> String {
+    let mut out = String::from("cycle,chip,pipe,digest,values\n");
+    for r in records {
+        let (name, fields) = &names[r.digest as usize];
+        let values: Vec<String> = fields
+            .iter()
+            .zip(&r.values)
+            .map(|(f, v)| format!("{f}={v}"))
+            .collect();
+        out += &format!(
+            "{},{chip},{},{name},{}\n",
+            r.cycle,
+            r.pipe,
+            values.join(";")
+        );
+    }
+    out
+}

@@ -39,7 +39,7 @@ mod mirror;
 pub mod params;
 pub mod pipes;
 mod pktgen;
-pub use digests::DigestRecord;
+pub use digests::{digests_csv, DigestRecord};
 mod seed;
 pub mod trace;
 mod wire;

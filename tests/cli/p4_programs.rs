@@ -732,11 +732,11 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
         stdout(&o),
-        "programs/p4/digest_learn.stf:5: expect port 16: pass (arrived in cycle 824)\n\
-         programs/p4/digest_learn.stf:8: expect port 16: pass (arrived in cycle 849)\n\
-         programs/p4/digest_learn.stf:9: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:9: pass (sent in cycle 335)\n\
-         programs/p4/digest_learn.stf:12: expect port 24: pass (arrived in cycle 1574)\n\
-         programs/p4/digest_learn.stf:13: check_digest learn src_addr:0x0a080808 port:8: pass (sent in cycle 1060)\n\
+        "programs/p4/digest_learn.stf:7: expect port 16: pass (arrived in cycle 824)\n\
+         programs/p4/digest_learn.stf:10: expect port 16: pass (arrived in cycle 849)\n\
+         programs/p4/digest_learn.stf:11: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:9: pass (sent in cycle 335)\n\
+         programs/p4/digest_learn.stf:14: expect port 24: pass (arrived in cycle 1574)\n\
+         programs/p4/digest_learn.stf:15: check_digest learn src_addr:0x0a080808 port:8: pass (sent in cycle 1060)\n\
          programs/p4/digest_learn.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets; 2 checks, 2 passed, 0 failed\n"
     );
     let dir = std::env::temp_dir().join(format!("t2sim-p4-digest-{}", std::process::id()));
@@ -763,7 +763,7 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert!(out.contains(&format!(
-        "{shown}:9: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:10: FAIL: got src_addr:0xa090909 from_port:0x8 to_port:0x9\n"
+        "{shown}:11: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:10: FAIL: got src_addr:0xa090909 from_port:0x8 to_port:0x9\n"
     )));
     assert!(out.contains(&format!(
         "{shown}: FAIL: unexpected digest in cycle 1060: IngressDeparser.learn src_addr:0xa080808 port:0x8\n"
@@ -775,7 +775,7 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
     let o = stf(&format!("{text}check_digest learn src_addr:1 port:8\n"));
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains(&format!(
-        "{shown}:14: check_digest learn src_addr:1 port:8: FAIL: no digest `IngressDeparser.learn` was sent\n"
+        "{shown}:16: check_digest learn src_addr:1 port:8: FAIL: no digest `IngressDeparser.learn` was sent\n"
     )));
     for (line, why) in [
         (
@@ -795,9 +795,34 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
         assert_eq!(o.status.code(), Some(2), "{line}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr),
-            format!("t2sim: error: {shown}:14: {why}\n")
+            format!("t2sim: error: {shown}:16: {why}\n")
         );
     }
+    // `run --p4 --digests`: one row per digest, pipes in order within a cycle (every
+    // sender's source is new to `sources`, so each of its packets sends `learn`).
+    let csv = dir.join("digests.csv");
+    let o = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/digest_learn.p4",
+        "--duration-us",
+        "1",
+        "--digests",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).ends_with(&format!("wrote            {}\n", csv.display())));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "cycle,chip,pipe,digest,values",
+            "543,chip,0,IngressDeparser.learn,src_addr=167772161;port=10",
+            "543,chip,1,IngressDeparser.learn,src_addr=167772162;port=136",
+        ]
+    );
+    assert_eq!(lines.len(), 25);
     std::fs::remove_dir_all(&dir).ok();
 }
 
