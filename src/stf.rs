@@ -5,7 +5,8 @@
 //!
 //! STF commands supported: `add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE,...)`,
 //! `setdefault TABLE ACTION(...)`, `packet PORT HEX`, `expect PORT HEX` (`*` matches any
-//! nibble; a trailing `$` asks for the exact length), `wait`, and `#` comments. Ports are
+//! nibble; a trailing `$` asks for the exact length), `wait`, and `#` comments; and ours:
+//! `check_register`, `check_digest` and `value_set_add` (docs/p4.md, STF tests). Ports are
 //! Tofino2 device ports of pipe 0 (8 to 71), each a 50 Gb/s port of its own. Packets are sent
 //! in file order, one after another; expectations are matched per port in order, and
 //! across ports in no particular order (the chip may reorder packets between ports).
@@ -86,6 +87,13 @@ enum Cmd {
     /// an entry's handle, `$H` or `H`) and `check_register NAME(INDEX) OP VALUE` (ours:
     /// the format has no register check).
     Check(Check),
+    /// `value_set_add NAME VALUE` (ours: the format has no value-set command): a value (a
+    /// number, hex with `*` nibbles, or `V&&&M`) for parser value set NAME, before the first
+    /// packet.
+    ValueSetAdd {
+        name: String,
+        value: String,
+    },
     /// `check_digest NAME FIELD:VALUE ...` (ours: the format has no digest check): the next
     /// digest NAME the chip recorded carries these values.
     CheckDigest {
@@ -240,6 +248,16 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
             w @ ("check_counter" | "check_register") => {
                 Cmd::Check(parse_check(w == "check_counter", rest).map_err(&bad)?)
             }
+            "value_set_add" => {
+                let mut it = rest.split_whitespace();
+                let (Some(name), Some(value), None) = (it.next(), it.next(), it.next()) else {
+                    return Err(bad("expected `value_set_add NAME VALUE`".into()));
+                };
+                Cmd::ValueSetAdd {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                }
+            }
             "check_digest" => {
                 let mut it = rest.split_whitespace();
                 let name = it
@@ -264,7 +282,8 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
             other => {
                 return Err(bad(format!(
                     "STF command `{other}` is not supported (add, setdefault, packet, expect, \
-                     wait, mirroring_add, check_counter, check_register, check_digest)"
+                     wait, mirroring_add, check_counter, check_register, check_digest, \
+                     value_set_add)"
                 )))
             }
         };
@@ -631,6 +650,9 @@ fn stage(
                 }
                 tab.default_action = call;
             }
+            Cmd::ValueSetAdd { name, value } => {
+                add_value(c, &mut program, name, value).map_err(|e| at(*ln, e))?;
+            }
             _ => {}
         }
     }
@@ -661,6 +683,40 @@ fn stage(
             .push(e);
     }
     Ok((program, places))
+}
+
+/// Adds `value` to the value set `name` of `program` (compiled as `c`).
+fn add_value(
+    c: &Compiled,
+    program: &mut ir::Program,
+    name: &str,
+    value: &str,
+) -> Result<(), String> {
+    let Some((ir_name, bits)) = c.value_set(name) else {
+        let all: Vec<&str> = c.value_sets.iter().map(|v| v.0.as_str()).collect();
+        return Err(format!(
+            "no value set `{name}` in the P4 program (its value sets: {})",
+            if all.is_empty() {
+                "none".to_string()
+            } else {
+                all.join(", ")
+            }
+        ));
+    };
+    let v = key_value(value, *bits, MatchKind::Ternary, false)?;
+    let set = program
+        .parser
+        .as_mut()
+        .and_then(|g| g.value_sets.iter_mut().find(|s| &s.name == ir_name))
+        .expect("a value set of the program's graph");
+    if set.entries.len() == set.size as usize {
+        return Err(format!(
+            "value set `{ir_name}` is full: its {} parser TCAM rows are reserved when the program loads, and each holds one value",
+            set.size
+        ));
+    }
+    set.entries.push(vec![v]);
+    Ok(())
 }
 
 /// The line of a `check_counter` or `check_register` against the chip's cells now, and
@@ -910,6 +966,15 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                     "`mirroring_add` after the first packet is not supported".to_string(),
                 ))
             }
+            Cmd::ValueSetAdd { .. } => {
+                return Err(at(
+                    *ln,
+                    "`value_set_add` after the first packet is not supported: the model's \
+                     parser graph is fixed once the chip runs (add a value set's values before \
+                     the first packet)"
+                        .to_string(),
+                ))
+            }
             Cmd::Check(ck) => {
                 // As `wait`: the packets sent so far have left (or been dropped) first.
                 drain(&mut net);
@@ -1121,16 +1186,18 @@ fn hex_string(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A P4 program with the entries of a control-plane file: `add` and `setdefault` lines in
+/// A P4 program with the entries of a control-plane file: `add`, `setdefault` and `value_set_add` lines in
 /// the STF format (`run --p4 FILE.p4 --entries FILE`); other commands are bad input.
 pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program, String> {
     let cmds = parse_stf(shown, text)?;
-    if let Some((ln, _)) = cmds
-        .iter()
-        .find(|(_, c)| !matches!(c, Cmd::Add { .. } | Cmd::SetDefault { .. }))
-    {
+    if let Some((ln, _)) = cmds.iter().find(|(_, c)| {
+        !matches!(
+            c,
+            Cmd::Add { .. } | Cmd::SetDefault { .. } | Cmd::ValueSetAdd { .. }
+        )
+    }) {
         return Err(format!(
-            "{shown}:{ln}: an entries file holds `add` and `setdefault` lines only"
+            "{shown}:{ln}: an entries file holds `add`, `setdefault` and `value_set_add` lines only"
         ));
     }
     stage(c, shown, &cmds).map(|p| p.0)
@@ -1139,6 +1206,32 @@ pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entries_file_fills_a_value_set() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/value_set_tags.p4");
+        let c = load(&path, &[], &[]).unwrap();
+        let p = with_entries(
+            &c,
+            "e",
+            "value_set_add tag_types 0x8100\nvalue_set_add tag_types 0x88a0&&&0xfff0\n",
+        )
+        .unwrap();
+        let set = &p.parser.as_ref().unwrap().value_sets[0];
+        assert_eq!(
+            set.entries,
+            [
+                vec![KeyValue {
+                    value: 0x8100,
+                    mask: Some(0xffff)
+                }],
+                vec![KeyValue {
+                    value: 0x88a0,
+                    mask: Some(0xfff0)
+                }]
+            ]
+        );
+    }
 
     #[test]
     fn stf_lines_parse() {

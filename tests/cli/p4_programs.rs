@@ -436,7 +436,7 @@ fn an_entries_file_fills_tables_by_p4_names() {
     assert_eq!(t("acl").entries[0].action.action, "deny");
     assert_eq!(
         t2sim::stf::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
-        "e.txt:1: an entries file holds `add` and `setdefault` lines only"
+        "e.txt:1: an entries file holds `add`, `setdefault` and `value_set_add` lines only"
     );
     // `run --p4 --entries`: the incast runs with them (the host routes go in as well).
     let dir = std::env::temp_dir().join(format!("t2sim-p4-entries-{}", std::process::id()));
@@ -823,6 +823,57 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
         ]
     );
     assert_eq!(lines.len(), 25);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn value_set_tags_parses_the_tags_its_value_set_names() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/value_set_tags.p4",
+        "programs/p4/value_set_tags.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/value_set_tags.stf:7: expect port 24: pass (arrived in cycle 804)\n\
+         programs/p4/value_set_tags.stf:9: expect port 24: pass (arrived in cycle 830)\n\
+         programs/p4/value_set_tags.stf:14: expect port 16: pass (arrived in cycle 881)\n\
+         programs/p4/value_set_tags.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets\n"
+    );
+    let o = t2sim(&["report", "--p4", "programs/p4/value_set_tags.p4"]);
+    assert!(stdout(&o).contains("parser           4 states; TCAM rows 11/256;"));
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-vs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("vs.stf");
+    let shown = f.display().to_string();
+    for (text, why) in [
+        (
+            "value_set_add tag_types 1\nvalue_set_add tag_types 2\nvalue_set_add tag_types 3\nvalue_set_add tag_types 4\nvalue_set_add tag_types 5\n",
+            "5: value set `IngressParser.tag_types` is full: its 4 parser TCAM rows are reserved when the program loads, and each holds one value",
+        ),
+        (
+            "value_set_add tags 1\n",
+            "1: no value set `tags` in the P4 program (its value sets: IngressParser.tag_types)",
+        ),
+        (
+            "value_set_add tag_types 0x10000\n",
+            "1: `0x10000` does not fit in 16 bits",
+        ),
+        (
+            "packet 8 00\nvalue_set_add tag_types 1\n",
+            "2: `value_set_add` after the first packet is not supported: the model's parser graph is fixed once the chip runs (add a value set's values before the first packet)",
+        ),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let o = t2sim(&["stf", "--p4", "programs/p4/value_set_tags.p4", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("t2sim: error: {shown}:{why}\n")
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

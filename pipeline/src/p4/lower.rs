@@ -28,6 +28,7 @@ mod digests;
 mod exits;
 mod resubmit;
 mod stacks;
+mod value_sets;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
 
 /// A table as the control plane names it.
@@ -344,6 +345,8 @@ struct Lowerer<'a> {
     exits: Vec<Span>,
     /// IR action -> (its control, where its `exit` stands), for actions that exit.
     action_exits: HashMap<String, (String, Span)>,
+    /// Value sets of the ingress parser: (IR name, bits of a value).
+    value_sets: Vec<(String, u32)>,
     /// The ingress deparser's `if (md.resubmit_type == T) resubmit.emit(...);`.
     resubmits: Vec<resubmit::ResubmitIdiom>,
 }
@@ -406,6 +409,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         counters: Vec::new(),
         exits: Vec::new(),
         action_exits: HashMap::new(),
+        value_sets: Vec::new(),
         resubmits: Vec::new(),
     };
     l.collect()?;
@@ -416,6 +420,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         actions: l.actions,
         registers: l.registers,
         counters: l.counters,
+        value_sets: l.value_sets,
     })
 }
 
@@ -593,13 +598,11 @@ impl<'a> Lowerer<'a> {
                 } else if n == "error" {
                     Ty::Error
                 } else if n == "value_set" {
-                    // Tofino fills a value set's parser TCAM rows from the control plane; the
-                    // model's parser graph is fixed when the program loads.
+                    // A parser's value sets are taken apart in `ctl` (`value_sets.rs`).
                     return self.err(
                         span,
-                        "`value_set` is not supported: the model's parser TCAM rows are the \
-                         program's select cases, fixed when it loads, so the control plane \
-                         cannot add values (write them as cases)",
+                        "a `value_set` is declared among a parser's locals: its values are \
+                         parser TCAM rows a select case matches",
                     );
                 } else {
                     return self.err(span, format!("unknown type `{n}`"));
@@ -1150,6 +1153,15 @@ impl<'a> Lowerer<'a> {
             let (n, v) = match &l.kind {
                 DeclKind::Action { name, .. } => (name.clone(), Local::Action(l)),
                 DeclKind::Table { name, .. } => (name.clone(), Local::Table(l)),
+                DeclKind::Instance { ty, name, .. }
+                    if value_sets::is_value_set(ty)
+                        && matches!(d.kind, DeclKind::Parser { .. }) =>
+                {
+                    (
+                        name.clone(),
+                        Local::Extern(l, value_sets::VALUE_SET.to_string()),
+                    )
+                }
                 DeclKind::Instance { ty, name, .. } => {
                     let ext = match self.resolve(ty, l.span)? {
                         Ty::Extern(e, _) => e,
@@ -1575,6 +1587,7 @@ impl<'a> Lowerer<'a> {
         // port metadata (TNA's resubmit idiom selects on `resubmit_flag` first).
         let after_intrinsic = self.states_after_intrinsic(&c, states);
         let mut out = Vec::new();
+        let mut value_sets: Vec<ir::ValueSet> = Vec::new();
         for s in states {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
                 return self.err(s.span, format!("a state cannot be named `{}`", s.name));
@@ -1704,6 +1717,16 @@ impl<'a> Lowerer<'a> {
                     let mut default = ir::REJECT.to_string();
                     for case in cases {
                         self.state_name(&names, &case.next, case.span)?;
+                        if let Some(vs) = self.value_set_case(
+                            &c,
+                            &case.keysets,
+                            &kf,
+                            &case.next,
+                            &mut value_sets,
+                        )? {
+                            out_cases.push(vs);
+                            continue;
+                        }
                         if case.keysets.len() == 1 && case.keysets[0].kind == ExprKind::Default {
                             default = case.next.clone();
                             // Later cases can never match.
@@ -1726,6 +1749,7 @@ impl<'a> Lowerer<'a> {
                         out_cases.push(ir::SelectCase {
                             values,
                             next: case.next.clone(),
+                            value_set: None,
                         });
                     }
                     let _ = span;
@@ -1742,7 +1766,13 @@ impl<'a> Lowerer<'a> {
                 transition,
             });
         }
-        Ok((ir::ParserGraph { states: out }, d.span))
+        Ok((
+            ir::ParserGraph {
+                states: out,
+                value_sets,
+            },
+            d.span,
+        ))
     }
 
     fn state_name(&self, names: &[&str], n: &str, span: Span) -> R<()> {

@@ -147,6 +147,22 @@ pub struct HeaderField {
 #[serde(deny_unknown_fields)]
 pub struct ParserGraph {
     pub states: Vec<ParserState>,
+    /// Value sets (P4's `value_set`) that select cases name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub value_sets: Vec<ValueSet>,
+}
+
+/// A value set: `size` parser TCAM rows reserved where a select case names it, which the
+/// control plane fills with values (a value and mask per key of that select).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSet {
+    /// The name the control plane knows it by (P4: `IngressParser.vs`).
+    pub name: String,
+    pub size: u32,
+    /// The values added, in order (the first that matches wins, as for cases).
+    #[serde(default)]
+    pub entries: Vec<Vec<KeyValue>>,
 }
 
 /// The terminal a transition names to stop parsing and keep the packet.
@@ -187,8 +203,12 @@ pub enum Transition {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectCase {
+    #[serde(default)]
     pub values: Vec<KeyValue>,
     pub next: String,
+    /// A case that matches the values of this value set (its `values` are empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_set: Option<String>,
 }
 
 impl ParserState {
@@ -242,6 +262,7 @@ impl ParserState {
         let case = SelectCase {
             values,
             next: next.to_string(),
+            value_set: None,
         };
         match &mut self.transition {
             Transition::Select { cases, .. } => cases.push(case),
@@ -1113,7 +1134,10 @@ impl ProgramBuilder {
     }
     /// Sets the parser graph (parsing starts at the state named `start`).
     pub fn parser(mut self, states: Vec<ParserState>) -> Self {
-        self.program.parser = Some(ParserGraph { states });
+        self.program.parser = Some(ParserGraph {
+            states,
+            value_sets: Vec::new(),
+        });
         self
     }
     pub fn metadata(mut self, name: &str, bits: u8) -> Self {

@@ -400,3 +400,59 @@ fn digests_lower_to_ir_digests_and_a_set_of_the_digest_type() {
     assert_eq!(checked.digests[0].fields[0].1.len(), 1);
     assert_eq!(checked.digests[0].fields[0].1[0].bits, 32);
 }
+
+#[test]
+fn a_value_set_reserves_its_parser_tcam_rows_and_its_values_fill_them() {
+    let c = compiled("value_set_tags");
+    assert_eq!(c.value_sets, [("IngressParser.tag_types".to_string(), 16)]);
+    assert_eq!(
+        c.value_set("pipe.IngressParser.tag_types").map(|v| v.1),
+        Some(16)
+    );
+    let g = c.program.parser.as_ref().unwrap();
+    assert_eq!(
+        g.value_sets,
+        [t2_pipeline::ir::ValueSet {
+            name: "IngressParser.tag_types".into(),
+            size: 4,
+            entries: Vec::new(),
+        }]
+    );
+    // `start` took `parse_ethernet` in; its first case is the value set's.
+    let t2_pipeline::ir::Transition::Select { cases, .. } = &g.states[0].transition else {
+        panic!("a select");
+    };
+    assert_eq!(
+        cases[0].value_set.as_deref(),
+        Some("IngressParser.tag_types")
+    );
+    assert_eq!(
+        (cases[0].next.as_str(), cases[0].values.len()),
+        ("parse_tag", 0)
+    );
+    let rows = |p: &t2_pipeline::ir::Program| {
+        let checked = t2_pipeline::check::check(p).unwrap();
+        let g = &checked.parser;
+        let per: Vec<u32> = (0..g.states.len()).map(|s| g.state_tcam_rows(s)).collect();
+        (per, g.states[0].cases.len())
+    };
+    // start: the value set's 4 rows, 0x0800, the default; parse_tag 2, parse_ipv4 2,
+    // parse_udp 1: 11 rows, filled or not.
+    assert_eq!(rows(&c.program), (vec![6, 2, 2, 1], 1));
+    let mut filled = c.program.clone();
+    let set = &mut filled.parser.as_mut().unwrap().value_sets[0];
+    for v in [0x8100, 0x88a8] {
+        set.entries.push(vec![t2_pipeline::ir::KeyValue {
+            value: v,
+            mask: None,
+        }]);
+    }
+    assert_eq!(rows(&filled), (vec![6, 2, 2, 1], 3));
+    let set = &mut filled.parser.as_mut().unwrap().value_sets[0];
+    set.entries = vec![set.entries[0].clone(); 5];
+    assert_eq!(
+        t2_pipeline::check::check(&filled).unwrap_err().to_string(),
+        "value_set_tags: parser.value_sets[0] (IngressParser.tag_types): 5 values added to a \
+         value set of 4 rows; its rows are reserved when the program loads, so it holds at most 4"
+    );
+}

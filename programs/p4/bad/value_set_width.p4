@@ -4,7 +4,7 @@
 struct metadata_t { bit<8> unused; }
 parser IngressParser(packet_in pkt, out l3_headers_t hdr, out metadata_t meta,
                      out ingress_intrinsic_metadata_t ig_intr_md) {
-    value_set<bit<16>>(4) tunnel_types;
+    value_set<bit<8>>(4) tunnel_types;
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
