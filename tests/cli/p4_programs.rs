@@ -878,6 +878,24 @@ fn value_set_tags_parses_the_tags_its_value_set_names() {
 }
 
 #[test]
+fn qinq_loop_unrolls_its_parser_loop_and_runs_as_qinq_stack() {
+    let o = t2sim(&["report", "--p4", "programs/p4/qinq_loop.p4"]);
+    assert!(stdout(&o).contains("parser           4 states; TCAM rows 10/256;"));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/qinq_loop.p4",
+        "programs/p4/qinq_loop.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/qinq_loop.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/qinq_loop.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
 fn resubmit_pick_runs_its_packets_through_a_second_ingress_pass() {
     let o = t2sim(&[
         "report",

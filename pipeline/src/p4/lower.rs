@@ -27,6 +27,7 @@ mod counters;
 mod digests;
 mod exits;
 mod resubmit;
+mod stack_loops;
 mod stacks;
 mod value_sets;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};

@@ -456,3 +456,54 @@ fn a_value_set_reserves_its_parser_tcam_rows_and_its_values_fill_them() {
          value set of 4 rows; its rows are reserved when the program loads, so it holds at most 4"
     );
 }
+
+#[test]
+fn a_parser_loop_over_a_stack_unrolls_into_a_state_per_element() {
+    let c = compiled("qinq_loop");
+    let g = c.program.parser.as_ref().unwrap();
+    let names: Vec<&str> = g.states.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["start", "parse_vlan", "parse_vlan_1", "parse_ipv4"]);
+    let select = |s: &t2_pipeline::ir::ParserState| match &s.transition {
+        t2_pipeline::ir::Transition::Select { keys, cases, .. } => (
+            keys.clone(),
+            cases.iter().map(|c| c.next.clone()).collect::<Vec<_>>(),
+        ),
+        other => panic!("{other:?}"),
+    };
+    // Each copy extracts its element and selects on it (`.last`); a third tag is P4's
+    // stack overrun, a parser error.
+    assert_eq!(g.states[1].extract, ["vlan_0"]);
+    assert_eq!(
+        select(&g.states[1]),
+        (
+            vec!["vlan_0.ether_type".to_string()],
+            vec!["parse_vlan_1".to_string(), "parse_ipv4".to_string()]
+        )
+    );
+    assert_eq!(g.states[2].extract, ["vlan_1"]);
+    assert_eq!(
+        select(&g.states[2]),
+        (
+            vec!["vlan_1.ether_type".to_string()],
+            vec!["reject".to_string(), "parse_ipv4".to_string()]
+        )
+    );
+    let checked = t2_pipeline::check::check(&c.program).unwrap();
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let mut phv = t2_pipeline::phv::Phv::new(&checked.phv);
+    let three_tags = hex("02000000000102000000000981000064810000658100\
+                          00c808004500002e0001000040115dac0a0909090a000001");
+    assert_eq!(
+        checked.parser.parse(&three_tags, &mut phv),
+        Err(t2_pipeline::DropReason::ParserReject)
+    );
+    // The program's meaning is qinq_stack.p4's, whose parser names the indices.
+    let fixed = compiled("qinq_stack");
+    assert_eq!(c.program.tables, fixed.program.tables);
+    assert_eq!(c.program.ingress, fixed.program.ingress);
+}
