@@ -5,7 +5,8 @@
 //!
 //! STF commands supported: `add TABLE [PRIORITY] KEY:VALUE... ACTION(PARAM:VALUE,...)`,
 //! `setdefault TABLE ACTION(...)`, `packet PORT HEX`, `expect PORT HEX` (`*` matches any
-//! nibble; a trailing `$` asks for the exact length), `wait`, and `#` comments. Ports are
+//! nibble; a trailing `$` asks for the exact length), `wait`, and `#` comments; and ours:
+//! `check_register`, `check_digest` and `value_set_add` (docs/p4.md, STF tests). Ports are
 //! Tofino2 device ports of pipe 0 (8 to 71), each a 50 Gb/s port of its own. Packets are sent
 //! in file order, one after another; expectations are matched per port in order, and
 //! across ports in no particular order (the chip may reorder packets between ports).
@@ -86,6 +87,20 @@ enum Cmd {
     /// an entry's handle, `$H` or `H`) and `check_register NAME(INDEX) OP VALUE` (ours:
     /// the format has no register check).
     Check(Check),
+    /// `value_set_add NAME VALUE` (ours: the format has no value-set command): a value (a
+    /// number, hex with `*` nibbles, or `V&&&M`) for parser value set NAME, before the first
+    /// packet.
+    ValueSetAdd {
+        name: String,
+        value: String,
+    },
+    /// `check_digest NAME FIELD:VALUE ...` (ours: the format has no digest check): the next
+    /// digest NAME the chip recorded carries these values.
+    CheckDigest {
+        name: String,
+        values: Vec<(String, u128)>,
+        text: String,
+    },
 }
 
 /// A check of a counter or register cell, made when the chip has gone idle.
@@ -233,10 +248,42 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
             w @ ("check_counter" | "check_register") => {
                 Cmd::Check(parse_check(w == "check_counter", rest).map_err(&bad)?)
             }
+            "value_set_add" => {
+                let mut it = rest.split_whitespace();
+                let (Some(name), Some(value), None) = (it.next(), it.next(), it.next()) else {
+                    return Err(bad("expected `value_set_add NAME VALUE`".into()));
+                };
+                Cmd::ValueSetAdd {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                }
+            }
+            "check_digest" => {
+                let mut it = rest.split_whitespace();
+                let name = it
+                    .next()
+                    .ok_or_else(|| bad("expected `check_digest NAME FIELD:VALUE ...`".into()))?;
+                let mut values = Vec::new();
+                for kv in it {
+                    let (k, v) = kv
+                        .split_once(':')
+                        .ok_or_else(|| bad(format!("`{kv}`: expected FIELD:VALUE")))?;
+                    values.push((k.to_string(), parse_num(v).map_err(&bad)?));
+                }
+                Cmd::CheckDigest {
+                    name: name.to_string(),
+                    values,
+                    text: format!(
+                        "check_digest {}",
+                        rest.split_whitespace().collect::<Vec<_>>().join(" ")
+                    ),
+                }
+            }
             other => {
                 return Err(bad(format!(
                     "STF command `{other}` is not supported (add, setdefault, packet, expect, \
-                     wait, mirroring_add, check_counter, check_register)"
+                     wait, mirroring_add, check_counter, check_register, check_digest, \
+                     value_set_add)"
                 )))
             }
         };
@@ -603,6 +650,9 @@ fn stage(
                 }
                 tab.default_action = call;
             }
+            Cmd::ValueSetAdd { name, value } => {
+                add_value(c, &mut program, name, value).map_err(|e| at(*ln, e))?;
+            }
             _ => {}
         }
     }
@@ -633,6 +683,40 @@ fn stage(
             .push(e);
     }
     Ok((program, places))
+}
+
+/// Adds `value` to the value set `name` of `program` (compiled as `c`).
+fn add_value(
+    c: &Compiled,
+    program: &mut ir::Program,
+    name: &str,
+    value: &str,
+) -> Result<(), String> {
+    let Some((ir_name, bits)) = c.value_set(name) else {
+        let all: Vec<&str> = c.value_sets.iter().map(|v| v.0.as_str()).collect();
+        return Err(format!(
+            "no value set `{name}` in the P4 program (its value sets: {})",
+            if all.is_empty() {
+                "none".to_string()
+            } else {
+                all.join(", ")
+            }
+        ));
+    };
+    let v = key_value(value, *bits, MatchKind::Ternary, false)?;
+    let set = program
+        .parser
+        .as_mut()
+        .and_then(|g| g.value_sets.iter_mut().find(|s| &s.name == ir_name))
+        .expect("a value set of the program's graph");
+    if set.entries.len() == set.size as usize {
+        return Err(format!(
+            "value set `{ir_name}` is full: its {} parser TCAM rows are reserved when the program loads, and each holds one value",
+            set.size
+        ));
+    }
+    set.entries.push(vec![v]);
+    Ok(())
 }
 
 /// The line of a `check_counter` or `check_register` against the chip's cells now, and
@@ -799,6 +883,16 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         }
     };
     let mut expects: Vec<(usize, u16, Vec<Option<u8>>, bool)> = Vec::new();
+    let mut digests_seen = DigestsSeen::default();
+    for (ln, cmd) in &cmds[..first_packet] {
+        if matches!(cmd, Cmd::CheckDigest { .. }) {
+            return Err(at(
+                *ln,
+                "`check_digest` before the first packet: no packet has sent a digest yet"
+                    .to_string(),
+            ));
+        }
+    }
     for (ln, cmd) in &cmds[first_packet..] {
         match cmd {
             Cmd::Packet { port, bytes } => {
@@ -872,11 +966,28 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                     "`mirroring_add` after the first packet is not supported".to_string(),
                 ))
             }
+            Cmd::ValueSetAdd { .. } => {
+                return Err(at(
+                    *ln,
+                    "`value_set_add` after the first packet is not supported: the model's \
+                     parser graph is fixed once the chip runs (add a value set's values before \
+                     the first packet)"
+                        .to_string(),
+                ))
+            }
             Cmd::Check(ck) => {
                 // As `wait`: the packets sent so far have left (or been dropped) first.
                 drain(&mut net);
                 let chip = net.node_mut::<Chip>(chip);
                 let (line, held) = check_cell(c, &places, chip, ck).map_err(|e| at(*ln, e))?;
+                checked.push((*ln, line, held));
+            }
+            Cmd::CheckDigest { name, values, text } => {
+                drain(&mut net);
+                let chip = net.node::<Chip>(chip);
+                let (line, held) = digests_seen
+                    .check(c, chip, name, values, text)
+                    .map_err(|e| at(*ln, e))?;
                 checked.push((*ln, line, held));
             }
         }
@@ -948,6 +1059,11 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     }
     let n = expects.len();
     let unexpected = lines.len() - listed;
+    let chip_node = net.node::<Chip>(chip);
+    let extra = digests_seen.unchecked(c, chip_node);
+    passed &= extra.is_empty();
+    let unexpected_digests = extra.len();
+    lines.extend(extra.into_iter().map(|l| format!("{test_name}: FAIL: {l}")));
     let mut summary = format!(
         "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
         n - failed
@@ -958,24 +1074,130 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             checks - checks_failed
         );
     }
+    if unexpected_digests > 0 {
+        summary += &format!("; {unexpected_digests} unexpected digests");
+    }
     lines.push(summary);
     Ok(StfOutcome { lines, passed })
+}
+
+/// How many of each digest's records the test's `check_digest`s have compared so far.
+#[derive(Default)]
+struct DigestsSeen {
+    checked: Vec<usize>,
+}
+
+impl DigestsSeen {
+    /// Compares the next record of digest `name` with `values` (every field of the digest,
+    /// by name): the line of output and whether it held.
+    fn check(
+        &mut self,
+        c: &Compiled,
+        chip: &Chip,
+        name: &str,
+        values: &[(String, u128)],
+        text: &str,
+    ) -> Result<(String, bool), String> {
+        let Some(k) = c.digest(name) else {
+            let all: Vec<&str> = c.program.digests.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "no digest `{name}` in the P4 program (its digests: {})",
+                if all.is_empty() {
+                    "none".to_string()
+                } else {
+                    all.join(", ")
+                }
+            ));
+        };
+        let decl = &c.program.digests[k];
+        let mut want = Vec::new();
+        for f in &decl.fields {
+            let Some((_, v)) = values.iter().find(|(n, _)| *n == f.name) else {
+                return Err(format!(
+                    "`{text}` does not give field `{}` of digest `{}`",
+                    f.name, decl.name
+                ));
+            };
+            want.push(*v);
+        }
+        if let Some((n, _)) = values
+            .iter()
+            .find(|(n, _)| !decl.fields.iter().any(|f| f.name == *n))
+        {
+            return Err(format!("digest `{}` has no field `{n}`", decl.name));
+        }
+        if self.checked.len() < c.program.digests.len() {
+            self.checked.resize(c.program.digests.len(), 0);
+        }
+        let seen = self.checked[k];
+        self.checked[k] += 1;
+        let got = chip
+            .digests()
+            .iter()
+            .filter(|r| r.digest as usize == k)
+            .nth(seen);
+        Ok(match got {
+            None => (
+                format!("{text}: FAIL: no digest `{}` was sent", decl.name),
+                false,
+            ),
+            Some(r) if r.values.iter().map(|&v| v as u128).eq(want.iter().copied()) => {
+                (format!("{text}: pass (sent in cycle {})", r.cycle), true)
+            }
+            Some(r) => (
+                format!("{text}: FAIL: got {}", digest_text(decl, &r.values)),
+                false,
+            ),
+        })
+    }
+
+    /// The digests the chip recorded that no `check_digest` compared, as lines.
+    fn unchecked(&self, c: &Compiled, chip: &Chip) -> Vec<String> {
+        let mut at = vec![0usize; c.program.digests.len()];
+        let mut out = Vec::new();
+        for r in chip.digests() {
+            let k = r.digest as usize;
+            at[k] += 1;
+            if at[k] > self.checked.get(k).copied().unwrap_or(0) {
+                let decl = &c.program.digests[k];
+                out.push(format!(
+                    "unexpected digest in cycle {}: {} {}",
+                    r.cycle,
+                    decl.name,
+                    digest_text(decl, &r.values)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A digest's values as `FIELD:VALUE ...` (hexadecimal).
+fn digest_text(decl: &ir::Digest, values: &[u64]) -> String {
+    decl.fields
+        .iter()
+        .zip(values)
+        .map(|(f, v)| format!("{}:{v:#x}", f.name))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn hex_string(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// A P4 program with the entries of a control-plane file: `add` and `setdefault` lines in
+/// A P4 program with the entries of a control-plane file: `add`, `setdefault` and `value_set_add` lines in
 /// the STF format (`run --p4 FILE.p4 --entries FILE`); other commands are bad input.
 pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program, String> {
     let cmds = parse_stf(shown, text)?;
-    if let Some((ln, _)) = cmds
-        .iter()
-        .find(|(_, c)| !matches!(c, Cmd::Add { .. } | Cmd::SetDefault { .. }))
-    {
+    if let Some((ln, _)) = cmds.iter().find(|(_, c)| {
+        !matches!(
+            c,
+            Cmd::Add { .. } | Cmd::SetDefault { .. } | Cmd::ValueSetAdd { .. }
+        )
+    }) {
         return Err(format!(
-            "{shown}:{ln}: an entries file holds `add` and `setdefault` lines only"
+            "{shown}:{ln}: an entries file holds `add`, `setdefault` and `value_set_add` lines only"
         ));
     }
     stage(c, shown, &cmds).map(|p| p.0)
@@ -984,6 +1206,32 @@ pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entries_file_fills_a_value_set() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/value_set_tags.p4");
+        let c = load(&path, &[], &[]).unwrap();
+        let p = with_entries(
+            &c,
+            "e",
+            "value_set_add tag_types 0x8100\nvalue_set_add tag_types 0x88a0&&&0xfff0\n",
+        )
+        .unwrap();
+        let set = &p.parser.as_ref().unwrap().value_sets[0];
+        assert_eq!(
+            set.entries,
+            [
+                vec![KeyValue {
+                    value: 0x8100,
+                    mask: Some(0xffff)
+                }],
+                vec![KeyValue {
+                    value: 0x88a0,
+                    mask: Some(0xfff0)
+                }]
+            ]
+        );
+    }
 
     #[test]
     fn stf_lines_parse() {

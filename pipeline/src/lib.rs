@@ -38,7 +38,7 @@ pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
 
 pub use cells::Cells;
 pub use ghost::{GhostPipeline, GhostWord};
-pub use gress::{Exit, Gress, GressPipeline, NoTables, StageProgram};
+pub use gress::{Digested, Exit, Gress, GressPipeline, NoTables, StageProgram};
 pub use packet::{PacketHandle, PacketPool};
 pub use params::{ParamError, PipelineParams};
 pub use phv::Phv;

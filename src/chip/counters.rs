@@ -88,6 +88,8 @@ pub struct ChipCounters {
     /// resubmits asked on a second pass, not done.
     pub resubmitted: u64,
     pub resubmit_refused: u64,
+    /// Digests the ingress deparsers sent the control plane (`Chip::digests`).
+    pub digests: u64,
 }
 
 impl ChipCounters {

@@ -1,6 +1,6 @@
 //! The ingress pipelines and what happens to a packet leaving the ingress deparser: its AFC
 //! word goes to the TM, it is dropped (with its reason), recirculated or handed to the TM for
-//! its egress port next cycle, and mirror sessions copy it.
+//! its egress port next cycle, mirror sessions copy it, and its digest is recorded.
 
 use super::{Chip, ChipDrop};
 use t2_clock::Cycle;
@@ -44,8 +44,11 @@ impl Chip {
     }
 
     /// Pipe `p`'s ingress deparser hands `exit` on in cycle `now`.
-    fn ingress_exit(&mut self, now: Cycle, p: usize, exit: Exit, pool: &mut PacketPool) {
+    fn ingress_exit(&mut self, now: Cycle, p: usize, mut exit: Exit, pool: &mut PacketPool) {
         self.deparser_afc(now, exit.adv_flow_ctl);
+        if let Some(d) = exit.digest.take() {
+            self.record_digest(now, p, d);
+        }
         if exit.pktgen {
             self.fire_deparser(now, p);
         }

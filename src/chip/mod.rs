@@ -29,6 +29,7 @@ mod arbiter;
 mod config;
 mod control;
 mod counters;
+mod digests;
 mod egress;
 mod flow_control;
 mod ghost;
@@ -38,6 +39,7 @@ mod mirror;
 pub mod params;
 pub mod pipes;
 mod pktgen;
+pub use digests::{digests_csv, DigestRecord};
 mod seed;
 pub mod trace;
 mod wire;
@@ -145,6 +147,9 @@ pub struct Chip {
     /// The cycle the chip has reached (the last one it ran).
     now: Cycle,
     control: control::ControlPlane,
+    /// The program's digests, and those the ingress deparsers have sent (`digests`).
+    digest_decls: Vec<t2_pipeline::ir::Digest>,
+    digests: Vec<DigestRecord>,
 }
 
 impl Chip {
@@ -254,6 +259,11 @@ impl Chip {
             pktgen: pktgen::Pktgens::new(params.pipes as usize),
             resubmit_fifo: (0..params.pipes).map(|_| Wire::new(1)).collect(),
             now: 0,
+            digest_decls: config
+                .program
+                .as_ref()
+                .map_or_else(Vec::new, |p| p.digests.clone()),
+            digests: Vec::new(),
             control: control::ControlPlane::new(match &config.program {
                 Some(p) => Some(crate::chip::pipes::with_routes(p, &routes_for_control)?),
                 None => None,

@@ -81,6 +81,10 @@ pub struct RunArgs {
     /// With --p4: a preprocessor definition NAME[=VALUE] (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", requires = "p4")]
     pub define: Vec<String>,
+    /// With --p4: write the digests the program sent the control plane to this CSV file
+    /// (`cycle,chip,pipe,digest,values`, one row per digest; docs/p4.md, Digests).
+    #[arg(long, value_name = "FILE.csv", requires = "p4")]
+    pub digests: Option<PathBuf>,
     /// Visit every cycle instead of jumping over quiet ones (slower; same results).
     #[arg(long)]
     pub step_every_cycle: bool,
@@ -308,7 +312,13 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let started = Instant::now();
     let summary = scenario.run().map_err(|e| e.to_string())?;
     let wall = started.elapsed();
-    emit(&summary.to_string());
+    let mut text = summary.to_string();
+    if let Some(path) = &args.digests {
+        let csv = t2sim::chip::digests_csv("chip", &summary.digest_names, &summary.digests);
+        std::fs::write(path, csv).map_err(|e| format!("--digests: {}: {e}", path.display()))?;
+        text += &wrote(&[path.display().to_string()]);
+    }
+    emit(&text);
     let secs = wall.as_secs_f64();
     eprintln!(
         "wall time        {:.3} s, {:.2} M simulated packets per wall second ({} offered)",

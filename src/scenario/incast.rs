@@ -383,6 +383,10 @@ pub struct RunSummary {
     pub pcap_files: Vec<CaptureFile>,
     /// Frames replayed from a capture.
     pub replayed: Option<usize>,
+    /// The digests the chip's program sent the control plane, oldest first, and the
+    /// program's digests (name, field names) they refer to.
+    pub digests: Vec<crate::chip::DigestRecord>,
+    pub digest_names: Vec<(String, Vec<String>)>,
 }
 
 impl RunSummary {
@@ -428,6 +432,8 @@ impl RunSummary {
             traced_signals: None,
             pcap_files: Vec::new(),
             replayed: None,
+            digests: chip.digests().to_vec(),
+            digest_names: chip.digest_names(),
         }
     }
 

@@ -14,6 +14,7 @@ mod congest_stat;
 mod control_frames;
 mod control_plane;
 mod deparser_controls;
+mod digests;
 mod egress_mirror;
 mod ghost;
 mod l2;

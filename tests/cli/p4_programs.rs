@@ -467,7 +467,7 @@ fn an_entries_file_fills_tables_by_p4_names() {
     assert_eq!(t("acl").entries[0].action.action, "deny");
     assert_eq!(
         t2sim::stf::with_entries(&c, "e.txt", "wait\n").unwrap_err(),
-        "e.txt:1: an entries file holds `add` and `setdefault` lines only"
+        "e.txt:1: an entries file holds `add`, `setdefault` and `value_set_add` lines only"
     );
     // `run --p4 --entries`: the incast runs with them (the host routes go in as well).
     let dir = std::env::temp_dir().join(format!("t2sim-p4-entries-{}", std::process::id()));
@@ -709,6 +709,220 @@ fn exit_early_places_its_exit_flag_gateway_a_stage_after_the_table_that_sets_it(
          programs/p4/exit_early.stf:7: expect port 24: pass (arrived in cycle 870)\n\
          programs/p4/exit_early.stf:10: expect port 24: pass (arrived in cycle 895)\n\
          programs/p4/exit_early.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn exit_action_skips_routing_and_the_ttl_decrement_after_an_action_that_exits() {
+    let o = t2sim(&[
+        "report",
+        "--p4",
+        "programs/p4/exit_action.p4",
+        "--require-fit",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    // The exit flag's gateways: each a stage after the table whose action sets the flag.
+    assert_eq!(
+        lines[4..7],
+        [
+            "    0     M/M       1     1     0     0     3     1     1     1     4     0     2     3     0  ingress_if0 tbl_not_ipv4 acl",
+            "    1     M/a       1     0     0     0     2     0     1     5     0    10     2     3     0  ingress_if1 ipv4_host",
+            "    2     M/a       0     0     0     0     2     0     1     1     0     0     0     1     0  ingress_if2 tbl_decrement_ttl",
+        ]
+    );
+    assert!(text.contains(
+        "latency ingress  MAU 105 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 105 + deparser 64 = 233 cycles = 155.333 ns"
+    ));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/exit_action.p4",
+        "programs/p4/exit_action.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/exit_action.stf:6: expect port 16: pass (arrived in cycle 847)\n\
+         programs/p4/exit_action.stf:9: expect port 24: pass (arrived in cycle 872)\n\
+         programs/p4/exit_action.stf:12: expect port 32: pass (arrived in cycle 897)\n\
+         programs/p4/exit_action.stf:15: expect port 32: pass (arrived in cycle 922)\n\
+         programs/p4/exit_action.stf: 4 expectations, 4 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
+#[test]
+fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/digest_learn.p4",
+        "programs/p4/digest_learn.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/digest_learn.stf:7: expect port 16: pass (arrived in cycle 824)\n\
+         programs/p4/digest_learn.stf:10: expect port 16: pass (arrived in cycle 849)\n\
+         programs/p4/digest_learn.stf:11: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:9: pass (sent in cycle 335)\n\
+         programs/p4/digest_learn.stf:14: expect port 24: pass (arrived in cycle 1574)\n\
+         programs/p4/digest_learn.stf:15: check_digest learn src_addr:0x0a080808 port:8: pass (sent in cycle 1060)\n\
+         programs/p4/digest_learn.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets; 2 checks, 2 passed, 0 failed\n"
+    );
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-digest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/p4/digest_learn.stf"),
+    )
+    .unwrap();
+    let f = dir.join("digest.stf");
+    let shown = f.display().to_string();
+    let stf = |text: &str| {
+        std::fs::write(&f, text).unwrap();
+        t2sim(&[
+            "stf",
+            "--p4",
+            "programs/p4/digest_learn.p4",
+            f.to_str().unwrap(),
+        ])
+    };
+    // A wrong value fails with what was sent; a digest no check compares is a failure too.
+    let o = stf(&text
+        .replace("to_port:9", "to_port:10")
+        .replace("check_digest learn src_addr:0x0a080808 port:8\n", ""));
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains(&format!(
+        "{shown}:11: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:10: FAIL: got src_addr:0xa090909 from_port:0x8 to_port:0x9\n"
+    )));
+    assert!(out.contains(&format!(
+        "{shown}: FAIL: unexpected digest in cycle 1060: IngressDeparser.learn src_addr:0xa080808 port:0x8\n"
+    )));
+    assert!(out.ends_with(
+        "3 expectations, 3 passed, 0 failed; 0 unexpected packets; 1 checks, 0 passed, 1 failed; 1 unexpected digests\n"
+    ));
+    // A check of a digest that was not sent fails; an unknown digest or field is bad input.
+    let o = stf(&format!("{text}check_digest learn src_addr:1 port:8\n"));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains(&format!(
+        "{shown}:16: check_digest learn src_addr:1 port:8: FAIL: no digest `IngressDeparser.learn` was sent\n"
+    )));
+    for (line, why) in [
+        (
+            "check_digest learnt src_addr:1 port:8",
+            "no digest `learnt` in the P4 program (its digests: IngressDeparser.learn, IngressDeparser.moved)",
+        ),
+        (
+            "check_digest learn src_addr:1",
+            "`check_digest learn src_addr:1` does not give field `port` of digest `IngressDeparser.learn`",
+        ),
+        (
+            "check_digest learn src_addr:1 port:8 vlan:3",
+            "digest `IngressDeparser.learn` has no field `vlan`",
+        ),
+    ] {
+        let o = stf(&format!("{text}{line}\n"));
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("t2sim: error: {shown}:16: {why}\n")
+        );
+    }
+    // `run --p4 --digests`: one row per digest, pipes in order within a cycle (every
+    // sender's source is new to `sources`, so each of its packets sends `learn`).
+    let csv = dir.join("digests.csv");
+    let o = t2sim(&[
+        "run",
+        "--p4",
+        "programs/p4/digest_learn.p4",
+        "--duration-us",
+        "1",
+        "--digests",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).ends_with(&format!("wrote            {}\n", csv.display())));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "cycle,chip,pipe,digest,values",
+            "543,chip,0,IngressDeparser.learn,src_addr=167772161;port=10",
+            "543,chip,1,IngressDeparser.learn,src_addr=167772162;port=136",
+        ]
+    );
+    assert_eq!(lines.len(), 25);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn value_set_tags_parses_the_tags_its_value_set_names() {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/value_set_tags.p4",
+        "programs/p4/value_set_tags.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/value_set_tags.stf:7: expect port 24: pass (arrived in cycle 804)\n\
+         programs/p4/value_set_tags.stf:9: expect port 24: pass (arrived in cycle 830)\n\
+         programs/p4/value_set_tags.stf:14: expect port 16: pass (arrived in cycle 881)\n\
+         programs/p4/value_set_tags.stf: 3 expectations, 3 passed, 0 failed; 0 unexpected packets\n"
+    );
+    let o = t2sim(&["report", "--p4", "programs/p4/value_set_tags.p4"]);
+    assert!(stdout(&o).contains("parser           4 states; TCAM rows 11/256;"));
+    let dir = std::env::temp_dir().join(format!("t2sim-p4-vs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("vs.stf");
+    let shown = f.display().to_string();
+    for (text, why) in [
+        (
+            "value_set_add tag_types 1\nvalue_set_add tag_types 2\nvalue_set_add tag_types 3\nvalue_set_add tag_types 4\nvalue_set_add tag_types 5\n",
+            "5: value set `IngressParser.tag_types` is full: its 4 parser TCAM rows are reserved when the program loads, and each holds one value",
+        ),
+        (
+            "value_set_add tags 1\n",
+            "1: no value set `tags` in the P4 program (its value sets: IngressParser.tag_types)",
+        ),
+        (
+            "value_set_add tag_types 0x10000\n",
+            "1: `0x10000` does not fit in 16 bits",
+        ),
+        (
+            "packet 8 00\nvalue_set_add tag_types 1\n",
+            "2: `value_set_add` after the first packet is not supported: the model's parser graph is fixed once the chip runs (add a value set's values before the first packet)",
+        ),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let o = t2sim(&["stf", "--p4", "programs/p4/value_set_tags.p4", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("t2sim: error: {shown}:{why}\n")
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn qinq_loop_unrolls_its_parser_loop_and_runs_as_qinq_stack() {
+    let o = t2sim(&["report", "--p4", "programs/p4/qinq_loop.p4"]);
+    assert!(stdout(&o).contains("parser           4 states; TCAM rows 10/256;"));
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        "programs/p4/qinq_loop.p4",
+        "programs/p4/qinq_loop.stf",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "programs/p4/qinq_loop.stf:4: expect port 16: pass (arrived in cycle 805)\n\
+         programs/p4/qinq_loop.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
     );
 }
 

@@ -75,6 +75,10 @@ pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
 /// applications as the packet leaves the deparser. Bit 31 of the same container.
 pub const PKTGEN_TRIGGER: Field = Field::at(ENQ_QDEPTH, 31, 1);
 pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
+/// `ig_intr_dprsr_md.digest_type` (ingress only, 3 bits as T2NA's `DigestType_t`): the
+/// digest the ingress deparser sends for the packet (0: none). Bits 16-18 of the same
+/// container, above the ingress MAC time stamp's high bits.
+pub const DIGEST_TYPE: Field = Field::at(ENQ_QDEPTH, 16, 3);
 /// `ig_intr_md.resubmit_flag`: 1 on a resubmitted packet's second pass, set before parsing
 /// (bit 7 of the `ingress_cos` container).
 pub const RESUBMIT_FLAG: Field = Field::at(COS, 7, 1);
@@ -257,6 +261,7 @@ pub const BUILTINS: &[Builtin] = &[
     ro("eg_intr_md.mirror_type", MIRROR_TYPE),
     ro("ig_intr_md.resubmit_flag", RESUBMIT_FLAG),
     rw("ig_intr_dprsr_md.pktgen", PKTGEN_TRIGGER),
+    rw("ig_intr_dprsr_md.digest_type", DIGEST_TYPE),
 ];
 
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

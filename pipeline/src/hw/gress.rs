@@ -89,7 +89,7 @@ impl StageProgram for NoTables {
 }
 
 /// A packet leaving the deparser, with the intrinsic metadata the rest of the chip needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exit {
     pub pkt: PacketHandle,
     /// The device port given at entry: where the packet came in (ingress) or goes out
@@ -125,6 +125,55 @@ pub struct Exit {
     /// Ingress only: `ig_intr_dprsr_md.pktgen` was set (the pipe's deparser-triggered pktgen
     /// applications fire, whatever becomes of the packet).
     pub pktgen: bool,
+    /// Ingress only: the digest the deparser sends for the packet (its
+    /// `ig_intr_dprsr_md.digest_type` names one of the program's digests), whatever becomes
+    /// of the packet.
+    pub digest: Option<Digested>,
+}
+
+/// A digest the ingress deparser sends: which of the program's digests (its place in
+/// [`DeparserDigest`]s given to [`GressPipeline::with_digests`]) and its values as the
+/// packet left.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Digested {
+    pub digest: u16,
+    pub values: Vec<u64>,
+}
+
+/// What the ingress deparser packs for one digest type: each value's PHV pieces, most
+/// significant first.
+#[derive(Clone, Debug)]
+pub struct DeparserDigest {
+    pub digest_type: u8,
+    pub fields: Vec<Vec<Field>>,
+}
+
+impl DeparserDigest {
+    /// The digest `phv` asks for among `digests`, with its values: `None` when its digest
+    /// type is 0 or names none of them.
+    fn packed(digests: &[DeparserDigest], phv: &Phv) -> Option<Digested> {
+        if digests.is_empty() {
+            return None;
+        }
+        let t = phv.get(fields::DIGEST_TYPE) as u8;
+        if t == 0 {
+            return None;
+        }
+        let k = digests.iter().position(|d| d.digest_type == t)?;
+        let values = digests[k]
+            .fields
+            .iter()
+            .map(|pieces| {
+                pieces
+                    .iter()
+                    .fold(0u64, |v, f| (v << f.bits) | phv.get(*f) as u64)
+            })
+            .collect();
+        Some(Digested {
+            digest: k as u16,
+            values,
+        })
+    }
 }
 
 struct Slot {
@@ -182,6 +231,8 @@ pub struct GressPipeline {
     /// The offset of stage 0 from entry (the parser's latency): where a packet leaves
     /// `waiting`.
     start_offset: Cycle,
+    /// Ingress: the program's digests, which the deparser packs.
+    digests: Vec<DeparserDigest>,
 }
 
 impl GressPipeline {
@@ -238,7 +289,17 @@ impl GressPipeline {
             parser: graph,
             next_at: None,
             start_offset: parser,
+            digests: Vec::new(),
         }
+    }
+
+    /// The pipeline with the digests its deparser packs (ingress; the egress deparser
+    /// sends none).
+    pub fn with_digests(mut self, digests: Vec<DeparserDigest>) -> GressPipeline {
+        if self.gress == Gress::Ingress {
+            self.digests = digests;
+        }
+        self
     }
 
     pub fn gress(&self) -> Gress {
@@ -567,6 +628,7 @@ impl GressPipeline {
             resubmit,
             resubmit_refused: asked && second_pass,
             pktgen: ingress && phv.get(fields::PKTGEN_TRIGGER) == 1,
+            digest: DeparserDigest::packed(&self.digests, phv),
         };
         let oldest = self.in_flight.pop_front();
         debug_assert_eq!(oldest, Some(now - exit_offset));

@@ -98,6 +98,12 @@ pub struct State {
     pub keys: Vec<Field>,
     pub cases: Vec<Case>,
     pub default: Next,
+    /// TCAM rows held for value-set values not added yet (a value set's rows are reserved
+    /// when the program loads; those filled are among `cases`).
+    pub reserved_rows: u32,
+    /// Where the state's value-set cases go, filled or not: edges of the graph for its
+    /// checks (reachability, header order) before the control plane adds a value.
+    pub value_set_next: Vec<Next>,
 }
 
 /// A validated parser graph with every name resolved. Parsing starts in state 0. The
@@ -162,9 +168,10 @@ impl Graph {
     }
 
     /// TCAM rows state `s` takes: one per select case, plus one for the default (the
-    /// catch-all row); one for an unconditional transition.
+    /// catch-all row); one for an unconditional transition; plus the rows its value sets
+    /// hold empty.
     pub fn state_tcam_rows(&self, s: usize) -> u32 {
-        self.states[s].cases.len() as u32 + 1
+        self.states[s].cases.len() as u32 + 1 + self.states[s].reserved_rows
     }
 
     /// 16-bit extractors state `s` takes: its headers' ([`HeaderLayout::extractors`]) plus

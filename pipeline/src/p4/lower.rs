@@ -24,10 +24,13 @@ use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod counters;
+mod digests;
 mod exits;
 mod overhead;
 mod resubmit;
+mod stack_loops;
 mod stacks;
+mod value_sets;
 pub use counters::{CounterInfo, CounterKind, ENTRY_INDEX_PARAM};
 
 /// A table as the control plane names it.
@@ -145,8 +148,9 @@ const INTRINSICS: [(&str, &str, Gress); 8] = [
 
 /// The externs the lowering knows what to do with; other declared externs are refused by
 /// name with the reason in `refused_extern`.
-const LOWERED_EXTERNS: [&str; 12] = [
+const LOWERED_EXTERNS: [&str; 13] = [
     "ActionProfile",
+    "Digest",
     "Resubmit",
     "Counter",
     "DirectCounter",
@@ -165,10 +169,6 @@ fn refused_extern(name: &str) -> String {
         "Meter" | "DirectMeter" | "Lpf" | "Wred" => {
             "the modelled MAU has no meter ALU (Tofino2 runs meters, LPF and WRED on its 4 \
              stateful ALUs per stage with rate and color logic the model does not have)"
-        }
-        "Digest" => {
-            "the modelled deparser sends no digests to the control plane (a learn filter and \
-             record list the chip does not have)"
         }
         "Pktgen" => "the packet generator is configured from the scenario, not from P4",
         "MathUnit" => "the IR's stateful ALU has no math unit",
@@ -345,6 +345,10 @@ struct Lowerer<'a> {
     counters: Vec<CounterInfo>,
     /// Where each `exit` of an apply block stands (see `exits`).
     exits: Vec<Span>,
+    /// IR action -> (its control, where its `exit` stands), for actions that exit.
+    action_exits: HashMap<String, (String, Span)>,
+    /// Value sets of the ingress parser: (IR name, bits of a value).
+    value_sets: Vec<(String, u32)>,
     /// The ingress deparser's `if (md.resubmit_type == T) resubmit.emit(...);`.
     resubmits: Vec<resubmit::ResubmitIdiom>,
 }
@@ -406,6 +410,8 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         direct_counted: HashMap::new(),
         counters: Vec::new(),
         exits: Vec::new(),
+        action_exits: HashMap::new(),
+        value_sets: Vec::new(),
         resubmits: Vec::new(),
     };
     l.collect()?;
@@ -416,6 +422,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         actions: l.actions,
         registers: l.registers,
         counters: l.counters,
+        value_sets: l.value_sets,
     })
 }
 
@@ -593,13 +600,11 @@ impl<'a> Lowerer<'a> {
                 } else if n == "error" {
                     Ty::Error
                 } else if n == "value_set" {
-                    // Tofino fills a value set's parser TCAM rows from the control plane; the
-                    // model's parser graph is fixed when the program loads.
+                    // A parser's value sets are taken apart in `ctl` (`value_sets.rs`).
                     return self.err(
                         span,
-                        "`value_set` is not supported: the model's parser TCAM rows are the \
-                         program's select cases, fixed when it loads, so the control plane \
-                         cannot add values (write them as cases)",
+                        "a `value_set` is declared among a parser's locals: its values are \
+                         parser TCAM rows a select case matches",
                     );
                 } else {
                     return self.err(span, format!("unknown type `{n}`"));
@@ -819,6 +824,8 @@ impl<'a> Lowerer<'a> {
         self.scan_mirrors(blocks[2], Gress::Ingress)?;
         self.scan_mirrors(blocks[5], Gress::Egress)?;
         self.scan_resubmits(blocks[2])?;
+        self.scan_digests(blocks[2], blocks[1])?;
+        self.refuse_egress_digest(blocks[5])?;
         let controls = [(blocks[1], Gress::Ingress), (blocks[4], Gress::Egress)];
         for (d, g) in controls {
             let body = self.lower_control(d, g)?;
@@ -1149,6 +1156,15 @@ impl<'a> Lowerer<'a> {
             let (n, v) = match &l.kind {
                 DeclKind::Action { name, .. } => (name.clone(), Local::Action(l)),
                 DeclKind::Table { name, .. } => (name.clone(), Local::Table(l)),
+                DeclKind::Instance { ty, name, .. }
+                    if value_sets::is_value_set(ty)
+                        && matches!(d.kind, DeclKind::Parser { .. }) =>
+                {
+                    (
+                        name.clone(),
+                        Local::Extern(l, value_sets::VALUE_SET.to_string()),
+                    )
+                }
                 DeclKind::Instance { ty, name, .. } => {
                     let ext = match self.resolve(ty, l.span)? {
                         Ty::Extern(e, _) => e,
@@ -1574,6 +1590,7 @@ impl<'a> Lowerer<'a> {
         // port metadata (TNA's resubmit idiom selects on `resubmit_flag` first).
         let after_intrinsic = self.states_after_intrinsic(&c, states);
         let mut out = Vec::new();
+        let mut value_sets: Vec<ir::ValueSet> = Vec::new();
         for s in states {
             if s.name == ir::ACCEPT || s.name == ir::REJECT {
                 return self.err(s.span, format!("a state cannot be named `{}`", s.name));
@@ -1703,6 +1720,16 @@ impl<'a> Lowerer<'a> {
                     let mut default = ir::REJECT.to_string();
                     for case in cases {
                         self.state_name(&names, &case.next, case.span)?;
+                        if let Some(vs) = self.value_set_case(
+                            &c,
+                            &case.keysets,
+                            &kf,
+                            &case.next,
+                            &mut value_sets,
+                        )? {
+                            out_cases.push(vs);
+                            continue;
+                        }
                         if case.keysets.len() == 1 && case.keysets[0].kind == ExprKind::Default {
                             default = case.next.clone();
                             // Later cases can never match.
@@ -1725,6 +1752,7 @@ impl<'a> Lowerer<'a> {
                         out_cases.push(ir::SelectCase {
                             values,
                             next: case.next.clone(),
+                            value_set: None,
                         });
                     }
                     let _ = span;
@@ -1741,7 +1769,13 @@ impl<'a> Lowerer<'a> {
                 transition,
             });
         }
-        Ok((ir::ParserGraph { states: out }, d.span))
+        Ok((
+            ir::ParserGraph {
+                states: out,
+                value_sets,
+            },
+            d.span,
+        ))
     }
 
     fn state_name(&self, names: &[&str], n: &str, span: Span) -> R<()> {
@@ -2602,6 +2636,7 @@ impl<'a> Lowerer<'a> {
             a.to_string(),
         );
         if let Some(ir) = self.lowered_actions.get(&key) {
+            self.check_action_exit_control(c, ir, span)?;
             return Ok(ir.clone());
         }
         let Some(d) = self.action_decl(c, a) else {
@@ -2712,11 +2747,21 @@ impl<'a> Lowerer<'a> {
             },
         };
         let mut mirrors: Vec<(MirrorIdiom, Span)> = Vec::new();
+        let mut exited = false;
         for st in flat {
+            if exited && !matches!(st.kind, StmtKind::Empty) {
+                return self.err(
+                    st.span,
+                    format!("this statement of action `{action}` comes after its `exit`, so it never runs"),
+                );
+            }
             match &st.kind {
                 StmtKind::Empty => {}
                 StmtKind::Assign(lhs, rhs) if resubmit::is_resubmit_type(c, lhs) => {
                     out.push(self.resubmit_for(c, rhs, st.span)?);
+                }
+                StmtKind::Assign(lhs, rhs) if digests::is_digest_type(c, lhs) => {
+                    out.push(self.digest_type_for(c, rhs, st.span)?);
                 }
                 StmtKind::Assign(lhs, rhs) if is_mirror_type(c, lhs) => {
                     let Ok((t, _)) = self.const_value(rhs, &c.locals) else {
@@ -2820,7 +2865,10 @@ impl<'a> Lowerer<'a> {
                     written.insert("ipv4.ecn".to_string(), None);
                     out.push(Primitive::MarkEcn);
                 }
-                StmtKind::Exit => return self.err(st.span, "`exit` in an action is not supported"),
+                StmtKind::Exit => {
+                    exited = true;
+                    out.push(self.action_exit(c, action, st.span));
+                }
                 _ => {
                     return self.err(
                         st.span,
@@ -3959,7 +4007,10 @@ impl<'a> Lowerer<'a> {
         };
         let mut emitted: Vec<String> = Vec::new();
         for st in apply {
-            if self.mirror_idiom(&c, st)?.is_some() || self.resubmit_idiom(&c, st)?.is_some() {
+            if self.mirror_idiom(&c, st)?.is_some()
+                || self.resubmit_idiom(&c, st)?.is_some()
+                || digests::is_digest_idiom(&c, st)
+            {
                 continue;
             }
             match &st.kind {
@@ -4007,8 +4058,9 @@ impl<'a> Lowerer<'a> {
                 _ => {
                     return self.err(
                         st.span,
-                        "this deparser statement is not supported (mirror, resubmit and digest \
-                         are not lowered from P4 yet)",
+                        "this deparser statement is not supported (a deparser here emits \
+                         headers, has the mirror, resubmit and digest idioms and updates the \
+                         IPv4 checksum)",
                     )
                 }
             }

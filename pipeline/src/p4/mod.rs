@@ -60,9 +60,40 @@ pub struct Compiled {
     pub registers: Vec<(String, String)>,
     /// `Counter`s and `DirectCounter`s, each held in a register array.
     pub counters: Vec<lower::CounterInfo>,
+    /// The ingress parser's value sets: (name, bits of a value), as in the IR graph's
+    /// `value_sets`.
+    pub value_sets: Vec<(String, u32)>,
 }
 
 impl Compiled {
+    /// The value set a control plane names `name` (`IngressParser.vs`,
+    /// `pipe.IngressParser.vs` or, when unambiguous, `vs`): its name and bits.
+    pub fn value_set(&self, name: &str) -> Option<&(String, u32)> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        let all = &self.value_sets;
+        all.iter().find(|v| v.0 == name).or_else(|| {
+            let mut m = all.iter().filter(|v| v.0.rsplit('.').next() == Some(name));
+            match (m.next(), m.next()) {
+                (Some(v), None) => Some(v),
+                _ => None,
+            }
+        })
+    }
+
+    /// The place in the program's `digests` of the digest a control plane names `name`
+    /// (`IngressDeparser.learn`, `pipe.IngressDeparser.learn` or, when unambiguous, `learn`).
+    pub fn digest(&self, name: &str) -> Option<usize> {
+        let name = name.strip_prefix("pipe.").unwrap_or(name);
+        let all = &self.program.digests;
+        all.iter().position(|d| d.name == name).or_else(|| {
+            let mut m = (0..all.len()).filter(|&i| all[i].name.rsplit('.').next() == Some(name));
+            match (m.next(), m.next()) {
+                (Some(i), None) => Some(i),
+                _ => None,
+            }
+        })
+    }
+
     /// The table a control plane names `name` (`Ingress.t`, `pipe.Ingress.t` or, when
     /// unambiguous, `t`).
     pub fn table(&self, name: &str) -> Option<&lower::TableInfo> {

@@ -75,5 +75,6 @@ pub fn graph() -> ParserGraph {
             ParserState::new("parse_udp").extract("udp"),
             ParserState::new("parse_tcp").extract("tcp"),
         ],
+        value_sets: Vec::new(),
     }
 }

@@ -426,6 +426,71 @@ pub struct Checked {
     pub parser: Arc<Graph>,
     /// The traffic the program declares it adds per data packet.
     pub overhead: Option<ir::Overhead>,
+    /// The ingress deparser's digests.
+    pub digests: Vec<CDigest>,
+}
+
+/// A checked digest: its name, type, and each value's name and PHV pieces (most significant
+/// first).
+#[derive(Clone, Debug)]
+pub struct CDigest {
+    pub name: String,
+    pub digest_type: u8,
+    pub fields: Vec<(String, Vec<Field>)>,
+}
+
+/// Digest types the ingress deparser tells apart: `DigestType_t` is 3 bits, 0 sends none.
+pub const DIGEST_TYPES: std::ops::RangeInclusive<u8> = 1..=7;
+
+fn check_digests(p: &ir::Program, r: &Resolver) -> Result<Vec<CDigest>, IrError> {
+    let mut out: Vec<CDigest> = Vec::new();
+    for (i, d) in p.digests.iter().enumerate() {
+        let path = format!("digests[{i}] ({})", d.name);
+        if !DIGEST_TYPES.contains(&d.digest_type) {
+            return err(
+                &path,
+                format!(
+                    "digest type {} is outside 1..=7 (`ig_intr_dprsr_md.digest_type` is 3 bits, 0 sends no digest)",
+                    d.digest_type
+                ),
+            );
+        }
+        if let Some(o) = out
+            .iter()
+            .find(|o| o.digest_type == d.digest_type || o.name == d.name)
+        {
+            return err(
+                &path,
+                format!(
+                    "digest `{}` already has type {} or this name; each digest has a name and a type of its own",
+                    o.name, o.digest_type
+                ),
+            );
+        }
+        if d.fields.is_empty() {
+            return err(&path, "a digest carries at least one field");
+        }
+        let mut fields = Vec::new();
+        for (k, f) in d.fields.iter().enumerate() {
+            let fpath = format!("{path}.fields[{k}]");
+            if let Some(th) = fields::only_in(&f.field).filter(|&t| t != "ingress") {
+                return err(
+                    &fpath,
+                    format!(
+                        "`{}` is {th} metadata; the ingress deparser sends digests",
+                        f.field
+                    ),
+                );
+            }
+            fields.push((f.name.clone(), r.pieces(&fpath, &f.field)?));
+        }
+        out.push(CDigest {
+            name: d.name.clone(),
+            digest_type: d.digest_type,
+            fields,
+        });
+    }
+    Ok(out)
 }
 
 /// The smallest frame (FCS included) a declared overhead packet may be.
@@ -671,6 +736,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         }
     }
     check_register_sharing(&tables, &registers, &lowering.applied)?;
+    let digests = check_digests(p, &r)?;
     crate::program::scope::check_scopes(p)?;
     if let Some(o) = &p.overhead {
         check_overhead(o)?;
@@ -705,6 +771,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         metadata,
         parser,
         overhead: p.overhead,
+        digests,
     })
 }
 

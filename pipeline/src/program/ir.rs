@@ -56,6 +56,31 @@ pub struct Program {
     /// budget (the chip does not enforce it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Overhead>,
+    /// Digests the ingress deparser sends the control plane (TNA's `Digest<T>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub digests: Vec<Digest>,
+}
+
+/// A digest of the ingress deparser: when a packet leaves it with
+/// `ig_intr_dprsr_md.digest_type` equal to `digest_type` (1 to 7; 0 sends none), the chip
+/// records the values of `fields` as the packet leaves, for the control plane to read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Digest {
+    /// The name the control plane knows it by (P4: `IngressDeparser.learn`).
+    pub name: String,
+    pub digest_type: u8,
+    /// What the digest carries, in order.
+    pub fields: Vec<DigestField>,
+}
+
+/// One value of a digest: its name in the digest (P4: the field of the digest's struct)
+/// and the field it is read from (up to 64 bits).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestField {
+    pub name: String,
+    pub field: String,
 }
 
 /// Packets a program adds per data packet it forwards: a packet it sends round the
@@ -122,6 +147,22 @@ pub struct HeaderField {
 #[serde(deny_unknown_fields)]
 pub struct ParserGraph {
     pub states: Vec<ParserState>,
+    /// Value sets (P4's `value_set`) that select cases name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub value_sets: Vec<ValueSet>,
+}
+
+/// A value set: `size` parser TCAM rows reserved where a select case names it, which the
+/// control plane fills with values (a value and mask per key of that select).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSet {
+    /// The name the control plane knows it by (P4: `IngressParser.vs`).
+    pub name: String,
+    pub size: u32,
+    /// The values added, in order (the first that matches wins, as for cases).
+    #[serde(default)]
+    pub entries: Vec<Vec<KeyValue>>,
 }
 
 /// The terminal a transition names to stop parsing and keep the packet.
@@ -162,8 +203,12 @@ pub enum Transition {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SelectCase {
+    #[serde(default)]
     pub values: Vec<KeyValue>,
     pub next: String,
+    /// A case that matches the values of this value set (its `values` are empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_set: Option<String>,
 }
 
 impl ParserState {
@@ -217,6 +262,7 @@ impl ParserState {
         let case = SelectCase {
             values,
             next: next.to_string(),
+            value_set: None,
         };
         match &mut self.transition {
             Transition::Select { cases, .. } => cases.push(case),
@@ -1088,7 +1134,10 @@ impl ProgramBuilder {
     }
     /// Sets the parser graph (parsing starts at the state named `start`).
     pub fn parser(mut self, states: Vec<ParserState>) -> Self {
-        self.program.parser = Some(ParserGraph { states });
+        self.program.parser = Some(ParserGraph {
+            states,
+            value_sets: Vec::new(),
+        });
         self
     }
     pub fn metadata(mut self, name: &str, bits: u8) -> Self {

@@ -118,7 +118,8 @@ pub fn lower(
     alloc: &mut MetadataAllocator,
 ) -> Result<Lowered, IrError> {
     let (mut hdrs, mut hdr_ids) = declare_headers(program, headers, alloc)?;
-    let states = States::new(program, &graph.states)?;
+    let (expanded, reserved) = expand_value_sets(program, graph)?;
+    let states = States::new(program, &expanded)?;
     let extracts = states.extracts(&mut hdrs, &mut hdr_ids)?;
     let HeaderFields {
         fields: fields_out,
@@ -129,7 +130,14 @@ pub fn lower(
     let mut resolved = Vec::new();
     let mut select_headers = Vec::new();
     for (r, &i) in states.order.iter().enumerate() {
-        let (state, key_headers) = states.lower_state(i, extracts[r].clone(), &field_of, &wide)?;
+        let (mut state, key_headers) =
+            states.lower_state(i, extracts[r].clone(), &field_of, &wide)?;
+        if let Some((rows, nexts)) = reserved.get(state.name.as_str()) {
+            state.reserved_rows = *rows;
+            for n in nexts {
+                state.value_set_next.push(states.next(i, n)?);
+            }
+        }
         resolved.push(state);
         select_headers.push(key_headers);
     }
@@ -158,6 +166,90 @@ pub fn lower(
         wide,
         wide_pieces,
     })
+}
+
+/// Per state name: the TCAM rows its value sets hold empty, and where its value-set cases go.
+type ValueSetRows = BTreeMap<String, (u32, Vec<String>)>;
+
+/// The graph's states with each select case on a value set replaced by one case per value
+/// added (in order), and [`ValueSetRows`].
+fn expand_value_sets(
+    program: &str,
+    graph: &ParserGraph,
+) -> Result<(Vec<ir::ParserState>, ValueSetRows), IrError> {
+    let mut used = vec![false; graph.value_sets.len()];
+    let mut reserved = ValueSetRows::new();
+    for (k, v) in graph.value_sets.iter().enumerate() {
+        let path = format!("{program}: parser.value_sets[{k}] ({})", v.name);
+        if graph.value_sets[..k].iter().any(|o| o.name == v.name) {
+            return err(&path, "the value set is declared twice");
+        }
+        if v.size == 0 {
+            return err(&path, "a value set holds at least 1 value");
+        }
+        if v.entries.len() > v.size as usize {
+            return err(
+                &path,
+                format!(
+                    "{} values added to a value set of {} rows; its rows are reserved when the program loads, so it holds at most {}",
+                    v.entries.len(),
+                    v.size,
+                    v.size
+                ),
+            );
+        }
+    }
+    let mut states = graph.states.clone();
+    for (i, s) in states.iter_mut().enumerate() {
+        let Transition::Select { cases, .. } = &mut s.transition else {
+            continue;
+        };
+        let mut out = Vec::with_capacity(cases.len());
+        for (c, case) in cases.drain(..).enumerate() {
+            let Some(name) = &case.value_set else {
+                out.push(case);
+                continue;
+            };
+            let cp = format!("{program}: parser.states[{i}] ({}).cases[{c}]", s.name);
+            let Some(k) = graph.value_sets.iter().position(|v| &v.name == name) else {
+                return err(
+                    &cp,
+                    format!("names value set `{name}`, which the graph does not declare"),
+                );
+            };
+            if !case.values.is_empty() {
+                return err(&cp, "a case on a value set gives no values of its own");
+            }
+            if std::mem::replace(&mut used[k], true) {
+                return err(
+                    &cp,
+                    format!(
+                        "value set `{name}` is named by a second case; its rows sit in one place"
+                    ),
+                );
+            }
+            let v = &graph.value_sets[k];
+            let r = reserved.entry(s.name.clone()).or_default();
+            r.0 += v.size - v.entries.len() as u32;
+            r.1.push(case.next.clone());
+            out.extend(v.entries.iter().map(|values| ir::SelectCase {
+                values: values.clone(),
+                next: case.next.clone(),
+                value_set: None,
+            }));
+        }
+        *cases = out;
+    }
+    if let Some(k) = used.iter().position(|u| !u) {
+        return err(
+            &format!(
+                "{program}: parser.value_sets[{k}] ({})",
+                graph.value_sets[k].name
+            ),
+            "no select case names the value set",
+        );
+    }
+    Ok((states, reserved))
 }
 
 /// The program's declared header types, laid out (a built-in one as the built-in), with
@@ -414,6 +506,8 @@ impl<'a> States<'a> {
             keys,
             cases,
             default,
+            reserved_rows: 0,
+            value_set_next: Vec::new(),
         };
         Ok((state, key_headers))
     }
@@ -719,6 +813,7 @@ fn successors(st: &State) -> Vec<usize> {
         .cases
         .iter()
         .map(|c| c.next)
+        .chain(st.value_set_next.iter().copied())
         .chain([st.default])
         .filter_map(|x| match x {
             Next::State(t) => Some(t),

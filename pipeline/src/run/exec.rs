@@ -872,6 +872,15 @@ impl PlacedThread {
             Thread::Egress => (Gress::Egress, &placed.egress_timing),
             Thread::Ingress | Thread::Ghost => (Gress::Ingress, &placed.ingress_timing),
         };
+        let digests = self
+            .program
+            .digests
+            .iter()
+            .map(|d| crate::hw::gress::DeparserDigest {
+                digest_type: d.digest_type,
+                fields: d.fields.iter().map(|(_, pieces)| pieces.clone()).collect(),
+            })
+            .collect();
         GressPipeline::new(
             gress,
             params,
@@ -879,6 +888,7 @@ impl PlacedThread {
             &self.active_stages(),
             Arc::clone(&self.program.parser),
         )
+        .with_digests(digests)
     }
 
     /// The ghost thread of an ingress thread timed by `placed`, if the program has ghost

@@ -14,6 +14,11 @@
 //! - an `exit` with nothing after it costs nothing; a table after an `exit` on every path
 //!   would never be applied, which is an error at that `exit` (the IR places every table
 //!   it declares).
+//!
+//! An `exit` in an action (the last statement of its body) makes the action set the same
+//! flag; the table that runs it then exits on some paths (every path when every action it
+//! can run exits, as for a keyless table), and what follows it is guarded, moved or refused
+//! exactly as after an `if` that exits.
 
 use super::*;
 
@@ -41,7 +46,105 @@ impl<'a> Lowerer<'a> {
         let (mut out, _) = self.resolve_seq(c, body)?;
         // Nothing follows the control: the exits left are free.
         strip_marks(&mut out);
+        self.drop_unread_flag(c, &out);
         Ok(out)
+    }
+
+    /// When no gateway of the control reads its exit flag (every `exit` in an action had
+    /// nothing after it), the actions do not set it and it takes no PHV bit.
+    fn drop_unread_flag(&mut self, c: &Ctl<'a>, body: &[ir::Stmt]) {
+        let field = exited_field(c);
+        let set = Primitive::set(&field, Operand::Const(1));
+        let flag_table = format!("exit_{}", c.name);
+        if reads(body, &field) || self.prog.actions.iter().any(|a| a.name == flag_table) {
+            return;
+        }
+        for a in &mut self.prog.actions {
+            a.primitives.retain(|p| *p != set);
+        }
+        self.meta_used.remove(&field);
+        self.meta_order.retain(|m| *m != field);
+    }
+
+    /// The primitive an `exit` in action `action` of control `c` becomes: setting the
+    /// control's exit flag, which the tables running the action leave for what follows.
+    pub(super) fn action_exit(&mut self, c: &Ctl<'a>, action: &str, span: Span) -> Primitive {
+        let field = exited_field(c);
+        self.declare_exit_flag(&field);
+        self.action_exits
+            .insert(action.to_string(), (c.name.clone(), span));
+        Primitive::set(&field, Operand::Const(1))
+    }
+
+    /// Refuses a top-level action that exits in a second control: the IR lowers such an
+    /// action once, so it sets the exit flag of the first control only.
+    pub(super) fn check_action_exit_control(&self, c: &Ctl<'a>, ir: &str, span: Span) -> R<()> {
+        match self.action_exits.get(ir) {
+            Some((first, _)) if *first != c.name => self.err(
+                span,
+                format!(
+                    "action `{ir}` runs `exit` and is already used in control `{first}`: an \
+                     action that exits ends one control, so declare it in each control that \
+                     uses it"
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    fn declare_exit_flag(&mut self, field: &str) {
+        if !self.meta_used.contains_key(field) {
+            self.meta_used.insert(field.to_string(), 1);
+            self.meta_order.push(field.to_string());
+        }
+    }
+
+    /// Whether table `t` ends the control: `Never` when none of the actions it can run
+    /// exits, `Always` when all do, `Maybe` otherwise.
+    fn table_exits(&self, t: &str) -> Exits {
+        let Some(table) = self.prog.tables.iter().find(|x| x.name == t) else {
+            return Exits::Never;
+        };
+        // Entries and the default (which the control plane may set to any of them) run
+        // the table's actions; a keyless table of an apply block's call has one.
+        let mut runs: Vec<&str> = table.actions.iter().map(String::as_str).collect();
+        runs.push(&table.default_action.action);
+        let exiting = runs
+            .iter()
+            .filter(|a| self.action_exit_span(a).is_some())
+            .count();
+        match exiting {
+            0 => Exits::Never,
+            n if n == runs.len() => Exits::Always,
+            _ => Exits::Maybe,
+        }
+    }
+
+    /// Where the `exit` of IR action `a` stands, if it has one (a copy recording a table's
+    /// hit or action, `a@t`, exits as `a` does).
+    fn action_exit_span(&self, a: &str) -> Option<Span> {
+        let base = a.split('@').next().unwrap_or(a);
+        self.action_exits.get(base).map(|x| x.1)
+    }
+
+    /// The first `exit` in `body`: a marker, or an action a table of it runs.
+    fn first_exit(&self, body: &[ir::Stmt]) -> Option<Span> {
+        body.iter().find_map(|s| match s {
+            ir::Stmt::Apply(t) => match t.strip_prefix(EXIT_MARK) {
+                Some(k) => k.parse::<usize>().ok().map(|k| self.exits[k]),
+                None => {
+                    let table = self.prog.tables.iter().find(|x| &x.name == t)?;
+                    table
+                        .actions
+                        .iter()
+                        .chain(std::iter::once(&table.default_action.action))
+                        .find_map(|a| self.action_exit_span(a))
+                }
+            },
+            ir::Stmt::If {
+                then, otherwise, ..
+            } => self.first_exit(then).or_else(|| self.first_exit(otherwise)),
+        })
     }
 
     /// Refuses what follows an `exit` on every path (`exited`: the statements that did).
@@ -49,7 +152,7 @@ impl<'a> Lowerer<'a> {
         let Some(table) = first_table(rest) else {
             return Ok(());
         };
-        let span = first_mark(exited).map_or(self.main_span, |k| self.exits[k]);
+        let span = self.first_exit(exited).unwrap_or(self.main_span);
         self.err(
             span,
             format!(
@@ -70,7 +173,26 @@ impl<'a> Lowerer<'a> {
                     self.dead_after(&out, &rest.collect::<Vec<_>>())?;
                     return Ok((out, Exits::Always));
                 }
-                ir::Stmt::Apply(t) => out.push(ir::Stmt::Apply(t)),
+                ir::Stmt::Apply(t) => {
+                    let status = self.table_exits(&t);
+                    out.push(ir::Stmt::Apply(t));
+                    match status {
+                        Exits::Never => {}
+                        Exits::Always => {
+                            self.dead_after(&out, &rest.collect::<Vec<_>>())?;
+                            return Ok((out, Exits::Always));
+                        }
+                        Exits::Maybe => {
+                            // The table's exiting actions set the flag: the rest runs
+                            // unless it is set.
+                            let (guarded, _) = self.resolve_seq(c, rest.collect())?;
+                            if !guarded.is_empty() {
+                                out.push(unless_exited(c, guarded));
+                            }
+                            return Ok((out, Exits::Maybe));
+                        }
+                    }
+                }
                 ir::Stmt::If {
                     name,
                     cond,
@@ -118,15 +240,7 @@ impl<'a> Lowerer<'a> {
                             });
                             let (guarded, _) = self.resolve_seq(c, after)?;
                             if !guarded.is_empty() {
-                                out.push(ir::Stmt::if_(
-                                    ir::Condition::new(
-                                        &exited_field(c),
-                                        Cmp::Eq,
-                                        Operand::Const(0),
-                                    ),
-                                    guarded,
-                                    Vec::new(),
-                                ));
+                                out.push(unless_exited(c, guarded));
                             }
                             return Ok((out, Exits::Maybe));
                         }
@@ -175,8 +289,7 @@ impl<'a> Lowerer<'a> {
         let field = exited_field(c);
         let action = format!("exit_{}", c.name);
         if !self.prog.actions.iter().any(|a| a.name == action) {
-            self.meta_used.insert(field.clone(), 1);
-            self.meta_order.push(field.clone());
+            self.declare_exit_flag(&field);
             self.prog.actions.push(ir::Action {
                 name: action.clone(),
                 params: Vec::new(),
@@ -200,14 +313,26 @@ fn exited_field(c: &Ctl<'_>) -> String {
     format!("p4.{}.exited", c.name)
 }
 
-/// The place in [`Lowerer::exits`] of the first exit marker in `body`.
-fn first_mark(body: &[ir::Stmt]) -> Option<usize> {
-    body.iter().find_map(|s| match s {
-        ir::Stmt::Apply(t) => t.strip_prefix(EXIT_MARK).and_then(|k| k.parse().ok()),
+/// Whether a gateway of `body` tests `field`.
+fn reads(body: &[ir::Stmt], field: &str) -> bool {
+    body.iter().any(|s| match s {
+        ir::Stmt::Apply(_) => false,
         ir::Stmt::If {
-            then, otherwise, ..
-        } => first_mark(then).or_else(|| first_mark(otherwise)),
+            cond,
+            then,
+            otherwise,
+            ..
+        } => cond.field == field || reads(then, field) || reads(otherwise, field),
     })
+}
+
+/// `body` under a gateway that runs it unless control `c` has exited.
+fn unless_exited(c: &Ctl<'_>, body: Vec<ir::Stmt>) -> ir::Stmt {
+    ir::Stmt::if_(
+        ir::Condition::new(&exited_field(c), Cmp::Eq, Operand::Const(0)),
+        body,
+        Vec::new(),
+    )
 }
 
 /// The first table `body` applies.

@@ -1,9 +1,11 @@
 //! Header stacks, unrolled as bf-p4c does for fixed indices: a field `H[N] s;` of the
 //! headers struct becomes N header instances `s_0` ... `s_{N-1}`, and `hdr.s[i]` (i a
 //! constant) names `hdr.s_i` everywhere, so the parser extracts them in states of their own
-//! and the deparser emits them in order. What needs a stack pointer the model's parser does
-//! not have (`.next`, `.last`, `.lastIndex`, a non-constant index) or a shift of whole
-//! headers (`push_front`, `pop_front`) is refused at its place with the reason.
+//! and the deparser emits them in order. A parser's `.next` and `.last` are first turned into
+//! fixed indices by copying the states of a parser loop once per element
+//! (`stack_loops.rs`). What needs a stack pointer elsewhere (`.next`, `.last`, `.lastIndex`
+//! in a control, a non-constant index) or a shift of whole headers (`push_front`,
+//! `pop_front`) is refused at its place with the reason.
 
 use super::*;
 
@@ -58,6 +60,8 @@ pub(super) fn unroll(src: &Source, decls: &[Decl]) -> R<Vec<Decl>> {
     if stacks.is_empty() {
         return Ok(out);
     }
+    let by_name: Vec<(String, u32)> = stacks.iter().map(|(k, &n)| (k.clone(), n)).collect();
+    super::stack_loops::unroll_loops(src, &mut out, &by_name)?;
     let r = Rewriter { src, stacks };
     for d in &mut out {
         r.decl(d)?;
@@ -214,7 +218,8 @@ impl Rewriter<'_> {
             ExprKind::Member(base, m) => {
                 if let Some((name, _)) = self.stack_of(base) {
                     let why = match m.as_str() {
-                        "next" | "last" | "lastIndex" => "the model's parser has no stack pointer; extract fixed indices (`hdr.s[0]`, `hdr.s[1]`, ...), as bf-p4c unrolls a parser loop",
+                        "next" | "last" => "a stack pointer exists in the parser only, where `pkt.extract(hdr.s.next)` and `hdr.s.last` in select keys are unrolled; elsewhere name fixed indices (`hdr.s[0]`, `hdr.s[1]`, ...)",
+                        "lastIndex" => "the model's MAU has no stack pointer; name fixed indices (`hdr.s[0]`, `hdr.s[1]`, ...)",
                         "push_front" | "pop_front" => "the model's MAU does not shift whole headers; set the unrolled headers valid or invalid instead",
                         _ => "an unrolled stack is used through its headers (`hdr.s[i]`)",
                     };

@@ -1,0 +1,26 @@
+#include <t2na.p4>
+#include "../include/headers.p4"
+#include "../include/no_egress.p4"
+struct metadata_t { bit<8> unused; }
+parser IngressParser(packet_in pkt, out l3_headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    value_set<bit<8>>(4) tunnel_types;
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) { tunnel_types: accept; default: reject; }
+    }
+}
+control Ingress(inout l3_headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) { apply {} }
+control IngressDeparser(packet_out pkt, inout l3_headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
