@@ -353,7 +353,11 @@ impl<'a> Lowerer<'a> {
                 .filter(|s| s.name != ir::START)
                 .cloned(),
         );
-        Ok(ir::ParserGraph { states })
+        // The ingress states keep their value sets (the egress parser has none).
+        Ok(ir::ParserGraph {
+            states,
+            value_sets: ingress.value_sets.clone(),
+        })
     }
 
     /// Every action that mirrors with header `h` sets its first field to `t`, so that the
