@@ -1325,7 +1325,8 @@ mod tests {
         assert_eq!(
             parse_stf("t.stf", "\nregister_write r(1) 3\n").unwrap_err(),
             "t.stf:2: STF command `register_write` is not supported (add, setdefault, packet, \
-             expect, wait, mirroring_add, check_counter, check_register)"
+             expect, wait, mirroring_add, check_counter, check_register, check_digest, \
+             value_set_add)"
         );
     }
 
