@@ -1,0 +1,216 @@
+//! Lowering a P4 parser onto the IR parser graph: states, `extract`, `select`,
+//! `lookahead` and `advance`, and merging states the IR graph does not need apart.
+
+use super::*;
+
+impl<'a> Lowerer<'a> {
+    /// Lowers a parser into an IR graph (state names kept).
+    pub(super) fn lower_parser(&mut self, d: &'a Decl, g: Gress) -> R<(ir::ParserGraph, Span)> {
+        let c = self.ctl(d, g)?;
+        let DeclKind::Parser { states, .. } = &d.kind else {
+            unreachable!()
+        };
+        let names: Vec<&str> = states.iter().map(|s| s.name.as_str()).collect();
+        if !names.contains(&ir::START) {
+            return self.err(d.span, format!("parser `{}` has no `start` state", c.name));
+        }
+        // The states the one extracting the intrinsic metadata goes to: they may skip the
+        // port metadata (TNA's resubmit idiom selects on `resubmit_flag` first).
+        let after_intrinsic = self.states_after_intrinsic(&c, states);
+        let mut out = Vec::new();
+        let mut value_sets: Vec<ir::ValueSet> = Vec::new();
+        for s in states {
+            if s.name == ir::ACCEPT || s.name == ir::REJECT {
+                return self.err(s.span, format!("a state cannot be named `{}`", s.name));
+            }
+            for a in &s.annotations {
+                if a.name != "dontmerge" {
+                    continue;
+                }
+                // bf-p4c's `@dontmerge("ingress")`: the model runs one graph in both
+                // gresses, so either gress keeps the state apart in both.
+                let gress_ok = match a.args.as_slice() {
+                    [] => true,
+                    [e] => matches!(&e.kind, ExprKind::Str(g) if g == "ingress" || g == "egress"),
+                    _ => false,
+                };
+                if !gress_ok {
+                    return self.err(
+                        a.span,
+                        "@dontmerge takes no argument or \"ingress\" / \"egress\"",
+                    );
+                }
+                self.unmerged.insert(s.name.clone());
+            }
+            let mut extract = Vec::new();
+            let mut intrinsic = after_intrinsic.contains(&s.name);
+            for st in &s.body {
+                let bad = |l: &Self| {
+                    l.err(
+                        st.span,
+                        "the model's parser only extracts headers and selects on their \
+                         fields; this statement has no IR equivalent",
+                    )
+                };
+                match &st.kind {
+                    StmtKind::Empty => {}
+                    StmtKind::Call(e) => {
+                        let Some((obj, m, args)) = method_call(e) else {
+                            return bad(self);
+                        };
+                        let is_pkt = obj
+                            .path()
+                            .is_some_and(|p| matches!(c.params.get(&p), Some(ParamKind::Packet)));
+                        if !is_pkt {
+                            return bad(self);
+                        }
+                        match (m, args) {
+                            ("extract", [a]) => {
+                                let p = a.path().unwrap_or_default();
+                                let comps: Vec<&str> = p.split('.').collect();
+                                match c.params.get(comps[0]) {
+                                    Some(ParamKind::Intrinsic(..)) if comps.len() == 1 => {
+                                        // The chip fills the intrinsic metadata itself.
+                                        intrinsic = true;
+                                    }
+                                    Some(ParamKind::Headers(sname)) if comps.len() == 2 => {
+                                        let fs = self.structs.get(sname).copied().unwrap_or(&[]);
+                                        let Some(f) = fs.iter().find(|f| f.name == comps[1]) else {
+                                            return self.err(
+                                                a.span,
+                                                format!(
+                                                    "`{}` has no header `{}`",
+                                                    comps[0], comps[1]
+                                                ),
+                                            );
+                                        };
+                                        let Ty::Header(h) = self.resolve(&f.ty, f.span)? else {
+                                            return self
+                                                .err(a.span, format!("`{p}` is not a header"));
+                                        };
+                                        let inst = self.instance(&f.name, &h, f.span)?;
+                                        extract.push(inst.ir);
+                                    }
+                                    _ => return self.err(
+                                        a.span,
+                                        "only a header of the headers struct (or the intrinsic \
+                                             metadata) can be extracted",
+                                    ),
+                                }
+                            }
+                            ("advance", [_]) if intrinsic && extract.is_empty() => {
+                                // Skipping the port metadata after the intrinsic metadata.
+                            }
+                            ("advance", _) => {
+                                return self.err(
+                                    st.span,
+                                    "`advance` is supported only to skip the port metadata after \
+                                     extracting the intrinsic metadata: the model's parser \
+                                     extracts whole headers",
+                                )
+                            }
+                            ("lookahead", _) => {
+                                return self.err(
+                                    st.span,
+                                    "`lookahead` is not supported: the model's parser selects on \
+                                     extracted fields only",
+                                )
+                            }
+                            _ => return bad(self),
+                        }
+                    }
+                    StmtKind::Var(_) | StmtKind::Assign(..) => {
+                        return self.err(
+                            st.span,
+                            "assignments in a parser are not supported: the model's parser \
+                             only extracts headers (set metadata in a control)",
+                        )
+                    }
+                    _ => return bad(self),
+                }
+            }
+            let transition = match &s.transition {
+                None => ir::Transition::Goto(ir::REJECT.to_string()),
+                Some(Transition::Goto(n, sp)) => {
+                    self.state_name(&names, n, *sp)?;
+                    ir::Transition::Goto(n.clone())
+                }
+                Some(Transition::Select { keys, cases, span }) => {
+                    let mut kf = Vec::new();
+                    for k in keys {
+                        let copy_type = self.lookahead_key(&c, k, !extract.is_empty())?;
+                        kf.push(match copy_type {
+                            Some(f) => f,
+                            None => self.select_key_field(&c, k)?,
+                        });
+                    }
+                    let mut out_cases = Vec::new();
+                    let mut default = ir::REJECT.to_string();
+                    for case in cases {
+                        self.state_name(&names, &case.next, case.span)?;
+                        if let Some(vs) = self.value_set_case(
+                            &c,
+                            &case.keysets,
+                            &kf,
+                            &case.next,
+                            &mut value_sets,
+                        )? {
+                            out_cases.push(vs);
+                            continue;
+                        }
+                        if case.keysets.len() == 1 && case.keysets[0].kind == ExprKind::Default {
+                            default = case.next.clone();
+                            // Later cases can never match.
+                            break;
+                        }
+                        if case.keysets.len() != kf.len() {
+                            return self.err(
+                                case.span,
+                                format!(
+                                    "the case gives {} values for {} select keys",
+                                    case.keysets.len(),
+                                    kf.len()
+                                ),
+                            );
+                        }
+                        let mut values = Vec::new();
+                        for (ks, f) in case.keysets.iter().zip(&kf) {
+                            values.push(self.key_value(&c, ks, f.bits)?);
+                        }
+                        out_cases.push(ir::SelectCase {
+                            values,
+                            next: case.next.clone(),
+                            value_set: None,
+                        });
+                    }
+                    let _ = span;
+                    ir::Transition::Select {
+                        keys: kf.into_iter().map(|f| f.ir).collect(),
+                        cases: out_cases,
+                        default,
+                    }
+                }
+            };
+            out.push(ir::ParserState {
+                name: s.name.clone(),
+                extract,
+                transition,
+            });
+        }
+        Ok((
+            ir::ParserGraph {
+                states: out,
+                value_sets,
+            },
+            d.span,
+        ))
+    }
+
+    pub(super) fn state_name(&self, names: &[&str], n: &str, span: Span) -> R<()> {
+        if n == ir::ACCEPT || n == ir::REJECT || names.contains(&n) {
+            Ok(())
+        } else {
+            self.err(span, format!("unknown parser state `{n}`"))
+        }
+    }
+}
