@@ -805,36 +805,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     let cmds = parse_stf(test_name, text)?;
     let params = Tofino2Params::default();
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
-    // Ports: every port a packet or expectation names.
-    let mut ports: Vec<u16> = Vec::new();
-    for (_, cmd) in &cmds {
-        if let Cmd::Packet { port, .. }
-        | Cmd::Expect { port, .. }
-        | Cmd::MirroringAdd { port, .. } = cmd
-        {
-            if !ports.contains(port) {
-                ports.push(*port);
-            }
-        }
-    }
-    ports.sort_unstable();
-    let cpm = params.channels_per_mac as u16;
-    let max = 8 + params.macs_per_pipe as u16 * cpm;
-    let mut specs = Vec::new();
-    for &p in &ports {
-        if !(8..max).contains(&p) {
-            return Err(format!(
-                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
-                max - 1
-            ));
-        }
-        specs.push(PortSpec {
-            pipe: 0,
-            mac: ((p - 8) / cpm) as u32,
-            channel: ((p - 8) % cpm) as u32,
-            bps: STF_PORT_BPS,
-        });
-    }
+    let (ports, specs) = stf_ports(test_name, &cmds, &params)?;
     // Control-plane state before the first packet goes into the program itself.
     let first_packet = cmds
         .iter()
@@ -882,7 +853,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             net.advance();
         }
     };
-    let mut expects: Vec<(usize, u16, Vec<Option<u8>>, bool)> = Vec::new();
+    let mut expects: Vec<Expectation> = Vec::new();
     let mut digests_seen = DigestsSeen::default();
     for (ln, cmd) in &cmds[..first_packet] {
         if matches!(cmd, Cmd::CheckDigest { .. }) {
@@ -923,31 +894,9 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 ..
             } => {
                 drain(&mut net);
-                let (tname, mut e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
                 let when = net.now() + 1;
-                // A key already in the table gets its entry replaced, keeping its place.
-                let known = places.place_of(&tname, &e.key);
-                let place = known.unwrap_or_else(|| places.next(&tname));
-                if known.is_none() {
-                    places.entries.push((tname.clone(), e.key.clone(), place));
-                }
-                if c.takes_entry_index(&e.action.action) {
-                    e.action.args.push(place);
-                }
-                places.name(handle, &tname, place).map_err(|e| at(*ln, e))?;
-                let op = if known.is_some() {
-                    crate::chip::ControlOp::ModifyEntry {
-                        pipe: None,
-                        table: tname,
-                        entry: e,
-                    }
-                } else {
-                    crate::chip::ControlOp::AddEntry {
-                        pipe: None,
-                        table: tname,
-                        entry: e,
-                    }
-                };
+                let (tname, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
+                let op = entry_op(c, &mut places, tname, e, handle).map_err(|e| at(*ln, e))?;
                 net.node_mut::<Chip>(chip)
                     .schedule(when, op)
                     .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
@@ -993,14 +942,184 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         }
     }
     drain(&mut net);
-    // Match per port, in order.
+    let received: Vec<&[(Cycle, Vec<u8>)]> = probes
+        .iter()
+        .map(|&p| net.node::<Probe>(p).received())
+        .collect();
+    let judged = judge_expects(test_name, &ports, &received, &expects);
+    let unchecked_digests = digests_seen.unchecked(c, net.node::<Chip>(chip));
+    Ok(outcome(
+        test_name,
+        &ports,
+        &received,
+        judged,
+        expects.len(),
+        checked,
+        unchecked_digests,
+    ))
+}
+
+/// The test's lines in file order (each expectation and check), then the packets no
+/// expectation took and the digests no check compared, each a failure, then the summary.
+fn outcome(
+    test_name: &str,
+    ports: &[u16],
+    received: &[&[(Cycle, Vec<u8>)]],
+    judged: Judged,
+    n: usize,
+    checked: Vec<(usize, String, bool)>,
+    unchecked_digests: Vec<String>,
+) -> StfOutcome {
+    let Judged {
+        mut lines,
+        failed,
+        used,
+    } = judged;
+    let mut passed = failed == 0;
+    let checks = checked.len();
+    let checks_failed = checked.iter().filter(|x| !x.2).count();
+    passed &= checks_failed == 0;
+    lines.extend(
+        checked
+            .into_iter()
+            .map(|(ln, line, _)| (ln, format!("{test_name}:{ln}: {line}"))),
+    );
+    // One line per expectation and check, in file order.
+    lines.sort_by_key(|l| l.0);
+    let mut lines: Vec<String> = lines.into_iter().map(|l| l.1).collect();
+    let listed = lines.len();
+    for (i, got) in received.iter().enumerate() {
+        for (cycle, bytes) in got.iter().skip(used[i]) {
+            passed = false;
+            lines.push(format!(
+                "{test_name}: port {}: FAIL: unexpected packet in cycle {cycle}: {}",
+                ports[i],
+                hex_string(bytes)
+            ));
+        }
+    }
+    let unexpected = lines.len() - listed;
+    let extra = unchecked_digests;
+    passed &= extra.is_empty();
+    let unexpected_digests = extra.len();
+    lines.extend(extra.into_iter().map(|l| format!("{test_name}: FAIL: {l}")));
+    let mut summary = format!(
+        "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
+        n - failed
+    );
+    if checks > 0 {
+        summary += &format!(
+            "; {checks} checks, {} passed, {checks_failed} failed",
+            checks - checks_failed
+        );
+    }
+    if unexpected_digests > 0 {
+        summary += &format!("; {unexpected_digests} unexpected digests");
+    }
+    lines.push(summary);
+    StfOutcome { lines, passed }
+}
+
+/// Every device port a packet, expectation or mirror session of the test names, in order,
+/// and the chip port each one is (pipe 0's front panel, one channel each).
+fn stf_ports(
+    test_name: &str,
+    cmds: &[(usize, Cmd)],
+    params: &Tofino2Params,
+) -> Result<(Vec<u16>, Vec<PortSpec>), String> {
+    let mut ports: Vec<u16> = Vec::new();
+    for (_, cmd) in cmds {
+        if let Cmd::Packet { port, .. }
+        | Cmd::Expect { port, .. }
+        | Cmd::MirroringAdd { port, .. } = cmd
+        {
+            if !ports.contains(port) {
+                ports.push(*port);
+            }
+        }
+    }
+    ports.sort_unstable();
+    let cpm = params.channels_per_mac as u16;
+    let max = 8 + params.macs_per_pipe as u16 * cpm;
+    let mut specs = Vec::new();
+    for &p in &ports {
+        if !(8..max).contains(&p) {
+            return Err(format!(
+                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
+                max - 1
+            ));
+        }
+        specs.push(PortSpec {
+            pipe: 0,
+            mac: ((p - 8) / cpm) as u32,
+            channel: ((p - 8) % cpm) as u32,
+            bps: STF_PORT_BPS,
+        });
+    }
+    Ok((ports, specs))
+}
+
+/// The control-plane operation of an `add` after the first packet: a key already in the
+/// table gets its entry replaced, keeping its place; a new one takes the table's next place
+/// (which a `DirectCounter`'s entry index names), and a handle names it.
+fn entry_op(
+    c: &Compiled,
+    places: &mut Places,
+    table: String,
+    mut e: ir::Entry,
+    handle: &Option<String>,
+) -> Result<crate::chip::ControlOp, String> {
+    let known = places.place_of(&table, &e.key);
+    let place = known.unwrap_or_else(|| places.next(&table));
+    if known.is_none() {
+        places.entries.push((table.clone(), e.key.clone(), place));
+    }
+    if c.takes_entry_index(&e.action.action) {
+        e.action.args.push(place);
+    }
+    places.name(handle, &table, place)?;
+    Ok(if known.is_some() {
+        crate::chip::ControlOp::ModifyEntry {
+            pipe: None,
+            table,
+            entry: e,
+        }
+    } else {
+        crate::chip::ControlOp::AddEntry {
+            pipe: None,
+            table,
+            entry: e,
+        }
+    })
+}
+
+/// An `expect`: its line, the port, the bytes as nibbles (`None` for `*`), and whether the
+/// packet must end where they do.
+type Expectation = (usize, u16, Vec<Option<u8>>, bool);
+
+/// The expectations matched against what reached each port, in order per port.
+struct Judged {
+    /// A line per expectation, with its line number.
+    lines: Vec<(usize, String)>,
+    failed: usize,
+    /// Packets each port's expectations used up (the rest are unexpected).
+    used: Vec<usize>,
+}
+
+/// Matches each `expect` (line, port, nibbles with wildcards, exact length) against the next
+/// packet that reached its port (`received[i]` for `ports[i]`).
+fn judge_expects(
+    test_name: &str,
+    ports: &[u16],
+    received: &[&[(Cycle, Vec<u8>)]],
+    expects: &[Expectation],
+) -> Judged {
     let mut lines: Vec<(usize, String)> = Vec::new();
-    let mut passed = true;
     let mut failed = 0usize;
     let mut used = vec![0usize; ports.len()];
-    for (ln, port, nibbles, exact) in &expects {
+    for (ln, port, nibbles, exact) in expects {
         let idx = ports.iter().position(|p| p == port).unwrap();
-        let got = net.node::<Probe>(probes[idx]).received();
+        let got = received[idx];
         let k = used[idx];
         used[idx] += 1;
         let verdict = match got.get(k) {
@@ -1026,7 +1145,6 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 format!("{test_name}:{ln}: expect port {port}: pass (arrived in cycle {cycle})"),
             )),
             Err(why) => {
-                passed = false;
                 failed += 1;
                 lines.push((
                     *ln,
@@ -1035,50 +1153,11 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             }
         }
     }
-    let checks = checked.len();
-    let checks_failed = checked.iter().filter(|x| !x.2).count();
-    passed &= checks_failed == 0;
-    lines.extend(
-        checked
-            .into_iter()
-            .map(|(ln, line, _)| (ln, format!("{test_name}:{ln}: {line}"))),
-    );
-    // One line per expectation and check, in file order.
-    lines.sort_by_key(|l| l.0);
-    let mut lines: Vec<String> = lines.into_iter().map(|l| l.1).collect();
-    let listed = lines.len();
-    for (i, p) in probes.iter().enumerate() {
-        for (cycle, bytes) in net.node::<Probe>(*p).received().iter().skip(used[i]) {
-            passed = false;
-            lines.push(format!(
-                "{test_name}: port {}: FAIL: unexpected packet in cycle {cycle}: {}",
-                ports[i],
-                hex_string(bytes)
-            ));
-        }
+    Judged {
+        lines,
+        failed,
+        used,
     }
-    let n = expects.len();
-    let unexpected = lines.len() - listed;
-    let chip_node = net.node::<Chip>(chip);
-    let extra = digests_seen.unchecked(c, chip_node);
-    passed &= extra.is_empty();
-    let unexpected_digests = extra.len();
-    lines.extend(extra.into_iter().map(|l| format!("{test_name}: FAIL: {l}")));
-    let mut summary = format!(
-        "{test_name}: {n} expectations, {} passed, {failed} failed; {unexpected} unexpected packets",
-        n - failed
-    );
-    if checks > 0 {
-        summary += &format!(
-            "; {checks} checks, {} passed, {checks_failed} failed",
-            checks - checks_failed
-        );
-    }
-    if unexpected_digests > 0 {
-        summary += &format!("; {unexpected_digests} unexpected digests");
-    }
-    lines.push(summary);
-    Ok(StfOutcome { lines, passed })
 }
 
 /// How many of each digest's records the test's `check_digest`s have compared so far.
