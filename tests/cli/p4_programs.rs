@@ -81,6 +81,19 @@ fn same_scheme_report(name: &str) {
     }
 }
 
+/// `t2sim stf` of corpus program `name` (`programs/p4/NAME.p4` with `NAME.stf`), which must
+/// pass; its standard output.
+fn passing_stf(name: &str) -> String {
+    let o = t2sim(&[
+        "stf",
+        "--p4",
+        &format!("programs/p4/{name}.p4"),
+        &format!("programs/p4/{name}.stf"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    stdout(&o)
+}
+
 #[test]
 fn p4_l3_forward_reports_as_its_json() {
     same_report("l3_forward");
@@ -754,15 +767,8 @@ fn exit_action_skips_routing_and_the_ttl_decrement_after_an_action_that_exits() 
 
 #[test]
 fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/digest_learn.p4",
-        "programs/p4/digest_learn.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("digest_learn"),
         "programs/p4/digest_learn.stf:7: expect port 16: pass (arrived in cycle 824)\n\
          programs/p4/digest_learn.stf:10: expect port 16: pass (arrived in cycle 849)\n\
          programs/p4/digest_learn.stf:11: check_digest IngressDeparser.moved src_addr:0x0a090909 from_port:8 to_port:9: pass (sent in cycle 335)\n\
@@ -859,15 +865,8 @@ fn digest_learn_sends_its_digests_and_check_digest_compares_them_in_order() {
 
 #[test]
 fn value_set_tags_parses_the_tags_its_value_set_names() {
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/value_set_tags.p4",
-        "programs/p4/value_set_tags.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("value_set_tags"),
         "programs/p4/value_set_tags.stf:7: expect port 24: pass (arrived in cycle 804)\n\
          programs/p4/value_set_tags.stf:9: expect port 24: pass (arrived in cycle 830)\n\
          programs/p4/value_set_tags.stf:14: expect port 16: pass (arrived in cycle 881)\n\
