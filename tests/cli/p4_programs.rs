@@ -282,15 +282,8 @@ fn ghost_depth_shares_its_register_between_the_ghost_thread_and_ingress() {
 
 #[test]
 fn l3_forward_stf_passes_with_its_cycles() {
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/l3_forward.p4",
-        "programs/p4/l3_forward.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("l3_forward"),
         "programs/p4/l3_forward.stf:4: expect port 16: pass (arrived in cycle 805)\n\
          programs/p4/l3_forward.stf:7: expect port 24: pass (arrived in cycle 830)\n\
          programs/p4/l3_forward.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
@@ -299,15 +292,8 @@ fn l3_forward_stf_passes_with_its_cycles() {
 
 #[test]
 fn acl_lpm_stf_passes_with_its_cycles() {
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/acl_lpm.p4",
-        "programs/p4/acl_lpm.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("acl_lpm"),
         "programs/p4/acl_lpm.stf:8: expect port 16: pass (arrived in cycle 832)\n\
          programs/p4/acl_lpm.stf:10: expect port 24: pass (arrived in cycle 857)\n\
          programs/p4/acl_lpm.stf:13: expect port 24: pass (arrived in cycle 882)\n\
@@ -709,15 +695,8 @@ fn exit_early_places_its_exit_flag_gateway_a_stage_after_the_table_that_sets_it(
     assert!(text.contains(
         "latency ingress  MAU 103 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 103 + deparser 64 = 231 cycles = 154.000 ns"
     ));
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/exit_early.p4",
-        "programs/p4/exit_early.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("exit_early"),
         "programs/p4/exit_early.stf:4: expect port 16: pass (arrived in cycle 845)\n\
          programs/p4/exit_early.stf:7: expect port 24: pass (arrived in cycle 870)\n\
          programs/p4/exit_early.stf:10: expect port 24: pass (arrived in cycle 895)\n\
@@ -748,15 +727,8 @@ fn exit_action_skips_routing_and_the_ttl_decrement_after_an_action_that_exits() 
     assert!(text.contains(
         "latency ingress  MAU 105 cycles (full-length stages [0, 1, 2]); parser 64 + MAU 105 + deparser 64 = 233 cycles = 155.333 ns"
     ));
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/exit_action.p4",
-        "programs/p4/exit_action.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("exit_action"),
         "programs/p4/exit_action.stf:6: expect port 16: pass (arrived in cycle 847)\n\
          programs/p4/exit_action.stf:9: expect port 24: pass (arrived in cycle 872)\n\
          programs/p4/exit_action.stf:12: expect port 32: pass (arrived in cycle 897)\n\
@@ -911,15 +883,8 @@ fn value_set_tags_parses_the_tags_its_value_set_names() {
 fn qinq_loop_unrolls_its_parser_loop_and_runs_as_qinq_stack() {
     let o = t2sim(&["report", "--p4", "programs/p4/qinq_loop.p4"]);
     assert!(stdout(&o).contains("parser           4 states; TCAM rows 10/256;"));
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/qinq_loop.p4",
-        "programs/p4/qinq_loop.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("qinq_loop"),
         "programs/p4/qinq_loop.stf:4: expect port 16: pass (arrived in cycle 805)\n\
          programs/p4/qinq_loop.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
     );
@@ -1035,15 +1000,8 @@ fn qinq_stack_matches_both_unrolled_tags_in_one_exact_table() {
     assert!(text.contains(
         "  header vlan_1              4 B  16-bit #19 bytes 0..2, 16-bit #20 bytes 2..4; valid 8-bit #8 bit 1\n"
     ));
-    let o = t2sim(&[
-        "stf",
-        "--p4",
-        "programs/p4/qinq_stack.p4",
-        "programs/p4/qinq_stack.stf",
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(
-        stdout(&o),
+        passing_stf("qinq_stack"),
         "programs/p4/qinq_stack.stf:4: expect port 16: pass (arrived in cycle 805)\n\
          programs/p4/qinq_stack.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
     );
