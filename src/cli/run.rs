@@ -33,8 +33,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", requires = "scenario")]
     pub out: Option<PathBuf>,
     /// With --scenario: threads the network is split over, its switches (each with its
-    /// hosts) running side by side (default: every core; the results are the same whatever
-    /// the number; a run with captures uses one).
+    /// hosts) running side by side (default: every core, but at most one per two switches;
+    /// the results are the same whatever the number; a run with captures uses one).
     #[arg(long, value_name = "N", requires = "scenario",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
@@ -121,9 +121,14 @@ pub fn run_scenario_file(
     path: &std::path::Path,
     out: Option<PathBuf>,
     seed: Option<u64>,
-    threads: usize,
+    threads: Option<u16>,
 ) -> Result<(), String> {
     let mut scenario = ScenarioFile::load(path)?;
+    // Unless told, every core the network is worth splitting over.
+    let threads = threads.map_or_else(
+        || t2sim::study::parallel::default_threads().min(scenario.threads_worth_using()),
+        usize::from,
+    );
     scenario.set_threads(threads);
     if let Some(seed) = seed {
         scenario.seed = seed;
@@ -184,10 +189,7 @@ pub fn run_scenario_file(
 
 pub fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.scenario {
-        let threads = args
-            .threads
-            .map_or_else(t2sim::study::parallel::default_threads, usize::from);
-        return run_scenario_file(path, args.out.clone(), args.seed, threads);
+        return run_scenario_file(path, args.out.clone(), args.seed, args.threads);
     }
     let mut params = match &args.params {
         Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,

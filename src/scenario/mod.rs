@@ -161,6 +161,17 @@ impl ScenarioFile {
         self.threads = threads.max(1);
     }
 
+    /// The most threads worth splitting this file's network over: one per two switches.
+    /// Partitions wait for each other at every lookahead window, and a partition of a
+    /// single switch has too little work between those waits to pay for them: on the BFC
+    /// dumbbell (2 switches) two threads took 2.91 s of wall time against 1.25 s on one,
+    /// while on the 4x2 leaf-spine (6 switches) they took 2.2 s against 5.2 s and on the
+    /// paper's 8x8 (16 switches) 14.5 s against 37 s (docs/architecture.md, "Threads").
+    pub fn threads_worth_using(&self) -> usize {
+        let switches = self.topology.shape.size().map_or(1, |s| s.switches);
+        (switches / 2).max(1)
+    }
+
     /// Reads and checks a scenario file.
     pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         ScenarioFile::from_text(&ScenarioText::read(path)?, &[])

@@ -236,6 +236,9 @@ pub fn compare_seeded(
     } else {
         threads
     };
+    // Runs side by side, and the cores they leave over split each run's network.
+    let (at_once, per_run) =
+        crate::study::parallel::share_threads(threads, names.len(), plain.threads_worth_using());
     let run_one = |_: usize, name: &String| -> Result<SchemeRun, String> {
         each(name);
         let mut overrides = seeded.clone();
@@ -254,8 +257,7 @@ pub fn compare_seeded(
             ));
         }
         let mut scenario = ScenarioFile::from_text(source, &overrides)?;
-        // Cores the side-by-side runs leave over go to splitting each run's network.
-        scenario.set_threads(threads / names.len());
+        scenario.set_threads(per_run);
         let (_, values) = scenario
             .scheme
             .clone()
@@ -276,7 +278,7 @@ pub fn compare_seeded(
             results,
         })
     };
-    let runs = crate::study::parallel::map_in_order(names, threads, run_one)
+    let runs = crate::study::parallel::map_in_order(names, at_once, run_one)
         .into_iter()
         .collect::<Result<Vec<SchemeRun>, String>>()?;
     let first = &runs.first().expect("at least one scheme ran").results;

@@ -255,13 +255,16 @@ pub fn sweep_on(
     } else {
         threads
     };
+    // Runs side by side, and the cores they leave over split each run's network (as big as
+    // the file's; a grid over the topology's size changes it, which this does not weigh).
+    let (at_once, per_run) =
+        crate::study::parallel::share_threads(threads, mine.len(), plain.threads_worth_using());
     let run_point = |_: usize, p: &Point| -> Result<(usize, String, String), String> {
         let (n, shown) = (p.n, &p.shown);
         each(n, total, shown);
         let mut scenario = ScenarioFile::from_text(source, &p.overrides)
             .map_err(|e| format!("point {n} ({shown}): {e}"))?;
-        // Cores the side-by-side runs leave over go to splitting each run's network.
-        scenario.set_threads(threads / mine.len());
+        scenario.set_threads(per_run);
         // A point's dump and captures go into its own folder (`point{n}/`), never into one
         // file another point writes too.
         if scenario.waves.is_some() || scenario.pcap.is_some() {
@@ -289,7 +292,7 @@ pub fn sweep_on(
         let _ = write!(line, ",{}", csv_cells(fit.as_ref(), &figures));
         Ok((n, line, csv_header(&figures.buckets)))
     };
-    let done = crate::study::parallel::map_in_order(&mine, threads, run_point)
+    let done = crate::study::parallel::map_in_order(&mine, at_once, run_point)
         .into_iter()
         .collect::<Result<Vec<_>, String>>()?;
     let bucket_header = done.first().map(|(_, _, h)| h.clone());

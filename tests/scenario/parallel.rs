@@ -51,6 +51,23 @@ fn outputs(mut s: ScenarioFile, threads: usize, tag: &str) -> Vec<(String, Strin
 }
 
 #[test]
+fn a_network_is_worth_one_thread_per_two_switches() {
+    let file = |name: &str| {
+        ScenarioFile::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(name),
+        )
+        .unwrap()
+        .threads_worth_using()
+    };
+    assert_eq!(file("bfc_two_switch.toml"), 1); // a dumbbell's 2 switches
+    assert_eq!(file("leaf_spine_w3.toml"), 3); // 4 leaves + 2 spines
+    assert_eq!(file("bfc_paper.toml"), 8); // 8 leaves + 8 spines
+    assert_eq!(scenario("droptail", &[]).threads_worth_using(), 2); // 2 + 2
+}
+
+#[test]
 fn the_network_splits_into_its_switches_with_their_hosts() {
     let mut topo = scenario("droptail", &[]).build().unwrap();
     // Four groups (two leaves with their hosts, two spines) for at most 3 threads.
