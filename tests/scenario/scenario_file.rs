@@ -524,3 +524,22 @@ fn a_p4_program_takes_the_files_defines_and_includes() {
         )
     );
 }
+
+#[test]
+fn every_shipped_scenario_file_loads() {
+    // Reading a file checks all of it (keys, values, the workload's CDF, the scheme's
+    // parameters) without running it, so a file the docs or scripts name cannot rot.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 26, "{} scenario files", files.len());
+    for f in &files {
+        if let Err(e) = ScenarioFile::load(f) {
+            panic!("{}: {e}", f.display());
+        }
+    }
+}

@@ -253,3 +253,44 @@ mod placed_equals_interpreted {
         }
     }
 }
+
+/// Every stage of every shipped program runs on the packet's PHV itself
+/// (`PlacedThread::in_place_stages`) but four, each with a unit that reads a bit an earlier
+/// unit of its stage may write, which must see the value the packet entered with; those run
+/// on a scratch copy. `every_shipped_scheme_program_runs_placed_as_interpreted`
+/// holds both kinds of stage to the interpreter.
+#[test]
+fn shipped_program_stages_run_in_place_unless_a_unit_reads_an_earlier_ones_write() {
+    use std::sync::Arc;
+    use t2_pipeline::check::{check, Thread};
+    use t2_pipeline::exec::PlacedThread;
+    use t2_pipeline::place::{place, Budget};
+    let mut copied = Vec::new();
+    let mut in_place = 0;
+    for scheme in t2sim::schemes::SCHEMES {
+        for (file, program) in (scheme.shipped)() {
+            let c = Arc::new(check(&program).unwrap());
+            let pl = place(&c, &Budget::tofino2());
+            for thread in [Thread::Ingress, Thread::Egress, Thread::Ghost] {
+                let here = PlacedThread::new(Arc::clone(&c), &pl, thread).in_place_stages();
+                in_place += here.len();
+                for s in pl.active_stages(thread) {
+                    if !here.contains(&s) {
+                        copied.push((file.to_string(), thread, s));
+                    }
+                }
+            }
+        }
+    }
+    let at = |f: &str, t, s| (f.to_string(), t, s);
+    assert_eq!(
+        copied,
+        vec![
+            at("pabo_switch.json", Thread::Ingress, 8),
+            at("mice_elephant_switch.json", Thread::Egress, 0),
+            at("pfc_qcn_switch.json", Thread::Egress, 0),
+            at("qcn_switch.json", Thread::Egress, 0),
+        ]
+    );
+    assert_eq!(in_place, 84, "stages in place");
+}

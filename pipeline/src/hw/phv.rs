@@ -115,6 +115,12 @@ impl Field {
         }
     }
 
+    /// Whether the two fields share a bit of a container.
+    pub fn overlaps(self, other: Field) -> bool {
+        let bits = |f: Field| (f.mask() as u64) << f.shift;
+        self.container == other.container && bits(self) & bits(other) != 0
+    }
+
     /// The field's bits, low-aligned: one load from a table indexed by `bits` (any `u8`).
     #[inline(always)]
     fn mask(self) -> u32 {

@@ -47,6 +47,14 @@ impl Src {
         }
     }
 
+    /// The field it reads, if it is one.
+    fn field(self) -> Option<Field> {
+        match self {
+            Src::Field(f) => Some(f),
+            Src::Const(_) => None,
+        }
+    }
+
     /// As `State::signed_value`: a field sign-extended from its width, a constant (or a
     /// parameter) as 32 bits.
     #[inline(always)]
@@ -55,6 +63,48 @@ impl Src {
             Src::Field(f) => sign_extend(phv.get(f), f.bits),
             Src::Const(c) => c,
         }
+    }
+}
+
+/// The PHVs a stage's units run on: every unit reads the PHV as it entered the stage and
+/// writes the stage's result. That takes two PHVs in general ([`TwoPhvs`]), and one
+/// ([`InPlace`]) when no unit of the stage reads a bit an earlier unit of it may write,
+/// since then what the units read is still what entered (`PlacedThread::apply`).
+pub(crate) trait StagePhv {
+    /// The PHV as it entered the stage.
+    fn input(&self) -> &Phv;
+    /// Writes a field of the stage's result.
+    fn set(&mut self, f: Field, v: u32);
+}
+
+/// The stage's input and a scratch PHV for its writes.
+pub(crate) struct TwoPhvs<'a> {
+    pub read: &'a Phv,
+    pub write: &'a mut Phv,
+}
+
+impl StagePhv for TwoPhvs<'_> {
+    #[inline(always)]
+    fn input(&self) -> &Phv {
+        self.read
+    }
+    #[inline(always)]
+    fn set(&mut self, f: Field, v: u32) {
+        self.write.set(f, v)
+    }
+}
+
+/// One PHV, read and written in place.
+pub(crate) struct InPlace<'a>(pub &'a mut Phv);
+
+impl StagePhv for InPlace<'_> {
+    #[inline(always)]
+    fn input(&self) -> &Phv {
+        self.0
+    }
+    #[inline(always)]
+    fn set(&mut self, f: Field, v: u32) {
+        self.0.set(f, v)
     }
 }
 
@@ -169,7 +219,7 @@ impl RegisterOp {
 
     /// As `State::execute`.
     #[inline]
-    fn run(&self, registers: &mut [Cells], index: u32, read: &Phv, write: &mut Phv) {
+    fn run(&self, registers: &mut [Cells], index: u32, io: &mut impl StagePhv) {
         let mask = self.mask;
         // The same slot as `index % size`, without a division for the usual power-of-two size.
         let slot = if self.size.is_power_of_two() {
@@ -187,7 +237,7 @@ impl RegisterOp {
         let operand = |o: SOperand| match o {
             SOperand::Cell => old,
             SOperand::CellHi => old_hi,
-            SOperand::Field(f) => read.get(f) as u64,
+            SOperand::Field(f) => io.input().get(f) as u64,
             SOperand::Const(c) => c & mask,
         };
         let cell_bits = self.cell_bits;
@@ -252,7 +302,7 @@ impl RegisterOp {
                 SaluOutputValue::NewHi => new_hi,
                 SaluOutputValue::Predicate => conds as u64,
             };
-            write.set(dst, v as u32);
+            io.set(dst, v as u32);
         }
     }
 }
@@ -514,6 +564,89 @@ impl Compiled {
     }
 }
 
+impl CompiledUnit {
+    /// Every PHV field the unit may read when it runs, its guards and a split table part's
+    /// hit bit aside (`PlacedThread::apply` and `Stage::plan` see to those): a gateway's
+    /// operands; a table's keys, selector inputs and every operand of every action call it
+    /// can run.
+    pub(crate) fn reads(&self, compiled: &Compiled, out: &mut Vec<Field>) {
+        let t = match &self.kind {
+            UnitKind::Gateway { field, value, .. } => {
+                out.push(*field);
+                out.extend(value.field());
+                return;
+            }
+            UnitKind::Table(t) => t,
+        };
+        let mut calls = vec![t.default];
+        let mut add = |target: &CompiledTarget| match target {
+            CompiledTarget::Call(id) => calls.push(*id),
+            CompiledTarget::Group(ids) => calls.extend(ids.iter()),
+        };
+        match &t.lookup {
+            Lookup::Empty => {}
+            Lookup::Packed { keys, entries } => {
+                out.extend(keys.iter());
+                entries.values().for_each(&mut add);
+            }
+            Lookup::Wide { keys, entries } => {
+                out.extend(keys.iter());
+                entries.values().for_each(&mut add);
+            }
+            Lookup::Ternary { table, targets } => {
+                out.extend(table.keys.iter());
+                targets.iter().for_each(&mut add);
+            }
+        }
+        out.extend(t.selector.iter().flat_map(|(inputs, _)| inputs.iter()));
+        calls.sort_unstable();
+        calls.dedup();
+        for id in calls {
+            compiled.action_reads(id, out);
+        }
+    }
+}
+
+impl Compiled {
+    /// The fields action call `id` reads, as [`Compiled::run_action`] reads them.
+    fn action_reads(&self, id: ActionId, out: &mut Vec<Field>) {
+        let operand = |o: &SOperand| match *o {
+            SOperand::Field(f) => Some(f),
+            _ => None,
+        };
+        for op in self.actions[id as usize].iter() {
+            match op {
+                MicroOp::Set { src, .. } => out.extend(src.field()),
+                MicroOp::Alu { a, b, .. } | MicroOp::SignedAlu { a, b, .. } => {
+                    out.extend(a.field().into_iter().chain(b.field()))
+                }
+                MicroOp::Hash { inputs, .. } => out.extend(inputs.iter()),
+                MicroOp::SetEgressPort(v) | MicroOp::SetQid(v) | MicroOp::Mirror(v) => {
+                    out.extend(v.field())
+                }
+                MicroOp::MarkEcn => out.push(layout::IPV4_ECN),
+                MicroOp::Execute {
+                    register_action,
+                    index,
+                } => {
+                    out.extend(index.field());
+                    let r = &self.registers[*register_action as usize];
+                    for (a, _, b) in r.conditions.iter() {
+                        out.extend(operand(a).into_iter().chain(operand(b)));
+                    }
+                    for u in r.updates.iter().flat_map(|half| half.iter()) {
+                        out.extend(operand(&u.a).into_iter().chain(operand(&u.b)));
+                    }
+                }
+                MicroOp::Drop(_)
+                | MicroOp::Recirculate
+                | MicroOp::Resubmit(_)
+                | MicroOp::Random { .. } => {}
+            }
+        }
+    }
+}
+
 /// `values` packed as [`Lookup::Packed`] packs a packet's key, or `None` if one is wider
 /// than its field (no packet's key can equal it).
 fn pack_values(keys: &[Field], values: &[u32]) -> Option<u64> {
@@ -558,7 +691,7 @@ impl Compiled {
     /// Runs `unit` reading `read` and writing `write`, as `State::run_unit` (or
     /// `State::apply_part`) runs the unit it was compiled from.
     #[inline]
-    pub(crate) fn run(&self, unit: &CompiledUnit, state: &mut State, read: &Phv, write: &mut Phv) {
+    pub(crate) fn run(&self, unit: &CompiledUnit, state: &mut State, io: &mut impl StagePhv) {
         match &unit.kind {
             UnitKind::Gateway {
                 field,
@@ -566,25 +699,26 @@ impl Compiled {
                 value,
                 bit,
             } => {
+                let read = io.input();
                 let holds = cmp.holds(read.get(*field), value.get(read));
-                write.set(*bit, holds as u32);
+                io.set(*bit, holds as u32);
             }
             UnitKind::Table(t) => {
                 if let Some((hit, _)) = t.part {
-                    if read.get(hit) == 1 {
+                    if io.input().get(hit) == 1 {
                         return;
                     }
                 }
-                match self.find(t, read) {
+                match self.find(t, io.input()) {
                     Some(id) => {
                         if let Some((hit, _)) = t.part {
-                            write.set(hit, 1);
+                            io.set(hit, 1);
                         }
-                        self.run_action(id, state, read, write);
+                        self.run_action(id, state, io);
                     }
                     None => match t.part {
                         Some((_, false)) => {}
-                        _ => self.run_action(t.default, state, read, write),
+                        _ => self.run_action(t.default, state, io),
                     },
                 }
             }
@@ -642,54 +776,53 @@ impl Compiled {
 
     /// As `State::run_action`: every primitive reads the PHV as it was before the action.
     #[inline]
-    fn run_action(&self, id: ActionId, state: &mut State, read: &Phv, write: &mut Phv) {
+    fn run_action(&self, id: ActionId, state: &mut State, io: &mut impl StagePhv) {
         for op in self.actions[id as usize].iter() {
             match op {
-                MicroOp::Set { dst, src } => write.set(*dst, src.get(read)),
+                MicroOp::Set { dst, src } => io.set(*dst, src.get(io.input())),
                 MicroOp::Alu { op, dst, a, b } => {
-                    write.set(*dst, op.apply(a.get(read), b.get(read)))
+                    io.set(*dst, op.apply(a.get(io.input()), b.get(io.input())))
                 }
-                MicroOp::SignedAlu { op, dst, a, b } => {
-                    write.set(*dst, op.apply(a.get_signed(read), b.get_signed(read)))
-                }
+                MicroOp::SignedAlu { op, dst, a, b } => io.set(
+                    *dst,
+                    op.apply(a.get_signed(io.input()), b.get_signed(io.input())),
+                ),
                 MicroOp::Hash { dst, inputs, table } => {
-                    write.set(*dst, with_key_bytes(read, inputs, |bytes| table.crc(bytes)));
+                    io.set(
+                        *dst,
+                        with_key_bytes(io.input(), inputs, |bytes| table.crc(bytes)),
+                    );
                 }
                 MicroOp::SetEgressPort(v) => {
-                    write.set(layout::UCAST_EGRESS_PORT, v.get(read));
-                    write.set(layout::EGRESS_PORT_VALID, 1);
+                    io.set(layout::UCAST_EGRESS_PORT, v.get(io.input()));
+                    io.set(layout::EGRESS_PORT_VALID, 1);
                 }
-                MicroOp::SetQid(v) => write.set(layout::QID, v.get(read)),
-                MicroOp::Drop(reason) => write.set(layout::DROP_REASON, *reason),
+                MicroOp::SetQid(v) => io.set(layout::QID, v.get(io.input())),
+                MicroOp::Drop(reason) => io.set(layout::DROP_REASON, *reason),
                 MicroOp::MarkEcn => {
-                    if read.get(layout::IPV4_ECN) != 0 {
-                        write.set(layout::IPV4_ECN, 3);
+                    if io.input().get(layout::IPV4_ECN) != 0 {
+                        io.set(layout::IPV4_ECN, 3);
                     }
                 }
                 MicroOp::Execute {
                     register_action,
                     index,
                 } => {
-                    let index = index.get(read);
-                    self.registers[*register_action as usize].run(
-                        &mut state.registers,
-                        index,
-                        read,
-                        write,
-                    );
+                    let index = index.get(io.input());
+                    self.registers[*register_action as usize].run(&mut state.registers, index, io);
                 }
                 MicroOp::Mirror(v) => {
-                    write.set(fields::MIRROR_SESSION, v.get(read));
-                    write.set(fields::MIRROR_VALID, 1);
+                    io.set(fields::MIRROR_SESSION, v.get(io.input()));
+                    io.set(fields::MIRROR_VALID, 1);
                 }
-                MicroOp::Recirculate => write.set(fields::RECIRCULATE, 1),
+                MicroOp::Recirculate => io.set(fields::RECIRCULATE, 1),
                 MicroOp::Resubmit(header) => {
-                    write.set(fields::RESUBMIT, 1);
-                    write.set(fields::RESUBMIT_HEADER, *header);
+                    io.set(fields::RESUBMIT, 1);
+                    io.set(fields::RESUBMIT_HEADER, *header);
                 }
                 MicroOp::Random { dst, table } => {
                     let v = state.draw(*table as usize);
-                    write.set(*dst, v);
+                    io.set(*dst, v);
                 }
             }
         }

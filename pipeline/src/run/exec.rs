@@ -11,7 +11,7 @@
 //! up its own share of the entries and standing aside once an earlier part hit.
 //! Placement's dependency rules make the two give the same result, which the tests check.
 
-use super::compiled::{Compiled, CompiledUnit};
+use super::compiled::{Compiled, CompiledUnit, InPlace, TwoPhvs};
 use crate::compile::place::{Placed, Split};
 use crate::hw::cells::Cells;
 use crate::hw::fields;
@@ -576,6 +576,9 @@ struct Stage {
     /// `units` compiled (one each, in the same order), which is what runs unless the
     /// thread is told to run the reference.
     compiled: Vec<CompiledUnit>,
+    /// Whether no unit reads a bit an earlier unit of the stage may write, so that the
+    /// compiled units can run on the packet's PHV itself (see [`PlacedThread::apply`]).
+    in_place: bool,
 }
 
 impl Stage {
@@ -587,19 +590,24 @@ impl Stage {
         flat: &[crate::program::check::FlatUnit],
         compiled: &mut Compiled,
     ) {
-        let mut writes = Vec::new();
-        for su in &self.units {
-            match (&su.part, flat[su.index].unit) {
-                (_, Unit::Gateway(g)) => writes.push(p.gateways[g].bit),
-                (Some(part), Unit::Table(_)) => {
-                    writes.push(part.hit);
-                    table_writes(p, &part.entries, &mut writes);
+        let unit_writes: Vec<Vec<Field>> = self
+            .units
+            .iter()
+            .map(|su| {
+                let mut writes = Vec::new();
+                match (&su.part, flat[su.index].unit) {
+                    (_, Unit::Gateway(g)) => writes.push(p.gateways[g].bit),
+                    (Some(part), Unit::Table(_)) => {
+                        writes.push(part.hit);
+                        table_writes(p, &part.entries, &mut writes);
+                    }
+                    (None, Unit::Table(t)) => table_writes(p, &p.tables[t], &mut writes),
                 }
-                (None, Unit::Table(t)) => table_writes(p, &p.tables[t], &mut writes),
-            }
-        }
+                writes
+            })
+            .collect();
         let mut containers: Vec<Container> = Vec::new();
-        for f in writes {
+        for &f in unit_writes.iter().flatten() {
             if !containers.contains(&f.container) {
                 containers.push(f.container);
             }
@@ -632,6 +640,25 @@ impl Stage {
                 }
             })
             .collect();
+        // In place when no unit reads a bit an earlier unit of the stage may write: the units
+        // run in program order, and a unit reads all it reads before it writes (a primitive
+        // reading what an earlier one of its action writes is refused by the checker), so
+        // each read then sees the value the packet entered the stage with. Guards are not
+        // reads here: they see the outcomes as they are now either way.
+        // A split table's part reads its hit bit first and sets it before its action runs,
+        // so its other reads count the bit as written.
+        let mut earlier: Vec<Field> = Vec::new();
+        let units = self.units.iter().zip(&self.compiled).zip(&unit_writes);
+        self.in_place = units.into_iter().all(|((su, cu), writes)| {
+            let hit = su.part.as_ref().map(|part| part.hit);
+            let hit_clean = hit.is_none_or(|h| !earlier.iter().any(|w| w.overlaps(h)));
+            earlier.extend(hit);
+            let mut reads = Vec::new();
+            cu.reads(compiled, &mut reads);
+            let clean = !reads.iter().any(|r| earlier.iter().any(|w| w.overlaps(*r)));
+            earlier.extend(writes);
+            hit_clean && clean
+        });
     }
 }
 
@@ -787,6 +814,14 @@ pub struct PlacedThread {
 }
 
 impl PlacedThread {
+    /// The stages with units that run on the packet's PHV itself, no unit of theirs reading
+    /// a bit an earlier unit of the stage may write (the rest run on a scratch copy; see
+    /// `apply`).
+    pub fn in_place_stages(&self) -> Vec<usize> {
+        (0..self.stages.len())
+            .filter(|&s| self.stages[s].in_place && !self.stages[s].units.is_empty())
+            .collect()
+    }
     /// The `thread` part of a placed program. `placed` must be a full placement of
     /// `program` (see [`Placed::fits`]); units it left out do not run.
     pub fn new(program: Arc<Checked>, placed: &Placed, thread: Thread) -> PlacedThread {
@@ -952,7 +987,23 @@ impl StageProgram for PlacedThread {
             units,
             writes,
             compiled: compiled_units,
+            in_place,
         } = &stages[stage];
+        // A stage none of whose units reads what an earlier one may write runs on the PHV
+        // itself: each read still sees the value the packet entered with, with no copies.
+        // Guards then read the outcomes as they are now, as below.
+        if *in_place && !*reference {
+            for cu in compiled_units {
+                if cu
+                    .guards
+                    .iter()
+                    .all(|&(bit, outcome, _)| (phv.get(bit) == 1) == outcome)
+                {
+                    compiled.run(cu, state, &mut InPlace(phv));
+                }
+            }
+            return;
+        }
         // Every unit of the stage reads the PHV as it entered the stage, so they read `phv`,
         // which does not change during the stage, and write `written`. That scratch PHV
         // needs the current value of only the containers the stage may write (a write of
@@ -988,7 +1039,14 @@ impl StageProgram for PlacedThread {
         } else {
             for cu in compiled_units {
                 if enabled(&cu.guards, written) {
-                    compiled.run(cu, state, phv, written);
+                    compiled.run(
+                        cu,
+                        state,
+                        &mut TwoPhvs {
+                            read: phv,
+                            write: written,
+                        },
+                    );
                 }
             }
         }

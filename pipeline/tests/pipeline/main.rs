@@ -6,6 +6,7 @@
 
 mod ghost;
 mod header_validity;
+mod in_place;
 mod ir_check;
 mod lpm;
 mod p4_errors;
