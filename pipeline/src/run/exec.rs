@@ -993,6 +993,10 @@ impl StageProgram for PlacedThread {
         // itself: each read still sees the value the packet entered with, with no copies.
         // Guards then read the outcomes as they are now, as below.
         if *in_place && !*reference {
+            // Debug builds check here too that nothing outside the write set changed, which
+            // the in-place decision relies on as much as the copies below do.
+            #[cfg(debug_assertions)]
+            let entered = phv.clone();
             for cu in compiled_units {
                 if cu
                     .guards
@@ -1001,6 +1005,15 @@ impl StageProgram for PlacedThread {
                 {
                     compiled.run(cu, state, &mut InPlace(phv));
                 }
+            }
+            #[cfg(debug_assertions)]
+            {
+                let mut allowed = entered;
+                allowed.copy_set(phv, writes);
+                debug_assert!(
+                    allowed == *phv,
+                    "stage {stage} wrote a container outside the write set {writes:?}"
+                );
             }
             return;
         }
