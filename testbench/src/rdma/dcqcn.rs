@@ -23,6 +23,13 @@
 //! When the alpha update and the decrease check fall in the same cycle the alpha update goes
 //! first, as the artifact's one-nanosecond offset makes it. Rates are whole b/s, rounded down
 //! after each step as the artifact's `DataRate` arithmetic does.
+//!
+//! Only the timers that change the rate wake the host: the increase timer, and the decrease
+//! check while a CNP waits for it. The alpha updates and the checks that find no CNP change
+//! nothing anyone sees until alpha is next read, so they run late, when a CNP or a decrease
+//! needs them (or `on_time` is called), with the same floating-point steps in the same order.
+//! A QP that is open but not being marked then costs nothing per microsecond (a host with n
+//! such QPs was woken n times a microsecond and did O(n) work on each).
 
 use t2_clock::{Clock, Cycle};
 
@@ -129,7 +136,10 @@ pub struct ReactionPoint {
     timer_stage: u32,
     byte_stage: u32,
     bytes_counted: u64,
+    /// The cycle of the first alpha update not yet applied (updates run late, see above).
     next_alpha: Option<Cycle>,
+    /// The next decrease check while `decrease_cnp` is set; otherwise a check at or before
+    /// it (the checks between find no CNP and are skipped).
     next_decrease: Option<Cycle>,
     next_increase: Option<Cycle>,
     cnps: u64,
@@ -173,18 +183,45 @@ impl ReactionPoint {
         self.cnps
     }
 
-    /// A CNP received in cycle `now`.
+    /// A CNP received in cycle `now`, before the timers due in `now` fire.
     pub fn on_cnp(&mut self, now: Cycle) {
         self.cnps += 1;
-        self.alpha_cnp = true;
-        self.decrease_cnp = true;
         if self.next_alpha.is_none() {
             self.alpha = 1.0;
-            self.alpha_cnp = false;
             self.next_alpha = Some(now + self.params.alpha_interval);
             self.next_decrease = Some(now + self.params.decrease_interval);
             self.target_bps = self.rate_bps;
+            self.decrease_cnp = true;
+            return;
         }
+        // The updates before this CNP see no CNP since theirs.
+        self.update_alpha(now);
+        self.alpha_cnp = true;
+        if !self.decrease_cnp {
+            // The checks before `now` found no CNP: the next that counts is the first at or
+            // after `now`.
+            let interval = self.params.decrease_interval;
+            if let Some(d) = self.next_decrease.as_mut() {
+                if *d < now {
+                    *d += (now - *d).div_ceil(interval) * interval;
+                }
+            }
+            self.decrease_cnp = true;
+        }
+    }
+
+    /// Applies the alpha updates due before cycle `before`, in order.
+    fn update_alpha(&mut self, before: Cycle) {
+        let Some(mut t) = self.next_alpha else {
+            return;
+        };
+        let g = 1.0 / self.params.g_denominator as f64;
+        while t < before {
+            self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
+            self.alpha_cnp = false;
+            t += self.params.alpha_interval;
+        }
+        self.next_alpha = Some(t);
     }
 
     /// `bytes` of a frame sent (the byte counter's input).
@@ -202,29 +239,22 @@ impl ReactionPoint {
         Some(e)
     }
 
-    /// The first cycle a timer of this reaction point is due.
+    /// The first cycle a timer that can change the rate is due: the increase timer, or the
+    /// decrease check a CNP waits for.
     pub fn timer_at(&self) -> Option<Cycle> {
-        [self.next_alpha, self.next_decrease, self.next_increase]
-            .into_iter()
-            .flatten()
-            .min()
+        let decrease = self.next_decrease.filter(|_| self.decrease_cnp);
+        [decrease, self.next_increase].into_iter().flatten().min()
     }
 
-    /// Fires every timer due by `now`, in time order (the alpha update first in a tie),
-    /// pushing what the rate did onto `events`.
+    /// Fires every timer due by `now`, in time order (the alpha update first, then the
+    /// decrease check, in a tie), pushing what the rate did onto `events`.
     pub fn on_time(&mut self, now: Cycle, events: &mut Vec<(Cycle, RpEvent)>) {
         while let Some(t) = self.timer_at().filter(|&t| t <= now) {
-            if self.next_alpha == Some(t) {
-                let g = 1.0 / self.params.g_denominator as f64;
-                self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
-                self.alpha_cnp = false;
-                self.next_alpha = Some(t + self.params.alpha_interval);
-            } else if self.next_decrease == Some(t) {
+            if self.decrease_cnp && self.next_decrease == Some(t) {
+                self.update_alpha(t + 1);
                 self.next_decrease = Some(t + self.params.decrease_interval);
-                if self.decrease_cnp {
-                    self.decrease(t);
-                    events.push((t, RpEvent::Decrease));
-                }
+                self.decrease(t);
+                events.push((t, RpEvent::Decrease));
             } else {
                 self.next_increase = Some(t + self.params.increase_interval);
                 let e = self.increase();
@@ -232,6 +262,7 @@ impl ReactionPoint {
                 events.push((t, e));
             }
         }
+        self.update_alpha(now + 1);
     }
 
     fn decrease(&mut self, now: Cycle) {

@@ -648,7 +648,10 @@ impl RdmaHost {
             if q.finish.is_some() {
                 continue;
             }
-            if let Some(rp) = q.rp.as_mut() {
+            if let Some(rp) =
+                q.rp.as_mut()
+                    .filter(|rp| rp.timer_at().is_some_and(|t| t <= now))
+            {
                 rp.on_time(now, &mut q.rp_events);
             }
             if now >= q.rto_at {

@@ -27,9 +27,11 @@ fn the_reaction_point_follows_the_artifacts_formulas_step_by_step() {
     );
     let mut rp = ReactionPoint::new(G100, p);
     let mut events = Vec::new();
-    // First CNP at 0: alpha = 1, Rt = Rc = 100 Gb/s, timers from 0.
+    // First CNP at 0: alpha = 1, Rt = Rc = 100 Gb/s, timers from 0. The first timer that
+    // can change the rate is the decrease check the CNP waits for (the alpha updates before
+    // it run when it does).
     rp.on_cnp(0);
-    assert_eq!(rp.timer_at(), Some(1_500));
+    assert_eq!(rp.timer_at(), Some(6_000));
     rp.on_time(5_999, &mut events);
     assert!(events.is_empty(), "no decrease before the first check");
     // Alpha decays four times without a CNP by 6,000 (the update runs before the check in
@@ -308,4 +310,183 @@ fn stepping_every_cycle_gives_what_jumping_gives() {
     assert!(jump.0[0].finish.is_some());
     assert!(!jump.1.is_empty() && !jump.2.is_empty());
     assert_eq!(jump, run(Stepping::EveryCycle));
+}
+
+/// DCQCN's reaction point as the artifact runs it, every timer firing in its own cycle: the
+/// reference the late alpha updates and skipped checks of `ReactionPoint` must equal.
+struct EveryTimer {
+    p: DcqcnParams,
+    line: u64,
+    rate: u64,
+    target: u64,
+    alpha: f64,
+    alpha_cnp: bool,
+    decrease_cnp: bool,
+    timer_stage: u32,
+    byte_stage: u32,
+    bytes: u64,
+    timers: Option<[Cycle; 2]>,
+    increase_at: Option<Cycle>,
+}
+
+impl EveryTimer {
+    fn new(line: u64, p: DcqcnParams) -> EveryTimer {
+        EveryTimer {
+            p,
+            line,
+            rate: line,
+            target: line,
+            alpha: 1.0,
+            alpha_cnp: false,
+            decrease_cnp: false,
+            timer_stage: 0,
+            byte_stage: 0,
+            bytes: 0,
+            timers: None,
+            increase_at: None,
+        }
+    }
+
+    fn on_cnp(&mut self, now: Cycle) {
+        self.alpha_cnp = true;
+        self.decrease_cnp = true;
+        if self.timers.is_none() {
+            self.alpha = 1.0;
+            self.alpha_cnp = false;
+            self.timers = Some([now + self.p.alpha_interval, now + self.p.decrease_interval]);
+            self.target = self.rate;
+        }
+    }
+
+    fn increase(&mut self) -> RpEvent {
+        let f = self.p.fast_recovery_stages;
+        let (t, b) = (self.timer_stage, self.byte_stage);
+        let e = match self.p.byte_counter_bytes {
+            None if t < f => RpEvent::FastRecovery,
+            None if t == f => RpEvent::AdditiveIncrease,
+            None => RpEvent::HyperIncrease,
+            Some(_) if t.max(b) < f => RpEvent::FastRecovery,
+            Some(_) if t.min(b) > f => RpEvent::HyperIncrease,
+            Some(_) => RpEvent::AdditiveIncrease,
+        };
+        let step = match e {
+            RpEvent::AdditiveIncrease => self.p.ai_bps,
+            RpEvent::HyperIncrease => self.p.hai_bps,
+            _ => 0,
+        };
+        self.target = (self.target + step).min(self.line);
+        self.rate = self.rate / 2 + self.target / 2;
+        e
+    }
+
+    fn on_sent(&mut self, bytes: u64) -> Option<RpEvent> {
+        let bc = self.p.byte_counter_bytes?;
+        self.increase_at?;
+        self.bytes += bytes;
+        if self.bytes < bc {
+            return None;
+        }
+        self.bytes -= bc;
+        let e = self.increase();
+        self.byte_stage += 1;
+        Some(e)
+    }
+
+    /// Every cycle from `from` to `to`, each timer due in it firing (alpha, then the check,
+    /// then the increase).
+    fn run(&mut self, from: Cycle, to: Cycle, events: &mut Vec<(Cycle, RpEvent)>) {
+        let g = 1.0 / self.p.g_denominator as f64;
+        for t in from..=to {
+            let Some([alpha_at, decrease_at]) = self.timers.as_mut() else {
+                return;
+            };
+            if *alpha_at == t {
+                self.alpha = (1.0 - g) * self.alpha + if self.alpha_cnp { g } else { 0.0 };
+                self.alpha_cnp = false;
+                *alpha_at += self.p.alpha_interval;
+            }
+            if *decrease_at == t {
+                *decrease_at += self.p.decrease_interval;
+                if self.decrease_cnp {
+                    if self.p.clamp_target || self.timer_stage != 0 {
+                        self.target = self.rate;
+                    }
+                    let cut = self.rate as f64 * (1.0 - self.alpha / 2.0);
+                    self.rate = (cut as u64).max(self.p.min_rate_bps);
+                    (self.timer_stage, self.byte_stage, self.bytes) = (0, 0, 0);
+                    self.decrease_cnp = false;
+                    self.increase_at = Some(t + self.p.increase_interval);
+                    events.push((t, RpEvent::Decrease));
+                    continue;
+                }
+            }
+            if self.increase_at == Some(t) {
+                self.increase_at = Some(t + self.p.increase_interval);
+                let e = self.increase();
+                self.timer_stage += 1;
+                events.push((t, e));
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// CNPs, sent frames and looks at the state at random cycles, handled as the host does:
+    /// it wakes only for `timer_at`, and a CNP arrives before the cycle's timers fire, a
+    /// frame leaves after them. Rates, target, alpha and every rate event equal a reaction
+    /// point whose every timer fires in its own cycle.
+    #[test]
+    fn late_alpha_updates_equal_every_timer_firing(
+        ops in proptest::collection::vec((1u64..4_000, 0u8..3, 1u64..3_000), 1..120),
+        byte_counter in proptest::option::of(2_000u64..40_000),
+        clamp in proptest::bool::ANY,
+    ) {
+        // Short intervals (alpha 7 cycles, checks 30, increases 400) so that random ops
+        // land on every kind of tie.
+        let p = DcqcnParams {
+            alpha_interval: 7,
+            decrease_interval: 30,
+            increase_interval: 400,
+            clamp_target: clamp,
+            byte_counter_bytes: byte_counter,
+            ..DcqcnParams::artifact(clock(), G100)
+        };
+        let (mut late, mut every) = (ReactionPoint::new(G100, p), EveryTimer::new(G100, p));
+        let (mut late_events, mut every_events) = (Vec::new(), Vec::new());
+        let (mut now, mut ran_to) = (0, 0);
+        for (gap, kind, bytes) in ops {
+            now += gap;
+            // The host's visits before `now`: one at each cycle a timer is due.
+            while let Some(t) = late.timer_at().filter(|&t| t < now) {
+                late.on_time(t, &mut late_events);
+            }
+            every.run(ran_to, now - 1, &mut every_events);
+            ran_to = now;
+            match kind {
+                0 => {
+                    late.on_cnp(now);
+                    every.on_cnp(now);
+                }
+                1 => {
+                    late.on_time(now, &mut late_events);
+                    every.run(now, now, &mut every_events);
+                    ran_to = now + 1;
+                    proptest::prop_assert_eq!(late.on_sent(bytes), every.on_sent(bytes));
+                }
+                _ => {
+                    late.on_time(now, &mut late_events);
+                    every.run(now, now, &mut every_events);
+                    ran_to = now + 1;
+                    proptest::prop_assert_eq!(late.alpha(), every.alpha);
+                }
+            }
+            proptest::prop_assert_eq!(
+                (late.rate_bps(), late.target_bps()),
+                (every.rate, every.target)
+            );
+            proptest::prop_assert_eq!(&late_events, &every_events);
+        }
+    }
 }
