@@ -39,7 +39,8 @@ use crate::host_feature::{HostCounters, HostFeature, Receipt};
 use crate::node::{Node, Sent};
 use crate::transport::{Peer, SenderOutcome};
 use crate::workload::FlowSpec;
-use std::collections::{BTreeMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use t2_clock::{Clock, Cycle, LineRate};
 use t2_pipeline::{PacketHandle, PacketPool};
 use wire::RoceFrame;
@@ -184,9 +185,22 @@ struct SendQp {
     /// Bytes of the QP's last data frame (a rate change moves its next send time by that
     /// frame's time at the new rate less its time at the old, as `RdmaHw::ChangeRate`).
     last_bytes: u64,
+    /// The cycle of the QP's live entry in the host's timer calendar, at or before its next
+    /// timer (`timers_at`).
+    wake_at: Option<Cycle>,
 }
 
 impl SendQp {
+    /// The first cycle a timer of this QP is due: its reaction point's or its
+    /// retransmission timer.
+    fn timers_at(&self) -> Option<Cycle> {
+        if self.finish.is_some() {
+            return None;
+        }
+        let rp = self.rp.as_ref().and_then(|rp| rp.timer_at());
+        Some(rp.map_or(self.rto_at, |t| t.min(self.rto_at)))
+    }
+
     fn payload_of(&self, psn: u32, mtu: u64) -> u64 {
         let sent = psn as u64 * mtu;
         mtu.min(self.spec.size_bytes - sent)
@@ -254,6 +268,12 @@ pub struct RdmaHost {
     pending: Vec<FlowSpec>,
     flows: Vec<SendQp>,
     open: Vec<usize>,
+    /// Whether a QP of `open` has finished since `open` was last pruned.
+    finished: bool,
+    /// The QPs' timers: `(cycle, flow index)`, a QP's live entry being the one at its
+    /// `wake_at`. An entry may come before the QP's timer (an ACK moved the retransmission
+    /// timer on): it is then put back at the timer, so an ACK costs no heap push.
+    calendar: BinaryHeap<Reverse<(Cycle, usize)>>,
     rr: usize,
     control: VecDeque<Control>,
     receiving: BTreeMap<u32, RecvQp>,
@@ -305,6 +325,8 @@ impl RdmaHost {
             pending: Vec::new(),
             flows: Vec::new(),
             open: Vec::new(),
+            finished: false,
+            calendar: BinaryHeap::new(),
             rr: 0,
             control: VecDeque::new(),
             receiving: BTreeMap::new(),
@@ -577,6 +599,7 @@ impl RdmaHost {
         q.snd_nxt = q.snd_nxt.max(q.snd_una);
         if q.snd_una == q.packets {
             q.finish = Some(now);
+            self.finished = true;
         }
         let mtu = self.config.mtu;
         if let (Some(h), Some(int)) = (q.hpcc.as_mut(), f.int.as_ref()) {
@@ -613,6 +636,29 @@ impl RdmaHost {
         q.cnp_at.push(now);
         if let Some(rp) = q.rp.as_mut() {
             rp.on_cnp(now);
+            self.wake(i);
+        }
+    }
+
+    /// Makes sure QP `i` has a calendar entry at or before its next timer.
+    fn wake(&mut self, i: usize) {
+        let q = &mut self.flows[i];
+        if let Some(t) = q.timers_at() {
+            if q.wake_at.is_none_or(|w| t < w) {
+                q.wake_at = Some(t);
+                self.calendar.push(Reverse((t, i)));
+            }
+        }
+    }
+
+    /// Drops the calendar's dead entries from its top (a QP's entry that a sooner one
+    /// replaced), so that its top is a live entry.
+    fn settle_calendar(&mut self) {
+        while let Some(&Reverse((t, i))) = self.calendar.peek() {
+            if self.flows[i].wake_at == Some(t) {
+                break;
+            }
+            self.calendar.pop();
         }
     }
 
@@ -640,11 +686,23 @@ impl RdmaHost {
                 cnp_at: Vec::new(),
                 hpcc: self.config.hpcc.map(|p| HpccSender::new(line, p)),
                 last_bytes: 0,
+                wake_at: None,
             });
+            self.wake(self.flows.len() - 1);
         }
+        // The QPs whose timers are due, each once (their timers touch only their own QP, so
+        // the order among QPs does not matter).
         let rto = self.config.rto;
-        for &i in &self.open {
+        while let Some(&Reverse((t, i))) = self.calendar.peek() {
+            if t > now {
+                break;
+            }
+            self.calendar.pop();
             let q = &mut self.flows[i];
+            if q.wake_at != Some(t) {
+                continue;
+            }
+            q.wake_at = None;
             if q.finish.is_some() {
                 continue;
             }
@@ -659,9 +717,13 @@ impl RdmaHost {
                 q.snd_nxt = q.snd_una;
                 q.rto_at = now + rto;
             }
+            self.wake(i);
         }
-        let flows = &self.flows;
-        self.open.retain(|&i| flows[i].finish.is_none());
+        if std::mem::take(&mut self.finished) {
+            let flows = &self.flows;
+            self.open.retain(|&i| flows[i].finish.is_none());
+        }
+        self.settle_calendar();
     }
 
     /// The next frame to send, with the QP whose data it is.
@@ -877,24 +939,22 @@ impl Node for RdmaHost {
         .then_some(now + 1);
         let next_ticks = self.line.cycle_to_ticks(now + 1);
         let (window, mtu) = (self.config.window_bytes, self.config.mtu);
-        let qps = self
+        // The first cycle a QP's pacing lets it send.
+        let paced = self
             .open
             .iter()
             .map(|&i| &self.flows[i])
-            .filter(|q| q.finish.is_none())
-            .filter_map(|q| {
-                let paced = q.has_data(window, mtu).then(|| {
-                    if q.ready_ticks >= next_ticks {
-                        q.ready_ticks / self.line.ticks_per_cycle()
-                    } else {
-                        now + 1
-                    }
-                });
-                let timer = q.rp.as_ref().and_then(|rp| rp.timer_at());
-                [paced, timer, Some(q.rto_at)].into_iter().flatten().min()
+            .filter(|q| q.finish.is_none() && q.has_data(window, mtu))
+            .map(|q| {
+                if q.ready_ticks >= next_ticks {
+                    q.ready_ticks / self.line.ticks_per_cycle()
+                } else {
+                    now + 1
+                }
             })
             .min();
-        [nic, frees, start, pause, control, qps]
+        let timers = self.calendar.peek().map(|&Reverse((t, _))| t);
+        [nic, frees, start, pause, control, paced, timers]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 1))
