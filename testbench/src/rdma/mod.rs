@@ -928,16 +928,27 @@ impl Node for RdmaHost {
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        let frees = self.nic_free_ticks / self.line.ticks_per_cycle();
-        let frees = (frees > now).then_some(frees);
+        let soon = now + 1;
+        let per_cycle = self.line.ticks_per_cycle();
         let nic = self.on_nic.front().map(|&(t, _)| t);
         let start = self.pending.last().map(|p| p.start);
-        let until = self.pfc.as_ref().map_or(0, |p| p.pauses().until(0));
-        let pause = (until > now).then_some(until);
-        let control = (!self.control.is_empty()
-            && (self.config.control_dscp.is_some() || !self.paused(now)))
-        .then_some(now + 1);
-        let next_ticks = self.line.cycle_to_ticks(now + 1);
+        let timers = self.calendar.peek().map(|&Reverse((t, _))| t);
+        // A frame starts only in a cycle the NIC is free in, and data (control too, unless
+        // it has its own class) only once PFC's pause of class 0 has ended: waking sooner
+        // would find nothing to do (a PFC frame that changes the pause wakes the host).
+        let free = (self.nic_free_ticks / per_cycle).max(soon);
+        let unpaused = self
+            .pfc
+            .as_ref()
+            .map_or(0, |p| p.pauses().until(0))
+            .max(soon);
+        let control = (!self.control.is_empty()).then(|| {
+            if self.config.control_dscp.is_some() {
+                soon
+            } else {
+                unpaused
+            }
+        });
         let (window, mtu) = (self.config.window_bytes, self.config.mtu);
         // The first cycle a QP's pacing lets it send.
         let paced = self
@@ -945,19 +956,14 @@ impl Node for RdmaHost {
             .iter()
             .map(|&i| &self.flows[i])
             .filter(|q| q.finish.is_none() && q.has_data(window, mtu))
-            .map(|q| {
-                if q.ready_ticks >= next_ticks {
-                    q.ready_ticks / self.line.ticks_per_cycle()
-                } else {
-                    now + 1
-                }
-            })
-            .min();
-        let timers = self.calendar.peek().map(|&Reverse((t, _))| t);
-        [nic, frees, start, pause, control, paced, timers]
+            .map(|q| q.ready_ticks / per_cycle)
+            .min()
+            .map(|t| t.max(unpaused));
+        let send = control.into_iter().chain(paced).min().map(|t| t.max(free));
+        [nic, start, timers, send]
             .into_iter()
             .flatten()
-            .map(|t| t.max(now + 1))
+            .map(|t| t.max(soon))
             .min()
     }
 }

@@ -312,6 +312,153 @@ fn stepping_every_cycle_gives_what_jumping_gives() {
     assert_eq!(jump, run(Stepping::EveryCycle));
 }
 
+/// A two-port wire between two NICs that passes every frame on in the cycle it arrives and
+/// sends PFC frames of its own at scripted cycles: (cycle, port, class, quanta).
+struct PausingWire {
+    pauses: Vec<(Cycle, usize, u8, u16)>,
+    next: usize,
+    through: Vec<(usize, PacketHandle)>,
+}
+
+impl Node for PausingWire {
+    fn name(&self) -> &str {
+        "wire"
+    }
+    fn port_count(&self) -> usize {
+        2
+    }
+    fn port_bps(&self, _port: usize) -> u64 {
+        G100
+    }
+    fn receive(&mut self, _now: Cycle, port: usize, pkt: PacketHandle, _pool: &mut PacketPool) {
+        self.through.push((1 - port, pkt));
+    }
+    fn tick(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
+        for (port, pkt) in self.through.drain(..) {
+            out.push(Sent { port, pkt });
+        }
+        while let Some(&(at, port, class, quanta)) = self.pauses.get(self.next) {
+            if at != now {
+                break;
+            }
+            let pkt = pool.alloc();
+            let frame = t2_pipeline::pfc::PfcFrame::one_class(class, quanta);
+            frame.write([2, 0, 0, 0, 0, 9], pool.bytes_mut(pkt));
+            out.push(Sent { port, pkt });
+            self.next += 1;
+        }
+    }
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let pause = self.pauses.get(self.next).map(|p| p.0);
+        pause.filter(|&t| t > now)
+    }
+}
+
+/// Every frame crossing a port: cycle, node, port, direction, bytes.
+type Crossing = (Cycle, usize, usize, bool, Vec<u8>);
+
+struct Recorder(std::rc::Rc<std::cell::RefCell<Vec<Crossing>>>);
+
+impl crate::tap::Tap for Recorder {
+    fn frame(&mut self, f: &crate::tap::TapFrame<'_>) {
+        let tx = f.direction == crate::tap::Direction::Tx;
+        let crossing = (f.cycle, f.node.0, f.port, tx, f.bytes.to_vec());
+        self.0.borrow_mut().push(crossing);
+    }
+}
+
+#[test]
+fn paced_queue_pairs_behind_a_busy_nic_and_pfc_pauses_step_as_they_jump() {
+    // Two QPs from a to b (their rates cut by CNPs, so one waits on its pacing while the
+    // other holds the NIC) and one from b to a (so a has ACKs to send while paused), through
+    // a wire that pauses each NIC's class 0 (and once class 1, which holds nothing), resumes
+    // one pause early, and pauses again while paused. With control frames in their own class
+    // and in the data's.
+    for control_dscp in [Some(CONTROL_DSCP), None] {
+        let run = |stepping| {
+            let config = RdmaConfig {
+                control_dscp,
+                ..RdmaConfig::dcqcn(clock(), G100, 300_000)
+            };
+            let a = Peer {
+                ip: Ipv4Addr::new(10, 0, 0, 1),
+                mac: MacAddr([2, 0, 0, 0, 0, 1]),
+            };
+            let b = Peer {
+                ip: Ipv4Addr::new(10, 0, 0, 2),
+                mac: MacAddr([2, 0, 0, 0, 0, 2]),
+            };
+            let mut net = Network::new(stepping);
+            let ia = net.add(RdmaHost::new("a", a, clock(), G100, config, vec![a, b]).unwrap());
+            let ib = net.add(RdmaHost::new("b", b, clock(), G100, config, vec![a, b]).unwrap());
+            let iw = net.add(PausingWire {
+                pauses: vec![
+                    (2_000, 1, 0, 2_000),
+                    (20_000, 0, 0, 3_000),
+                    (26_000, 0, 0, 0),
+                    (40_000, 0, 1, 3_000),
+                    (41_000, 0, 0, 1_000),
+                    (41_500, 0, 0, 4_000),
+                    (60_000, 1, 0, 2_000),
+                ],
+                next: 0,
+                through: Vec::new(),
+            });
+            net.link(ia, 0, iw, 0, 700).unwrap();
+            net.link(iw, 1, ib, 0, 800).unwrap();
+            let frames = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            net.set_tap(Some(Box::new(Recorder(frames.clone()))));
+            let flow = |id, src, dst, start, size_bytes| FlowSpec {
+                start,
+                id,
+                src,
+                dst,
+                size_bytes,
+            };
+            let h = net.node_mut::<RdmaHost>(ia);
+            h.add_flow(flow(1, 0, 1, 100, 400_000)).unwrap();
+            h.add_flow(flow(2, 0, 1, 3_000, 300_000)).unwrap();
+            h.mark_ce(1, 0..60);
+            h.mark_ce(2, 10..50);
+            let h = net.node_mut::<RdmaHost>(ib);
+            h.add_flow(flow(3, 1, 0, 15_000, 200_000)).unwrap();
+            net.run_until(400_000);
+            let (ha, hb) = (net.node::<RdmaHost>(ia), net.node::<RdmaHost>(ib));
+            (
+                (ha.outcomes(), hb.outcomes()),
+                (ha.rate_events(1).to_vec(), ha.rate_events(2).to_vec()),
+                (
+                    hb.arrivals(1).unwrap().to_vec(),
+                    hb.arrivals(2).unwrap().to_vec(),
+                ),
+                ha.arrivals(3).unwrap().to_vec(),
+                (ha.counters(), hb.counters()),
+                (
+                    ha.frames_sent(),
+                    hb.frames_sent(),
+                    ha.acks_sent(),
+                    hb.cnps_sent(),
+                ),
+                frames.take(),
+            )
+        };
+        let jump = run(Stepping::Jump);
+        let (a, b) = &jump.0;
+        assert!(a.iter().chain(b).all(|o| o.finish.is_some()), "{jump:?}");
+        assert!(
+            !jump.1 .0.is_empty() && !jump.1 .1.is_empty(),
+            "both QPs were cut"
+        );
+        assert_eq!(jump.4 .0.pfc_frames, 5, "a took its five PFC frames");
+        assert_eq!(jump.4 .1.pfc_frames, 2);
+        assert_eq!(
+            jump,
+            run(Stepping::EveryCycle),
+            "control_dscp {control_dscp:?}"
+        );
+    }
+}
+
 /// DCQCN's reaction point as the artifact runs it, every timer firing in its own cycle: the
 /// reference the late alpha updates and skipped checks of `ReactionPoint` must equal.
 struct EveryTimer {
