@@ -57,6 +57,13 @@ def csv_rows(path):
         return list(csv.DictReader(f))
 
 
+def nearest_rank(sorted_values, p):
+    """The `p`-th percentile of sorted values by the nearest-rank method, as t2sim's metrics
+    (testbench/src/metrics.rs `percentile`)."""
+    import math
+    return sorted_values[max(1, math.ceil(p / 100 * len(sorted_values))) - 1]
+
+
 def replace_block(doc, name, commands, table):
     """Writes `table` (a list of lines) under `commands` between the markers `name` in
     `doc`; fails when the markers are missing."""
