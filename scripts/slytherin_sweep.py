@@ -20,9 +20,12 @@ the run's own outputs:
 Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
            [--base scenarios/slytherin_incast.toml --degrees 24,32,40] [--rto-us 100]
+           [--pias-thresholds t0,t1,t2,t3,t4,t5,t6]
 --base picks another scenario file (default scenarios/slytherin_websearch.toml); --degrees
 replaces its `degree` ([workload.incast]) in turn, and the table gets a degree column;
 --rto-us sets the transport's `rto_us` (the RFC 6298 timer's initial value and floor).
+--pias-thresholds gives PIAS's seven demotion thresholds in bytes (its `thresh_0_bytes` ..
+`thresh_6_bytes`; without it, the web-search set). The flow sizes are the base file's `cdf`.
 """
 
 import argparse
@@ -41,6 +44,9 @@ BIN = os.environ.get("T2SIM_BIN") or os.path.join(ROOT, "target", "release", "t2
 CLOCK_HZ = 1_500_000_000
 SHORT = 100_000
 LONG = 1_000_000
+# PIAS's seven demotion thresholds in bytes (--pias-thresholds); empty: the scheme's
+# defaults (the web-search set).
+PIAS_THRESHOLDS = []
 
 
 def variant(scheme, load, seed, k, degree=None, rto_us=None):
@@ -58,10 +64,18 @@ def variant(scheme, load, seed, k, degree=None, rto_us=None):
     text = re.sub(r'(?m)^scheme = ".*"$', f'scheme = "{scheme}"', text)
     text = re.sub(r"(?m)^seed = .*$", f"seed = {seed}", text)
     text = re.sub(r"(?m)^load = .*$", f"load = {load}", text)
-    cdf = os.path.join(ROOT, "data", "workloads", "WebSearch_distribution.txt")
+    # The base file's CDF, its path made absolute (it is relative to the base file).
+    cdfs = re.findall(r'(?m)^cdf = "(.*)"$', text)
+    if len(cdfs) != 1:
+        sys.exit(f"{BASE}: needs exactly one `cdf = ` line, found {len(cdfs)}")
+    cdf = os.path.normpath(os.path.join(os.path.dirname(BASE), cdfs[0]))
     text = re.sub(r'(?m)^cdf = ".*"$', f'cdf = "{cdf}"', text)
-    # [scheme_params]: k_cells for the schemes that have it, none for the others.
-    params = f"[scheme_params]\nk_cells = {k}\n\n" if k is not None else ""
+    # [scheme_params]: k_cells for the schemes that have it, none for the others; PIAS's
+    # demotion thresholds when given.
+    params = f"[scheme_params]\nk_cells = {k}\n" if k is not None else ""
+    if scheme == "pias" and PIAS_THRESHOLDS:
+        params += "".join(f"thresh_{i}_bytes = {t}\n" for i, t in enumerate(PIAS_THRESHOLDS))
+    params += "\n" if params else ""
     text = re.sub(r"(?ms)^\[scheme_params\]\n.*?\n\n", params, text)
     return text
 
@@ -148,7 +162,7 @@ def measure(dirs):
 
 
 def main():
-    global BASE
+    global BASE, PIAS_THRESHOLDS
     a = argparse.ArgumentParser()
     a.add_argument("--out", required=True)
     a.add_argument("--schemes", default="slytherin,dctcp,droptail")
@@ -158,7 +172,10 @@ def main():
     a.add_argument("--base", default=BASE)
     a.add_argument("--degrees", default=None)
     a.add_argument("--rto-us", type=int, default=None)
+    a.add_argument("--pias-thresholds", default=None)
     args = a.parse_args()
+    if args.pias_thresholds:
+        PIAS_THRESHOLDS = [int(t) for t in args.pias_thresholds.split(",")]
     BASE = os.path.abspath(args.base)
     seeds = [int(s) for s in args.seeds.split(",")]
     degrees = [int(d) for d in args.degrees.split(",")] if args.degrees else [None]

@@ -562,6 +562,21 @@ impl Scheme {
                 ));
             }
         }
+        // MLFQ demotion thresholds, wherever a scheme has them (PIAS's): each above the one
+        // before, as a flow is demoted past them in turn.
+        let thresholds: Vec<(&str, f64)> = pias::THRESHOLD_PARAMS
+            .iter()
+            .filter_map(|&name| values.get(name).map(|&v| (name, v)))
+            .collect();
+        for pair in thresholds.windows(2) {
+            let ((before, low), (name, v)) = (pair[0], pair[1]);
+            if v <= low {
+                return Err(format!(
+                    "{name}: {v} is not above {before} ({low}): a flow is demoted past the \
+                     thresholds in turn, so each is above the one before"
+                ));
+            }
+        }
         Ok(SchemeParams { values })
     }
 

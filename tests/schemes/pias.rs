@@ -97,6 +97,37 @@ fn the_scheme_builds_its_program_queues_and_hosts() {
     let mut features = Vec::new();
     setup.hosts.apply(&mut transport, &mut features);
     assert_eq!(features, tagging);
+    // The thresholds are parameters: the artifact's data-mining set reaches the hosts, and a
+    // set that does not increase is refused naming the parameter.
+    let data_mining = [805u64, 1106, 1401, 10693, 11970, 21162, 22272].map(|p| p * 1460);
+    let overrides: std::collections::BTreeMap<String, f64> = pias::THRESHOLD_PARAMS
+        .iter()
+        .zip(data_mining)
+        .map(|(name, t)| (name.to_string(), t as f64))
+        .collect();
+    let resolved = s.resolve(&overrides).unwrap();
+    assert_eq!(pias::tags(&resolved).thresholds, data_mining);
+    let setup = (s.build)(&resolved, &target);
+    assert_eq!(
+        setup.hosts.features,
+        [host_feature::pias::spec(MlfqTags {
+            thresholds: data_mining
+        })]
+    );
+    assert_eq!(setup.program, pias::program(768));
+    let mut flat = overrides.clone();
+    flat.insert("thresh_4_bytes".into(), 15_611_780.0);
+    assert_eq!(
+        s.resolve(&flat).err().unwrap(),
+        "thresh_4_bytes: 15611780 is not above thresh_3_bytes (15611780): a flow is demoted \
+         past the thresholds in turn, so each is above the one before"
+    );
+    let one = std::collections::BTreeMap::from([("thresh_0_bytes".to_string(), 2e6)]);
+    assert_eq!(
+        s.resolve(&one).err().unwrap(),
+        "thresh_1_bytes: 1582640 is not above thresh_0_bytes (2000000): a flow is demoted \
+         past the thresholds in turn, so each is above the one before"
+    );
     // Every other scheme leaves DSCP alone.
     for other in schemes::SCHEMES.iter().filter(|s| s.name != "pias") {
         let features = other.default_setup(&target).hosts.features;

@@ -18,18 +18,55 @@ pub static SCHEME: Scheme = Scheme {
     summary: "hosts tag packets by bytes sent (8-level MLFQ in DSCP), strict-priority queues \
               with ECN marking at K cells per queue, DCTCP hosts",
     doc: "docs/schemes/pias.md",
-    params: &[Param {
-        name: "k_cells",
-        default: DEFAULT_K_CELLS as f64,
-        min: 1.0,
-        max: ((1u64 << 19) - 1) as f64,
-        integer: true,
-        doc: "marking threshold, 176-byte cells of the packet's own queue at enqueue; \
-              default 768, Slytherin's, so the two differ only in how they prioritise",
-    }],
+    params: &[
+        Param {
+            name: "k_cells",
+            default: DEFAULT_K_CELLS as f64,
+            min: 1.0,
+            max: ((1u64 << 19) - 1) as f64,
+            integer: true,
+            doc: "marking threshold, 176-byte cells of the packet's own queue at enqueue; \
+                  default 768, Slytherin's, so the two differ only in how they prioritise",
+        },
+        threshold_param("thresh_0_bytes", 0),
+        threshold_param("thresh_1_bytes", 1),
+        threshold_param("thresh_2_bytes", 2),
+        threshold_param("thresh_3_bytes", 3),
+        threshold_param("thresh_4_bytes", 4),
+        threshold_param("thresh_5_bytes", 5),
+        threshold_param("thresh_6_bytes", 6),
+    ],
     build,
     shipped,
 };
+
+/// The names of the seven demotion thresholds, in order: a segment sent after `b` payload
+/// bytes of its flow takes the level that counts the thresholds `<= b`.
+pub const THRESHOLD_PARAMS: [&str; MLFQ_LEVELS - 1] = [
+    "thresh_0_bytes",
+    "thresh_1_bytes",
+    "thresh_2_bytes",
+    "thresh_3_bytes",
+    "thresh_4_bytes",
+    "thresh_5_bytes",
+    "thresh_6_bytes",
+];
+
+/// Demotion threshold `i` as a parameter, the web-search set's by default. PIAS derives a
+/// set per workload and load; a scenario of another workload gives its own (the data-mining
+/// sets of the artifact are in docs/schemes/pias.md). `resolve` checks that they increase.
+const fn threshold_param(name: &'static str, i: usize) -> Param {
+    Param {
+        name,
+        default: WEB_SEARCH_TAGS.thresholds[i] as f64,
+        min: 1.0,
+        max: (1u64 << 40) as f64,
+        integer: true,
+        doc: "MLFQ demotion threshold, payload bytes a flow has sent before its segments \
+              drop one more level; default PIAS's web-search set (1460-byte packets of its \
+              ns-2 artifact's run_pias_dctcp.py, in bytes)",
+    }
+}
 
 /// The marking threshold by default: Slytherin's ([`super::slytherin::DEFAULT_K_CELLS`]),
 /// so that a comparison at the defaults differs only in the priority queues (our choice).
@@ -70,12 +107,19 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
             congestion: Congestion::Dctcp,
-            features: vec![t2_testbench::host_feature::pias::spec(WEB_SEARCH_TAGS)],
+            features: vec![t2_testbench::host_feature::pias::spec(tags(p))],
             ..Hosts::PLAIN
         },
         pfc: None,
         recirculation_mirror: None,
         chip: None,
+    }
+}
+
+/// The demotion thresholds of `p` (checked to increase when `p` was resolved).
+pub fn tags(p: &SchemeParams) -> MlfqTags {
+    MlfqTags {
+        thresholds: THRESHOLD_PARAMS.map(|name| p.int(name)),
     }
 }
 
