@@ -28,13 +28,13 @@ pub static SCHEME: Scheme = Scheme {
             doc: "marking threshold, 176-byte cells of the packet's own queue at enqueue; \
                   default 768, Slytherin's, so the two differ only in how they prioritise",
         },
-        threshold_param("thresh_0_bytes", 0),
-        threshold_param("thresh_1_bytes", 1),
-        threshold_param("thresh_2_bytes", 2),
-        threshold_param("thresh_3_bytes", 3),
-        threshold_param("thresh_4_bytes", 4),
-        threshold_param("thresh_5_bytes", 5),
-        threshold_param("thresh_6_bytes", 6),
+        threshold_param(0),
+        threshold_param(1),
+        threshold_param(2),
+        threshold_param(3),
+        threshold_param(4),
+        threshold_param(5),
+        threshold_param(6),
     ],
     build,
     shipped,
@@ -52,12 +52,13 @@ pub const THRESHOLD_PARAMS: [&str; MLFQ_LEVELS - 1] = [
     "thresh_6_bytes",
 ];
 
-/// Demotion threshold `i` as a parameter, the web-search set's by default. PIAS derives a
+/// Demotion threshold `i` as the parameter [`THRESHOLD_PARAMS`]`[i]`, the web-search set's
+/// by default. PIAS derives a
 /// set per workload and load; a scenario of another workload gives its own (the data-mining
 /// sets of the artifact are in docs/schemes/pias.md). `resolve` checks that they increase.
-const fn threshold_param(name: &'static str, i: usize) -> Param {
+const fn threshold_param(i: usize) -> Param {
     Param {
-        name,
+        name: THRESHOLD_PARAMS[i],
         default: WEB_SEARCH_TAGS.thresholds[i] as f64,
         min: 1.0,
         max: (1u64 << 40) as f64,
