@@ -4,6 +4,7 @@
 //! cycle by cycle, jumping over quiet cycles or stepping through every one with identical
 //! results. [`Host`] sends paced UDP and records every frame it receives.
 
+mod agenda;
 pub mod endpoint;
 pub mod harness;
 pub mod host;

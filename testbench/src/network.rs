@@ -15,6 +15,7 @@
 //! are delivered in the order they were sent (cycle, sending node, place in its tick), which
 //! does not depend on how the network is split, so every split gives identical results.
 
+use crate::agenda::Agenda;
 use crate::node::{Node, Sent};
 use crate::tap::{Direction, Tap, TapFrame};
 use std::any::Any;
@@ -133,12 +134,9 @@ struct Part {
     nodes: Vec<Box<dyn Node>>,
     /// Frames on the wires into this partition's nodes, earliest arrival first.
     wires: BinaryHeap<Reverse<OnWire>>,
-    /// Cached `next_event` of each node.
-    next: Vec<Option<Cycle>>,
-    /// The nodes' next events, earliest first, so a visit finds the nodes due without
-    /// looking at the others. An entry stands only while it equals the node's `next`
-    /// (later changes push a new one; stale ones are skipped when they surface).
-    agenda: BinaryHeap<Reverse<(Cycle, usize)>>,
+    /// Each node's cached `next_event`, earliest first, so a visit finds the nodes due
+    /// without looking at the others.
+    agenda: Agenda,
     /// Nodes due in the cycle being visited (reused).
     due: Vec<usize>,
     pool: PacketPool,
@@ -191,8 +189,7 @@ impl Part {
             ids: Vec::new(),
             nodes: Vec::new(),
             wires: BinaryHeap::new(),
-            next: Vec::new(),
-            agenda: BinaryHeap::new(),
+            agenda: Agenda::default(),
             due: Vec::new(),
             pool: PacketPool::new(),
             now: 0,
@@ -209,10 +206,8 @@ impl Part {
         let local = self.nodes.len();
         self.ids.push(id);
         self.nodes.push(node);
-        self.next.push(next);
-        if let Some(t) = next {
-            self.agenda.push(Reverse((t, local)));
-        }
+        self.agenda.push_node(next);
+        debug_assert_eq!(self.agenda.next().len(), local + 1);
         self.tx.push(tx);
     }
 
@@ -220,31 +215,8 @@ impl Part {
     /// `now`).
     fn earliest(&self) -> Option<Cycle> {
         let wire = self.wires.peek().map(|Reverse(w)| w.arrives);
-        // After every visit the agenda's top stands (see `settle_agenda`).
-        let node = self.agenda.peek().map(|Reverse((t, _))| *t);
-        debug_assert_eq!(node, self.next.iter().flatten().copied().min());
+        let node = self.agenda.earliest();
         node.into_iter().chain(wire).min()
-    }
-
-    /// Sets node `n`'s next event.
-    fn set_next(&mut self, n: usize, next: Option<Cycle>) {
-        if next != self.next[n] {
-            self.next[n] = next;
-            if let Some(t) = next {
-                self.agenda.push(Reverse((t, n)));
-            }
-        }
-    }
-
-    /// Drops the agenda's stale entries from its top, so that its top is the earliest next
-    /// event of any node.
-    fn settle_agenda(&mut self) {
-        while let Some(&Reverse((t, n))) = self.agenda.peek() {
-            if self.next[n] == Some(t) {
-                break;
-            }
-            self.agenda.pop();
-        }
     }
 
     /// Runs cycle `t` (> now): delivers arriving frames, then ticks the nodes due. A frame
@@ -279,7 +251,7 @@ impl Part {
                 );
             }
             self.nodes[w.node].receive(t, w.port, pkt, &mut self.pool);
-            self.set_next(w.node, Some(t));
+            self.agenda.set(w.node, Some(t));
         }
         // The nodes due, in index order (every node when stepping every cycle).
         let mut due = std::mem::take(&mut self.due);
@@ -287,17 +259,8 @@ impl Part {
         match stepping {
             Stepping::EveryCycle => due.extend(0..self.nodes.len()),
             Stepping::Jump => {
-                while let Some(&Reverse((e, n))) = self.agenda.peek() {
-                    if e > t {
-                        break;
-                    }
-                    self.agenda.pop();
-                    if self.next[n] == Some(e) {
-                        // Its entry is used up: the tick below sets (and pushes) a new one.
-                        self.next[n] = None;
-                        due.push(n);
-                    }
-                }
+                // Their entries are used up: the ticks below set new ones.
+                self.agenda.take_due(t, &mut due);
                 due.sort_unstable();
             }
         }
@@ -341,10 +304,9 @@ impl Part {
             }
             self.sent_buf = sent;
             let next = self.nodes[n].next_event(t);
-            self.set_next(n, next);
+            self.agenda.set(n, next);
         }
         self.due = due;
-        self.settle_agenda();
     }
 
     /// Visits every cycle of this partition up to and including `end` in which something
@@ -732,11 +694,10 @@ impl Network {
     /// ticked when it has nothing to do changes nothing (the `Node` contract).
     pub fn wake_all(&mut self, t: Cycle) {
         for part in &mut self.parts {
-            for n in 0..part.next.len() {
-                let due = part.next[n].map_or(t, |e| e.min(t));
-                part.set_next(n, Some(due));
+            for n in 0..part.nodes.len() {
+                let due = part.agenda.next()[n].map_or(t, |e| e.min(t));
+                part.agenda.set(n, Some(due));
             }
-            part.settle_agenda();
         }
     }
 
@@ -869,7 +830,7 @@ impl Network {
                 .ids
                 .into_iter()
                 .zip(part.nodes)
-                .zip(part.next)
+                .zip(part.agenda.next().to_vec())
                 .zip(part.tx);
             for (((id, node), next), tx) in nodes {
                 seats[id] = Some(Seat { node, next, tx });
