@@ -186,6 +186,9 @@ impl Chip {
                 break;
             }
             let op = entry.remove();
+            if self.ghost_shared() && self.splits_ghost_threads(&op) {
+                self.run_ghost_in_every_pipe();
+            }
             let name = op.name();
             let result = match op {
                 ControlOp::MirrorSession { id, session } => self.set_mirror_session(id, session),
@@ -242,6 +245,36 @@ impl Chip {
             if let Err(e) = result {
                 self.control.errors.push((now, e));
             }
+        }
+    }
+
+    /// Whether `op` could make the pipes' ghost threads differ, so that they can no longer
+    /// share pipe 0's (`ghost.rs`): a write into an array the ghost units touch, or a table
+    /// entry for one pipe of a table the ghost thread applies.
+    fn splits_ghost_threads(&self, op: &ControlOp) -> bool {
+        let uses = |name: &str| self.pipes[0].ingress_program.ghost_uses(name);
+        match op {
+            ControlOp::WriteRegister {
+                gress: Gress::Ingress,
+                register,
+                ..
+            } => uses(register),
+            ControlOp::AddEntry {
+                pipe: Some(_),
+                table,
+                ..
+            }
+            | ControlOp::ModifyEntry {
+                pipe: Some(_),
+                table,
+                ..
+            }
+            | ControlOp::DeleteEntry {
+                pipe: Some(_),
+                table,
+                ..
+            } => uses(table),
+            _ => false,
         }
     }
 

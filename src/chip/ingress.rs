@@ -11,16 +11,24 @@ impl Chip {
     /// Each pipe's ghost thread, then its ingress pipeline, for cycle `now`.
     pub(super) fn ingress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
         let may_batch = self.may_batch(now);
+        // Ghost first: in a stage and cycle where both touch a register, the packet sees
+        // what the ghost thread wrote (docs/timing.md). The two share the registers, so
+        // neither runs a whole pass at once while the other steps one. A shared ghost thread
+        // (`ghost.rs`) runs once for every pipe, before any pipe's ingress.
+        let shared = self.ghost.shared;
+        if shared {
+            self.shared_ghost(now, may_batch);
+        }
+        let shared_stepping = shared && self.pipes[0].ghost.as_ref().is_some_and(|g| g.stepping());
         for p in 0..self.pipes.len() {
             let pipe = &mut self.pipes[p];
-            // Ghost first: in a stage and cycle where both touch a register, the packet sees
-            // what the ghost thread wrote (docs/timing.md). The two share the registers, so
-            // neither runs a whole pass at once while the other steps one.
-            if let Some(ghost) = pipe.ghost.as_mut() {
+            if let Some(ghost) = pipe.ghost.as_mut().filter(|_| !shared) {
                 let batch = may_batch && !pipe.ingress.stepping();
                 ghost.tick_batching(now, pipe.ingress_program.as_mut(), batch);
             }
-            let batch = may_batch && !pipe.ghost.as_ref().is_some_and(|g| g.stepping());
+            let ghost_stepping =
+                shared_stepping || pipe.ghost.as_ref().is_some_and(|g| !shared && g.stepping());
+            let batch = may_batch && !ghost_stepping;
             let exit = pipe
                 .ingress
                 .tick_batching(now, pipe.ingress_program.as_mut(), pool, batch);

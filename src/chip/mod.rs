@@ -236,6 +236,9 @@ impl Chip {
             .collect();
         let ghost_events = pipes.iter().any(|p| p.ghost.is_some());
         tm.keep_ghost_delivered(ghost_events);
+        let ghost_shared = pipes.len() > 1
+            && pipes[0].ghost.is_some()
+            && pipes[0].ingress_program.ghost_writes_are_its_own();
         Ok(Chip {
             name: name.to_string(),
             params,
@@ -254,7 +257,7 @@ impl Chip {
             egress_latency,
             trace: None,
             stage_by_stage: false,
-            ghost: ghost::GhostFeed::new(ghost_events),
+            ghost: ghost::GhostFeed::new(ghost_events, ghost_shared),
             pfc_release_events: false,
             pktgen: pktgen::Pktgens::new(params.pipes as usize),
             resubmit_fifo: (0..params.pipes).map(|_| Wire::new(1)).collect(),

@@ -10,7 +10,9 @@ use t2_pipeline::ir::{
     Action, MatchKind, Operand, Primitive, Program, ProgramBuilder, RegisterAction, SaluOp,
     SaluOperand, SaluOutput, SaluOutputValue, SaluUpdate, Stmt, Table,
 };
+use t2_pipeline::Gress;
 use t2_testbench::{Network, NodeId, Probe, Stepping};
+use t2sim::chip::ControlOp;
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;
@@ -141,11 +143,31 @@ fn watch(
 const RECEIVER: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
 const READOUT: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
 
+/// How the pipes run the ghost thread in a reader run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ghosts {
+    /// Pipe 0's runs for all (the chip's choice for the probe program).
+    Shared,
+    /// Each pipe runs its own from the start.
+    PerPipe,
+    /// Shared until the control plane writes cell 128 of pipe 2's array in this cycle.
+    SplitAt(Cycle),
+}
+
 /// What the readers saw (their src_port) in arrival order, and the changes of cell 128.
 fn reader_run(
     stepping: Stepping,
     readers: &[(usize, Cycle)],
     stage_by_stage: bool,
+) -> (Vec<u16>, Changes, u32) {
+    reader_run_with(stepping, readers, stage_by_stage, Ghosts::Shared)
+}
+
+fn reader_run_with(
+    stepping: Stepping,
+    readers: &[(usize, Cycle)],
+    stage_by_stage: bool,
+    ghosts: Ghosts,
 ) -> (Vec<u16>, Changes, u32) {
     // Port 0 (device port 8, ghost qid 128) receives one big frame from port 1; readers come
     // in on ports 2 and 4 of pipe 1 and leave by port 3 (device port 144).
@@ -164,6 +186,24 @@ fn reader_run(
     let mut net = Network::new(stepping);
     let chip = net.add(Chip::new("chip", &config).unwrap());
     assert_eq!(net.node::<Chip>(chip).ingress_latency(), INGRESS_LATENCY);
+    assert!(net.node::<Chip>(chip).ghost_shared());
+    match ghosts {
+        Ghosts::Shared => {}
+        Ghosts::PerPipe => net.node_mut::<Chip>(chip).run_ghost_in_every_pipe(),
+        Ghosts::SplitAt(at) => net
+            .node_mut::<Chip>(chip)
+            .schedule(
+                at,
+                ControlOp::WriteRegister {
+                    pipe: 2,
+                    gress: Gress::Ingress,
+                    register: "depth".into(),
+                    index: 128,
+                    value: 77,
+                },
+            )
+            .unwrap(),
+    }
     assert_eq!(
         net.node::<Chip>(chip).ghost_stage_points(),
         &[(SHARED_STAGE_OFFSET, 1)]
@@ -185,6 +225,10 @@ fn reader_run(
         net.link(reader, 0, chip, chip_port, 1).unwrap();
     }
     let log = watch(&mut net, chip, &[128], 10_000, stage_by_stage);
+    assert_eq!(
+        net.node::<Chip>(chip).ghost_shared(),
+        ghosts == Ghosts::Shared
+    );
     let seen = net
         .node::<Probe>(readout)
         .received()
@@ -247,6 +291,77 @@ fn an_ingress_packet_sees_a_new_depth_from_the_ghost_delivery_cycle_minus_the_pa
             .collect();
         assert_eq!(log, at_delivery);
     }
+}
+
+#[test]
+fn the_pipes_share_one_ghost_thread_and_each_holds_what_its_own_would_have() {
+    // The probe program's ghost thread only writes `depth`, which ingress only reads, so
+    // the chip runs pipe 0's ghost thread for all four pipes and copies what it stores. Every
+    // pipe's cell then changes in the same cycles to the same values as when each pipe runs
+    // its own, stage by stage or in whole passes, and the readers see the same.
+    let readers = [(2, 200), (4, 350), (2, 352), (2, 600), (4, 650), (2, 652)];
+    for stepping in [Stepping::EveryCycle, Stepping::Jump] {
+        for stage_by_stage in [true, false] {
+            let run = |g| reader_run_with(stepping, &readers, stage_by_stage, g);
+            let shared = run(Ghosts::Shared);
+            assert_eq!(shared, run(Ghosts::PerPipe));
+            assert_eq!(
+                shared.1.len(),
+                8,
+                "two changes in each pipe: {:?}",
+                shared.1
+            );
+        }
+    }
+}
+
+#[test]
+fn a_register_write_into_a_ghost_array_ends_the_sharing_with_updates_in_flight() {
+    // The write lands in cycle 430, while the first update (delivered in 416) is between
+    // stage 0 and stage 1 (439): the other pipes take it over and run it as their own. Pipe
+    // 2's cell shows 77 from 430 until that update overwrites it, as it does when every pipe
+    // runs its own thread from the start; stage by stage, pipe 0 ran it alone until then.
+    let readers = [(2, 200), (4, 600)];
+    for stepping in [Stepping::EveryCycle, Stepping::Jump] {
+        let run = |g| reader_run_with(stepping, &readers, true, g);
+        let split = run(Ghosts::SplitAt(430));
+        assert!(split.1.contains(&(2, 128, 430, 77)), "{:?}", split.1);
+        assert!(split.1.contains(&(2, 128, 439, 9)), "{:?}", split.1);
+        let mut per_pipe_then_write = run(Ghosts::PerPipe);
+        per_pipe_then_write.1.push((2, 128, 430, 77));
+        let order = |c: &mut Changes| c.sort_by_key(|&(p, _, t, _)| (p, t));
+        let (mut a, mut b) = (split.1.clone(), per_pipe_then_write.1.clone());
+        order(&mut a);
+        order(&mut b);
+        assert_eq!(
+            (split.0, a, split.2),
+            (per_pipe_then_write.0, b, per_pipe_then_write.2)
+        );
+    }
+}
+
+#[test]
+fn a_ghost_array_that_ingress_writes_keeps_a_ghost_thread_per_pipe() {
+    // Ingress adds to the array the ghost thread writes: each pipe's cells then depend on
+    // its own packets, so its ghost thread must run on them.
+    let mut program = probe_program(144);
+    let look = program
+        .register_actions
+        .iter_mut()
+        .find(|r| r.name == "look")
+        .unwrap();
+    look.updates.push(SaluUpdate::new(
+        SaluOp::Add,
+        SaluOperand::Cell,
+        SaluOperand::Const(1),
+    ));
+    let config = ChipConfig {
+        params: Tofino2Params::default(),
+        ports: vec![port(0, 0, 0), port(1, 0, 0)],
+        routes: vec![(RECEIVER, 0)],
+        program: Some(program),
+    };
+    assert!(!Chip::new("chip", &config).unwrap().ghost_shared());
 }
 
 /// 8 frames queued for 8 queues of TM pipe 0 in two cycles (4 in each: one per ingress

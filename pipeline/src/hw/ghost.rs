@@ -64,6 +64,7 @@ impl GhostWord {
 }
 
 /// The ghost PHVs of one ingress pipe on their way through the stages.
+#[derive(Clone)]
 pub struct GhostPipeline {
     /// Every stage with ghost units: (MAU offset from delivery, stage), ascending.
     stage_points: Vec<(Cycle, usize)>,

@@ -31,6 +31,10 @@ pub enum Gress {
     Egress,
 }
 
+/// A register cell a program stored: (array, cell index, stored word, both halves of a
+/// pair).
+pub type CellWrite = (u32, u32, u64);
+
 /// What the MAU stages of a gress do to a packet. Placement has already decided which
 /// stage holds which table; `apply` runs the tables of one stage.
 pub trait StageProgram: Send {
@@ -68,6 +72,24 @@ pub trait StageProgram: Send {
     }
     /// The control plane writes `value` into cell `index` of array `r` (both checked).
     fn write_register(&mut self, _r: usize, _index: u32, _value: u64) {}
+    /// An ingress program's ghost thread: whether its effect on the registers depends on
+    /// nothing but the updates it is given (its units draw no random numbers, and every
+    /// array they execute on is written by no ingress unit). Then every pipe's ghost thread,
+    /// fed the same updates by the TM, stores the same words in the same cells in the same
+    /// cycles, so a chip may run one pipe's and copy the cells it stores into the others.
+    fn ghost_writes_are_its_own(&self) -> bool {
+        false
+    }
+    /// Whether the ghost thread applies a table named `name` or executes on a register array
+    /// of that name.
+    fn ghost_uses(&self, _name: &str) -> bool {
+        false
+    }
+    /// Starts (`true`) or stops keeping a log of every register cell the program stores,
+    /// emptying the log either way.
+    fn log_register_writes(&mut self, _on: bool) {}
+    /// Moves the cells stored since the log was started or last taken, in order, to `out`.
+    fn take_register_writes(&mut self, _out: &mut Vec<CellWrite>) {}
     /// The program as `Any`, for the control plane to reach its own type (table entries).
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None

@@ -14,7 +14,6 @@
 //! map; both then run the entry's compiled call.
 
 use super::exec::{crc_table, field_be_bytes, CrcTable, State, SELECTOR_HASH_MASK};
-use crate::hw::cells::Cells;
 use crate::hw::fields;
 use crate::hw::layout;
 use crate::hw::phv::{Field, Phv};
@@ -219,7 +218,7 @@ impl RegisterOp {
 
     /// As `State::execute`.
     #[inline]
-    fn run(&self, registers: &mut [Cells], index: u32, io: &mut impl StagePhv) {
+    fn run(&self, state: &mut State, index: u32, io: &mut impl StagePhv) {
         let mask = self.mask;
         // The same slot as `index % size`, without a division for the usual power-of-two size.
         let slot = if self.size.is_power_of_two() {
@@ -227,8 +226,7 @@ impl RegisterOp {
         } else {
             index % self.size
         } as usize;
-        let cells = &mut registers[self.register];
-        let cell = cells.get(slot);
+        let cell = state.registers[self.register].get(slot);
         let (old, old_hi) = if self.pair {
             (cell & mask, cell >> self.cell_bits & mask)
         } else {
@@ -293,7 +291,7 @@ impl RegisterOp {
         } else {
             new
         };
-        cells.set(slot, stored);
+        state.store(self.register, slot, stored);
         for &(dst, what) in self.outputs.iter() {
             let v = match what {
                 SaluOutputValue::Old => old,
@@ -809,7 +807,7 @@ impl Compiled {
                     index,
                 } => {
                     let index = index.get(io.input());
-                    self.registers[*register_action as usize].run(&mut state.registers, index, io);
+                    self.registers[*register_action as usize].run(state, index, io);
                 }
                 MicroOp::Mirror(v) => {
                     io.set(fields::MIRROR_SESSION, v.get(io.input()));

@@ -16,7 +16,7 @@ use crate::compile::place::{Placed, Split};
 use crate::hw::cells::Cells;
 use crate::hw::fields;
 use crate::hw::ghost::{GhostPipeline, GhostWord};
-use crate::hw::gress::{Gress, GressPipeline, StageProgram};
+use crate::hw::gress::{CellWrite, Gress, GressPipeline, StageProgram};
 use crate::hw::layout;
 use crate::hw::params::PipelineParams;
 use crate::hw::phv::{Container, ContainerSet, Field, Phv};
@@ -27,12 +27,24 @@ use crate::program::ir::{sign_extend, Half, HashAlgorithm, MatchKind, SaluOp, Sa
 use std::sync::Arc;
 
 /// Register contents of a program: the cells of each register array, at its width.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct State {
     pub registers: Vec<Cells>,
     /// Per table: the state of its random-number generator (`random` primitive).
     pub random: Vec<u64>,
+    /// While `logging`, every cell a register action stores, in order (see
+    /// [`StageProgram::log_register_writes`]); not part of the state.
+    writes: Vec<CellWrite>,
+    logging: bool,
 }
+
+impl PartialEq for State {
+    fn eq(&self, other: &State) -> bool {
+        self.registers == other.registers && self.random == other.random
+    }
+}
+
+impl Eq for State {}
 
 /// The splitmix64 step: advances `state` and returns the next 64-bit output.
 fn splitmix64(state: &mut u64) -> u64 {
@@ -170,9 +182,20 @@ impl State {
                 .map(|r| Cells::zeroed(r.stored_bits(), r.size as usize))
                 .collect(),
             random: vec![0; p.tables.len()],
+            writes: Vec::new(),
+            logging: false,
         };
         s.seed(0);
         s
+    }
+
+    /// Stores `word` in cell `slot` of array `register`, logging it while a log is kept.
+    #[inline]
+    pub(crate) fn store(&mut self, register: usize, slot: usize, word: u64) {
+        self.registers[register].set(slot, word);
+        if self.logging {
+            self.writes.push((register as u32, slot as u32, word));
+        }
     }
 
     /// Restarts every table's random generator from `seed` (the chip gives each pipe its
@@ -438,7 +461,7 @@ impl State {
         } else {
             new
         };
-        self.registers[ra.register].set(slot, stored);
+        self.store(ra.register, slot, stored);
         let predicate = conds
             .iter()
             .enumerate()
@@ -747,20 +770,13 @@ fn state_in_one_stage(p: &Checked, threads: &[(usize, &Vec<Stage>)]) -> bool {
                 let Unit::Table(t) = p.flat[k][su.index].unit else {
                     continue;
                 };
-                let table = &p.tables[t];
-                for &r in &table.registers {
+                for &r in &p.tables[t].registers {
                     if !claim((true, r), stage) {
                         return false;
                     }
                 }
-                let calls = table
-                    .actions
-                    .iter()
-                    .copied()
-                    .chain([table.default.action])
-                    .chain(table.entry_calls().map(|c| c.action));
                 let mut draws = false;
-                for a in calls {
+                for a in table_calls(p, t) {
                     for op in &p.actions[a].ops {
                         match *op {
                             Op::Random { .. } => draws = true,
@@ -787,6 +803,64 @@ fn state_in_one_stage(p: &Checked, threads: &[(usize, &Vec<Stage>)]) -> bool {
     true
 }
 
+/// The actions table `t` can run: those it offers, its default and its entries' (the same
+/// set, as the checker makes entries name offered actions; taken together for safety).
+fn table_calls(p: &Checked, t: usize) -> impl Iterator<Item = usize> + '_ {
+    let table = &p.tables[t];
+    table
+        .actions
+        .iter()
+        .copied()
+        .chain([table.default.action])
+        .chain(table.entry_calls().map(|c| c.action))
+}
+
+/// Whether the ghost thread's effect on the registers depends on nothing but the updates it
+/// is given: it has units, they draw no random numbers, and every register array they
+/// execute on is written by no ingress unit (ingress may read it). Then the ghost thread of
+/// every pipe, given the same updates, stores the same words in the same cells.
+fn ghost_writes_are_its_own(p: &Checked) -> bool {
+    let tables = |thread: Thread| {
+        p.flat[thread.index()].iter().filter_map(|u| match u.unit {
+            Unit::Table(t) => Some(t),
+            Unit::Gateway(_) => None,
+        })
+    };
+    let executes = |t: usize| {
+        table_calls(p, t).flat_map(|a| {
+            p.actions[a].ops.iter().filter_map(|op| match *op {
+                Op::Execute {
+                    register_action, ..
+                } => Some(register_action),
+                _ => None,
+            })
+        })
+    };
+    if p.flat[Thread::Ghost.index()].is_empty() {
+        return false;
+    }
+    let mut ghost_arrays = std::collections::HashSet::new();
+    for t in tables(Thread::Ghost) {
+        let draws = table_calls(p, t).any(|a| {
+            p.actions[a]
+                .ops
+                .iter()
+                .any(|op| matches!(op, Op::Random { .. }))
+        });
+        if draws {
+            return false;
+        }
+        ghost_arrays.extend(p.tables[t].registers.iter().copied());
+        ghost_arrays.extend(executes(t).map(|ra| p.register_actions[ra].register));
+    }
+    tables(Thread::Ingress).all(|t| {
+        executes(t).all(|ra| {
+            let ra = &p.register_actions[ra];
+            !ghost_arrays.contains(&ra.register) || ra.updates.is_empty()
+        })
+    })
+}
+
 /// One thread of a placed program, run stage by stage by a [`crate::GressPipeline`].
 #[derive(Clone, Debug)]
 pub struct PlacedThread {
@@ -807,6 +881,8 @@ pub struct PlacedThread {
     /// Every register array and random generator the stages (ghost ones included) use
     /// belongs to one stage ([`StageProgram::stages_commute`]).
     commute: bool,
+    /// Ingress only: [`StageProgram::ghost_writes_are_its_own`].
+    ghost_own: bool,
     pub state: State,
     /// The stage's units write here while they read the PHV as it entered the stage (see
     /// [`PlacedThread::apply`]); reused, so running allocates nothing.
@@ -866,6 +942,7 @@ impl PlacedThread {
         let state = State::new(&program);
         let commute =
             state_in_one_stage(&program, &[(k, &stages), (Thread::Ghost.index(), &ghost)]);
+        let ghost_own = thread == Thread::Ingress && ghost_writes_are_its_own(&program);
         PlacedThread {
             program,
             stages: Arc::new(stages),
@@ -875,6 +952,7 @@ impl PlacedThread {
             ghost_compiled,
             reference: false,
             commute,
+            ghost_own,
             state,
             written: None,
         }
@@ -895,6 +973,7 @@ impl PlacedThread {
             ghost_compiled: Arc::clone(&self.ghost_compiled),
             reference: self.reference,
             commute: self.commute,
+            ghost_own: self.ghost_own,
             state: State::new(&self.program),
             written: None,
         }
@@ -982,6 +1061,7 @@ impl StageProgram for PlacedThread {
             ghost: _,
             ghost_compiled: _,
             commute: _,
+            ghost_own: _,
         } = self;
         let Stage {
             units,
@@ -1099,6 +1179,43 @@ impl StageProgram for PlacedThread {
 
     fn write_register(&mut self, r: usize, index: u32, value: u64) {
         self.state.registers[r].set(index as usize, value);
+    }
+
+    fn ghost_writes_are_its_own(&self) -> bool {
+        self.ghost_own
+    }
+
+    fn ghost_uses(&self, name: &str) -> bool {
+        let p = &self.program;
+        p.flat[Thread::Ghost.index()].iter().any(|u| match u.unit {
+            Unit::Gateway(_) => false,
+            Unit::Table(t) => {
+                let arrays = table_calls(p, t).flat_map(|a| {
+                    p.actions[a].ops.iter().filter_map(|op| match *op {
+                        Op::Execute {
+                            register_action, ..
+                        } => Some(p.register_actions[register_action].register),
+                        _ => None,
+                    })
+                });
+                p.tables[t].name == name
+                    || p.tables[t]
+                        .registers
+                        .iter()
+                        .copied()
+                        .chain(arrays)
+                        .any(|r| p.registers[r].name == name)
+            }
+        })
+    }
+
+    fn log_register_writes(&mut self, on: bool) {
+        self.state.logging = on;
+        self.state.writes.clear();
+    }
+
+    fn take_register_writes(&mut self, out: &mut Vec<CellWrite>) {
+        out.append(&mut self.state.writes);
     }
 
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
