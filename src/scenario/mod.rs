@@ -24,6 +24,7 @@ mod waves;
 pub use incast::{
     sender_ip, Built, Census, IncastScenario, RunSummary, ScenarioError, Spread, RECEIVER_IP,
 };
+pub use run::Prepared;
 pub use waves::WaveRequest;
 
 pub use results::{BounceCounts, FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};

@@ -124,11 +124,19 @@ impl ScenarioFile {
 
     /// Builds the network, runs it, and measures.
     pub fn run(&self) -> Result<RunResults, String> {
-        self.run_inner()
+        self.prepare_inner()
+            .and_then(Prepared::run_inner)
             .map_err(|e| format!("{}: {e}", self.source))
     }
 
-    fn run_inner(&self) -> Result<RunResults, String> {
+    /// Builds the network with its flows, ready to run: what [`ScenarioFile::run`] does
+    /// before the first cycle (a bench times the run apart from it).
+    pub fn prepare(&self) -> Result<Prepared<'_>, String> {
+        self.prepare_inner()
+            .map_err(|e| format!("{}: {e}", self.source))
+    }
+
+    fn prepare_inner(&self) -> Result<Prepared<'_>, String> {
         if self
             .pcap
             .as_ref()
@@ -160,7 +168,41 @@ impl ScenarioFile {
             Some(p) => Some(p.start(&mut topo.net, clock)?),
             None => None,
         };
-        let end = self.duration + self.drain;
+        Ok(Prepared {
+            file: self,
+            topo,
+            flows,
+            capturing,
+        })
+    }
+}
+
+/// A scenario's network built, with its flows and captures, not yet run
+/// ([`ScenarioFile::prepare`]).
+pub struct Prepared<'a> {
+    file: &'a ScenarioFile,
+    topo: Topology,
+    flows: Vec<FlowSpec>,
+    capturing: Option<crate::capture::Capturing>,
+}
+
+impl Prepared<'_> {
+    /// Runs the network until its flows are done or the scenario's time is up, and measures,
+    /// as [`ScenarioFile::run`] does after building it.
+    pub fn run(self) -> Result<RunResults, String> {
+        let source = &self.file.source;
+        self.run_inner().map_err(|e| format!("{source}: {e}"))
+    }
+
+    fn run_inner(self) -> Result<RunResults, String> {
+        let Prepared {
+            file: this,
+            mut topo,
+            flows,
+            capturing,
+        } = self;
+        let clock = this.topology.params.clock();
+        let end = this.duration + this.drain;
         // Run in slices so that a run whose flows are all done stops early. Queue samples
         // are taken at k x queue_sample_ns (rounded up to a cycle, so they never drift) on
         // the way; stopping the kernel there changes nothing (it is exact at any stop).
@@ -174,7 +216,7 @@ impl ScenarioFile {
         let mut k = 0u64;
         while now < end {
             let stop = (now + slice).min(end);
-            if let Some(ns) = self.queue_sample_ns {
+            if let Some(ns) = this.queue_sample_ns {
                 while clock.ns_to_cycles_ceil(k * ns) <= stop {
                     topo.net.run_until(clock.ns_to_cycles_ceil(k * ns));
                     sample_queues(&topo, k * ns, &mut samples);
@@ -185,15 +227,15 @@ impl ScenarioFile {
             now = stop;
             topo.net.run_until(now);
             progress.update(now);
-            if now >= self.duration && all_done(&topo) {
+            if now >= this.duration && all_done(&topo) {
                 break;
             }
         }
         progress.finish();
-        let mut results = self.measure(&topo, &flows, now);
+        let mut results = this.measure(&topo, &flows, now);
         results.queue_samples = samples;
         results.pause_samples = pauses;
-        if let Some((w, switch)) = &self.waves {
+        if let Some((w, switch)) = &this.waves {
             let chip = topo.net.node_mut::<Chip>(topo.chips[*switch]);
             results.traced_signals = Some(w.finish(chip, now, clock.hz)?);
         }
@@ -202,7 +244,9 @@ impl ScenarioFile {
         }
         Ok(results)
     }
+}
 
+impl ScenarioFile {
     /// The results of `flows` on `topo` as it stands at cycle `end`: what `run` reports at
     /// the end, and what a test checks part-way (the frame census balances at any cycle).
     pub fn measure(&self, topo: &Topology, flows: &[FlowSpec], end: Cycle) -> RunResults {
