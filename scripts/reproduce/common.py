@@ -64,6 +64,21 @@ def nearest_rank(sorted_values, p):
     return sorted_values[max(1, math.ceil(p / 100 * len(sorted_values))) - 1]
 
 
+# t(0.975, df) for the Student-t 95% interval, df = 1..9, as src/study/stats.rs.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def interval(values, digits=2):
+    """`mean +- half-width` of the Student-t 95% interval over `values` (one per seed), as
+    src/study/stats.rs computes it; the mean alone for a single value."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return f"{mean:.{digits}f}"
+    s = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    return f"{mean:.{digits}f} +- {T975[n - 1] * s / n ** 0.5:.{digits}f}"
+
+
 def replace_block(doc, name, commands, table):
     """Writes `table` (a list of lines) under `commands` between the markers `name` in
     `doc`; fails when the markers are missing."""
