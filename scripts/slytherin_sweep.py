@@ -15,7 +15,12 @@ the run's own outputs:
   front-panel port (all its queues) over the samples (every 1 us) while flows arrive
   (0 .. duration_us), empty ports included; max: the deepest sample;
 - drops, timeouts, reordered: frames dropped, retransmission timeouts and segments that
-  arrived out of order, summed over the seeds; done: flows completed / flows.
+  arrived out of order (displaced from their place in the flow's sequence, RFC 5236: the
+  summary's `reordered_segments`), summed over the seeds; done: flows completed / flows;
+- reordered share (`reordering`, for scripts/reproduce/slytherin's reordering table):
+  reordered segments over the flows' data segments (each flow's size in `mss` segments),
+  over the seeds pooled. Every segment out of place counts, early or late: one that
+  overtakes k others counts k + 1, where RFC 4737 would count the k it overtook.
 
 Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
@@ -30,12 +35,14 @@ replaces its `degree` ([workload.incast]) in turn, and the table gets a degree c
 
 import argparse
 import csv
+import functools
 import json
 import math
 import os
 import re
 import subprocess
 import sys
+import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.path.join(ROOT, "scenarios", "slytherin_websearch.toml")
@@ -106,44 +113,81 @@ def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None):
     return d
 
 
+@functools.lru_cache(maxsize=None)
+def one_run(d):
+    """The summary and the flows of the run in folder `d`, read once however many tables
+    show it."""
+    summary = json.load(open(os.path.join(d, "summary.json")))
+    with open(os.path.join(d, "scenario.toml"), "rb") as f:
+        mss = tomllib.load(f)["transport"]["mss"]
+    r = {"short": [], "long_fct": [], "long_gbps": [], "segments": 0, "summary": summary}
+    for row in csv.DictReader(open(os.path.join(d, "flows.csv"))):
+        size = int(row["size_bytes"])
+        # Every flow's data segments, finished or not (the transport's cut: metrics.rs).
+        r["segments"] += max(1, -(-size // mss))
+        if not row["fct_cycles"]:
+            continue
+        if size < SHORT:
+            r["short"].append(float(row["slowdown"]))
+        elif size >= LONG:
+            r["long_fct"].append(int(row["fct_cycles"]) / CLOCK_HZ * 1e6)
+            r["long_gbps"].append(float(row["throughput_gbps"]))
+    return r
+
+
+# A table row reads its seeds pooled and then one by one, so the last rows' samples are
+# kept; a 400-host run has about 600,000.
+@functools.lru_cache(maxsize=16)
+def queue_depths(d):
+    """Every switch front-panel port's depth (all its queues, cells) at every sample while
+    flows arrive, empty ports included, of the run in folder `d`."""
+    summary = one_run(d)["summary"]
+    ports = [
+        (row["node"], row["port"])
+        for row in csv.DictReader(open(os.path.join(d, "links.csv")))
+        if row["node"].startswith("switch")
+    ]
+    window_ns = summary["duration_cycles"] * 1_000_000_000 // CLOCK_HZ
+    period = summary["queue_sample_ns"]
+    depth = {}
+    for row in csv.DictReader(open(os.path.join(d, "queues.csv"))):
+        t = int(row["time_ns"])
+        if t <= window_ns:
+            key = (t, row["node"], row["port"])
+            depth[key] = depth.get(key, 0) + int(row["depth_cells"])
+    return [depth.get((t, node, port), 0)
+            for t in range(0, window_ns + 1, period) for node, port in ports]
+
+
+def reordering(dirs):
+    """Segments reordered, the flows' data segments (each flow's own, once: the reorder count
+    ignores duplicates), retransmissions and drops, summed over the runs in `dirs`."""
+    runs = [one_run(d) for d in dirs]
+    reordered = sum(r["summary"]["reordered_segments"] for r in runs)
+    segments = sum(r["segments"] for r in runs)
+    return {"reordered": reordered, "segments": segments,
+            "retransmitted": sum(r["summary"]["retransmitted_segments"] for r in runs),
+            "reordered_share": reordered / segments if segments else float("nan"),
+            "drops": sum(dropped(r["summary"]) for r in runs)}
+
+
+def dropped(summary):
+    """Frames the run dropped, over every reason."""
+    d = summary["drops"]
+    return sum(d.values()) if isinstance(d, dict) else d
+
+
 def measure(dirs):
-    short, long_fct, long_gbps, depths = [], [], [], []
-    drops = flows = done = timeouts = reordered = 0
-    offered = []
-    for d in dirs:
-        summary = json.load(open(os.path.join(d, "summary.json")))
-        drops += sum(summary["drops"].values()) if isinstance(summary["drops"], dict) else summary["drops"]
-        flows += summary["flows"]
-        timeouts += summary["timeouts"]
-        reordered += summary["reordered_segments"]
-        done += summary["completed"]
-        offered.append(summary["offered_load"])
-        for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
-            if not r["fct_cycles"]:
-                continue
-            size = int(r["size_bytes"])
-            if size < SHORT:
-                short.append(float(r["slowdown"]))
-            elif size >= LONG:
-                long_fct.append(int(r["fct_cycles"]) / CLOCK_HZ * 1e6)
-                long_gbps.append(float(r["throughput_gbps"]))
-        ports = [
-            (r["node"], r["port"])
-            for r in csv.DictReader(open(os.path.join(d, "links.csv")))
-            if r["node"].startswith("switch")
-        ]
-        window_ns = summary["duration_cycles"] * 1_000_000_000 // CLOCK_HZ
-        period = summary["queue_sample_ns"]
-        times = range(0, window_ns + 1, period)
-        depth = {}
-        for r in csv.DictReader(open(os.path.join(d, "queues.csv"))):
-            t = int(r["time_ns"])
-            if t <= window_ns:
-                key = (t, r["node"], r["port"])
-                depth[key] = depth.get(key, 0) + int(r["depth_cells"])
-        for t in times:
-            for node, port in ports:
-                depths.append(depth.get((t, node, port), 0))
+    runs = [one_run(d) for d in dirs]
+    short = [v for r in runs for v in r["short"]]
+    long_fct = [v for r in runs for v in r["long_fct"]]
+    long_gbps = [v for r in runs for v in r["long_gbps"]]
+    depths = [v for d in dirs for v in queue_depths(d)]
+    summaries = [r["summary"] for r in runs]
+
+    def total(key):
+        return sum(s[key] for s in summaries)
+
     mean = lambda v: sum(v) / len(v) if v else float("nan")
     return {
         "short_n": len(short),
@@ -153,11 +197,11 @@ def measure(dirs):
         "long_gbps": mean(long_gbps),
         "q_p99": nearest_rank(depths, 99),
         "q_max": max(depths) if depths else None,
-        "drops": drops,
-        "timeouts": timeouts,
-        "reordered": reordered,
-        "done": f"{done}/{flows}",
-        "offered": mean(offered),
+        "drops": sum(dropped(s) for s in summaries),
+        "timeouts": total("timeouts"),
+        "reordered": total("reordered_segments"),
+        "done": f"{total('completed')}/{total('flows')}",
+        "offered": mean([s["offered_load"] for s in summaries]),
     }
 
 
