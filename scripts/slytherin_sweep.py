@@ -56,7 +56,10 @@ LONG = 1_000_000
 PIAS_THRESHOLDS = []
 
 
-def variant(scheme, load, seed, k, degree=None, rto_us=None):
+def variant(scheme, load, seed, k, degree=None, rto_us=None, pias_thresholds=None):
+    """The base file with these settings; `pias_thresholds` (bytes) overrides
+    PIAS_THRESHOLDS for this run."""
+    thresholds = PIAS_THRESHOLDS if pias_thresholds is None else pias_thresholds
     text = open(BASE).read()
     if rto_us is not None:
         # The RFC 6298 timer's initial value and floor; without it the transport's default
@@ -80,8 +83,8 @@ def variant(scheme, load, seed, k, degree=None, rto_us=None):
     # [scheme_params]: k_cells for the schemes that have it, none for the others; PIAS's
     # demotion thresholds when given.
     params = f"[scheme_params]\nk_cells = {k}\n" if k is not None else ""
-    if scheme == "pias" and PIAS_THRESHOLDS:
-        params += "".join(f"thresh_{i}_bytes = {t}\n" for i, t in enumerate(PIAS_THRESHOLDS))
+    if scheme == "pias" and thresholds:
+        params += "".join(f"thresh_{i}_bytes = {t}\n" for i, t in enumerate(thresholds))
     params += "\n" if params else ""
     text = re.sub(r"(?ms)^\[scheme_params\]\n.*?\n\n", params, text)
     return text
@@ -95,7 +98,7 @@ def nearest_rank(values, p):
     return s[min(rank, len(s)) - 1]
 
 
-def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None):
+def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None, pias_thresholds=None):
     tag = f"{scheme}_load{load}_seed{seed}" + (f"_k{k}" if k is not None else "")
     tag += f"_deg{degree}" if degree is not None else ""
     tag += f"_rto{rto_us}" if rto_us is not None else ""
@@ -103,7 +106,7 @@ def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None):
     os.makedirs(d, exist_ok=True)
     toml = os.path.join(d, "scenario.toml")
     with open(toml, "w") as f:
-        f.write(variant(scheme, load, seed, k, degree, rto_us))
+        f.write(variant(scheme, load, seed, k, degree, rto_us, pias_thresholds))
     cmd = [BIN, "run", "--scenario", toml, "--out", d]
     if threads is not None:
         cmd += ["--threads", str(threads)]
