@@ -8,6 +8,7 @@ second run on the same commit leaves the doc byte for byte as it was (the runs a
 deterministic: same file, same seed, same figures).
 """
 
+import argparse
 import json
 import os
 import re
@@ -18,18 +19,61 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 T2SIM = os.path.join(ROOT, "target", "release", "t2sim")
 
 
+def fail(message):
+    """Ends the script with `message` on one line of standard error and exit status 2, as
+    argparse ends on a bad command line: nothing has been run."""
+    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parser(doc):
+    """The command line of a script here: `--help` prints `doc` (its docstring) as written
+    and each flag's meaning; a flag must be spelled out (`--quic` is not `--quick`), and an
+    unknown flag or an argument the script does not take ends it with exit status 2 before
+    anything runs."""
+    return argparse.ArgumentParser(description=doc, allow_abbrev=False,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+NOT_A_CHECKOUT = "run the script from scripts/reproduce/ of a t2sim git checkout"
+
+
+def git(*args):
+    """The standard output of `git ARGS` in the repository; ends the script (`fail`) when git
+    is missing or fails, e.g. when this copy of the scripts is not in a git checkout."""
+    try:
+        r = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:
+        fail(f"cannot run git ({e.strerror}), which stamps each table with its commit: "
+             + NOT_A_CHECKOUT)
+    if r.returncode != 0:
+        why = next((line.strip() for line in r.stderr.splitlines() if line.strip()),
+                   f"exit status {r.returncode}")
+        fail(f"`git {' '.join(args)}` failed in {ROOT} ({why}): {NOT_A_CHECKOUT}")
+    return r.stdout
+
+
+def checkout():
+    """Ends the script (`fail`) unless ROOT, the folder above scripts/, is the top of a git
+    checkout: a copy of the scripts elsewhere, even inside another repository, has no
+    commit to stamp and no t2sim to build."""
+    top = git("rev-parse", "--show-toplevel").strip()
+    if os.path.realpath(top) != os.path.realpath(ROOT):
+        fail(f"{ROOT} is inside the git checkout {top}, not the top of one: {NOT_A_CHECKOUT}")
+
+
 def commit():
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD").strip()
     # Docs are what the scripts write, so they do not count as a dirty tree.
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!docs"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    dirty = git("status", "--porcelain", "--", ".", ":!docs").strip()
     return head + ("+dirty" if dirty else "")
 
 
 def build():
-    """Builds t2sim and notes the commit it was built from (the one the tables name)."""
+    """Checks that this is a git checkout (`checkout`), then builds t2sim and notes the
+    commit it was built from (the one the tables name)."""
     global STARTED_ON
+    checkout()
     STARTED_ON = commit()
     subprocess.run(["nice", "-n", "10", "cargo", "build", "--release", "--quiet"], cwd=ROOT,
                    check=True)
