@@ -19,13 +19,14 @@
   different leaves, drawn by Python's `random.Random(SEED)`.
 Long flows are `LONG_BYTES`, enough to outlast the queries at 10 Gb/s.
 
-Usage: scripts/mice_elephant_inter_rack.py   (rewrites the file; the same file every time)
+Usage: scripts/reproduce/mice_elephant_inter_rack.py   (rewrites the file; the same file every time)
 """
 
 import os
 import random
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository: three levels above this file (scripts/reproduce/).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "scenarios", "mice_elephant_inter_rack.toml")
 LEAVES, HOSTS, SPINES = 9, 16, 16
 QUERY_SLOTS = (0, 8)
@@ -66,7 +67,7 @@ def flows():
 
 def main():
     lines = [
-        "# Written by scripts/mice_elephant_inter_rack.py (its docstring says what each part",
+        "# Written by scripts/reproduce/mice_elephant_inter_rack.py (its docstring says what each part",
         "# stands for): the Mice/Elephant paper's inter-rack setup (§6, E4), 144 hosts on 9",
         "# leaves x 16 spines, 10 Gb/s; 18 query servers each answered by 7 hosts on other leaves",
         f"# with {MICE_BYTES} B every 1 ms for {ROUNDS} ms, a long flow into each query server and",

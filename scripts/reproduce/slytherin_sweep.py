@@ -22,7 +22,7 @@ the run's own outputs:
   over the seeds pooled. Every segment out of place counts, early or late: one that
   overtakes k others counts k + 1, where RFC 4737 would count the k it overtook.
 
-Usage: scripts/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
+Usage: scripts/reproduce/slytherin_sweep.py --out DIR [--schemes a,b] [--loads 0.3,0.5]
            [--seeds 7,8] [--k 384,768]   (k applies to the schemes that take k_cells)
            [--base scenarios/slytherin_incast.toml --degrees 24,32,40] [--rto-us 100]
            [--pias-thresholds t0,t1,t2,t3,t4,t5,t6]
@@ -44,7 +44,8 @@ import subprocess
 import sys
 import tomllib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository: three levels above this file (scripts/reproduce/).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = os.path.join(ROOT, "scenarios", "slytherin_websearch.toml")
 # The t2sim binary: T2SIM_BIN, else this checkout's release build.
 BIN = os.environ.get("T2SIM_BIN") or os.path.join(ROOT, "target", "release", "t2sim")

@@ -21,7 +21,7 @@ the elephant queue (queue 0) of that port. It prints:
   over fixed windows: [0, 2 ms], [0, first elephant done], and while all three are running;
 - a timeline of 500 us windows: busy %, per-elephant Gb/s, elephant-queue mean depth.
 
-Usage: scripts/mice_elephant_link_use.py [T2SIM]
+Usage: scripts/reproduce/mice_elephant_link_use.py [T2SIM]
 """
 
 import csv
@@ -32,7 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The repository: three levels above this file (scripts/reproduce/).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCENARIO = os.path.join(ROOT, "scenarios", "mice_elephant.toml")
 HOTSPOT = 12
 LINK_BPS = 10e9

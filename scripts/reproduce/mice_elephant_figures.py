@@ -13,7 +13,7 @@ Per scheme, from its own flows.csv, links.csv and the comparison's compare.csv:
 - pauses, CNMs, drops: PFC frames sent by the switches, frames recirculated (each one a CNM
   on its way back: the copy goes round the recirculation port once), frames dropped.
 
-Usage: scripts/mice_elephant_figures.py DIR
+Usage: scripts/reproduce/mice_elephant_figures.py DIR
 """
 
 import csv
