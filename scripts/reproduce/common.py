@@ -55,11 +55,20 @@ def git(*args):
 
 def checkout():
     """Ends the script (`fail`) unless ROOT, the folder above scripts/, is the top of a git
-    checkout: a copy of the scripts elsewhere, even inside another repository, has no
-    commit to stamp and no t2sim to build."""
+    checkout of t2sim (its Cargo.toml builds the package t2sim): a copy of the scripts
+    elsewhere, even inside another repository, has no commit to stamp and no t2sim to
+    build."""
     top = git("rev-parse", "--show-toplevel").strip()
     if os.path.realpath(top) != os.path.realpath(ROOT):
         fail(f"{ROOT} is inside the git checkout {top}, not the top of one: {NOT_A_CHECKOUT}")
+    import tomllib
+    try:
+        with open(os.path.join(ROOT, "Cargo.toml"), "rb") as f:
+            package = tomllib.load(f).get("package", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError):
+        package = None
+    if package != "t2sim":
+        fail(f"{ROOT}/Cargo.toml does not build the package t2sim: {NOT_A_CHECKOUT}")
 
 
 def commit():
