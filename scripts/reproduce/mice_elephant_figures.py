@@ -17,17 +17,23 @@ Usage: scripts/reproduce/mice_elephant_figures.py DIR
 """
 
 import csv
-import math
 import os
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+try:
+    import common  # noqa: E402
+except ModuleNotFoundError as e:
+    if e.name != "common":
+        raise
+    # A copy out of scripts/reproduce/: no common.py beside it, no checkout around it.
+    print(f"{os.path.basename(sys.argv[0])}: error: no {e.name}.py in {HERE}: run the script "
+          "from scripts/reproduce/ of a t2sim git checkout", file=sys.stderr)
+    sys.exit(2)
+
 HOTSPOT = 12
 LINK_BPS = 10e9
-
-
-def p99(values):
-    s = sorted(values)
-    return s[max(0, math.ceil(0.99 * len(s)) - 1)]
 
 
 def figures(folder):
@@ -42,7 +48,7 @@ def figures(folder):
     links = {(l["node"], l["port"]): int(l["bytes"]) for l in csv.DictReader(open(os.path.join(folder, "links.csv")))}
     return {
         "mice_mean_us": sum(mice) / len(mice),
-        "mice_p99_us": p99(mice),
+        "mice_p99_us": common.nearest_rank(sorted(mice), 99),
         "elephant_gbps": sum(eleph) / len(eleph),
         "victims": victims,
         "hotspot_util": links[("switch3", "0")] * 8 / (last * 1e-9) / LINK_BPS,
@@ -59,7 +65,14 @@ def row(folder, scheme, compare):
 
 
 def main():
-    out = sys.argv[1]
+    p = common.parser(__doc__)
+    p.add_argument("dir", metavar="DIR",
+                   help="the --out folder of `t2sim compare --scenario scenarios/mice_elephant.toml`"
+                        " (a row per scheme folder in it, with its compare.csv when there is "
+                        "one), or one run's folder (a row of its own)")
+    out = p.parse_args().dir
+    if not os.path.isdir(out):
+        p.error(f"{out}: no such folder")
     compare = {}
     path = os.path.join(out, "compare.csv")
     if os.path.exists(path):
