@@ -19,15 +19,27 @@
   different leaves, drawn by Python's `random.Random(SEED)`.
 Long flows are `LONG_BYTES`, enough to outlast the queries at 10 Gb/s.
 
-Usage: scripts/reproduce/mice_elephant_inter_rack.py   (rewrites the file; the same file every time)
+Usage: scripts/reproduce/mice_elephant_inter_rack.py   (no arguments but --help; rewrites
+the file, the same file every time)
 """
 
 import os
 import random
+import sys
 
-# The repository: three levels above this file (scripts/reproduce/).
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "scenarios", "mice_elephant_inter_rack.toml")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+try:
+    import common  # noqa: E402
+except ModuleNotFoundError as e:
+    if e.name != "common":
+        raise
+    # A copy out of scripts/reproduce/: no common.py beside it, no checkout around it.
+    print(f"{os.path.basename(sys.argv[0])}: error: no {e.name}.py in {HERE}: run the script "
+          "from scripts/reproduce/ of a t2sim git checkout", file=sys.stderr)
+    sys.exit(2)
+
+OUT = os.path.join(common.ROOT, "scenarios", "mice_elephant_inter_rack.toml")
 LEAVES, HOSTS, SPINES = 9, 16, 16
 QUERY_SLOTS = (0, 8)
 # The long flow into querier slot QUERY_SLOTS[i] comes from slot LONG_SLOTS[i] of the next leaf.
@@ -66,6 +78,10 @@ def flows():
 
 
 def main():
+    common.parser(__doc__).parse_args()
+    if not os.path.isdir(os.path.dirname(OUT)):
+        common.fail(f"no folder {os.path.dirname(OUT)} to write {os.path.basename(OUT)} in: "
+                    + common.NOT_A_CHECKOUT)
     lines = [
         "# Written by scripts/reproduce/mice_elephant_inter_rack.py (its docstring says what each part",
         "# stands for): the Mice/Elephant paper's inter-rack setup (§6, E4), 144 hosts on 9",
