@@ -32,9 +32,19 @@ import subprocess
 import sys
 import tempfile
 
-# The repository: three levels above this file (scripts/reproduce/).
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCENARIO = os.path.join(ROOT, "scenarios", "mice_elephant.toml")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+try:
+    import common  # noqa: E402
+except ModuleNotFoundError as e:
+    if e.name != "common":
+        raise
+    # A copy out of scripts/reproduce/: no common.py beside it, no checkout around it.
+    print(f"{os.path.basename(sys.argv[0])}: error: no {e.name}.py in {HERE}: run the script "
+          "from scripts/reproduce/ of a t2sim git checkout", file=sys.stderr)
+    sys.exit(2)
+
+SCENARIO = os.path.join(common.ROOT, "scenarios", "mice_elephant.toml")
 HOTSPOT = 12
 LINK_BPS = 10e9
 WIRE_EXTRA = 4 + 20  # FCS, preamble and inter-frame gap
@@ -104,7 +114,15 @@ def busy(frames, a, b):
 
 
 def main():
-    t2sim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "t2sim")
+    p = common.parser(__doc__)
+    p.add_argument("t2sim", metavar="T2SIM", nargs="?", default=common.T2SIM,
+                   help="the t2sim binary to run (default: this checkout's release build, "
+                        "target/release/t2sim)")
+    t2sim = p.parse_args().t2sim
+    if not os.path.isfile(SCENARIO):
+        common.fail(f"no {SCENARIO}: " + common.NOT_A_CHECKOUT)
+    if not (os.path.isfile(t2sim) and os.access(t2sim, os.X_OK)):
+        common.fail(f"no t2sim binary at {t2sim}: build it (cargo build --release) or name one")
     for name in ["as shipped", "no QCN feedback", "no mice", "RP timer 1.5 ms",
                  "RP R_AI 50 Mb/s"]:
         with tempfile.TemporaryDirectory() as out:
