@@ -33,22 +33,30 @@ replaces its `degree` ([workload.incast]) in turn, and the table gets a degree c
 `thresh_6_bytes`; without it, the web-search set). The flow sizes are the base file's `cdf`.
 """
 
-import argparse
 import csv
 import functools
 import json
-import math
 import os
 import re
 import subprocess
 import sys
 import tomllib
 
-# The repository: three levels above this file (scripts/reproduce/).
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BASE = os.path.join(ROOT, "scenarios", "slytherin_websearch.toml")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+try:
+    import common  # noqa: E402
+except ModuleNotFoundError as e:
+    if e.name != "common":
+        raise
+    # A copy out of scripts/reproduce/: no common.py beside it, no checkout around it.
+    print(f"{os.path.basename(sys.argv[0])}: error: no {e.name}.py in {HERE}: run the script "
+          "from scripts/reproduce/ of a t2sim git checkout", file=sys.stderr)
+    sys.exit(2)
+
+BASE = os.path.join(common.ROOT, "scenarios", "slytherin_websearch.toml")
 # The t2sim binary: T2SIM_BIN, else this checkout's release build.
-BIN = os.environ.get("T2SIM_BIN") or os.path.join(ROOT, "target", "release", "t2sim")
+BIN = os.environ.get("T2SIM_BIN") or common.T2SIM
 CLOCK_HZ = 1_500_000_000
 SHORT = 100_000
 LONG = 1_000_000
@@ -92,11 +100,9 @@ def variant(scheme, load, seed, k, degree=None, rto_us=None, pias_thresholds=Non
 
 
 def nearest_rank(values, p):
-    if not values:
-        return None
-    s = sorted(values)
-    rank = max(1, math.ceil(p / 100 * len(s)))
-    return s[min(rank, len(s)) - 1]
+    """The `p`-th percentile (p <= 100) of `values`, sorted here, by the nearest-rank method
+    (common.nearest_rank); None for no values."""
+    return common.nearest_rank(sorted(values), p) if values else None
 
 
 def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None, pias_thresholds=None):
@@ -113,7 +119,11 @@ def run(out, scheme, load, seed, k, degree=None, rto_us=None, threads=None, pias
         cmd += ["--threads", str(threads)]
     print(" ".join(cmd), file=sys.stderr, flush=True)
     if not os.path.exists(os.path.join(d, "summary.json")):
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        try:
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        except OSError as e:
+            common.fail(f"cannot run the t2sim binary {BIN} ({e.strerror}): build it "
+                        "(cargo build --release) or name one with T2SIM_BIN")
     return d
 
 
@@ -211,17 +221,45 @@ def measure(dirs):
 
 def main():
     global BASE, PIAS_THRESHOLDS
-    a = argparse.ArgumentParser()
-    a.add_argument("--out", required=True)
-    a.add_argument("--schemes", default="slytherin,dctcp,droptail")
-    a.add_argument("--loads", default="0.3,0.5,0.7")
-    a.add_argument("--seeds", default="7")
-    a.add_argument("--k", default="768")
-    a.add_argument("--base", default=BASE)
-    a.add_argument("--degrees", default=None)
-    a.add_argument("--rto-us", type=int, default=None)
-    a.add_argument("--pias-thresholds", default=None)
+    a = common.parser(__doc__)
+    a.add_argument("--out", required=True, metavar="DIR",
+                   help="the folder of the runs, one subfolder each (a run whose subfolder "
+                        "already holds a summary.json is not run again)")
+    a.add_argument("--schemes", default="slytherin,dctcp,droptail",
+                   help="comma-separated schemes (default %(default)s)")
+    a.add_argument("--loads", default="0.3,0.5,0.7",
+                   help="comma-separated workload loads (default %(default)s)")
+    a.add_argument("--seeds", default="7",
+                   help="comma-separated seeds, pooled in each row (default %(default)s)")
+    a.add_argument("--k", default="768",
+                   help="comma-separated k_cells, for the schemes that take it (all but "
+                        "droptail; default %(default)s)")
+    a.add_argument("--base", default=BASE, metavar="SCENARIO",
+                   help="the scenario file to vary (default "
+                        "scenarios/slytherin_websearch.toml)")
+    a.add_argument("--degrees", default=None,
+                   help="comma-separated incast degrees, each replacing the base file's "
+                        "`degree` in turn, with a degree column in the table")
+    a.add_argument("--rto-us", type=int, default=None, metavar="US",
+                   help="the transport's rto_us: the RFC 6298 timer's initial value and floor "
+                        "(default: the transport's own, 2 ms)")
+    a.add_argument("--pias-thresholds", default=None, metavar="T0,...,T6",
+                   help="PIAS's seven demotion thresholds in bytes, its thresh_0_bytes .. "
+                        "thresh_6_bytes (default: the scheme's web-search set)")
     args = a.parse_args()
+    if not os.path.isfile(args.base):
+        if args.base == BASE:
+            common.fail(f"no {BASE}: " + common.NOT_A_CHECKOUT)
+        a.error(f"--base {args.base}: no such file")
+    # The lists of whole numbers, checked here so that a typo is a usage error (exit 2), not a
+    # traceback part way through the runs; --degrees and --pias-thresholds may be empty.
+    for flag, value in [("--seeds", args.seeds), ("--k", args.k),
+                        ("--degrees", args.degrees or "0"),
+                        ("--pias-thresholds", args.pias_thresholds or "0")]:
+        try:
+            [int(v) for v in value.split(",")]
+        except ValueError:
+            a.error(f"{flag} {value}: expected whole numbers separated by commas")
     if args.pias_thresholds:
         PIAS_THRESHOLDS = [int(t) for t in args.pias_thresholds.split(",")]
     BASE = os.path.abspath(args.base)
