@@ -152,6 +152,31 @@ def replace_block(doc, name, commands, table):
         f.write(text)
 
 
+def cell(v, digits=2):
+    """A CSV field as a number with `digits` decimals, `-` when it is empty."""
+    return "-" if v in ("", None) else f"{float(v):.{digits}f}"
+
+
+def scenario_variant(path, out, edits, absolute_cdf=False):
+    """Writes the scenario `path` (relative to the root) with each (old, new) text edit
+    applied, each of which must match exactly once, to `out`/scenario.toml and returns that
+    path. With `absolute_cdf`, the workload's `cdf = "../data/...` paths name the
+    checkout's data/ in full, since the copy no longer sits in scenarios/."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    for old, new in edits:
+        if text.count(old) != 1:
+            sys.exit(f"{path}: expected `{old.strip()}` once")
+        text = text.replace(old, new)
+    if absolute_cdf:
+        text = text.replace('cdf = "../data/', f'cdf = "{ROOT}/data/')
+    os.makedirs(os.path.join(ROOT, out), exist_ok=True)
+    dest = f"{out}/scenario.toml"
+    with open(os.path.join(ROOT, dest), "w") as f:
+        f.write(text)
+    return dest
+
+
 def thousands(n):
     return f"{n:,}"
 
