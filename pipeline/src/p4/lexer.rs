@@ -35,9 +35,13 @@ const PUNCTS: [&str; 38] = [
     "?", "@", "#",
 ];
 
-/// The tokens of `src`, ending in `Eof`.
-pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
-    let mut files = src.clone();
+/// The tokens of `src`, ending in `Eof`. The files its line markers name are added to
+/// `src.files`, so that every later error at a token's span names its file.
+pub fn lex(src: &mut Source) -> Result<Vec<Token>, P4Error> {
+    let mut files = Source {
+        text: String::new(),
+        files: src.files.clone(),
+    };
     let text = src.text.as_bytes();
     let mut out = Vec::new();
     let (mut file, mut line, mut col) = (0u32, 1u32, 1u32);
@@ -191,6 +195,7 @@ pub fn lex(src: &Source) -> Result<Vec<Token>, P4Error> {
             pos: text.len() as u32,
         },
     });
+    src.files = files.files;
     Ok(out)
 }
 
@@ -251,11 +256,11 @@ mod tests {
 
     #[test]
     fn markers_set_file_and_line() {
-        let src = Source::plain(
+        let mut src = Source::plain(
             "main.p4",
             "# 1 \"main.p4\"\nx\n# 7 \"inc/a.p4\" 1\n  y >>= 1 // c\n/* a\n b */ z\n",
         );
-        let t = lex(&src).unwrap();
+        let t = lex(&mut src).unwrap();
         let at = |k: usize| (t[k].span.file, t[k].span.line, t[k].span.col);
         assert_eq!(at(0), (0, 1, 1));
         assert_eq!(at(1), (1, 7, 3));

@@ -12,7 +12,9 @@ pub mod ast;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod passes;
 pub mod preprocess;
+pub mod visit;
 
 use crate::program::ir::Program;
 use std::fmt;
@@ -217,9 +219,10 @@ pub fn program_name(path: &Path) -> String {
 
 /// Parses and lowers already preprocessed text.
 pub fn compile_source(pre: &preprocess::Source, name: &str) -> Result<Compiled, P4Error> {
-    let tokens = lexer::lex(pre)?;
-    let prog = parser::parse(pre, &tokens)?;
-    lower::lower(pre, &prog, name)
+    let mut pre = pre.clone();
+    let tokens = lexer::lex(&mut pre)?;
+    let prog = parser::parse(&pre, &tokens)?;
+    lower::lower(&pre, &prog, name)
 }
 
 /// Preprocesses, parses and lowers a program held in memory (`preprocess::run_held`):
