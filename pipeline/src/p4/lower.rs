@@ -243,6 +243,9 @@ enum ParamKind {
     /// name and width.
     Var(String, u32),
     Intrinsic(&'static str, Gress, String),
+    /// A parser's local header (`ingress_skip_t skip;`), extracted only to skip the port
+    /// metadata: its width in bits.
+    Skip(u32),
     Packet,
     Other,
 }
@@ -387,7 +390,8 @@ enum MirrorSession {
 
 /// Lowers the declarations of a parsed program into an IR program called `name`.
 pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
-    let unrolled = stacks::unroll(src, decls)?;
+    let inlined = super::passes::run(src, decls)?;
+    let unrolled = stacks::unroll(src, &inlined)?;
     let decls = unrolled.as_slice();
     let mut l = Lowerer {
         src,
@@ -1203,6 +1207,17 @@ impl<'a> Lowerer<'a> {
                     // the PHV, here `p4.<control>.<name>`. The Ghost control needs them:
                     // it has no metadata struct of its own to compute an index in.
                     if !matches!(d.kind, DeclKind::Control { .. }) {
+                        // bf-p4c's tests skip the port metadata by extracting a local header
+                        // of its width; the chip hands the intrinsic metadata over without
+                        // those bytes, so it is `advance(PORT_METADATA_SIZE)`.
+                        if let (Ty::Header(h), None) = (self.resolve(ty, l.span)?, init) {
+                            let mut bits = 0;
+                            for f in self.headers.get(&h).copied().unwrap_or(&[]) {
+                                bits += self.resolve(&f.ty, f.span)?.width().unwrap_or(0);
+                            }
+                            params.insert(v.clone(), ParamKind::Skip(bits));
+                            continue;
+                        }
                         return self.err(
                             l.span,
                             format!(
@@ -1418,6 +1433,13 @@ impl<'a> Lowerer<'a> {
                 self.meta_used.insert(ir.clone(), bits as u8);
                 Ok(FieldRef { ir, bits })
             }
+            ParamKind::Skip(_) => self.err(
+                e.span,
+                format!(
+                    "`{path}` is a parser's local header, which the model extracts only to skip \
+                     the port metadata"
+                ),
+            ),
             ParamKind::Packet | ParamKind::Other => {
                 self.err(e.span, format!("`{path}` is not a field"))
             }

@@ -655,7 +655,13 @@ impl<'a> Parser<'a> {
                     while !self.eat("}") {
                         self.annotations()?;
                         let aspan = self.span();
-                        let e = self.expr()?;
+                        let mut e = self.expr()?;
+                        // `a();` in an action list names `a` as `a;` does.
+                        if let ExprKind::Call { func, targs, args } = &e.kind {
+                            if targs.is_empty() && args.is_empty() {
+                                e = (**func).clone();
+                            }
+                        }
                         self.expect(";")?;
                         acts.push((e, aspan));
                     }

@@ -1,0 +1,42 @@
+//! Passes over the syntax tree that bring a P4 program down to the shapes the lowering
+//! reads, each small and named for what it does, as p4c's front and mid ends are. They run
+//! in this order, each on the output of the one before:
+//!
+//! 1. [`inline_parsers`]: a parser instantiated in a parser and applied in a state
+//!    (`TofinoIngressParser() tofino_parser; ... tofino_parser.apply(pkt, ig_intr_md);`)
+//!    becomes states of the caller (p4c's parser inlining).
+//! 2. [`inline_controls`]: a control instantiated in a control and applied
+//!    (`BypassEgress() bypass; ... bypass.apply(ig_tm_md);`) becomes the caller's actions,
+//!    tables and statements (p4c's `InlineControlFlow`).
+//! 3. [`move_declarations`]: variables declared in apply blocks and actions become the
+//!    control's, and initializers become assignments where they stood (p4c's
+//!    `MoveDeclarations` and `MoveInitializers`).
+//!
+//! Names a pass makes are kept apart from the program's own: a sub-parser's states are
+//! `<instance>_<state>`, a sub-control's objects `<instance>.<name>` (the control-plane
+//! name p4c gives them under the caller).
+
+mod inline_controls;
+mod inline_parsers;
+mod move_declarations;
+
+use super::ast::Decl;
+use super::preprocess::Source;
+use super::P4Error;
+
+pub use inline_controls::inline_controls;
+pub use inline_parsers::inline_parsers;
+pub use move_declarations::move_declarations;
+
+/// Every pass in order over a copy of `decls`.
+pub fn run(src: &Source, decls: &[Decl]) -> Result<Vec<Decl>, P4Error> {
+    let mut out = decls.to_vec();
+    inline_parsers(src, &mut out)?;
+    inline_controls(src, &mut out)?;
+    move_declarations(&mut out);
+    Ok(out)
+}
+
+/// How deep one parser or control may instantiate another (one instantiating itself, even
+/// through others, would never end).
+const MAX_NESTING: u32 = 16;
