@@ -40,12 +40,15 @@ impl<'a> Lowerer<'a> {
             let Some(w) = self.resolve(&p.ty, p.span)?.width() else {
                 return self.err(p.span, "an action parameter is a bit<N>");
             };
-            if !(1..=32).contains(&w) {
+            // Over 32 bits the IR's check holds a parameter to `set`s of fields of its
+            // width, cut where their containers are.
+            if !(1..=crate::program::check::WIDE_MAX_BITS).contains(&w) {
                 return self.err(
                     p.span,
                     format!(
-                        "parameter `{}` is {w} bits; the IR's action data are 1 to 32 bits",
-                        p.name
+                        "parameter `{}` is {w} bits; the IR's action data are 1 to {} bits",
+                        p.name,
+                        crate::program::check::WIDE_MAX_BITS
                     ),
                 );
             }

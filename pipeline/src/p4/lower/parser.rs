@@ -73,6 +73,24 @@ impl<'a> Lowerer<'a> {
                                         // The chip fills the intrinsic metadata itself.
                                         intrinsic = true;
                                     }
+                                    Some(ParamKind::Skip(bits)) if comps.len() == 1 => {
+                                        // Tofino's port metadata: 64 bits on TNA, 192 on T2NA.
+                                        let skips_port_metadata = intrinsic
+                                            && extract.is_empty()
+                                            && matches!(bits, 64 | 192);
+                                        if !skips_port_metadata {
+                                            return self.err(
+                                                a.span,
+                                                format!(
+                                                    "a parser's local header ({bits} bits) is \
+                                                     extracted only to skip the port metadata (64 \
+                                                     bits on TNA, 192 on T2NA) right after the \
+                                                     intrinsic metadata: the model's parser keeps \
+                                                     no header outside the headers struct"
+                                                ),
+                                            );
+                                        }
+                                    }
                                     Some(ParamKind::Headers(sname)) if comps.len() == 2 => {
                                         let fs = self.structs.get(sname).copied().unwrap_or(&[]);
                                         let Some(f) = fs.iter().find(|f| f.name == comps[1]) else {
