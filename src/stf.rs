@@ -853,9 +853,19 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
             net.advance();
         }
     };
+    // p4c's STF files often state what must come out before the packet that makes it:
+    // an expectation waits for the next packet on its port, wherever it stands.
     let mut expects: Vec<Expectation> = Vec::new();
     let mut digests_seen = DigestsSeen::default();
     for (ln, cmd) in &cmds[..first_packet] {
+        if let Cmd::Expect {
+            port,
+            nibbles,
+            exact_len,
+        } = cmd
+        {
+            expects.push((*ln, *port, nibbles.clone(), *exact_len));
+        }
         if matches!(cmd, Cmd::CheckDigest { .. }) {
             return Err(at(
                 *ln,
@@ -1021,7 +1031,8 @@ fn outcome(
 }
 
 /// Every device port a packet, expectation or mirror session of the test names, in order,
-/// and the chip port each one is (pipe 0's front panel, one channel each).
+/// and the chip port each one is: a front-panel channel of its pipe, or a port of its pipe's
+/// port group 0 (local ports 0-7: CPU and packet-generator ports).
 fn stf_ports(
     test_name: &str,
     cmds: &[(usize, Cmd)],
@@ -1038,22 +1049,43 @@ fn stf_ports(
             }
         }
     }
+    if ports.is_empty() {
+        return Err(format!(
+            "{test_name}: the test names no port (no `packet`, `expect` or `mirroring_add`): \
+             there is nothing to run"
+        ));
+    }
     ports.sort_unstable();
     let cpm = params.channels_per_mac as u16;
-    let max = 8 + params.macs_per_pipe as u16 * cpm;
+    let local_ports = 8 + params.macs_per_pipe as u16 * cpm;
     let mut specs = Vec::new();
     for &p in &ports {
-        if !(8..max).contains(&p) {
+        let (pipe, local) = (p >> 7, p & 0x7f);
+        if pipe as u32 >= params.pipes || local >= local_ports {
             return Err(format!(
-                "{test_name}: port {p} is not a front-panel device port of pipe 0 (8 to {})",
-                max - 1
+                "{test_name}: port {p} is not a device port (pipe in bits 8:7 of 0..{}, local \
+                 port in bits 6:0 of 0..{local_ports})",
+                params.pipes
             ));
         }
-        specs.push(PortSpec {
-            pipe: 0,
-            mac: ((p - 8) / cpm) as u32,
-            channel: ((p - 8) % cpm) as u32,
-            bps: STF_PORT_BPS,
+        specs.push(if local < 8 {
+            // The CPU, recirculation and packet-generator ports, as tofino-model has them;
+            // local port 6 is the model's recirculation port.
+            if local as u32 == crate::chip::RECIRCULATION_LOCAL_PORT {
+                return Err(format!(
+                    "{test_name}: port {p} is pipe {pipe}'s recirculation port (local port {}), \
+                     which takes no packet from a test",
+                    crate::chip::RECIRCULATION_LOCAL_PORT
+                ));
+            }
+            PortSpec::port_group_0(pipe as u32, local as u32, STF_PORT_BPS)
+        } else {
+            PortSpec {
+                pipe: pipe as u32,
+                mac: ((local - 8) / cpm) as u32,
+                channel: ((local - 8) % cpm) as u32,
+                bps: STF_PORT_BPS,
+            }
         });
     }
     Ok((ports, specs))

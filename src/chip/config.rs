@@ -55,11 +55,16 @@ pub struct MirrorSession {
     pub truncate_bytes: Option<u32>,
 }
 
-/// A front-panel port: which MAC and channels it uses, and its speed.
+/// [`PortSpec::mac`] of a port in port group 0 of its pipe: local ports 0-7, which on
+/// Tofino2 are the PCIe CPU port (pipe 0, local 0), the Ethernet CPU ports (pipe 0, 2-5) and
+/// the recirculation and packet-generator ports; its `channel` is its local port.
+pub const PORT_GROUP_0: u32 = u32::MAX;
+
+/// A port: which MAC and channels it uses, and its speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortSpec {
     pub pipe: u32,
-    /// MAC within the pipe, from 0.
+    /// Front-panel MAC within the pipe, from 0, or [`PORT_GROUP_0`].
     pub mac: u32,
     /// First channel of the MAC the port uses; must be a multiple of its channel count.
     pub channel: u32,
@@ -67,8 +72,21 @@ pub struct PortSpec {
 }
 
 impl PortSpec {
+    /// Local port `local` (0-7) of pipe `pipe`'s port group 0 ([`PORT_GROUP_0`]).
+    pub fn port_group_0(pipe: u32, local: u32, bps: u64) -> PortSpec {
+        PortSpec {
+            pipe,
+            mac: PORT_GROUP_0,
+            channel: local,
+            bps,
+        }
+    }
+
     /// Tofino2 device port: pipe in bits 8:7, local port in 6:0, front panel from local 8.
     pub fn dev_port(&self, channels_per_mac: u32) -> u16 {
+        if self.mac == PORT_GROUP_0 {
+            return ((self.pipe << 7) | self.channel) as u16;
+        }
         ((self.pipe << 7) | (8 + self.mac * channels_per_mac + self.channel)) as u16
     }
 
@@ -112,6 +130,26 @@ impl ChipConfig {
             };
             if s.pipe >= params.pipes {
                 return Err(bad(format!("the chip has pipes 0..{}", params.pipes)));
+            }
+            if s.mac == PORT_GROUP_0 {
+                s.channels().map_err(bad)?;
+                if s.channel >= 8 {
+                    return Err(bad("port group 0 has local ports 0..8".into()));
+                }
+                if s.channel == RECIRCULATION_LOCAL_PORT && params.recirculation_bps_per_pipe() > 0
+                {
+                    return Err(bad(format!(
+                        "local port {RECIRCULATION_LOCAL_PORT} is the pipe's recirculation port"
+                    )));
+                }
+                let dev = s.dev_port(params.channels_per_mac) as usize;
+                if dev_ports[dev].is_some() {
+                    return Err(bad(format!(
+                        "device port {dev} is already used by another port"
+                    )));
+                }
+                dev_ports[dev] = Some(i);
+                continue;
             }
             if s.mac >= params.macs_per_pipe {
                 return Err(bad(format!("a pipe has MACs 0..{}", params.macs_per_pipe)));

@@ -48,7 +48,7 @@ pub use seed::stream_seed;
 
 pub use config::{
     port_channels, recirculation_dev_port, ChipConfig, ConfigError, MirrorSession, PortSpec,
-    MIRROR_SESSIONS, PORT_SPEEDS, RECIRCULATION_LOCAL_PORT,
+    MIRROR_SESSIONS, PORT_GROUP_0, PORT_SPEEDS, RECIRCULATION_LOCAL_PORT,
 };
 pub use control::ControlOp;
 pub use counters::{ChipCounters, ChipDrop};
@@ -685,10 +685,17 @@ fn traffic_manager(
         .iter()
         .zip(lines.iter())
         .map(|(s, &line)| {
+            // Port group 0's ports share a group of their own per pipe, after the
+            // front-panel MACs' and the recirculation ports'.
+            let group = if s.mac == PORT_GROUP_0 {
+                params.pipes * (params.macs_per_pipe + 1) + s.pipe
+            } else {
+                s.pipe * params.macs_per_pipe + s.mac
+            };
             TmPort::new(
                 s.pipe as usize,
                 line,
-                (s.pipe * params.macs_per_pipe + s.mac) as usize,
+                group as usize,
                 s.channels().expect("port speeds were checked above"),
                 params.channels_per_mac,
             )
