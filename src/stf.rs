@@ -803,7 +803,17 @@ const STF_PORT_BPS: u64 = 50_000_000_000;
 /// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
 pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
     let cmds = parse_stf(test_name, text)?;
-    let params = Tofino2Params::default();
+    let mut params = Tofino2Params::default();
+    // A test that sends to or expects from local port 6 of a pipe (the model's
+    // recirculation port) uses it as tofino-model does, as a plain port: the chip then has
+    // no recirculation ports.
+    let names_port_6 = cmds.iter().any(|(_, cmd)| {
+        matches!(cmd, Cmd::Packet { port, .. } | Cmd::Expect { port, .. }
+            if (*port & 0x7f) as u32 == crate::chip::RECIRCULATION_LOCAL_PORT)
+    });
+    if names_port_6 {
+        params.recirculation_cap_percent = 0;
+    }
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
     let (ports, specs) = stf_ports(test_name, &cmds, &params)?;
     // Control-plane state before the first packet goes into the program itself.
@@ -1071,7 +1081,9 @@ fn stf_ports(
         specs.push(if local < 8 {
             // The CPU, recirculation and packet-generator ports, as tofino-model has them;
             // local port 6 is the model's recirculation port.
-            if local as u32 == crate::chip::RECIRCULATION_LOCAL_PORT {
+            if local as u32 == crate::chip::RECIRCULATION_LOCAL_PORT
+                && params.recirculation_bps_per_pipe() > 0
+            {
                 return Err(format!(
                     "{test_name}: port {p} is pipe {pipe}'s recirculation port (local port {}), \
                      which takes no packet from a test",

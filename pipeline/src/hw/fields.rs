@@ -234,8 +234,10 @@ pub const BUILTINS: &[Builtin] = &[
     rw("ig_intr_tm_md.ucast_egress_port", layout::UCAST_EGRESS_PORT),
     rw("ig_intr_tm_md.qid", layout::QID),
     rw("ig_intr_tm_md.ingress_cos", INGRESS_COS),
-    // Nonzero drops the packet; the model stores the drop reason code here.
-    ro(
+    // Nonzero drops the packet; the model stores the drop reason code here. A program
+    // drops through the `drop` primitive (with its reason) and may write 0 to keep a packet
+    // an earlier table dropped.
+    rw(
         "ig_intr_dprsr_md.drop_ctl",
         Field::low(layout::DROP_REASON.container, 3),
     ),

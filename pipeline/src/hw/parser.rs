@@ -104,6 +104,40 @@ pub struct State {
     /// Where the state's value-set cases go, filled or not: edges of the graph for its
     /// checks (reachability, header order) before the control plane adds a value.
     pub value_set_next: Vec<Next>,
+    /// Fields written after the extracts, in order.
+    pub sets: Vec<Set>,
+}
+
+/// A parser state's write of a field (`ir::ParserSet` resolved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Set {
+    pub dst: Field,
+    pub src: SetSource,
+}
+
+/// What a [`Set`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetSource {
+    Const(u32),
+    Field(Field),
+    /// `bits` (1 to 32) of the packet, `offset` bits from where the state starts.
+    Packet {
+        offset: u32,
+        bits: u32,
+    },
+}
+
+/// `bits` (1 to 32) of `bytes` from bit `at`, most significant first; `None` past the end.
+fn packet_bits(bytes: &[u8], at: usize, bits: u32) -> Option<u32> {
+    let end = at + bits as usize;
+    if end > bytes.len() * 8 {
+        return None;
+    }
+    let v = bytes[at / 8..end.div_ceil(8)]
+        .iter()
+        .fold(0u64, |v, &b| v << 8 | b as u64);
+    let tail = end.div_ceil(8) * 8 - end;
+    Some(((v >> tail) & ((1u64 << bits) - 1)) as u32)
 }
 
 /// A validated parser graph with every name resolved. Parsing starts in state 0. The
@@ -179,7 +213,12 @@ impl Graph {
     pub fn state_extractors(&self, s: usize) -> u32 {
         let st = &self.states[s];
         let mut pov: Vec<_> = Vec::new();
-        let mut n = 0;
+        // A write takes the extractors of its container, as an extraction does.
+        let mut n: u32 = st
+            .sets
+            .iter()
+            .map(|w| w.dst.container.bytes().div_ceil(2) as u32)
+            .sum();
         for &h in &st.extracts {
             let hl = &self.headers[h];
             n += hl.extractors();
@@ -263,8 +302,20 @@ impl Graph {
         // The graph is acyclic, so a path visits each state at most once.
         for _ in 0..self.states.len() {
             let st = &self.states[s];
+            let start = extent.end;
             for &h in &st.extracts {
                 self.extract(h, bytes, &mut extent, phv)?;
+            }
+            for w in &st.sets {
+                let v = match w.src {
+                    SetSource::Const(c) => c,
+                    SetSource::Field(f) => phv.get(f),
+                    SetSource::Packet { offset, bits } => {
+                        packet_bits(bytes, start * 8 + offset as usize, bits)
+                            .ok_or(DropReason::ParserError)?
+                    }
+                };
+                phv.set(w.dst, v);
             }
             let next = st
                 .cases
@@ -723,5 +774,21 @@ mod tests {
         let mut out = [0u8; 5];
         store(&phv, &e, &mut out[1..]);
         assert_eq!(out, [0, 0x12, 0x34, 0x56, 0]);
+    }
+}
+
+#[cfg(test)]
+mod packet_bits_tests {
+    use super::packet_bits;
+
+    #[test]
+    fn reads_any_bits_most_significant_first() {
+        let bytes = [0xc0, 0xff, 0xee, 0x12];
+        assert_eq!(packet_bits(&bytes, 0, 24), Some(0xc0ffee));
+        assert_eq!(packet_bits(&bytes, 4, 8), Some(0x0f));
+        assert_eq!(packet_bits(&bytes, 12, 4), Some(0xf));
+        assert_eq!(packet_bits(&bytes, 0, 32), Some(0xc0ff_ee12));
+        assert_eq!(packet_bits(&bytes, 30, 2), Some(0b10));
+        assert_eq!(packet_bits(&bytes, 25, 8), None);
     }
 }

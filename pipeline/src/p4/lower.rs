@@ -38,6 +38,7 @@ mod digests;
 mod exits;
 mod overhead;
 mod parser;
+mod parser_sets;
 mod resubmit;
 mod stack_loops;
 mod stacks;
@@ -610,8 +611,12 @@ impl<'a> Lowerer<'a> {
                     Ty::Header(n.clone())
                 } else if self.structs.contains_key(n) {
                     Ty::Struct(n.clone())
-                } else if let Some((w, _)) = self.enums.get(n) {
-                    Ty::Enum(n.clone(), *w)
+                } else if let Some((w, members)) = self.enums.get(n) {
+                    // A plain enum is not serializable, so its representation is ours: the
+                    // fewest bits that number its members (p4c's `ConvertEnums` chooses too).
+                    let plain =
+                        (usize::BITS - members.len().saturating_sub(1).leading_zeros()).max(1);
+                    Ty::Enum(n.clone(), Some(w.unwrap_or(plain)))
                 } else if self.externs.contains(n) || n == "packet_in" || n == "packet_out" {
                     Ty::Extern(n.clone(), targs.clone())
                 } else if n == "error" {
@@ -996,6 +1001,9 @@ impl<'a> Lowerer<'a> {
     /// The parameters of a block, by what they give access to.
     fn params(&mut self, params: &[Param]) -> R<HashMap<String, ParamKind>> {
         let mut out = HashMap::new();
+        // The architecture's blocks take the headers struct, then the user metadata struct,
+        // before the intrinsic metadata: a metadata struct holding headers is still metadata.
+        let mut structs_seen = 0;
         for p in params {
             let ty = self.resolve(&p.ty, p.span)?;
             let kind = match &ty {
@@ -1003,10 +1011,15 @@ impl<'a> Lowerer<'a> {
                 Ty::Header(n) | Ty::Struct(n) => {
                     if let Some(&(_, prefix, g)) = INTRINSICS.iter().find(|i| i.0 == n) {
                         ParamKind::Intrinsic(prefix, g, n.clone())
-                    } else if matches!(ty, Ty::Struct(_)) && self.is_headers_struct(n) {
+                    } else if matches!(ty, Ty::Struct(_))
+                        && structs_seen == 0
+                        && self.is_headers_struct(n)
+                    {
+                        structs_seen += 1;
                         self.declare_instances(n)?;
                         ParamKind::Headers(n.clone())
                     } else if matches!(ty, Ty::Struct(_)) {
+                        structs_seen += 1;
                         let mut leaves = Vec::new();
                         self.leaves(n, &p.name, &mut leaves)?;
                         for l in leaves {
@@ -1046,6 +1059,12 @@ impl<'a> Lowerer<'a> {
         for f in fs {
             match self.resolve(&f.ty, f.span)? {
                 Ty::Struct(s) => self.leaves(&s, &format!("{prefix}.{}", f.name), out)?,
+                // A header in the metadata is a group of metadata fields.
+                Ty::Header(h) => {
+                    for hf in self.headers.get(&h).copied().unwrap_or(&[]) {
+                        out.push(format!("{prefix}.{}.{}", f.name, hf.name));
+                    }
+                }
                 _ => out.push(format!("{prefix}.{}", f.name)),
             }
         }
@@ -1103,8 +1122,11 @@ impl<'a> Lowerer<'a> {
         let decl = self.headers.get(h).copied().unwrap_or(&[]);
         let mut widths = Vec::new();
         for f in decl {
-            match self.resolve(&f.ty, f.span)? {
+            let ty = self.resolve(&f.ty, f.span)?;
+            match ty {
                 Ty::Bits(w, _) if w <= 128 => widths.push(w),
+                // `bool` and serializable enums (`enum bit<16> ether_type_t`) are their bits.
+                Ty::Bool | Ty::Enum(_, Some(_)) => widths.push(ty.width().unwrap_or(1)),
                 Ty::Bits(w, _) => {
                     return self.err(
                         f.span,
@@ -1117,7 +1139,11 @@ impl<'a> Lowerer<'a> {
                 _ => {
                     return self.err(
                         f.span,
-                        format!("header field `{}` must be a bit<N>", f.name),
+                        format!(
+                            "header field `{}` must be a bit<N>, int<N>, bool or serializable \
+                             enum",
+                            f.name
+                        ),
                     )
                 }
             }
@@ -1299,6 +1325,38 @@ impl<'a> Lowerer<'a> {
         })
     }
 
+    /// Whether `e` is a field (or a cast) of a signed type, `int<N>`: its min, max and
+    /// right shift are the signed ones.
+    fn is_signed(&self, c: &Ctl<'a>, e: &Expr) -> bool {
+        if let ExprKind::Cast(t, _) = &e.kind {
+            return matches!(self.resolve(t, e.span), Ok(Ty::Bits(_, true)));
+        }
+        let Some(path) = e.path() else {
+            return false;
+        };
+        let mut comps = path.split('.');
+        let first = comps.next().unwrap_or_default();
+        let mut ty = match c.params.get(first) {
+            Some(ParamKind::Headers(n) | ParamKind::Meta(n)) => Ty::Struct(n.clone()),
+            _ => return false,
+        };
+        for comp in comps {
+            let fields = match &ty {
+                Ty::Struct(n) => self.structs.get(n).copied(),
+                Ty::Header(n) => self.headers.get(n).copied(),
+                _ => None,
+            };
+            let Some(f) = fields.and_then(|fs| fs.iter().find(|f| f.name == comp)) else {
+                return false;
+            };
+            match self.resolve(&f.ty, f.span) {
+                Ok(t) => ty = t,
+                Err(_) => return false,
+            }
+        }
+        matches!(ty, Ty::Bits(_, true))
+    }
+
     /// The field `e` names.
     fn field(&mut self, c: &Ctl<'a>, e: &Expr) -> R<FieldRef> {
         if let ExprKind::Slice(b, hi, lo) = &e.kind {
@@ -1361,13 +1419,19 @@ impl<'a> Lowerer<'a> {
             ParamKind::Meta(s) => {
                 let mut ty = Ty::Struct(s);
                 for (k, comp) in comps.iter().enumerate().skip(1) {
-                    let Ty::Struct(sn) = &ty else {
-                        return self.err(
-                            e.span,
-                            format!("`{}` is not a struct", comps[..k].join(".")),
-                        );
+                    let fs = match &ty {
+                        Ty::Struct(sn) => self.structs.get(sn).copied().unwrap_or(&[]),
+                        Ty::Header(hn) => self.headers.get(hn).copied().unwrap_or(&[]),
+                        _ => {
+                            return self.err(
+                                e.span,
+                                format!("`{}` is not a struct", comps[..k].join(".")),
+                            )
+                        }
                     };
-                    let fs = self.structs.get(sn).copied().unwrap_or(&[]);
+                    let (Ty::Struct(sn) | Ty::Header(sn)) = &ty else {
+                        unreachable!("matched above")
+                    };
                     let Some(f) = fs.iter().find(|f| f.name == *comp) else {
                         return self.err(e.span, format!("struct `{sn}` has no field `{comp}`"));
                     };
@@ -1475,9 +1539,22 @@ fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGr
                         && t != ir::START
                         && refs(&g, t) == 1
                         && !keep.contains(t)
-                        && !keep.contains(&s.name) =>
+                        && !keep.contains(&s.name)
+                        // A state's writes come after its extracts: writes before another
+                        // state's extracts, or packet reads from where that one starts,
+                        // would mean something else merged.
+                        && s.set.is_empty() =>
                 {
-                    g.states.iter().position(|x| &x.name == t).map(|j| (i, j))
+                    g.states
+                        .iter()
+                        .position(|x| &x.name == t)
+                        .filter(|&j| {
+                            !g.states[j]
+                                .set
+                                .iter()
+                                .any(|w| matches!(w.src, ir::ParserValue::Packet { .. }))
+                        })
+                        .map(|j| (i, j))
                 }
                 _ => None,
             });
@@ -1487,6 +1564,7 @@ fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGr
         let next = g.states.remove(j);
         let i = if j < i { i - 1 } else { i };
         g.states[i].extract.extend(next.extract);
+        g.states[i].set.extend(next.set);
         g.states[i].transition = next.transition;
     }
 }
@@ -1509,11 +1587,13 @@ fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
             return;
         };
         let mut extracts = s.extract.clone();
+        let mut sets: Vec<&ir::ParserSet> = s.set.iter().collect();
         let mut hops = 0;
         while let ir::Transition::Goto(n) = &s.transition {
             match g.states.iter().find(|x| &x.name == n) {
                 Some(next) if hops < 64 => {
                     extracts.extend(next.extract.iter().cloned());
+                    sets.extend(&next.set);
                     s = next;
                     hops += 1;
                 }
@@ -1521,6 +1601,9 @@ fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
             }
         }
         out.push_str(&format!("[{}]", extracts.join(",")));
+        if !sets.is_empty() {
+            out.push_str(&format!("{sets:?}"));
+        }
         match &s.transition {
             ir::Transition::Goto(n) => out.push_str(&format!("->{n}")),
             ir::Transition::Select {

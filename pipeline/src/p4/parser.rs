@@ -168,6 +168,21 @@ impl<'a> Parser<'a> {
             let span = self.bump().span;
             let name = self.name()?;
             let mut args = Vec::new();
+            if name == "pragma" {
+                // P4-14's form, which p4c keeps: `@pragma NAME tokens...` to the end of the
+                // line; the tokens are dropped (no pragma of that form is lowered).
+                let line = self.toks[self.at - 1].span.line;
+                let pname = self.name()?;
+                while !self.is_eof() && self.span().line == line {
+                    self.bump();
+                }
+                out.push(Annotation {
+                    name: pname,
+                    args,
+                    span,
+                });
+                continue;
+            }
             if self.is("(") {
                 // Annotation bodies are free-form; keep them when they parse as expressions.
                 let save = self.at;

@@ -12,7 +12,7 @@
 use crate::hw::fields::{self, Access, MetadataAllocator};
 use crate::hw::layout;
 use crate::hw::params::PhvParams;
-use crate::hw::parser::Graph;
+use crate::hw::parser::{self, Graph};
 use crate::hw::phv::Field;
 use crate::program::builtin;
 pub use crate::program::error::IrError;
@@ -775,6 +775,46 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     })
 }
 
+/// Each state's writes (`ir::ParserSet`) resolved onto `graph`'s states of the same name:
+/// the destination a field the program may write, a source field one it may read, packet
+/// reads of 1 to 32 bits.
+fn resolve_parser_sets(
+    program: &str,
+    ir_graph: &ir::ParserGraph,
+    graph: &mut parser::Graph,
+    r: &Resolver,
+) -> Result<(), IrError> {
+    for st in &mut graph.states {
+        let Some(s) = ir_graph.states.iter().find(|s| s.name == st.name) else {
+            continue;
+        };
+        for (k, w) in s.set.iter().enumerate() {
+            let path = format!("{program}: parser.states ({}).set[{k}]", s.name);
+            // The parser sets a header's valid bit as it extracts it.
+            let dst = if w.dst.ends_with(".$valid") {
+                r.field(&path, &w.dst)?
+            } else {
+                r.writable(&path, &w.dst)?
+            };
+            let src = match &w.src {
+                ir::ParserValue::Const(c) => match u32::try_from(*c) {
+                    Ok(c) => parser::SetSource::Const(c),
+                    Err(_) => return err(&path, format!("constant {c} exceeds 32 bits")),
+                },
+                ir::ParserValue::Field(n) => parser::SetSource::Field(r.field(&path, n)?),
+                &ir::ParserValue::Packet { offset, bits } => {
+                    if !(1..=32).contains(&bits) {
+                        return err(&path, format!("a packet read of {bits} bits (1 to 32)"));
+                    }
+                    parser::SetSource::Packet { offset, bits }
+                }
+            };
+            st.sets.push(parser::Set { dst, src });
+        }
+    }
+    Ok(())
+}
+
 /// The PHV fields a program may name: the built-in ones, its headers' (as its parser graph
 /// lays them out) and its metadata, allocated to containers; the graph; and the first
 /// metadata field that had to go past the normal containers, if any.
@@ -803,10 +843,7 @@ fn resolve_fields(
         Some(g) => parser_check::lower(&p.name, &p.headers, g, alloc)?,
         None => parser_check::lower(&p.name, &p.headers, &builtin::graph(), alloc)?,
     };
-    let parser = match &p.parser {
-        None => parser_check::builtin_graph(),
-        Some(_) => Arc::new(lowered.graph),
-    };
+    let mut graph = lowered.graph;
     for (name, f, access) in lowered.fields {
         fields.insert(name, (f, access));
     }
@@ -847,10 +884,17 @@ fn resolve_fields(
     }
     let r = Resolver {
         fields,
-        graph_headers: parser.headers.iter().map(|h| h.name.clone()).collect(),
-        graph_header_bytes: parser.headers.iter().map(|h| h.bytes).collect(),
+        graph_headers: graph.headers.iter().map(|h| h.name.clone()).collect(),
+        graph_header_bytes: graph.headers.iter().map(|h| h.bytes).collect(),
         wide: lowered.wide,
         pieces,
+    };
+    if let Some(g) = &p.parser {
+        resolve_parser_sets(&p.name, g, &mut graph, &r)?;
+    }
+    let parser = match &p.parser {
+        None => parser_check::builtin_graph(),
+        Some(_) => Arc::new(graph),
     };
 
     Ok(ResolvedFields {

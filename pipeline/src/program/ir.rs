@@ -180,7 +180,35 @@ pub struct ParserState {
     /// Headers extracted, in order, from where the previous state stopped.
     #[serde(default)]
     pub extract: Vec<String>,
+    /// Fields the state writes after its extracts, in order (P4's assignments in a parser
+    /// state: Tofino's parser writes constants and packet bytes into PHV containers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<ParserSet>,
     pub transition: Transition,
+}
+
+/// A parser state's write of a PHV field of at most 32 bits (the value truncated or
+/// zero-extended to it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserSet {
+    pub dst: String,
+    pub src: ParserValue,
+}
+
+/// What a parser state writes into a field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ParserValue {
+    Const(u64),
+    /// A field as the PHV holds it once the state's headers are extracted.
+    Field(String),
+    /// `bits` (1 to 32) of the packet, `offset` bits from where the state starts (P4's
+    /// `lookahead`, or a field of a header the state extracts past).
+    Packet {
+        offset: u32,
+        bits: u32,
+    },
 }
 
 /// Where a parser state goes: a state's name, `accept` or `reject`.
@@ -217,6 +245,7 @@ impl ParserState {
         ParserState {
             name: name.to_string(),
             extract: Vec::new(),
+            set: Vec::new(),
             transition: Transition::Goto(ACCEPT.to_string()),
         }
     }

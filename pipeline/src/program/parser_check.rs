@@ -508,6 +508,8 @@ impl<'a> States<'a> {
             default,
             reserved_rows: 0,
             value_set_next: Vec::new(),
+            // Resolved once the metadata has its containers (`check::resolve_fields`).
+            sets: Vec::new(),
         };
         Ok((state, key_headers))
     }

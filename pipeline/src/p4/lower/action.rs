@@ -468,11 +468,18 @@ impl<'a> Lowerer<'a> {
                 let Ok((v, _)) = self.const_value(rhs, &c.locals) else {
                     return self.err(rhs.span, "drop_ctl is set to a constant");
                 };
+                if v == 0 {
+                    // Keeps a packet an earlier action dropped.
+                    return Ok(Some(Primitive::Set {
+                        dst: dst.ir.clone(),
+                        src: Operand::Const(0),
+                    }));
+                }
                 if v & 1 == 0 {
                     return self.err(
                         rhs.span,
-                        "drop_ctl values without bit 0 are not supported: the model only drops \
-                         (bit 0)",
+                        "drop_ctl values without bit 0 (2: disable unicast, 4: disable \
+                         mirroring) are not supported: the model drops on bit 0 only",
                     );
                 }
                 return Ok(Some(Primitive::Drop { reason }));
@@ -514,10 +521,12 @@ impl<'a> Lowerer<'a> {
         }
         if let ExprKind::Call { func, args, .. } = &rhs.kind {
             if let (Some(n @ ("min" | "max")), [a, b]) = (func.path().as_deref(), args.as_slice()) {
-                let op = if n == "min" {
-                    ir::AluOp::Min
-                } else {
-                    ir::AluOp::Max
+                let signed = self.is_signed(c, a) || self.is_signed(c, b);
+                let op = match (n, signed) {
+                    ("min", false) => ir::AluOp::Min,
+                    ("min", true) => ir::AluOp::SMin,
+                    (_, false) => ir::AluOp::Max,
+                    (_, true) => ir::AluOp::SMax,
                 };
                 let a = self.operand(c, action, params, a, w, written)?;
                 let b = self.operand(c, action, params, b, w, written)?;
@@ -533,6 +542,7 @@ impl<'a> Lowerer<'a> {
                     BinOp::Or => ir::AluOp::Or,
                     BinOp::Xor => ir::AluOp::Xor,
                     BinOp::Shl => ir::AluOp::Shl,
+                    BinOp::Shr if self.is_signed(c, a) => ir::AluOp::Sar,
                     BinOp::Shr => ir::AluOp::Shr,
                     other => {
                         let why = match other {

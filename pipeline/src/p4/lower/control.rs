@@ -37,9 +37,20 @@ impl<'a> Lowerer<'a> {
                             continue;
                         }
                     }
+                    if depends_on(&pending, st) {
+                        self.flush(c, &mut pending, &mut out)?;
+                    }
                     pending.push(st);
                 }
-                StmtKind::Assign(..) => pending.push(st),
+                StmtKind::Assign(..) => {
+                    // Statements in a row share one action while they can act in parallel,
+                    // as one VLIW instruction; one that reads or writes what an earlier one
+                    // wrote starts the next action (and its keyless table).
+                    if depends_on(&pending, st) {
+                        self.flush(c, &mut pending, &mut out)?;
+                    }
+                    pending.push(st)
+                }
                 StmtKind::Empty => {}
                 StmtKind::Block(b) => {
                     self.flush(c, &mut pending, &mut out)?;
@@ -525,5 +536,86 @@ impl<'a> Lowerer<'a> {
         self.prog.tables.push(table);
         self.spans.push((ir.clone(), d.span));
         Ok(ir)
+    }
+}
+
+/// Whether `st` cannot share one VLIW instruction with `pending`: it writes a whole field
+/// one of them writes, or reads a field one of them computes (a plain copy is forwarded by
+/// the action's lowering, so reading it is fine). Paths compare as P4 writes them: a field,
+/// or the header or struct holding it.
+fn depends_on(pending: &[&Stmt], st: &Stmt) -> bool {
+    let overlaps = |w: &str, p: &str| {
+        w == p
+            || p.strip_prefix(w).is_some_and(|r| r.starts_with('.'))
+            || w.strip_prefix(p).is_some_and(|r| r.starts_with('.'))
+    };
+    let mut reads = Vec::new();
+    let mut whole_write = None;
+    match &st.kind {
+        StmtKind::Assign(lhs, rhs) => {
+            paths_in(rhs, &mut reads);
+            if !matches!(lhs.kind, ExprKind::Slice(..)) {
+                whole_write = lhs.path();
+            }
+        }
+        StmtKind::Call(e) => paths_in(e, &mut reads),
+        _ => {}
+    }
+    pending.iter().any(|p| {
+        let Some(w) = written_path(p) else {
+            return false;
+        };
+        let is_copy = matches!(&p.kind, StmtKind::Assign(_, rhs) if rhs.path().is_some());
+        let rewritten = whole_write.as_deref().is_some_and(|x| overlaps(&w, x));
+        rewritten || (!is_copy && reads.iter().any(|r| overlaps(&w, r)))
+    })
+}
+
+/// The P4 path a statement writes: an assignment's destination (its field, for a slice),
+/// or the object of a method call (`hdr.h` of `hdr.h.setValid()`).
+fn written_path(st: &Stmt) -> Option<String> {
+    match &st.kind {
+        StmtKind::Assign(lhs, _) => base_path(lhs),
+        StmtKind::Call(e) => match &e.kind {
+            ExprKind::Call { func, .. } => match &func.kind {
+                ExprKind::Member(obj, _) => obj.path(),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn base_path(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Slice(b, ..) | ExprKind::Index(b, _) => base_path(b),
+        _ => e.path(),
+    }
+}
+
+/// Every name or member chain `e` reads.
+fn paths_in(e: &Expr, out: &mut Vec<String>) {
+    if let Some(p) = e.path() {
+        out.push(p);
+        return;
+    }
+    match &e.kind {
+        ExprKind::Member(b, _) | ExprKind::Unary(_, b) | ExprKind::Cast(_, b) => paths_in(b, out),
+        ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+            paths_in(a, out);
+            paths_in(b, out);
+        }
+        ExprKind::Slice(a, b, c) | ExprKind::Ternary(a, b, c) => {
+            paths_in(a, out);
+            paths_in(b, out);
+            paths_in(c, out);
+        }
+        ExprKind::Call { func, args, .. } => {
+            paths_in(func, out);
+            args.iter().for_each(|a| paths_in(a, out));
+        }
+        ExprKind::List(v) => v.iter().for_each(|a| paths_in(a, out)),
+        _ => {}
     }
 }

@@ -43,6 +43,9 @@ impl<'a> Lowerer<'a> {
                 self.unmerged.insert(s.name.clone());
             }
             let mut extract = Vec::new();
+            let mut set: Vec<ir::ParserSet> = Vec::new();
+            // Bits the state has extracted so far: where a `lookahead` reads from.
+            let mut offset_bits = 0u32;
             let mut intrinsic = after_intrinsic.contains(&s.name);
             for st in &s.body {
                 let bad = |l: &Self| {
@@ -61,6 +64,15 @@ impl<'a> Lowerer<'a> {
                         let is_pkt = obj
                             .path()
                             .is_some_and(|p| matches!(c.params.get(&p), Some(ParamKind::Packet)));
+                        if let ("setValid" | "setInvalid", []) = (m, args) {
+                            // The header's valid bit, written as the parser writes a field.
+                            let h = self.header_of(&c, obj)?;
+                            set.push(ir::ParserSet {
+                                dst: format!("{h}.$valid"),
+                                src: ir::ParserValue::Const((m == "setValid") as u64),
+                            });
+                            continue;
+                        }
                         if !is_pkt {
                             return bad(self);
                         }
@@ -107,6 +119,8 @@ impl<'a> Lowerer<'a> {
                                                 .err(a.span, format!("`{p}` is not a header"));
                                         };
                                         let inst = self.instance(&f.name, &h, f.span)?;
+                                        self.extract_after_sets(&set, &inst.ir, st.span)?;
+                                        offset_bits += inst.fields.iter().map(|f| f.2).sum::<u32>();
                                         extract.push(inst.ir);
                                     }
                                     _ => return self.err(
@@ -137,7 +151,10 @@ impl<'a> Lowerer<'a> {
                             _ => return bad(self),
                         }
                     }
-                    StmtKind::Var(_) | StmtKind::Assign(..) => {
+                    StmtKind::Assign(lhs, rhs) => {
+                        set.push(self.parser_set(&c, lhs, rhs, offset_bits)?);
+                    }
+                    StmtKind::Var(_) => {
                         return self.err(
                             st.span,
                             "assignments in a parser are not supported: the model's parser \
@@ -212,6 +229,7 @@ impl<'a> Lowerer<'a> {
             out.push(ir::ParserState {
                 name: s.name.clone(),
                 extract,
+                set,
                 transition,
             });
         }

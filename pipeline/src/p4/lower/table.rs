@@ -121,7 +121,10 @@ impl<'a> Lowerer<'a> {
             if keys.is_empty() {
                 0
             } else {
-                size.unwrap_or(512)
+                // `size` is a lower bound (P4 spec 14.2.1.5): const entries beyond it grow
+                // the table, as p4c sizes it.
+                let consts = entries.map_or(0, |l| l.len() as u32);
+                size.unwrap_or(512).max(consts)
             },
         );
         for (_, ir) in &actions {

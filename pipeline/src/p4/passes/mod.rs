@@ -8,32 +8,52 @@
 //! 2. [`inline_controls`]: a control instantiated in a control and applied
 //!    (`BypassEgress() bypass; ... bypass.apply(ig_tm_md);`) becomes the caller's actions,
 //!    tables and statements (p4c's `InlineControlFlow`).
-//! 3. [`move_declarations`]: variables declared in apply blocks and actions become the
+//! 3. [`inline_actions`]: an action called in an action, or in an apply block with
+//!    directional parameters, becomes its body (p4c's `InlineActions`).
+//! 4. [`move_declarations`]: variables declared in apply blocks and actions become the
 //!    control's, and initializers become assignments where they stood (p4c's
 //!    `MoveDeclarations` and `MoveInitializers`).
+//! 5. [`complex_conditions`]: `||`, and `&&` with an `else`, evaluated into a 1-bit variable
+//!    by a chain of one-comparison gateways, short-circuit kept (bf-p4c's gateway chains).
+//! 6. [`split_else_if`]: a deparser's else-if chain over one field (`digest_type == 1`,
+//!    `== 2`, ...) as the separate `if`s the architecture's idioms are.
+//! 7. [`lookahead_locals`]: a parser state's local set by a look-ahead replaced by the
+//!    look-ahead where the state uses it (TNA's mirror-type idiom).
 //!
 //! Names a pass makes are kept apart from the program's own: a sub-parser's states are
 //! `<instance>_<state>`, a sub-control's objects `<instance>.<name>` (the control-plane
 //! name p4c gives them under the caller).
 
+mod complex_conditions;
+mod inline_actions;
 mod inline_controls;
 mod inline_parsers;
+mod lookahead_locals;
 mod move_declarations;
+mod split_else_if;
 
 use super::ast::Decl;
 use super::preprocess::Source;
 use super::P4Error;
 
+pub use complex_conditions::complex_conditions;
+pub use inline_actions::inline_actions;
 pub use inline_controls::inline_controls;
 pub use inline_parsers::inline_parsers;
+pub use lookahead_locals::lookahead_locals;
 pub use move_declarations::move_declarations;
+pub use split_else_if::split_else_if;
 
 /// Every pass in order over a copy of `decls`.
 pub fn run(src: &Source, decls: &[Decl]) -> Result<Vec<Decl>, P4Error> {
     let mut out = decls.to_vec();
     inline_parsers(src, &mut out)?;
     inline_controls(src, &mut out)?;
+    inline_actions(src, &mut out)?;
     move_declarations(&mut out);
+    complex_conditions(&mut out);
+    split_else_if(&mut out);
+    lookahead_locals(&mut out);
     Ok(out)
 }
 
