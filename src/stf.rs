@@ -822,6 +822,12 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
         .unwrap_or(cmds.len());
     let (program, mut places) = stage(c, test_name, &cmds[..first_packet])?;
+    if ports.is_empty() {
+        return Err(format!(
+            "{test_name}: the test names no port (no `packet`, `expect` or `mirroring_add`): \
+             there is nothing to run"
+        ));
+    }
     let config = ChipConfig {
         params,
         ports: specs,
@@ -1058,12 +1064,6 @@ fn stf_ports(
                 ports.push(*port);
             }
         }
-    }
-    if ports.is_empty() {
-        return Err(format!(
-            "{test_name}: the test names no port (no `packet`, `expect` or `mirroring_add`): \
-             there is nothing to run"
-        ));
     }
     ports.sort_unstable();
     let cpm = params.channels_per_mac as u16;

@@ -1006,3 +1006,80 @@ fn qinq_stack_matches_both_unrolled_tags_in_one_exact_table() {
          programs/p4/qinq_stack.stf: 1 expectations, 1 passed, 0 failed; 0 unexpected packets\n"
     );
 }
+
+/// A scratch folder of this test process, removed by the caller.
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("t2sim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn an_error_in_an_included_file_names_that_file() {
+    let dir = scratch("p4-include-error");
+    std::fs::write(dir.join("inc.p4"), "header h_t { bit<8> a }\n").unwrap();
+    std::fs::write(
+        dir.join("c.p4"),
+        "#include <t2na.p4>\n#include \"inc.p4\"\n",
+    )
+    .unwrap();
+    let o = t2sim(&["report", "--p4", dir.join("c.p4").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let inc = dir.join("inc.p4");
+    assert!(
+        err.starts_with(&format!(
+            "t2sim: error: {}:1:23: syntax error",
+            inc.display()
+        )),
+        "{err}"
+    );
+    // A name declared again after an architecture file declared it: an error at the second
+    // declaration naming the first's file (it used to panic on a missing file id).
+    std::fs::write(
+        dir.join("twice.p4"),
+        "#include <t2na.p4>\ntypedef bit<9> PortId_t;\n",
+    )
+    .unwrap();
+    let o = t2sim(&["report", "--p4", dir.join("twice.p4").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        err.contains(&format!(
+            "{}:2:1: `PortId_t` is declared twice (first at ",
+            dir.join("twice.p4").display()
+        )) && err.contains("t2na.p4:"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_stf_test_that_names_no_port_is_bad_input_not_a_pass() {
+    let dir = scratch("stf-no-port");
+    let f = dir.join("t.stf");
+    for text in [
+        "",
+        "wait\n",
+        "add ipv4_host hdr.ipv4.dst_addr:0x0a000009 forward(port:16)\n",
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let o = t2sim(&[
+            "stf",
+            "--p4",
+            "programs/p4/l3_forward.p4",
+            f.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{text:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "t2sim: error: {}: the test names no port (no `packet`, `expect` or \
+                 `mirroring_add`): there is nothing to run\n",
+                f.display()
+            ),
+            "{text:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -865,7 +865,12 @@ impl<'a> Lowerer<'a> {
         // mirrored copies apart first (`mirror_select.rs`).
         let with_copies = self.graph_with_copies(&ig_graph, &eg_graph, eg_span)?;
         let eg_extracts = eg_graph.states.iter().any(|s| !s.extract.is_empty());
-        if with_copies.is_none() && eg_extracts && canonical(&eg_graph) != canonical(&ig_graph) {
+        // An ingress that branches on the resubmit flag or the ingress port parses in egress,
+        // where they read 0, as its 0 branch: that is what an egress parser without the
+        // branch means.
+        let same_graph = canonical(&eg_graph) == canonical(&ig_graph)
+            || canonical(&eg_graph) == canonical(&mirror_select::as_in_egress(&ig_graph));
+        if with_copies.is_none() && eg_extracts && !same_graph {
             return self.err(
                 eg_span,
                 "the egress parser differs from the ingress parser: the modelled chip runs one \

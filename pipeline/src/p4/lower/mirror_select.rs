@@ -392,7 +392,7 @@ impl<'a> Lowerer<'a> {
 
 /// The ingress graph as it parses in egress, where the fields of [`ZERO_IN_EGRESS`] read 0:
 /// a select on those alone goes where 0 goes.
-fn as_in_egress(g: &ir::ParserGraph) -> ir::ParserGraph {
+pub(super) fn as_in_egress(g: &ir::ParserGraph) -> ir::ParserGraph {
     let mut g = g.clone();
     for s in &mut g.states {
         let ir::Transition::Select {
