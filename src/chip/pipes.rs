@@ -113,26 +113,19 @@ fn ecmp_groups(routes: &[(Ipv4Addr, u16)]) -> Vec<(Ipv4Addr, Vec<u16>)> {
     groups
 }
 
-/// `program` with `routes` added to its route table.
+/// `program` with `routes` added to its route table (`ipv4_host`); a program without one is
+/// returned as it is: it forwards as its own tables and entries say.
 pub fn with_routes(program: &Program, routes: &[(Ipv4Addr, u16)]) -> Result<Program, ConfigError> {
     let mut p = program.clone();
     if routes.is_empty() {
         return Ok(p);
     }
     let what = || format!("program {}", program.name);
-    let table = p
-        .tables
-        .iter_mut()
-        .find(|t| t.name == ROUTE_TABLE)
-        .ok_or_else(|| {
-            err(
-                what(),
-                format!(
-                    "has no table `{ROUTE_TABLE}` to install the chip's {} host routes in: it does not forward packets, so it cannot carry a scenario's traffic (it is an example for `t2sim report`); to run it, add an exact table `{ROUTE_TABLE}` keyed on `ipv4.dst_addr` with action `{ROUTE_ACTION}(port)` applied in ingress, as programs/dctcp_switch.json has",
-                    routes.len()
-                ),
-            )
-        })?;
+    // Host routes are a convenience a program opts into by having the table: one without
+    // it forwards as its own tables and the entries the control plane gives it say.
+    let Some(table) = p.tables.iter_mut().find(|t| t.name == ROUTE_TABLE) else {
+        return Ok(p);
+    };
     if table.keys != ["ipv4.dst_addr"] || !table.actions.iter().any(|a| a == ROUTE_ACTION) {
         return Err(err(
             what(),

@@ -242,6 +242,20 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             Some(program)
         }
     };
+    if let Some(p) = &program {
+        if !p
+            .tables
+            .iter()
+            .any(|t| t.name == t2sim::chip::pipes::ROUTE_TABLE)
+        {
+            eprintln!(
+                "t2sim: note: program {} has no table `{}`: the chip installs no host routes, \
+                 and packets go where the program and its entries send them",
+                p.name,
+                t2sim::chip::pipes::ROUTE_TABLE
+            );
+        }
+    }
     let scenario = IncastScenario {
         waves: None,
         pcap: None,
