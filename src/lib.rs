@@ -7,6 +7,7 @@
 pub mod capture;
 pub mod chip;
 pub mod headroom;
+pub mod input;
 pub mod scenario;
 pub mod schemes;
 pub mod stf;

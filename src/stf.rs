@@ -44,7 +44,7 @@ pub fn load_with_entries(
         None => Ok(c.program),
         Some(f) => {
             let shown = f.display().to_string();
-            let text = std::fs::read_to_string(f).map_err(|e| format!("{shown}: {e}"))?;
+            let text = crate::input::read_text(f)?;
             with_entries(&c, &shown, &text)
         }
     }

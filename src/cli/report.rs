@@ -72,7 +72,7 @@ pub fn report(args: &ReportArgs) -> Result<bool, String> {
     let (program, path) = match (&args.program, &args.scheme) {
         (Some(file), _) => {
             let path = file.display().to_string();
-            let text = std::fs::read_to_string(file).map_err(|e| format!("{path}: {e}"))?;
+            let text = t2sim::input::read_text(file)?;
             (
                 Program::from_json(&text).map_err(|e| format!("{path}: {e}"))?,
                 path,

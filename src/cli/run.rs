@@ -233,7 +233,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         None => None,
         Some(path) => {
             let shown = path.display();
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+            let text = t2sim::input::read_text(path)?;
             let program = Program::from_json(&text).map_err(|e| format!("{shown}: {e}"))?;
             // Checked here too, so that its errors name the file (the chip's name it by the
             // program's `name`).

@@ -26,7 +26,7 @@ pub struct StfArgs {
 pub fn stf(args: &StfArgs) -> Result<bool, String> {
     let c = load(&args.p4, &args.include, &args.define)?;
     let shown = args.test.display().to_string();
-    let text = std::fs::read_to_string(&args.test).map_err(|e| format!("{shown}: {e}"))?;
+    let text = t2sim::input::read_text(&args.test)?;
     let out = run_stf(&c, &shown, &text)?;
     let mut s = out.lines.join("\n");
     s.push('\n');

@@ -1083,3 +1083,22 @@ fn an_stf_test_that_names_no_port_is_bad_input_not_a_pass() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_p4_file_named_like_an_option_is_a_file_to_the_preprocessor() {
+    let dir = scratch("p4-dash-name");
+    std::fs::write(dir.join("-oout.p4"), "#include <t2na.p4>\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_t2sim"))
+        .args(["report", "--p4=-oout.p4"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "t2sim: error: -oout.p4:1:1: no `main` package instance (a T2NA program ends with \
+         `Switch(pipe) main;`)\n"
+    );
+    assert!(!dir.join("out.p4").exists(), "cpp took the name for -o");
+    std::fs::remove_dir_all(&dir).ok();
+}

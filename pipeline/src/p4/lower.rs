@@ -85,6 +85,12 @@ pub struct ActionInfo {
 
 type R<T> = Result<T, P4Error>;
 
+/// Deepest nesting of structs and headers in one another that a program may have.
+const MAX_TYPE_NESTING: u32 = 64;
+
+/// Longest chain of typedefs (each naming the next) that resolves.
+const MAX_TYPEDEF_CHAIN: u32 = 256;
+
 /// A resolved type.
 #[derive(Clone, Debug, PartialEq)]
 enum Ty {
@@ -560,7 +566,92 @@ impl<'a> Lowerer<'a> {
             .filter(|(_, c)| *c > 1)
             .map(|(n, _)| n)
             .collect();
+        self.check_nesting()
+    }
+
+    /// Refuses a struct or header that contains itself (directly or through others) and
+    /// nesting deeper than [`MAX_TYPE_NESTING`], before anything walks their fields.
+    fn check_nesting(&self) -> R<()> {
+        // Depth of each type once known; `None` while it is being walked (a cycle).
+        let mut depth: HashMap<&str, Option<u32>> = HashMap::new();
+        for d in self.decls {
+            let (DeclKind::Struct { name, .. } | DeclKind::Header { name, .. }) = &d.kind else {
+                continue;
+            };
+            // An explicit stack instead of recursion: 50,000 nested structs must not
+            // overflow ours.
+            let mut stack: Vec<(&str, usize)> = vec![(name.as_str(), 0)];
+            depth.entry(name.as_str()).or_insert(None);
+            while let Some(&(t, next)) = stack.last() {
+                let fields = self
+                    .structs
+                    .get(t)
+                    .or_else(|| self.headers.get(t))
+                    .copied()
+                    .unwrap_or(&[]);
+                let Some(f) = fields.get(next) else {
+                    stack.pop();
+                    let inner = fields
+                        .iter()
+                        .filter_map(|f| self.named_type(&f.ty))
+                        .filter_map(|n| depth.get(n).copied().flatten())
+                        .max()
+                        .unwrap_or(0);
+                    if inner + 1 > MAX_TYPE_NESTING {
+                        return self.err(
+                            d.span,
+                            format!(
+                                "`{name}` nests structs and headers more than {MAX_TYPE_NESTING} \
+                                 deep"
+                            ),
+                        );
+                    }
+                    depth.insert(t, Some(inner + 1));
+                    continue;
+                };
+                stack.last_mut().expect("not empty").1 += 1;
+                let Some(n) = self.named_type(&f.ty) else {
+                    continue;
+                };
+                match depth.get(n) {
+                    Some(Some(_)) => {}
+                    Some(None) => {
+                        return self.err(
+                            f.span,
+                            format!(
+                                "`{t}` contains itself through field `{}` (of type `{n}`): a \
+                                 struct or header cannot hold itself",
+                                f.name
+                            ),
+                        )
+                    }
+                    None => {
+                        depth.insert(n, None);
+                        stack.push((n, 0));
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The struct or header a field type names, through typedefs (boundedly).
+    fn named_type<'t>(&'t self, t: &'t Type) -> Option<&'t str> {
+        let mut t = t;
+        for _ in 0..MAX_TYPE_NESTING {
+            match t {
+                Type::Named(n, _) => match self.typedefs.get(n) {
+                    Some(inner) => t = inner,
+                    None if self.structs.contains_key(n) || self.headers.contains_key(n) => {
+                        return Some(n)
+                    }
+                    None => return None,
+                },
+                Type::Stack(inner, _) => t = inner,
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// The IR name of local `name` of control `ctl`.
@@ -577,8 +668,14 @@ impl<'a> Lowerer<'a> {
     }
 
     fn resolve_depth(&self, t: &Type, span: Span, depth: u32) -> R<Ty> {
-        if depth > 32 {
-            return self.err(span, "typedefs refer to each other in a loop");
+        if depth > MAX_TYPEDEF_CHAIN {
+            return self.err(
+                span,
+                format!(
+                    "typedefs refer to each other in a loop, or chain more than \
+                     {MAX_TYPEDEF_CHAIN} deep"
+                ),
+            );
         }
         Ok(match t {
             Type::Bit(w) | Type::Int(w) => {
@@ -740,7 +837,8 @@ impl<'a> Lowerer<'a> {
             .iter()
             .find(|d| matches!(&d.kind, DeclKind::Instance { name, .. } if name == "main"));
         let Some(main) = main else {
-            let at = decls.last().map_or(
+            // At the main file's last declaration (not an included file's).
+            let at = decls.iter().rfind(|d| d.span.file == 0).map_or(
                 Span {
                     file: 0,
                     line: 1,

@@ -38,7 +38,7 @@ struct Parser<'a> {
 }
 
 /// Deepest nesting of expressions or statements accepted.
-const MAX_DEPTH: u32 = 200;
+const MAX_DEPTH: u32 = 400;
 
 type R<T> = Result<T, P4Error>;
 

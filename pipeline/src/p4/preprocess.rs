@@ -62,7 +62,12 @@ pub fn run(path: &Path, opts: &Options) -> Result<Source, P4Error> {
     let mut cmd = cpp_command(opts, &shown)?;
     cmd.arg("-I")
         .arg(architecture_dir().map_err(|m| whole_file(&shown, m))?);
-    cmd.arg(path);
+    // A name starting with `-` would reach cpp as an option (`-oout.p4` writes a file).
+    if path.to_string_lossy().starts_with('-') {
+        cmd.arg(Path::new(".").join(path));
+    } else {
+        cmd.arg(path);
+    }
     let out = cmd.output().map_err(|e| cpp_spawn_error(&shown, e))?;
     cpp_output(&shown, out)
 }

@@ -79,8 +79,13 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let e = p4::compile_source(&src, "deep").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "deep.p4:1:118: nesting deeper than 200 levels is not supported"
+        "deep.p4:1:218: nesting deeper than 400 levels is not supported"
     );
+    // 99 parentheses deep is a program, not an attack.
+    let text = format!("const bit<8> X = {}1{};", "(".repeat(99), ")".repeat(99));
+    let src = p4::preprocess::Source::plain("ok.p4", &text);
+    let e = p4::compile_source(&src, "ok").unwrap_err();
+    assert!(e.message.starts_with("no `main` package instance"), "{e}");
 }
 
 #[test]
@@ -90,6 +95,75 @@ fn long_operator_chains_are_an_error_too() {
     let e = p4::compile_source(&src, "long").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "long.p4:1:820: an expression of more than 200 operators is not supported"
+        "long.p4:1:1620: an expression of more than 400 operators is not supported"
     );
+}
+
+/// A program whose metadata struct is `body` (declarations before it, then `struct
+/// metadata_t`), compiled from memory.
+fn with_metadata(types: &str) -> Result<p4::Compiled, p4::P4Error> {
+    let text = format!(
+        "#include <t2na.p4>\n{types}\n\
+         struct headers_t {{}}\n\
+         parser IP(packet_in pkt, out headers_t hdr, out metadata_t meta, \
+         out ingress_intrinsic_metadata_t ig_intr_md) {{ state start {{ pkt.extract(ig_intr_md); \
+         pkt.advance(PORT_METADATA_SIZE); transition accept; }} }}\n\
+         control I(inout headers_t hdr, inout metadata_t meta, \
+         in ingress_intrinsic_metadata_t ig_intr_md, \
+         in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, \
+         inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md, \
+         inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{ apply {{}} }}\n\
+         control ID(packet_out pkt, inout headers_t hdr, in metadata_t meta, \
+         in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{ apply {{}} }}\n\
+         parser EP(packet_in pkt, out headers_t hdr, out metadata_t meta, \
+         out egress_intrinsic_metadata_t eg_intr_md) {{ state start {{ transition accept; }} }}\n\
+         control E(inout headers_t hdr, inout metadata_t meta, \
+         in egress_intrinsic_metadata_t eg_intr_md, \
+         in egress_intrinsic_metadata_from_parser_t eg_prsr_md, \
+         inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md, \
+         inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {{ apply {{}} }}\n\
+         control ED(packet_out pkt, inout headers_t hdr, in metadata_t meta, \
+         in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {{ apply {{}} }}\n\
+         Pipeline(IP(), I(), ID(), EP(), E(), ED()) pipe;\nSwitch(pipe) main;\n"
+    );
+    p4::compile_held("m.p4", &[("m.p4", &text)], &p4::Options::default(), "m")
+}
+
+#[test]
+fn types_that_hold_themselves_or_nest_too_deep_are_errors_not_stack_overflows() {
+    let e =
+        with_metadata("struct a_t { b_t x; }\nstruct b_t { a_t y; }\nstruct metadata_t { a_t q; }")
+            .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "m.p4:3:14: `b_t` contains itself through field `y` (of type `a_t`): a struct or \
+         header cannot hold itself"
+    );
+    let e = with_metadata("struct a_t { a_t x; }\nstruct metadata_t { a_t q; }").unwrap_err();
+    assert!(
+        e.message
+            .starts_with("`a_t` contains itself through field `x`"),
+        "{e}"
+    );
+    let mut deep = String::from("struct s0 { bit<8> f; }\n");
+    for i in 1..50_000 {
+        deep += &format!("struct s{i} {{ s{} f; }}\n", i - 1);
+    }
+    deep += "struct metadata_t { s49999 m; }";
+    let e = with_metadata(&deep).unwrap_err();
+    assert_eq!(
+        e.message,
+        "`s64` nests structs and headers more than 64 deep"
+    );
+    // 64 deep is fine, and so is a chain of 40 typedefs.
+    let mut ok = String::from("struct s0 { bit<8> f; }\n");
+    for i in 1..63 {
+        ok += &format!("struct s{i} {{ s{} f; }}\n", i - 1);
+    }
+    ok += "typedef bit<8> t0;\n";
+    for i in 1..40 {
+        ok += &format!("typedef t{} t{i};\n", i - 1);
+    }
+    ok += "struct metadata_t { s62 m; t39 x; }";
+    with_metadata(&ok).unwrap();
 }
