@@ -171,7 +171,10 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                     match t.rsplit_once(':') {
                         Some((k, v)) => keys.push((k.to_string(), v.to_string())),
                         None if priority.is_none() && keys.is_empty() => {
-                            priority = Some(parse_num(t).map_err(&bad)? as u64);
+                            let p = parse_num(t).map_err(&bad)?;
+                            let p = u32::try_from(p)
+                                .map_err(|_| bad(format!("priority {p} is over 2^32 - 1")))?;
+                            priority = Some(p as u64);
                         }
                         None => return Err(bad(format!("`{t}` is not KEY:VALUE"))),
                     }
@@ -215,8 +218,20 @@ fn parse_stf(name: &str, text: &str) -> Result<Vec<(usize, Cmd)>, String> {
                     });
                 }
                 if word == "packet" {
+                    if exact_len {
+                        return Err(bad(
+                            "`$` ends an `expect` (an exact length), not a packet".into()
+                        ));
+                    }
                     if nibbles.len() % 2 == 1 {
                         return Err(bad("a packet has an odd number of hex digits".into()));
+                    }
+                    if nibbles.len() / 2 > MAX_FRAME_BYTES {
+                        return Err(bad(format!(
+                            "a packet of {} bytes: a port takes frames of at most {MAX_FRAME_BYTES} \
+                             bytes (jumbo frames, FCS excluded)",
+                            nibbles.len() / 2
+                        )));
                     }
                     let bytes = nibbles
                         .chunks(2)
@@ -429,7 +444,11 @@ fn key_value(v: &str, bits: u32, kind: MatchKind, last: bool) -> Result<KeyValue
         if kind != MatchKind::Lpm || !last {
             return Err("a prefix length on a key that is not the table's lpm key".into());
         }
-        let len: u8 = len.parse().map_err(|_| format!("prefix length `{len}`"))?;
+        let len: u8 = len
+            .parse()
+            .ok()
+            .filter(|&l: &u8| l as u32 <= bits)
+            .ok_or_else(|| format!("prefix length `{len}` of a {bits}-bit key (0 to {bits})"))?;
         return Ok(masked(num(a)?, ir::prefix_mask(bits as u8, len)));
     }
     if let Some(h) = v.strip_prefix("0x").filter(|h| h.contains('*')) {
@@ -797,6 +816,9 @@ fn check_cell(
     ))
 }
 
+/// Largest frame an STF packet may be: the model's jumbo frame, less the FCS the chip adds.
+const MAX_FRAME_BYTES: usize = t2_testbench::host::MAX_FRAME_BYTES as usize - 4;
+
 /// Port speed of the test ports.
 const STF_PORT_BPS: u64 = 50_000_000_000;
 
@@ -872,6 +894,9 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
     // p4c's STF files often state what must come out before the packet that makes it:
     // an expectation waits for the next packet on its port, wherever it stands.
     let mut expects: Vec<Expectation> = Vec::new();
+    // (cycle, line) of each `add` after the first packet: an entry the chip refuses when it
+    // lands (a full table) is the line's error, not a silent loss.
+    let mut added: Vec<(Cycle, usize)> = Vec::new();
     let mut digests_seen = DigestsSeen::default();
     for (ln, cmd) in &cmds[..first_packet] {
         if let Cmd::Expect {
@@ -926,6 +951,7 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
                 net.node_mut::<Chip>(chip)
                     .schedule(when, op)
                     .map_err(|e| at(*ln, format!("{}: {}", e.what, e.problem)))?;
+                added.push((when, *ln));
                 net.wake_all(when);
                 t = t.max(when + 1);
             }
@@ -968,6 +994,13 @@ pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, 
         }
     }
     drain(&mut net);
+    if let Some((cycle, e)) = net.node::<Chip>(chip).control_errors().first() {
+        let problem = format!("{}: {}", e.what, e.problem);
+        return Err(match added.iter().find(|a| a.0 == *cycle) {
+            Some(&(_, ln)) => at(ln, problem),
+            None => format!("{test_name}: {problem}"),
+        });
+    }
     let received: Vec<&[(Cycle, Vec<u8>)]> = probes
         .iter()
         .map(|&p| net.node::<Probe>(p).received())

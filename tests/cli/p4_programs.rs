@@ -1102,3 +1102,53 @@ fn a_p4_file_named_like_an_option_is_a_file_to_the_preprocessor() {
     assert!(!dir.join("out.p4").exists(), "cpp took the name for -o");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn stf_lines_the_chip_cannot_mean_are_bad_input_at_their_line() {
+    let dir = scratch("stf-hostile");
+    let f = dir.join("t.stf");
+    let big = format!("packet 8 {}\n", "00".repeat(9213));
+    for (program, text, why) in [
+        (
+            "mac_rewrite",
+            big.as_str(),
+            "1: a packet of 9213 bytes: a port takes frames of at most 9212 bytes (jumbo \
+             frames, FCS excluded)",
+        ),
+        (
+            "mac_rewrite",
+            "packet 8 0a$\n",
+            "1: `$` ends an `expect` (an exact length), not a packet",
+        ),
+        (
+            "acl_lpm",
+            "add acl 18446744073709551616 hdr.ipv4.src_addr:0x0a0909** \
+             hdr.udp.dst_port:0x0016 Ingress.NoAction()\npacket 8 00\n",
+            "1: priority 18446744073709551616 is over 2^32 - 1",
+        ),
+        (
+            "acl_lpm",
+            "add Ingress.routes hdr.ipv4.dst_addr:0x0a000000/33 Ingress.forward(port:16)\n",
+            "1: key `hdr.ipv4.dst_addr`: prefix length `33` of a 32-bit key (0 to 32)",
+        ),
+        // An entry the chip refuses when it lands (the table is full) was lost silently.
+        (
+            "mac_rewrite",
+            "packet 8 020000000002020000000009\n\
+             add hops hdr.ethernet.dst_addr:0x020000000009 next_hop(smac:1, dmac:2, port:16)\n\
+             packet 8 020000000009020000000009\n",
+            "2: chip chip: pipe 0 add_entry in `hops`: tables[1] (hops): 4 entries do not fit \
+             in size 3",
+        ),
+    ] {
+        std::fs::write(&f, text).unwrap();
+        let p4 = format!("programs/p4/{program}.p4");
+        let o = t2sim(&["stf", "--p4", &p4, f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{why}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("t2sim: error: {}:{why}\n", f.display())
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1434,14 +1434,18 @@ impl<'a> Lowerer<'a> {
         if let ExprKind::Cast(t, _) = &e.kind {
             return matches!(self.resolve(t, e.span), Ok(Ty::Bits(_, true)));
         }
-        let Some(path) = e.path() else {
-            return false;
-        };
+        matches!(self.path_type(c, e), Some(Ty::Bits(_, true)))
+    }
+
+    /// The type of the header, struct or field that path `e` names through the block's
+    /// headers and metadata parameters.
+    fn path_type(&self, c: &Ctl<'a>, e: &Expr) -> Option<Ty> {
+        let path = e.path()?;
         let mut comps = path.split('.');
         let first = comps.next().unwrap_or_default();
         let mut ty = match c.params.get(first) {
             Some(ParamKind::Headers(n) | ParamKind::Meta(n)) => Ty::Struct(n.clone()),
-            _ => return false,
+            _ => return None,
         };
         for comp in comps {
             let fields = match &ty {
@@ -1449,15 +1453,75 @@ impl<'a> Lowerer<'a> {
                 Ty::Header(n) => self.headers.get(n).copied(),
                 _ => None,
             };
-            let Some(f) = fields.and_then(|fs| fs.iter().find(|f| f.name == comp)) else {
-                return false;
-            };
-            match self.resolve(&f.ty, f.span) {
-                Ok(t) => ty = t,
-                Err(_) => return false,
+            let f = fields?.iter().find(|f| f.name == comp)?;
+            ty = self.resolve(&f.ty, f.span).ok()?;
+        }
+        Some(ty)
+    }
+
+    /// `body` with every assignment of a list to a struct or header (`meta.pair = {0, 0};`,
+    /// `hdr.h = {42};`) written out field by field (a header is also made valid), as p4c's
+    /// `SimplifyDefUse` front end leaves it; blocks are kept.
+    fn expand_list_assigns(&self, c: &Ctl<'a>, body: &[Stmt]) -> R<Vec<Stmt>> {
+        let mut out = Vec::new();
+        for st in body {
+            match &st.kind {
+                StmtKind::Block(b) => out.push(Stmt {
+                    kind: StmtKind::Block(self.expand_list_assigns(c, b)?),
+                    span: st.span,
+                }),
+                StmtKind::Assign(lhs, rhs) => {
+                    let ExprKind::List(items) = &rhs.kind else {
+                        out.push(st.clone());
+                        continue;
+                    };
+                    let (fields, header) = match self.path_type(c, lhs) {
+                        Some(Ty::Struct(n)) => (self.structs.get(&n).copied(), false),
+                        Some(Ty::Header(n)) => (self.headers.get(&n).copied(), true),
+                        _ => (None, false),
+                    };
+                    let Some(fields) = fields else {
+                        return self.err(rhs.span, "a list is assigned to a struct or a header");
+                    };
+                    if fields.len() != items.len() {
+                        return self.err(
+                            rhs.span,
+                            format!(
+                                "the list gives {} values for {} fields",
+                                items.len(),
+                                fields.len()
+                            ),
+                        );
+                    }
+                    let member = |name: &str| Expr {
+                        kind: ExprKind::Member(Box::new(lhs.clone()), name.to_string()),
+                        span: lhs.span,
+                    };
+                    if header {
+                        let call = Expr {
+                            kind: ExprKind::Call {
+                                func: Box::new(member("setValid")),
+                                targs: Vec::new(),
+                                args: Vec::new(),
+                            },
+                            span: st.span,
+                        };
+                        out.push(Stmt {
+                            kind: StmtKind::Call(call),
+                            span: st.span,
+                        });
+                    }
+                    for (f, v) in fields.iter().zip(items) {
+                        out.push(Stmt {
+                            kind: StmtKind::Assign(member(&f.name), v.clone()),
+                            span: st.span,
+                        });
+                    }
+                }
+                _ => out.push(st.clone()),
             }
         }
-        matches!(ty, Ty::Bits(_, true))
+        Ok(out)
     }
 
     /// The field `e` names.

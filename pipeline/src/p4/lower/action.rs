@@ -106,7 +106,8 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        flatten(body, &mut flat);
+        let expanded = self.expand_list_assigns(c, body)?;
+        flatten(&expanded, &mut flat);
         let reason = match annotations.iter().find(|a| a.name == "drop_reason") {
             None => ir::ProgramDrop::NoRoute,
             Some(a) => match a.args.first().map(|e| &e.kind) {

@@ -47,7 +47,8 @@ impl<'a> Lowerer<'a> {
             // Bits the state has extracted so far: where a `lookahead` reads from.
             let mut offset_bits = 0u32;
             let mut intrinsic = after_intrinsic.contains(&s.name);
-            for st in &s.body {
+            let body = self.expand_list_assigns(&c, &s.body)?;
+            for st in &body {
                 let bad = |l: &Self| {
                     l.err(
                         st.span,
