@@ -2,7 +2,9 @@
  *  - a constant: `meta.parsed = 1;`
  *  - a field just extracted: `meta.kind = hdr.tag.kind;`, and into a header that lives in
  *    the metadata struct (`meta.origin.hint = hdr.tag.len;`);
- *  - bytes not yet extracted: `meta.peek = pkt.lookahead<bit<16>>();`.
+ *  - bytes not yet extracted: `meta.peek = pkt.lookahead<bit<16>>();`;
+ *  - a 48-bit field into 48-bit metadata, over containers cut otherwise
+ *    (`meta.src_copy = hdr.ethernet.src_addr;`).
  * The ingress then switches on what the parser wrote. parser_writes.stf runs it. */
 #include <t2na.p4>
 #include "include/headers.p4"
@@ -28,6 +30,7 @@ struct metadata_t {
     bit<1> parsed;
     bit<8> kind;
     bit<16> peek;
+    bit<48> src_copy;
     origin_h origin;
 }
 
@@ -42,6 +45,7 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
     state parse_ethernet {
         pkt.extract(hdr.ethernet);
         meta.peek = pkt.lookahead<bit<16>>();
+        meta.src_copy = hdr.ethernet.src_addr;
         transition select(hdr.ethernet.ether_type) {
             0x88b5: parse_tag;
             default: accept;
@@ -77,6 +81,9 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         }
         if (meta.peek == 0x0705) {
             hdr.ethernet.dst_addr[7:0] = 0xee;
+        }
+        if (meta.kind == 9) {
+            hdr.ethernet.dst_addr = meta.src_copy;
         }
     }
 }

@@ -1365,13 +1365,14 @@ impl<'a> Lowerer<'a> {
                         );
                     }
                     let bits = match self.resolve(ty, l.span)?.width() {
-                        Some(b) if (1..=32).contains(&b) => b,
+                        Some(b) if (1..=crate::program::check::WIDE_MAX_BITS).contains(&b) => b,
                         _ => {
                             return self.err(
                                 l.span,
                                 format!(
                                     "variable `{v}`: a control's variables are bit<1> to \
-                                     bit<32> (the IR's metadata fields)"
+                                     bit<{}> (the IR's metadata fields)",
+                                    crate::program::check::WIDE_MAX_BITS
                                 ),
                             )
                         }
@@ -1612,10 +1613,14 @@ impl<'a> Lowerer<'a> {
                         ),
                     );
                 };
-                if !(1..=32).contains(&bits) {
+                if !(1..=crate::program::check::WIDE_MAX_BITS).contains(&bits) {
                     return self.err(
                         e.span,
-                        format!("metadata field `{path}` is {bits} bits; the IR's metadata fields are 1 to 32 bits"),
+                        format!(
+                            "metadata field `{path}` is {bits} bits; the IR's metadata fields \
+                             are 1 to {} bits",
+                            crate::program::check::WIDE_MAX_BITS
+                        ),
                     );
                 }
                 self.meta_used.insert(path.clone(), bits as u8);

@@ -776,8 +776,10 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
 }
 
 /// Each state's writes (`ir::ParserSet`) resolved onto `graph`'s states of the same name:
-/// the destination a field the program may write, a source field one it may read, packet
-/// reads of 1 to 32 bits.
+/// the destination a field the program may write (a header's valid bit too: the parser sets
+/// it), a source field one it may read, packet reads of 1 to 64 bits. A write of a field
+/// over 32 bits is one write per run of bits that lies in one container of the destination
+/// and one of the source (the parser writes containers).
 fn resolve_parser_sets(
     program: &str,
     ir_graph: &ir::ParserGraph,
@@ -790,29 +792,108 @@ fn resolve_parser_sets(
         };
         for (k, w) in s.set.iter().enumerate() {
             let path = format!("{program}: parser.states ({}).set[{k}]", s.name);
-            // The parser sets a header's valid bit as it extracts it.
-            let dst = if w.dst.ends_with(".$valid") {
-                r.field(&path, &w.dst)?
+            let dst = if r.pieces.contains_key(&w.dst) {
+                r.pieces(&path, &w.dst)?
+            } else if w.dst.ends_with(".$valid") {
+                vec![r.field(&path, &w.dst)?]
             } else {
-                r.writable(&path, &w.dst)?
+                vec![r.writable(&path, &w.dst)?]
             };
             let src = match &w.src {
-                ir::ParserValue::Const(c) => match u32::try_from(*c) {
-                    Ok(c) => parser::SetSource::Const(c),
-                    Err(_) => return err(&path, format!("constant {c} exceeds 32 bits")),
-                },
-                ir::ParserValue::Field(n) => parser::SetSource::Field(r.field(&path, n)?),
-                &ir::ParserValue::Packet { offset, bits } => {
-                    if !(1..=32).contains(&bits) {
-                        return err(&path, format!("a packet read of {bits} bits (1 to 32)"));
-                    }
-                    parser::SetSource::Packet { offset, bits }
+                ir::ParserValue::Field(n) => Some(r.pieces(&path, n)?),
+                ir::ParserValue::Packet { bits, .. } if !(1..=64).contains(bits) => {
+                    return err(&path, format!("a packet read of {bits} bits (1 to 64)"));
                 }
+                _ => None,
             };
-            st.sets.push(parser::Set { dst, src });
+            let dst_bits: u32 = dst.iter().map(|f| f.bits as u32).sum();
+            if let ir::ParserValue::Const(c) = w.src {
+                if dst_bits < 64 && c >> dst_bits != 0 {
+                    return err(
+                        &path,
+                        format!("constant {c} does not fit in {dst_bits} bits"),
+                    );
+                }
+            }
+            // Runs of bits, from the least significant, cut where a container of either
+            // side ends.
+            let cuts = |parts: &[Field]| -> Vec<u32> {
+                let mut at = 0;
+                parts
+                    .iter()
+                    .rev()
+                    .map(|f| {
+                        at += f.bits as u32;
+                        at
+                    })
+                    .collect()
+            };
+            let mut ends = cuts(&dst);
+            if let Some(src) = &src {
+                ends.extend(cuts(src));
+            }
+            ends.retain(|&e| e <= dst_bits);
+            ends.push(dst_bits);
+            ends.sort_unstable();
+            ends.dedup();
+            let mut lo = 0;
+            for hi_end in ends {
+                let bits = hi_end - lo;
+                let dst_part = sub_field(&dst, lo, bits);
+                let src_part = match &w.src {
+                    ir::ParserValue::Const(c) => {
+                        parser::SetSource::Const(((*c >> lo.min(63)) & ((1u64 << bits) - 1)) as u32)
+                    }
+                    ir::ParserValue::Field(_) => {
+                        let src = src.as_ref().expect("resolved above");
+                        let src_bits: u32 = src.iter().map(|f| f.bits as u32).sum();
+                        if lo >= src_bits {
+                            parser::SetSource::Const(0)
+                        } else {
+                            parser::SetSource::Field(sub_field(src, lo, bits.min(src_bits - lo)))
+                        }
+                    }
+                    &ir::ParserValue::Packet { offset, bits: n } => {
+                        if lo >= n {
+                            parser::SetSource::Const(0)
+                        } else {
+                            let take = bits.min(n - lo);
+                            // Most significant bit first: bits [lo + take - 1 : lo] of the
+                            // N-bit value start N - lo - take bits in.
+                            parser::SetSource::Packet {
+                                offset: offset + (n - lo - take),
+                                bits: take,
+                            }
+                        }
+                    }
+                };
+                st.sets.push(parser::Set {
+                    dst: dst_part,
+                    src: src_part,
+                });
+                lo = hi_end;
+            }
         }
     }
     Ok(())
+}
+
+/// Bits `lo .. lo + bits` (from the least significant) of the field in `parts` (most
+/// significant first), which lie in one of them.
+fn sub_field(parts: &[Field], lo: u32, bits: u32) -> Field {
+    let mut at = 0;
+    for f in parts.iter().rev() {
+        let n = f.bits as u32;
+        if lo < at + n {
+            return Field {
+                container: f.container,
+                shift: f.shift + (lo - at) as u8,
+                bits: bits as u8,
+            };
+        }
+        at += n;
+    }
+    unreachable!("the cuts lie within the field")
 }
 
 /// The PHV fields a program may name: the built-in ones, its headers' (as its parser graph
@@ -849,6 +930,7 @@ fn resolve_fields(
     }
     let mut phv_spill = None;
     let mut metadata = Vec::new();
+    let mut wide_metadata = Vec::new();
     unique("metadata", p.metadata.iter().map(|m| m.name.as_str()))?;
     for (i, m) in p.metadata.iter().enumerate() {
         let path = format!("metadata[{i}] ({})", m.name);
@@ -858,21 +940,48 @@ fn resolve_fields(
         if fields.contains_key(&m.name) || lowered.wide.iter().any(|w| w.0 == m.name) {
             return err(&path, "the name is a header field");
         }
-        if !(1..=32).contains(&m.bits) {
-            return err(&path, format!("width {} is outside 1..=32", m.bits));
+        if !(1..=WIDE_MAX_BITS as u8).contains(&m.bits) {
+            return err(
+                &path,
+                format!("width {} is outside 1..={WIDE_MAX_BITS}", m.bits),
+            );
         }
-        let before = alloc.used();
-        let Some(f) = alloc.alloc(m.bits) else {
-            return err(&path, "no PHV container of any kind is left for it");
-        };
-        let w = fields::width_index(f.container.width);
-        if before[w] >= phv.normal[w] && phv_spill.is_none() {
-            phv_spill = Some(m.name.clone());
+        // A field over 32 bits takes a 32-bit container per 32 bits from its low end, the
+        // rest in the narrowest that holds it; it is named whole where a wide header field
+        // is (keys, hash inputs, `set`), and by slices elsewhere.
+        let mut parts = Vec::new();
+        let mut left = m.bits;
+        while left > 0 {
+            let bits = left.min(32);
+            let before = alloc.used();
+            let Some(f) = alloc.alloc(bits) else {
+                return err(&path, "no PHV container of any kind is left for it");
+            };
+            let w = fields::width_index(f.container.width);
+            if before[w] >= phv.normal[w] && phv_spill.is_none() {
+                phv_spill = Some(m.name.clone());
+            }
+            parts.push(f);
+            left -= bits;
         }
-        fields.insert(m.name.clone(), (f, Access::ReadWrite));
-        metadata.push((m.name.clone(), f));
+        if let [f] = parts[..] {
+            fields.insert(m.name.clone(), (f, Access::ReadWrite));
+            metadata.push((m.name.clone(), f));
+        } else {
+            let mut lo = 0;
+            for f in &parts {
+                let hi = lo + f.bits as u32 - 1;
+                metadata.push((format!("{}[{hi}:{lo}]", m.name), *f));
+                lo = hi + 1;
+            }
+            parts.reverse();
+            wide_metadata.push((m.name.clone(), parts));
+        }
     }
     let mut pieces = BTreeMap::new();
+    for (name, p) in wide_metadata {
+        pieces.insert(name, (p, Access::ReadWrite));
+    }
     for b in fields::WIDE_BUILTINS {
         pieces.insert(b.name.to_string(), (b.pieces.to_vec(), b.access));
     }

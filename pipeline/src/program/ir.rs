@@ -95,7 +95,8 @@ pub struct Overhead {
     pub mirrored_bytes: u32,
 }
 
-/// A program-defined metadata field of 1 to 32 bits.
+/// A program-defined metadata field of 1 to 64 bits (over 32, in pieces named whole where a
+/// wide header field is, and by slices elsewhere).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataField {
@@ -187,8 +188,8 @@ pub struct ParserState {
     pub transition: Transition,
 }
 
-/// A parser state's write of a PHV field of at most 32 bits (the value truncated or
-/// zero-extended to it).
+/// A parser state's write of a PHV field of at most 64 bits (the value zero-extended or
+/// truncated to it; the check cuts a wide field where its containers are).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParserSet {
@@ -203,7 +204,7 @@ pub enum ParserValue {
     Const(u64),
     /// A field as the PHV holds it once the state's headers are extracted.
     Field(String),
-    /// `bits` (1 to 32) of the packet, `offset` bits from where the state starts (P4's
+    /// `bits` (1 to 64) of the packet, `offset` bits from where the state starts (P4's
     /// `lookahead`, or a field of a header the state extracts past).
     Packet {
         offset: u32,

@@ -7,7 +7,8 @@
 use super::*;
 
 impl<'a> Lowerer<'a> {
-    /// The write `lhs = rhs` in a parser state that has extracted `offset_bits` so far.
+    /// The write `lhs = rhs` in a parser state that has extracted `offset_bits` so far
+    /// (fields of up to 64 bits: the IR's check cuts a wide one where its containers are).
     pub(super) fn parser_set(
         &mut self,
         c: &Ctl<'a>,
@@ -16,12 +17,12 @@ impl<'a> Lowerer<'a> {
         offset_bits: u32,
     ) -> R<ir::ParserSet> {
         let dst = self.field(c, lhs)?;
-        if dst.bits > 32 {
+        let max = crate::program::check::WIDE_MAX_BITS;
+        if dst.bits > max {
             return self.err(
                 lhs.span,
                 format!(
-                    "a parser assignment writes a field of at most 32 bits (one container); \
-                     `{}` is {}",
+                    "a parser assignment writes a field of at most {max} bits; `{}` is {}",
                     expr_text(lhs),
                     dst.bits
                 ),
@@ -32,8 +33,11 @@ impl<'a> Lowerer<'a> {
             value = inner;
         }
         let src = if let Ok((v, _)) = self.const_value(value, &c.locals) {
-            if v > u32::MAX as u128 {
-                return self.err(rhs.span, format!("constant {v} exceeds 32 bits"));
+            if v >> dst.bits.min(127) != 0 {
+                return self.err(
+                    rhs.span,
+                    format!("constant {v} does not fit in {} bits", dst.bits),
+                );
             }
             ir::ParserValue::Const(v as u64)
         } else if let Some(bits) = self.lookahead_bits(c, value)? {
@@ -43,11 +47,11 @@ impl<'a> Lowerer<'a> {
             }
         } else if value.path().is_some() || matches!(value.kind, ExprKind::Slice(..)) {
             let f = self.field(c, value)?;
-            if f.bits > 32 {
+            if f.bits > max {
                 return self.err(
                     value.span,
                     format!(
-                        "a parser assignment reads at most 32 bits; this field is {}",
+                        "a parser assignment reads at most {max} bits; this field is {}",
                         f.bits
                     ),
                 );
@@ -81,10 +85,10 @@ impl<'a> Lowerer<'a> {
             return self.err(e.span, "`lookahead` takes one type argument");
         };
         match self.resolve(t, e.span)?.width() {
-            Some(b) if (1..=32).contains(&b) => Ok(Some(b)),
+            Some(b) if (1..=64).contains(&b) => Ok(Some(b)),
             _ => self.err(
                 e.span,
-                "a parser assignment looks ahead at a bit<N> of 1 to 32 bits",
+                "a parser assignment looks ahead at a bit<N> of 1 to 64 bits",
             ),
         }
     }
