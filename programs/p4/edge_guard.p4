@@ -1,7 +1,8 @@
 /* edge_guard.p4: the shapes of P4 that programs written elsewhere use, in one small router.
  *  - a sub-parser: PortPrelude reads the intrinsic metadata and skips the port metadata,
  *    applied from the main parser (the idiom of Intel's examples, in our own words);
- *  - a sub-control: TtlGuard, instantiated and applied with arguments, drops TTL 0 and 1;
+ *  - a sub-control: TtlGuard, instantiated with a constructor argument (the highest TTL it
+ *    drops) and applied with arguments, drops TTL 0 and 1;
  *  - an action calling an action (to_cpu calls to_port), and an action called in the
  *    apply block;
  *  - a local declared in the apply block with an initializer;
@@ -52,12 +53,13 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
     state parse_ipv4 { pkt.extract(hdr.ipv4); transition accept; }
 }
 
-control TtlGuard(inout ipv4_h ip, inout ingress_intrinsic_metadata_for_deparser_t dprsr) {
+control TtlGuard(inout ipv4_h ip, inout ingress_intrinsic_metadata_for_deparser_t dprsr)
+                (bit<8> last_expired) {
     @drop_reason("ttl_expired") action expire() { dprsr.drop_ctl = 1; }
     table ttl_check {
         key = { ip.ttl : exact; }
         actions = { expire; NoAction; }
-        const entries = { 0 : expire(); 1 : expire(); }
+        const entries = { 0 : expire(); last_expired : expire(); }
         default_action = NoAction();
         size = 4;
     }
@@ -69,7 +71,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    TtlGuard() guard;
+    TtlGuard(1) guard;
 
     action to_port(PortId_t p) { ig_tm_md.ucast_egress_port = p; }
     action to_cpu() { to_port(0); }

@@ -109,12 +109,17 @@ pub enum DeclKind {
     Parser {
         name: String,
         params: Vec<Param>,
+        /// Constructor parameters (`parser P(...)(bit<8> depth)`), bound where it is
+        /// instantiated.
+        ctor_params: Vec<Param>,
         locals: Vec<Decl>,
         states: Vec<State>,
     },
     Control {
         name: String,
         params: Vec<Param>,
+        /// Constructor parameters, as a parser's.
+        ctor_params: Vec<Param>,
         locals: Vec<Decl>,
         apply: Vec<Stmt>,
     },

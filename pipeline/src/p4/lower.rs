@@ -925,6 +925,18 @@ impl<'a> Lowerer<'a> {
                     ),
                 );
             };
+            let (DeclKind::Parser { ctor_params, .. } | DeclKind::Control { ctor_params, .. }) =
+                &d.kind
+            else {
+                unreachable!("blocks are parsers and controls")
+            };
+            if !ctor_params.is_empty() {
+                return self.err(
+                    a.span,
+                    "a block of the Pipeline with constructor parameters: bind them in a block \
+                     that instantiates it (`Inner(3) inner;`), which is inlined",
+                );
+            }
             let is_parser = matches!(d.kind, DeclKind::Parser { .. });
             if is_parser != want_parser {
                 return self.err(

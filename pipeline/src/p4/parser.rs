@@ -403,9 +403,11 @@ impl<'a> Parser<'a> {
         if self.eat(";") {
             return Ok(DeclKind::Prototype { name });
         }
-        if self.is("(") {
-            return self.fail("`{` (constructor parameters are not supported)");
-        }
+        let ctor_params = if self.is("(") {
+            self.params()?
+        } else {
+            Vec::new()
+        };
         self.expect("{")?;
         let mut locals = Vec::new();
         let mut states = Vec::new();
@@ -439,6 +441,7 @@ impl<'a> Parser<'a> {
         Ok(DeclKind::Parser {
             name,
             params,
+            ctor_params,
             locals,
             states,
         })
@@ -532,9 +535,11 @@ impl<'a> Parser<'a> {
         if self.eat(";") {
             return Ok(DeclKind::Prototype { name });
         }
-        if self.is("(") {
-            return self.fail("`{` (constructor parameters are not supported)");
-        }
+        let ctor_params = if self.is("(") {
+            self.params()?
+        } else {
+            Vec::new()
+        };
         self.expect("{")?;
         let mut locals = Vec::new();
         let mut apply = None;
@@ -553,6 +558,7 @@ impl<'a> Parser<'a> {
         Ok(DeclKind::Control {
             name,
             params,
+            ctor_params,
             locals,
             apply,
         })

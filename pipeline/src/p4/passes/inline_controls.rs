@@ -39,17 +39,17 @@ fn inline_into(src: &Source, controls: &HashMap<String, Decl>, d: &mut Decl, dep
     let DeclKind::Control { locals, apply, .. } = &mut d.kind else {
         return Ok(());
     };
-    // (instance, control type, place) in declaration order.
-    let subs: Vec<(String, String, Span)> = locals
+    // (instance, control type, place, constructor arguments) in declaration order.
+    let subs: Vec<(String, String, Span, Vec<Expr>)> = locals
         .iter()
         .filter_map(|l| match &l.kind {
             DeclKind::Instance {
                 ty: Type::Named(t, _),
                 name,
                 methods,
-                ..
+                args,
             } if controls.contains_key(t) && methods.is_empty() => {
-                Some((name.clone(), t.clone(), l.span))
+                Some((name.clone(), t.clone(), l.span, args.clone()))
             }
             _ => None,
         })
@@ -66,7 +66,7 @@ fn inline_into(src: &Source, controls: &HashMap<String, Decl>, d: &mut Decl, dep
             ),
         ));
     }
-    for (inst, ty, span) in subs {
+    for (inst, ty, span, ctor_args) in subs {
         let at = locals
             .iter()
             .position(|l| l.span == span && declared_name(l) == Some(inst.as_str()))
@@ -76,6 +76,7 @@ fn inline_into(src: &Source, controls: &HashMap<String, Decl>, d: &mut Decl, dep
             continue;
         };
         let mut callee = controls[&ty].clone();
+        super::bind_constructor(src, &mut callee, &ctor_args, span)?;
         inline_into(src, controls, &mut callee, depth + 1)?;
         let DeclKind::Control {
             params: cparams,

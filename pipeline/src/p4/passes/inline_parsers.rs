@@ -44,6 +44,8 @@ struct SubParser {
     sites: u32,
     /// Whether the sub-parser's locals were added to the caller's yet.
     locals_added: bool,
+    /// The instance's constructor arguments.
+    args: Vec<Expr>,
 }
 
 fn inline_into(src: &Source, parsers: &HashMap<String, Decl>, d: &mut Decl, depth: u32) -> R<()> {
@@ -56,7 +58,7 @@ fn inline_into(src: &Source, parsers: &HashMap<String, Decl>, d: &mut Decl, dept
             ty: Type::Named(t, _),
             name,
             methods,
-            ..
+            args,
         } if parsers.contains_key(t) && methods.is_empty() => {
             subs.insert(
                 name.clone(),
@@ -65,6 +67,7 @@ fn inline_into(src: &Source, parsers: &HashMap<String, Decl>, d: &mut Decl, dept
                     span: l.span,
                     sites: 0,
                     locals_added: false,
+                    args: args.clone(),
                 },
             );
             false
@@ -111,6 +114,7 @@ fn inline_into(src: &Source, parsers: &HashMap<String, Decl>, d: &mut Decl, dept
         };
         sub.sites += 1;
         let mut callee = parsers[&sub.ty].clone();
+        super::bind_constructor(src, &mut callee, &sub.args, sub.span)?;
         inline_into(src, parsers, &mut callee, depth + 1)?;
         let DeclKind::Parser {
             params: cparams,

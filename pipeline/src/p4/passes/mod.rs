@@ -32,9 +32,11 @@ mod lookahead_locals;
 mod move_declarations;
 mod split_else_if;
 
-use super::ast::Decl;
+use super::ast::{Decl, DeclKind, Expr, Span};
 use super::preprocess::Source;
+use super::visit;
 use super::P4Error;
+use std::collections::HashMap;
 
 pub use complex_conditions::complex_conditions;
 pub use inline_actions::inline_actions;
@@ -60,3 +62,41 @@ pub fn run(src: &Source, decls: &[Decl]) -> Result<Vec<Decl>, P4Error> {
 /// How deep one parser or control may instantiate another (one instantiating itself, even
 /// through others, would never end).
 const MAX_NESTING: u32 = 16;
+
+/// `callee` (a parser or control type) with its constructor parameters replaced by an
+/// instance's arguments `args` (`Learn(3) learn;`), checked for their number at `at`.
+fn bind_constructor(
+    src: &Source,
+    callee: &mut Decl,
+    args: &[Expr],
+    at: Span,
+) -> Result<(), P4Error> {
+    let (DeclKind::Parser {
+        name, ctor_params, ..
+    }
+    | DeclKind::Control {
+        name, ctor_params, ..
+    }) = &mut callee.kind
+    else {
+        return Ok(());
+    };
+    if ctor_params.len() != args.len() {
+        return Err(src.error(
+            at,
+            format!(
+                "`{name}` takes {} constructor arguments; the instance gives {}",
+                ctor_params.len(),
+                args.len()
+            ),
+        ));
+    }
+    let map: HashMap<String, Expr> = std::mem::take(ctor_params)
+        .into_iter()
+        .map(|p| p.name)
+        .zip(args.iter().cloned())
+        .collect();
+    if !map.is_empty() {
+        visit::decl_exprs(callee, &mut |e| visit::substitute(e, &map));
+    }
+    Ok(())
+}
