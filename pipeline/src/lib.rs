@@ -16,7 +16,7 @@
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
 //!             examples
 //!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
-//!   wire/     packet, headers, pfc, bfc, pabo, qcn (bytes and frame formats)
+//!   wire/     packet, headers, pfc (bytes and frame formats)
 //! ```
 //!
 //! `hw` runs whatever it is handed (a parser [`parser::Graph`], a [`gress::StageProgram`]);
@@ -34,7 +34,7 @@ pub use compile::{place, report};
 pub use hw::{cells, fields, ghost, gress, layout, params, parser, phv, stage};
 pub use program::{blocks, check, examples, ir, parser_check};
 pub use run::{exec, l3};
-pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
+pub use wire::{headers, packet, pfc};
 
 pub use cells::Cells;
 pub use ghost::{GhostPipeline, GhostWord};

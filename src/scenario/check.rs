@@ -791,7 +791,7 @@ fn check_transport(
         recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
         congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
             CongestionToml::Fixed => Congestion::Fixed,
-            CongestionToml::Dctcp => Congestion::Dctcp,
+            CongestionToml::Dctcp => crate::schemes::dctcp::host::CONGESTION,
             CongestionToml::Reno => Congestion::Reno,
         },
         ack_every,
@@ -819,13 +819,13 @@ fn check_host_features(
         let params = q
             .params(clock, link_bps)
             .map_err(|e| format!("{shown}: {e}"))?;
-        features.push(host_feature::qcn::spec(params));
+        features.push(crate::schemes::mice_elephant::qcn::host::spec(params));
     }
     if tr.honour_bfc_pause == Some(true) {
-        features.push(host_feature::bfc::spec());
+        features.push(crate::schemes::bfc::host::spec());
     }
     if tr.resend_bounced == Some(true) {
-        features.push(host_feature::pabo::spec());
+        features.push(crate::schemes::pabo::host::spec());
     }
     Ok(features)
 }

@@ -2,11 +2,11 @@
 //! (unknown keys are errors), then checked and turned into a [`super::ScenarioFile`] by
 //! `check.rs`.
 
+use crate::schemes::mice_elephant::qcn::QcnParams;
 use crate::schemes::SchemeSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use t2_testbench::qcn::QcnParams;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -169,7 +169,7 @@ pub(super) struct TransportToml {
 }
 
 /// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
-/// (`t2_testbench::qcn::QcnParams::standard`).
+/// (`QcnParams::standard`).
 #[derive(Deserialize, Debug, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct QcnToml {

@@ -109,7 +109,7 @@ pub struct BounceCounts {
     /// Data frames the receivers got (duplicates included).
     pub data_frames_received: u64,
     /// Of those, the ones that had been bounced, with their shims' figures.
-    pub bounced: t2_testbench::host_feature::pabo::PaboArrivals,
+    pub bounced: crate::schemes::pabo::host::PaboArrivals,
     /// Frames that came back to their source and were sent again.
     pub resent_by_sources: u64,
     /// Bounces decided by each switch (`switch{i}`), from the program's register array

@@ -3,6 +3,7 @@
 
 use crate::chip::Chip;
 use crate::scenario::topology::Topology;
+use crate::schemes::pabo::{self, host::PaboArrivals};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use t2_clock::Cycle;
@@ -257,8 +258,8 @@ impl ScenarioFile {
         let mut bounces = arrivals.bounces;
         for &h in &topo.hosts {
             let c = t2_testbench::endpoint(&topo.net, h).counters();
-            bounces.bounced.merge(c.pabo);
-            bounces.resent_by_sources += c.resent_bounced;
+            bounces.bounced.merge(PaboArrivals::from_counters(&c));
+            bounces.resent_by_sources += c.get(pabo::host::RESENT);
         }
         bounces.by_switch = self.bounces_by_switch(topo);
         let hosts = self.host_set(topo);
@@ -522,8 +523,10 @@ fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
         let host = t2_testbench::endpoint(&topo.net, h);
         let n = PauseCounts {
             pfc_sent: 0,
-            pfc_received: host.counters().pfc_frames,
-            bfc_received: host.counters().bfc_frames,
+            pfc_received: host
+                .counters()
+                .get(t2_testbench::host_feature::pfc::PFC_FRAMES),
+            bfc_received: host.counters().get(crate::schemes::bfc::host::PAUSE_FRAMES),
         };
         if n != PauseCounts::default() {
             pause_frames.insert(format!("host{i}"), n);
@@ -560,7 +563,11 @@ fn pause_frames_so_far(t: &Topology) -> u64 {
     let hosts: u64 = t
         .hosts
         .iter()
-        .map(|&h| t2_testbench::endpoint(&t.net, h).counters().bfc_frames)
+        .map(|&h| {
+            t2_testbench::endpoint(&t.net, h)
+                .counters()
+                .get(crate::schemes::bfc::host::PAUSE_FRAMES)
+        })
         .sum();
     chips + hosts
 }

@@ -627,9 +627,10 @@ mod tests {
 
     #[test]
     fn a_scenarios_own_qcn_parameters_win_over_the_schemes() {
-        use t2_testbench::host_feature::{pfc, qcn};
+        use crate::schemes::mice_elephant::qcn::{host as qcn, QcnParams};
+        use t2_testbench::host_feature::pfc;
         let clock = t2_clock::Clock::tofino2();
-        let standard = t2_testbench::qcn::QcnParams::standard(clock);
+        let standard = QcnParams::standard(clock);
         let hosts = Hosts {
             features: vec![pfc::spec(), qcn::spec(standard)],
             ..Hosts::PLAIN
@@ -640,7 +641,7 @@ mod tests {
         hosts.apply(&mut transport, &mut features);
         assert_eq!(features, [pfc::spec(), qcn::spec(standard)]);
         // The scenario's own parameters stay, in the scheme's place for them.
-        let own = t2_testbench::qcn::QcnParams {
+        let own = QcnParams {
             timer: 2_250_000,
             ..standard
         };

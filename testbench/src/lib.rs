@@ -14,7 +14,6 @@ pub mod network;
 pub mod node;
 pub mod pfc_pause;
 pub mod probe;
-pub mod qcn;
 pub mod rdma;
 pub mod rng;
 pub mod tap;
@@ -30,7 +29,7 @@ pub use node::{Node, Sent};
 pub use probe::Probe;
 pub use rng::Rng;
 pub use tap::{Direction, Tap, TapFrame};
-pub use transport::{Congestion, Dctcp, Peer, Recovery, TransportConfig, TransportHost};
+pub use transport::{Congestion, Peer, Recovery, TransportConfig, TransportHost};
 
 #[cfg(test)]
 mod tests {

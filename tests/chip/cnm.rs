@@ -7,12 +7,14 @@
 use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::blocks::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
 use t2_pipeline::ir::{
     Cmp, Condition, MatchKind, Operand, ParserState, Program, ProgramBuilder, Stmt, Table,
 };
-use t2_pipeline::qcn::Cnm;
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::mice_elephant::qcn::blocks::{
+    cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header,
+};
+use t2sim::schemes::mice_elephant::qcn::cnm::Cnm;
 use t2sim::{Chip, MirrorSession};
 
 const G100: u64 = 100_000_000_000;

@@ -336,7 +336,7 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
         .iter()
         .map(|&h| {
             let host = net.node::<TransportHost>(h);
-            host.frames_on_nic() + host.counters().frames_held
+            host.frames_on_nic() + host.counters().get(t2sim::schemes::pabo::host::HELD)
         })
         .sum();
     assert_eq!(net.live_packets() as u64, inside + on_links + on_nics);
@@ -470,7 +470,12 @@ fn pfc_incast(honour: bool, stepping: Stepping, end: u64) -> PfcRun {
         pfc_sent: c.pfc_xoff_sent + c.pfc_xon_sent,
         pfc_heard: senders
             .iter()
-            .map(|&h| topo.net.node::<TransportHost>(h).counters().pfc_frames)
+            .map(|&h| {
+                topo.net
+                    .node::<TransportHost>(h)
+                    .counters()
+                    .get(t2_testbench::host_feature::pfc::PFC_FRAMES)
+            })
             .sum(),
         flows_done: outcomes.iter().filter(|o| o.finish.is_some()).count(),
         timeouts: outcomes.iter().map(|o| o.timeouts).sum(),

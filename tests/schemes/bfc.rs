@@ -84,8 +84,8 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
 use crate::common::waves::{at, first, numbers, run_story};
 
 use t2_clock::Cycle;
-use t2_pipeline::bfc::BfcPause;
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::bfc::wire::BfcPause;
 
 const G100: u64 = 100_000_000_000;
 

@@ -12,11 +12,11 @@ use t2_pipeline::check::{check, Thread};
 use t2_pipeline::exec::Interpreter;
 use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
 use t2_pipeline::layout;
-use t2_pipeline::pabo::Shim;
 use t2_pipeline::Phv;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::Stepping;
 use t2sim::scenario::ScenarioFile;
+use t2sim::schemes::pabo::wire::Shim;
 use t2sim::schemes::pabo::{self, Config, Lut};
 use t2sim::schemes::{self, Target};
 use t2sim::{Chip, Tofino2Params};
@@ -360,7 +360,10 @@ fn a_packet_bounced_at_its_first_switch_returns_to_its_source_and_is_resent_unti
     let mut at = Vec::new();
     let mut last = 0;
     let dropped = topo.net.run_until_true(2_000_000, |net| {
-        let n = net.node::<TransportHost>(sender).counters().resent_bounced;
+        let n = net
+            .node::<TransportHost>(sender)
+            .counters()
+            .get(pabo::host::RESENT);
         if n > last {
             at.push(net.now());
             last = n;

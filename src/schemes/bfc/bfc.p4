@@ -40,7 +40,7 @@
 /* The tag a data packet carries from ingress to egress (IEEE 802 "OUI extended" EtherType,
  * chosen by us: it never leaves the switch). */
 #define TAG_ETHERTYPE 0x88B7
-/* BFC pause frames (`t2_pipeline::bfc`). */
+/* BFC pause frames (`src/schemes/bfc/wire.rs`). */
 #define BFC_ETHERTYPE 0x88B5
 /* The first 16 bits of a dequeue record (pktgen headers begin with a byte of at most 0x3F). */
 #define RECORD_MARKER 0xBFC0

@@ -49,13 +49,16 @@
 //!   its queue; a record dropped there is counted by the chip as a mirror drop and leaves
 //!   its counters high (a pause never lifted): `docs/schemes/bfc.md` gives the budget.
 
+pub mod host;
+pub mod wire;
+
 use super::{ChipSetup, Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::{ControlOp, PktgenApp, PktgenTrigger};
 use crate::{Chip, MirrorSession};
 use std::collections::BTreeMap;
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::Program;
 use t2_tm::QueueConfig;
+use wire::BfcPause;
 
 pub static SCHEME: Scheme = Scheme {
     name: "bfc",
@@ -185,7 +188,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program(&config)),
         port_queues: Some(port_queues()),
         hosts: Hosts {
-            features: vec![t2_testbench::host_feature::bfc::spec()],
+            features: vec![host::spec()],
             ..Hosts::PLAIN
         },
         pfc: None,

@@ -43,15 +43,18 @@
 //!   downstream (bounced there) it is not, and the authors' code also routes toward the
 //!   source.
 //! - n_p and the hop statistics ride in a shim header with its own EtherType
-//!   (`t2_pipeline::pabo`, 0x88B6) between Ethernet and IPv4, inserted at the first bounce.
+//!   ([`wire`], 0x88B6) between Ethernet and IPv4, inserted at the first bounce.
 //!   n_p is 8 bits and cannot wrap: every switch lowers the TTL (64 at the hosts) and drops
 //!   the packet at 1, so a packet sees at most 63 switches.
+
+pub mod host;
+pub mod wire;
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use std::collections::BTreeMap;
 use t2_pipeline::ir::Program;
-use t2_pipeline::pabo::PABO_ETHERTYPE;
 use t2_tm::QueueConfig;
+use wire::PABO_ETHERTYPE;
 
 pub static SCHEME: Scheme = Scheme {
     name: "pabo",
@@ -305,7 +308,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         // bounced packet comes back late by design, and fast retransmit would resend it.
         // Ours keep the timer as a safety net and resend on it only (go-back-N).
         hosts: Hosts {
-            features: vec![t2_testbench::host_feature::pabo::spec()],
+            features: vec![host::spec()],
             recovery: Some(t2_testbench::Recovery::GoBackN),
             ..Hosts::PLAIN
         },

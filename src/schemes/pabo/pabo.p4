@@ -30,7 +30,7 @@
 #define BOUNCE_QUEUE 1          // the strict-priority queue bounced packets take
 #endif
 #ifndef PABO_ETHERTYPE
-#define PABO_ETHERTYPE 0x88B6   // the shim header's EtherType (t2_pipeline::pabo)
+#define PABO_ETHERTYPE 0x88B6   // the shim header's EtherType (src/schemes/pabo/wire.rs)
 #endif
 
 /* The shim between Ethernet and IPv4, inserted at a packet's first bounce: n_p, the hops

@@ -491,7 +491,7 @@ impl RdmaHost {
     }
     /// PFC frames received and honoured (with `honour_pfc`).
     pub fn pfc_frames(&self) -> u64 {
-        self.counters().pfc_frames
+        self.counters().get(crate::host_feature::pfc::PFC_FRAMES)
     }
     /// What the NIC's PFC counted.
     pub fn counters(&self) -> HostCounters {

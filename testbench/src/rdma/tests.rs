@@ -449,8 +449,12 @@ fn paced_queue_pairs_behind_a_busy_nic_and_pfc_pauses_step_as_they_jump() {
             !jump.1 .0.is_empty() && !jump.1 .1.is_empty(),
             "both QPs were cut"
         );
-        assert_eq!(jump.4 .0.pfc_frames, 5, "a took its five PFC frames");
-        assert_eq!(jump.4 .1.pfc_frames, 2);
+        assert_eq!(
+            jump.4 .0.get(crate::host_feature::pfc::PFC_FRAMES),
+            5,
+            "a took its five PFC frames"
+        );
+        assert_eq!(jump.4 .1.get(crate::host_feature::pfc::PFC_FRAMES), 2);
         assert_eq!(
             jump,
             run(Stepping::EveryCycle),

@@ -1,18 +1,19 @@
 //! PABO's host side (`docs/schemes/pabo.md`): a data frame of this host's that comes back (a
 //! switch bounced it: its source is this host, its destination is not) is sent again as it
-//! is, PABO shim (`t2_pipeline::pabo`) included, ahead of the host's own frames. Without
-//! this feature such a frame is foreign. Every host reads past a shim either way; this one
-//! also counts what the shims of the data frames it receives said ([`PaboArrivals`]) and
-//! how many switch passes every data frame it receives made ([`SwitchPasses`]).
+//! is, PABO shim ([`super::wire`]) included, ahead of the host's own frames. Without
+//! this feature such a frame is foreign. The host's transport reads every other frame past
+//! its shim (`HostFeature::inner`), and the feature counts what the shims of the data frames
+//! it receives said ([`PaboArrivals`]) and how many switch passes every data frame it
+//! receives made ([`SwitchPasses`]).
 
-use super::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
-use crate::transport::{came_back, parse_segment, SENT_TTL};
+use super::wire::Shim;
 use std::any::Any;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
-use t2_pipeline::pabo::Shim;
 use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::host_feature::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
+use t2_testbench::transport::{came_back, parse_segment, SENT_TTL};
 
 /// PABO: what the shims of the data frames a host received said (frames without a shim,
 /// never bounced, are not counted here).
@@ -84,6 +85,55 @@ impl PaboArrivals {
     }
 }
 
+/// The counts of bounced frames a host sent again, and of those it still holds to send
+/// ([`HostCounters`]).
+pub const RESENT: &str = "resent_bounced";
+pub const HELD: &str = "frames_held";
+
+/// The prefix of the counts [`PaboArrivals`] adds ([`PaboArrivals::count`]).
+const ARRIVALS: &str = "pabo.";
+
+impl PaboArrivals {
+    /// Adds these arrivals to `c`, as `pabo.frames`, `pabo.bounces`, `pabo.max_n_p` and
+    /// `pabo.max_hop` (largest values) and `pabo.passes.K` (the frames that made K switch
+    /// passes).
+    pub fn count(&self, c: &mut HostCounters) {
+        c.add("pabo.frames", self.frames);
+        c.add("pabo.bounces", self.bounces);
+        c.raise("pabo.max_n_p", self.max_n_p as u64);
+        c.raise("pabo.max_hop", self.max_hop as u64);
+        for (passes, &n) in self
+            .switch_passes
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+        {
+            c.add(&format!("pabo.passes.{passes}"), n);
+        }
+    }
+
+    /// The arrivals counted in `c` ([`PaboArrivals::count`]; every host's, once merged).
+    pub fn from_counters(c: &HostCounters) -> PaboArrivals {
+        let mut a = PaboArrivals {
+            frames: c.get("pabo.frames"),
+            bounces: c.get("pabo.bounces"),
+            max_n_p: c.get("pabo.max_n_p") as u8,
+            max_hop: c.get("pabo.max_hop") as u8,
+            switch_passes: SwitchPasses::default(),
+        };
+        for (key, n) in c.with_prefix(ARRIVALS) {
+            if let Some(k) = key
+                .strip_prefix("passes.")
+                .and_then(|k| k.parse::<usize>().ok())
+            {
+                a.switch_passes.0[k] += n;
+            }
+        }
+        a
+    }
+}
+
 /// A host that resends the frames bounced back to it.
 pub struct Pabo {
     me: Ipv4Addr,
@@ -138,6 +188,11 @@ impl HostFeature for Pabo {
         Receipt::NotMine
     }
 
+    /// The transport reads a data frame or an ACK past its shim.
+    fn inner(&self, frame: &[u8]) -> Option<Vec<u8>> {
+        Shim::strip(frame).map(|(_, inner)| inner)
+    }
+
     fn take_held(&mut self) -> Option<PacketHandle> {
         let pkt = self.held.pop_front()?;
         self.resent += 1;
@@ -145,9 +200,9 @@ impl HostFeature for Pabo {
     }
 
     fn count(&self, c: &mut HostCounters) {
-        c.resent_bounced += self.resent;
-        c.frames_held += self.held.len() as u64;
-        c.pabo.merge(self.arrivals);
+        c.add(RESENT, self.resent);
+        c.add(HELD, self.held.len() as u64);
+        self.arrivals.count(c);
     }
 }
 
@@ -224,13 +279,13 @@ mod tests {
         pool.free(plain);
         let mut c = HostCounters::default();
         p.count(&mut c);
-        assert_eq!((c.frames_held, c.resent_bounced), (2, 0));
+        assert_eq!((c.get(HELD), c.get(RESENT)), (2, 0));
         // The shims count the bounced data frame; the passes count both data frames.
         let mut passes = SwitchPasses::default();
         passes.0[7] = 1;
         passes.0[3] = 1;
         assert_eq!(
-            c.pabo,
+            PaboArrivals::from_counters(&c),
             PaboArrivals {
                 frames: 1,
                 bounces: 2,
@@ -239,7 +294,7 @@ mod tests {
                 switch_passes: passes,
             }
         );
-        let json = serde_json::to_string(&c.pabo.switch_passes).unwrap();
+        let json = serde_json::to_string(&PaboArrivals::from_counters(&c).switch_passes).unwrap();
         assert_eq!(json, r#"{"3":1,"7":1}"#);
         // They go again in the order they came, the shim still on the first.
         let first = p.take_held().unwrap();
@@ -250,7 +305,7 @@ mod tests {
         assert_eq!(p.take_held(), None);
         let mut c = HostCounters::default();
         p.count(&mut c);
-        assert_eq!((c.frames_held, c.resent_bounced), (0, 2));
+        assert_eq!((c.get(HELD), c.get(RESENT)), (0, 2));
         assert_eq!(pool.live(), 0);
     }
 }

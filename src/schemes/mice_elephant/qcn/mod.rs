@@ -1,6 +1,6 @@
 //! The QCN reaction point (IEEE 802.1Qau; Alizadeh et al., "Data center transport
 //! mechanisms: congestion control theory and IEEE standardization", 2008): a per-flow rate
-//! limiter at the NIC that a congestion notification message (`t2_pipeline::qcn::Cnm`) cuts
+//! limiter at the NIC that a congestion notification message ([`cnm::Cnm`]) cuts
 //! and that a byte counter and a timer raise again.
 //!
 //! - On a CNM with feedback |Fb|: target `TR <- CR`, then `CR <- CR (1 - Gd |Fb|)` (not below
@@ -19,6 +19,10 @@
 //! Rates count bits on the wire (frame, preamble and inter-frame gap), as the line rate does,
 //! so a limiter at line rate sends back to back. The standard randomizes stage lengths
 //! (to 85-115%); we do not, so runs stay exact.
+
+pub mod blocks;
+pub mod cnm;
+pub mod host;
 
 use t2_clock::{Clock, Cycle};
 
