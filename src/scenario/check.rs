@@ -130,6 +130,7 @@ impl ScenarioFile {
             scheme,
             recirculation_mirror,
             scheme_chip,
+            rdma,
         } = applied;
         transport
             .validate("transport")
@@ -174,6 +175,7 @@ impl ScenarioFile {
             link_delay_ns: t.link_delay_ns,
             transport,
             host_features,
+            rdma,
             stepping: if raw.step_every_cycle {
                 Stepping::EveryCycle
             } else {
@@ -333,6 +335,8 @@ struct SchemeApplied {
     scheme: Option<(String, SchemeParams)>,
     recirculation_mirror: Option<(u8, u32)>,
     scheme_chip: Option<schemes::ChipSetup>,
+    /// The scheme's RDMA-style NICs, if its hosts have them.
+    rdma: Option<t2_testbench::rdma::RdmaConfig>,
 }
 
 /// Builds the file's scheme, if it names one, for its network: the scheme's hosts go into
@@ -364,6 +368,7 @@ fn apply_scheme(
                 scheme: None,
                 recirculation_mirror: None,
                 scheme_chip: None,
+                rdma: None,
             })
         }
         Some(name) => {
@@ -408,6 +413,7 @@ fn apply_scheme(
                 },
             );
             setup.hosts.apply(transport, host_features);
+            let rdma = setup.hosts.nic(transport);
             if let Some(r) = tr.recovery {
                 transport.recovery = recovery_of(r);
             }
@@ -423,6 +429,7 @@ fn apply_scheme(
                 scheme: Some((scheme.name.to_string(), values)),
                 recirculation_mirror: setup.recirculation_mirror,
                 scheme_chip: setup.chip,
+                rdma,
             })
         }
     }
@@ -797,7 +804,6 @@ fn check_transport(
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
         pacing: tr.pacing.unwrap_or(false),
-        rdma: None,
     })
 }
 

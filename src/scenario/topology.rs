@@ -21,7 +21,7 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::Framing;
-use t2_testbench::rdma::RdmaHost;
+use t2_testbench::rdma::{RdmaConfig, RdmaHost};
 use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{FeatureSpec, Network, NodeId, Stepping, TransportConfig};
@@ -65,6 +65,9 @@ pub struct TopologySpec {
     pub transport: TransportConfig,
     /// The features every TCP host runs (`t2_testbench::host_feature`), in call order.
     pub host_features: Vec<FeatureSpec>,
+    /// RDMA-style NICs in place of the TCP transport (a scheme's, `Hosts::rdma`); `None`:
+    /// TCP hosts.
+    pub rdma: Option<RdmaConfig>,
     pub stepping: Stepping,
     /// A program every switch runs instead of the built-in forwarding (its `ipv4_host` table
     /// gets the switch's host routes).
@@ -581,14 +584,14 @@ impl TopologySpec {
         let mut host_ids = Vec::with_capacity(hosts);
         for (h, peer) in peers.iter().enumerate() {
             let name = format!("host{h}");
-            // A scheme with RDMA-style NICs (DCQCN) has them instead of the TCP transport.
-            let id = match self.transport.rdma {
+            // A scheme with RDMA-style NICs has them instead of the TCP transport.
+            let id = match &self.rdma {
                 Some(rdma) => net.add(RdmaHost::new(
                     &name,
                     *peer,
                     clock,
                     self.link_bps,
-                    rdma,
+                    rdma.clone(),
                     peers.clone(),
                 )?),
                 None => net.add(

@@ -406,11 +406,17 @@ impl Hosts {
         if let Some(r) = self.recovery {
             transport.recovery = r;
         }
-        transport.rdma = self.rdma.map(|r| t2_testbench::rdma::RdmaConfig {
+    }
+
+    /// The RDMA-style NICs the hosts have in place of the TCP transport, if the scheme's
+    /// hosts are such NICs: the scheme's, with the packet size and retransmission timer of
+    /// `transport` (the scenario's `transport.mss` and `transport.rto_us`).
+    pub fn nic(&self, transport: &TransportConfig) -> Option<t2_testbench::rdma::RdmaConfig> {
+        self.rdma.clone().map(|r| t2_testbench::rdma::RdmaConfig {
             mtu: transport.mss,
             rto: transport.rto,
             ..r
-        });
+        })
     }
 }
 

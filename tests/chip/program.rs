@@ -105,6 +105,7 @@ fn dctcp_incast(program: Option<Program>) -> (Vec<u32>, u64) {
             ..TransportConfig::fixed(30_000, 300_000)
         },
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program,
     };
@@ -198,6 +199,7 @@ fn two_flow_shares(fair: bool) -> [f64; 2] {
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(30_000, 300_000),
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program: None,
     };

@@ -18,6 +18,7 @@ fn spec(shape: Shape, stepping: Stepping) -> TopologySpec {
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(100_000, 150_000),
         host_features: Vec::new(),
+        rdma: None,
         stepping,
         program: None,
     }

@@ -11,6 +11,7 @@ mod bfc;
 mod bfc_properties;
 mod bfc_refresh;
 mod dcqcn;
+mod dcqcn_nic;
 mod dctcp;
 mod host_features;
 mod hpcc;

@@ -27,6 +27,7 @@ fn one_flow(tags: MlfqTags, size: u64, stepping: Stepping) -> ([[u64; 8]; 2], u6
             ..TransportConfig::fixed(30_000, 300_000)
         },
         host_features: vec![pias::host::spec(tags)],
+        rdma: None,
         stepping,
         program: Some(pias::program(pias::DEFAULT_K_CELLS)),
     };

@@ -326,6 +326,7 @@ fn the_transports_acks_take_the_high_queue_and_its_data_the_normal_one() {
             ..TransportConfig::fixed(30_000, 300_000)
         },
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program: Some(slytherin::program(slytherin::DEFAULT_K_CELLS)),
     };

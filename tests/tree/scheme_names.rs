@@ -100,11 +100,6 @@ const KNOWN: &[&str] = &[
     "src/scenario/run.rs",
     "src/scenario/topology.rs",
     "src/study/compare.rs",
-    "testbench/src/rdma/dcqcn.rs",
-    "testbench/src/rdma/hpcc.rs",
-    "testbench/src/rdma/mod.rs",
-    "testbench/src/rdma/tests.rs",
-    "testbench/src/rdma/wire.rs",
 ];
 
 #[test]

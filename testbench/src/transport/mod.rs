@@ -106,9 +106,6 @@ pub struct TransportConfig {
     /// over one smoothed RTT; exact to the line tick, rounded up). `false` (the default)
     /// sends as the window allows, back to back.
     pub pacing: bool,
-    /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
-    /// this transport's; `None` (the default) keeps TCP.
-    pub rdma: Option<crate::rdma::RdmaConfig>,
 }
 
 /// IPv4 bytes of a data segment carrying `data` bytes: headers, flow id, data.
@@ -139,7 +136,6 @@ impl TransportConfig {
             pacing: false,
             // At the chip's default 1.5 GHz clock (scenarios convert with their own).
             delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
-            rdma: None,
         }
     }
 
