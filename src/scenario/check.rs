@@ -4,7 +4,8 @@
 use super::WaveRequest;
 use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
-use crate::scenario::topology::{IdealFct, Shape, TopologySpec};
+use crate::scenario::host_keys::HostKeyContext;
+use crate::scenario::topology::{CustomShape, IdealFct, Shape, TopologySpec, MAX_SHAPE_KEYS};
 use crate::schemes::{self};
 use std::path::{Path, PathBuf};
 use t2_clock::Clock;
@@ -168,6 +169,7 @@ impl ScenarioFile {
             );
         }
         let (waves, pcap) = check_output(&raw, shown, base)?;
+        let ideal = check_ideal(&raw, shown)?;
         let topology = TopologySpec {
             shape,
             params,
@@ -198,11 +200,7 @@ impl ScenarioFile {
             },
             out_dir: raw.output.dir.map(|d| base.join(d)),
             buckets,
-            ideal: match raw.output.ideal.unwrap_or(IdealToml::PlainForwarding) {
-                IdealToml::PlainForwarding => IdealFct::PlainForwarding,
-                IdealToml::SchemePipeline => IdealFct::SchemePipeline,
-                IdealToml::BfcArtifact => IdealFct::BfcArtifact,
-            },
+            ideal,
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             recirculation_mirror,
@@ -373,16 +371,28 @@ fn apply_scheme(
         }
         Some(name) => {
             let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
-            for (key, set) in [
+            // The host keys of the schemes' features that a file may not set beside a
+            // scheme (the scheme sets its hosts).
+            let features = schemes::HOST_KEYS
+                .iter()
+                .filter(|k| !k.with_scheme)
+                .map(|k| (k.key, tr.features.contains_key(k.key)));
+            let own = [
                 ("program", raw.program.is_some()),
                 ("queues", raw.queues.is_some()),
-                ("transport.congestion", tr.congestion.is_some()),
-                ("transport.honour_pfc", tr.honour_pfc.is_some()),
-                ("transport.resend_bounced", tr.resend_bounced.is_some()),
-                ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
-            ] {
+                ("congestion", tr.congestion.is_some()),
+                ("honour_pfc", tr.honour_pfc.is_some()),
+            ];
+            for (key, set) in own.into_iter().chain(features) {
                 if set {
-                    return bad(key, format!("scheme {name} sets it; remove one of the two"));
+                    let key = match key {
+                        "program" | "queues" => key.to_string(),
+                        _ => format!("transport.{key}"),
+                    };
+                    return bad(
+                        &key,
+                        format!("scheme {name} sets it; remove one of the two"),
+                    );
                 }
             }
             // Without `[scheme_params]`, the scheme's own `[compare.params.NAME]` hold: a
@@ -654,31 +664,36 @@ fn check_program(
 fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     // Which topology keys each kind takes.
-    let given: [(&str, Option<usize>); 7] = [
-        ("hosts", t.hosts),
-        ("hosts_per_side", t.hosts_per_side),
-        ("leaves", t.leaves),
-        ("spines", t.spines),
-        ("hosts_per_leaf", t.hosts_per_leaf),
-        ("k", t.k),
-        ("hosts_per_edge", t.hosts_per_edge),
+    let values = [
+        t.hosts,
+        t.hosts_per_side,
+        t.leaves,
+        t.spines,
+        t.hosts_per_leaf,
+        t.k,
+        t.hosts_per_edge,
     ];
-    let wants: &[&str] = match t.kind.as_str() {
-        "single_chip" => &["hosts"],
-        "dumbbell" => &["hosts_per_side"],
-        "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
-        "fat_tree" => &["k"],
-        "pabo_tree" => &["hosts_per_edge"],
-        other => {
+    let given: Vec<(&str, Option<usize>)> = SHAPE_KEYS.iter().copied().zip(values).collect();
+    let custom = schemes::SHAPES.iter().copied().find(|s| s.kind == t.kind);
+    let wants: &[&str] = match (t.kind.as_str(), custom) {
+        ("single_chip", _) => &["hosts"],
+        ("dumbbell", _) => &["hosts_per_side"],
+        ("leaf_spine", _) => &["leaves", "spines", "hosts_per_leaf"],
+        ("fat_tree", _) => &["k"],
+        (_, Some(kind)) => kind.keys,
+        (other, None) => {
+            let kinds: Vec<&str> = BUILT_IN_SHAPES
+                .iter()
+                .copied()
+                .chain(schemes::SHAPES.iter().map(|s| s.kind))
+                .collect();
             return bad(
                 "topology.kind",
-                format!(
-                    "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
-                ),
-            )
+                format!("`{other}` is not one of {}", kinds.join(", ")),
+            );
         }
     };
-    for (key, value) in given {
+    for &(key, value) in &given {
         match (wants.contains(&key), value) {
             (true, None) => {
                 return bad(
@@ -702,6 +717,13 @@ fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
             .and_then(|g| g.1)
             .unwrap_or(0)
     };
+    if let Some(kind) = custom {
+        let mut values = [0; MAX_SHAPE_KEYS];
+        for (slot, key) in values.iter_mut().zip(kind.keys) {
+            *slot = v(key);
+        }
+        return Ok(Shape::Custom(CustomShape { kind, values }));
+    }
     Ok(match t.kind.as_str() {
         "single_chip" => Shape::SingleChip { hosts: v("hosts") },
         "dumbbell" => Shape::Dumbbell {
@@ -712,12 +734,25 @@ fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
             spines: v("spines"),
             hosts_per_leaf: v("hosts_per_leaf"),
         },
-        "fat_tree" => Shape::FatTree { k: v("k") },
-        _ => Shape::PaboTree {
-            hosts_per_edge: v("hosts_per_edge"),
-        },
+        _ => Shape::FatTree { k: v("k") },
     })
 }
+
+/// The topology kinds t2sim builds itself, as scenario files name them (the schemes add
+/// theirs: `crate::schemes::SHAPES`).
+const BUILT_IN_SHAPES: &[&str] = &["single_chip", "dumbbell", "leaf_spine", "fat_tree"];
+
+/// The size keys of `[topology]`, in the order of `TopologyToml`'s fields: the built-in
+/// kinds' and those the registered shapes take.
+const SHAPE_KEYS: [&str; 7] = [
+    "hosts",
+    "hosts_per_side",
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "k",
+    "hosts_per_edge",
+];
 
 /// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
 /// delayed ACKs and congestion control (the host features are [`check_host_features`]).
@@ -796,11 +831,7 @@ fn check_transport(
         // of the two keeps a backed-off timer within a run's scale.
         max_rto: rto.max(min_rto).saturating_mul(64),
         recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
-        congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
-            CongestionToml::Fixed => Congestion::Fixed,
-            CongestionToml::Dctcp => crate::schemes::dctcp::host::CONGESTION,
-            CongestionToml::Reno => Congestion::Reno,
-        },
+        congestion: congestion_of(tr.congestion.as_deref(), shown)?,
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
         pacing: tr.pacing.unwrap_or(false),
@@ -808,8 +839,8 @@ fn check_transport(
 }
 
 /// The host features a file's `[transport]` asks for without a scheme: PFC
-/// (`honour_pfc`), PABO's resend (`resend_bounced`), BFC's pause (`honour_bfc_pause`) and QCN
-/// reaction points (`[transport.qcn]`, the one a scheme's own may give way to).
+/// (`honour_pfc`), then those of the keys the schemes register (`crate::schemes::HOST_KEYS`,
+/// in that order); a key that is neither theirs nor `[transport]`'s own is an error.
 fn check_host_features(
     raw: &FileScenario,
     shown: &str,
@@ -817,23 +848,81 @@ fn check_host_features(
     link_bps: u64,
 ) -> Result<Vec<FeatureSpec>, String> {
     let tr = &raw.transport;
+    if let Some(unknown) = tr
+        .features
+        .keys()
+        .find(|k| !schemes::HOST_KEYS.iter().any(|h| h.key == k.as_str()))
+    {
+        let known: Vec<String> = TRANSPORT_KEYS
+            .iter()
+            .copied()
+            .chain(schemes::HOST_KEYS.iter().map(|h| h.key))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        return Err(format!(
+            "{shown}: transport: unknown field `{unknown}`, expected one of {}",
+            known.join(", ")
+        ));
+    }
     let mut features = Vec::new();
     if tr.honour_pfc == Some(true) {
         features.push(host_feature::pfc::spec());
     }
-    if let Some(q) = &tr.qcn {
-        let params = q
-            .params(clock, link_bps)
-            .map_err(|e| format!("{shown}: {e}"))?;
-        features.push(crate::schemes::mice_elephant::qcn::host::spec(params));
-    }
-    if tr.honour_bfc_pause == Some(true) {
-        features.push(crate::schemes::bfc::host::spec());
-    }
-    if tr.resend_bounced == Some(true) {
-        features.push(crate::schemes::pabo::host::spec());
+    let cx = HostKeyContext { clock, link_bps };
+    for key in schemes::HOST_KEYS {
+        if let Some(value) = tr.features.get(key.key) {
+            if let Some(spec) = (key.build)(value, &cx).map_err(|e| format!("{shown}: {e}"))? {
+                features.push(spec);
+            }
+        }
     }
     Ok(features)
+}
+
+/// `transport.congestion`: `fixed` (also when unset), `reno`, or a window algorithm a scheme
+/// registers (`crate::schemes::WINDOWS`).
+fn congestion_of(name: Option<&str>, shown: &str) -> Result<Congestion, String> {
+    match name.unwrap_or("fixed") {
+        "fixed" => Ok(Congestion::Fixed),
+        "reno" => Ok(Congestion::Reno),
+        other => match schemes::WINDOWS.iter().find(|w| w.name == other) {
+            Some(w) => Ok(Congestion::Window(*w)),
+            None => {
+                let known: Vec<String> = ["fixed", "reno"]
+                    .into_iter()
+                    .chain(schemes::WINDOWS.iter().map(|w| w.name))
+                    .map(|k| format!("`{k}`"))
+                    .collect();
+                Err(format!(
+                    "{shown}: transport.congestion: unknown variant `{other}`, expected one of {}",
+                    known.join(", ")
+                ))
+            }
+        },
+    }
+}
+
+/// `output.ideal`: `plain_forwarding` (also when unset), `scheme_pipeline`, or a rule a scheme
+/// registers (`crate::schemes::IDEALS`).
+fn check_ideal(raw: &FileScenario, shown: &str) -> Result<IdealFct, String> {
+    match raw.output.ideal.as_deref().unwrap_or("plain_forwarding") {
+        "plain_forwarding" => Ok(IdealFct::PlainForwarding),
+        "scheme_pipeline" => Ok(IdealFct::SchemePipeline),
+        other => match schemes::IDEALS.iter().copied().find(|r| r.name == other) {
+            Some(rule) => Ok(IdealFct::Rule(rule)),
+            None => {
+                let known: Vec<String> = ["plain_forwarding", "scheme_pipeline"]
+                    .into_iter()
+                    .chain(schemes::IDEALS.iter().map(|r| r.name))
+                    .map(|k| format!("`{k}`"))
+                    .collect();
+                Err(format!(
+                    "{shown}: output.ideal: unknown variant `{other}`, expected one of {}",
+                    known.join(", ")
+                ))
+            }
+        },
+    }
 }
 
 /// The workload's background traffic: a flow-size CDF file with its unit, sampling, load
@@ -1055,5 +1144,34 @@ fn recovery_of(r: super::format::RecoveryToml) -> t2_testbench::Recovery {
         super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
         super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
         super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registered_extensions_have_keys_and_names_the_file_can_give() {
+        for shape in schemes::SHAPES {
+            assert!(shape.keys.len() <= MAX_SHAPE_KEYS, "{}", shape.kind);
+            assert!(!BUILT_IN_SHAPES.contains(&shape.kind), "{}", shape.kind);
+            for key in shape.keys {
+                assert!(SHAPE_KEYS.contains(key), "{}: {key}", shape.kind);
+            }
+        }
+        for key in schemes::HOST_KEYS {
+            assert!(!TRANSPORT_KEYS.contains(&key.key), "{}", key.key);
+        }
+        for w in schemes::WINDOWS {
+            assert!(!["fixed", "reno"].contains(&w.name), "{}", w.name);
+        }
+        for r in schemes::IDEALS {
+            assert!(
+                !["plain_forwarding", "scheme_pipeline"].contains(&r.name),
+                "{}",
+                r.name
+            );
+        }
     }
 }

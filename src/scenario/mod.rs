@@ -13,6 +13,7 @@
 mod check;
 pub mod control;
 mod format;
+pub mod host_keys;
 mod incast;
 pub mod out_dir;
 pub mod progress;
@@ -27,7 +28,10 @@ pub use incast::{
 pub use run::Prepared;
 pub use waves::WaveRequest;
 
-pub use results::{BounceCounts, FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
+pub use results::{
+    BounceArrivals, BounceCounts, BounceReport, FrameCensus, LinkRow, PauseCounts, PauseKind,
+    QueueSample, RunResults, SwitchPasses, MAX_PAUSE_KINDS,
+};
 
 use crate::scenario::topology::TopologySpec;
 use crate::schemes::{SchemeParams, SchemeSettings};

@@ -3,7 +3,6 @@
 
 use crate::chip::Chip;
 use crate::scenario::topology::Topology;
-use crate::schemes::pabo::{self, host::PaboArrivals};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use t2_clock::Cycle;
@@ -258,8 +257,10 @@ impl ScenarioFile {
         let mut bounces = arrivals.bounces;
         for &h in &topo.hosts {
             let c = t2_testbench::endpoint(&topo.net, h).counters();
-            bounces.bounced.merge(PaboArrivals::from_counters(&c));
-            bounces.resent_by_sources += c.get(pabo::host::RESENT);
+            for report in crate::schemes::BOUNCES {
+                bounces.bounced.merge((report.arrivals)(&c));
+                bounces.resent_by_sources += c.get(report.resent);
+            }
         }
         bounces.by_switch = self.bounces_by_switch(topo);
         let hosts = self.host_set(topo);
@@ -319,14 +320,15 @@ impl ScenarioFile {
         }
     }
 
-    /// Bounces decided by each switch, from PABO's bounce counter summed over pipes; empty
-    /// when the program has no such register.
+    /// Bounces decided by each switch, from the program's bounce counter summed over pipes
+    /// (the first register array a [`crate::scenario::BounceReport`] names that the program
+    /// has); empty when the program has no such register.
     fn bounces_by_switch(&self, topo: &Topology) -> BTreeMap<String, u64> {
         let mut by_switch = BTreeMap::new();
         let counter = self.topology.program.as_ref().and_then(|p| {
-            p.registers
+            crate::schemes::BOUNCES
                 .iter()
-                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
+                .find_map(|report| p.registers.iter().position(|r| r.name == report.counter))
         });
         if let Some(reg) = counter {
             for (i, &c) in topo.chips.iter().enumerate() {
@@ -420,7 +422,7 @@ fn drops(topo: &Topology) -> (Drops, BTreeMap<String, Drops>) {
     };
     for (i, &c) in topo.chips.iter().enumerate() {
         for (cause, n) in &topo.net.node::<Chip>(c).counters().drops {
-            // Control frames the program acted on (BFC pause frames) are not lost data.
+            // Control frames the program acted on (a scheme's pause frames) are not lost data.
             if let crate::chip::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed) = cause {
                 continue;
             }
@@ -504,30 +506,36 @@ fn frame_census(topo: &Topology, dropped: u64) -> FrameCensus {
     frames
 }
 
-/// PFC and BFC pause frames each switch and host sent and received; nodes with none left out.
+/// PFC and the schemes' pause frames ([`crate::scenario::PauseKind`]) each switch and host
+/// sent and received; nodes with none left out.
 fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
+    let kinds = crate::schemes::PAUSES;
     let mut pause_frames = BTreeMap::new();
     for (i, &c) in topo.chips.iter().enumerate() {
         let k = topo.net.node::<Chip>(c).counters();
-        let n = PauseCounts {
+        let mut n = PauseCounts {
             pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
             pfc_received: k.pfc_frames_received,
-            // BFC pause frames the program consumed (after acting on them).
-            bfc_received: k.consumed_frames(),
+            ..PauseCounts::default()
         };
+        // A scheme's pause frames the program consumed (after acting on them).
+        for (slot, kind) in n.received.iter_mut().zip(kinds) {
+            *slot = (kind.at_switch)(k);
+        }
         if n != PauseCounts::default() {
             pause_frames.insert(format!("switch{i}"), n);
         }
     }
     for (i, &h) in topo.hosts.iter().enumerate() {
-        let host = t2_testbench::endpoint(&topo.net, h);
-        let n = PauseCounts {
+        let counters = t2_testbench::endpoint(&topo.net, h).counters();
+        let mut n = PauseCounts {
             pfc_sent: 0,
-            pfc_received: host
-                .counters()
-                .get(t2_testbench::host_feature::pfc::PFC_FRAMES),
-            bfc_received: host.counters().get(crate::schemes::bfc::host::PAUSE_FRAMES),
+            pfc_received: counters.get(t2_testbench::host_feature::pfc::PFC_FRAMES),
+            ..PauseCounts::default()
         };
+        for (slot, kind) in n.received.iter_mut().zip(kinds) {
+            *slot = counters.get(kind.host_count);
+        }
         if n != PauseCounts::default() {
             pause_frames.insert(format!("host{i}"), n);
         }
@@ -549,7 +557,7 @@ fn control_errors(topo: &Topology) -> Vec<String> {
         .collect()
 }
 
-/// Pause frames so far: PFC frames the switches sent and BFC pause frames the hosts
+/// Pause frames so far: PFC frames the switches sent and the schemes' pause frames the hosts
 /// received (the `pause_frames` of the results, summed).
 fn pause_frames_so_far(t: &Topology) -> u64 {
     let chips: u64 = t
@@ -564,9 +572,11 @@ fn pause_frames_so_far(t: &Topology) -> u64 {
         .hosts
         .iter()
         .map(|&h| {
-            t2_testbench::endpoint(&t.net, h)
-                .counters()
-                .get(crate::schemes::bfc::host::PAUSE_FRAMES)
+            let counters = t2_testbench::endpoint(&t.net, h).counters();
+            crate::schemes::PAUSES
+                .iter()
+                .map(|kind| counters.get(kind.host_count))
+                .sum::<u64>()
         })
         .sum();
     chips + hosts

@@ -7,8 +7,8 @@
 //! any switch runs. The figures (docs/schemes.md):
 //! - FCT slowdown (FCT over the ideal FCT of docs/testbench.md) p50/p99/mean per size bucket;
 //! - mean throughput of completed flows (size over FCT);
-//! - drops by reason, pause frames (PFC frames switches sent plus BFC pause frames hosts
-//!   received), reordered segments and mean reorder entropy;
+//! - drops by reason, pause frames (PFC frames switches sent plus the schemes' pause frames
+//!   received: BFC's), reordered segments and mean reorder entropy;
 //! - PABO's bounces (CSV/JSON): share of the data frames received that had been bounced,
 //!   and the most bounces of one;
 //! - switch queues: the depth (cells, all queues of a port together) of every switch egress
@@ -84,7 +84,7 @@ impl Figures {
             pause_frames: r
                 .pause_frames
                 .values()
-                .map(|p| p.pfc_sent + p.bfc_received)
+                .map(|p| p.pfc_sent + p.scheme_received())
                 .sum(),
             reordered_segments: r.reordered_segments,
             mean_reorder_entropy: r.mean_reorder_entropy,

@@ -411,6 +411,14 @@ fn queue_line(name: &str, r: &RunResults, hot: (usize, usize)) -> Line {
     }
 }
 
+/// The pause plot's y axis: PFC frames sent and the schemes' pause frames received
+/// (`crate::schemes::PAUSES`), as the pause counts sum them.
+fn pause_axis() -> String {
+    let mut parts = vec!["PFC sent"];
+    parts.extend(crate::schemes::PAUSES.iter().map(|k| k.label));
+    format!("pause frames per interval ({})", parts.join(" + "))
+}
+
 /// Pause frames in each sampling interval, at the interval's end (us).
 fn pause_line(name: &str, r: &RunResults) -> Line {
     let mut last = 0;
@@ -518,7 +526,7 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
             &p,
             &format!("pause frames per sampling interval: {what}"),
             "time (us)",
-            "pause frames per interval (PFC sent + BFC received)",
+            &pause_axis(),
             &lines,
             None,
             Scale::Linear,

@@ -96,8 +96,8 @@ fn a_lone_flow_meets_its_ideal_fct_on_every_shape() {
     for (shape, (a, b), hops) in [
         (Shape::SingleChip { hosts: 2 }, (0, 1), 1),
         (Shape::Dumbbell { hosts_per_side: 2 }, (0, 3), 2),
-        (Shape::PaboTree { hosts_per_edge: 2 }, (1, 0), 3),
-        (Shape::PaboTree { hosts_per_edge: 1 }, (1, 3), 5),
+        (t2sim::schemes::pabo::topology::tree(2), (1, 0), 3),
+        (t2sim::schemes::pabo::topology::tree(1), (1, 3), 5),
         (Shape::FatTree { k: 4 }, (0, 15), 5),
         (
             Shape::LeafSpine {
@@ -164,7 +164,7 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     t.add_flows(&flows).unwrap();
     assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
 
-    let t = spec(Shape::PaboTree { hosts_per_edge: 1 }, Stepping::Jump)
+    let t = spec(t2sim::schemes::pabo::topology::tree(1), Stepping::Jump)
         .build()
         .unwrap();
     assert_eq!((t.chips.len(), t.hosts.len()), (7, 4));

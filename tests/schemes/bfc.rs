@@ -74,7 +74,7 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
     // Pause frames reached the senders and the left switch (which turned them into AFC).
     for node in ["host0", "host1", "host4", "switch0"] {
         assert!(
-            r.pause_frames[node].bfc_received > 0,
+            r.pause_frames[node].received_as("bfc_received").unwrap() > 0,
             "{node}: {:?}",
             r.pause_frames
         );

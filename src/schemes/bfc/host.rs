@@ -5,6 +5,8 @@
 //! a frame clears it. ACKs go in queue 0, BFC's control queue, which is never paused.
 
 use super::wire::BfcPause;
+use crate::scenario::host_keys::{self, HostKey};
+use crate::scenario::PauseKind;
 use std::any::Any;
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
@@ -16,8 +18,25 @@ use t2_testbench::host_feature::{
 /// lowest free index in 1..2048.
 pub const NIC_FLOW_QUEUES: u16 = 2048;
 
+/// `[transport] honour_bfc_pause = true`: hosts run [`Bfc`] without the scheme.
+pub const HOST_KEY: HostKey = HostKey {
+    key: "honour_bfc_pause",
+    with_scheme: false,
+    build: |value, _| host_keys::flag("honour_bfc_pause", value, spec),
+};
+
 /// The count of well-formed BFC pause frames a host received ([`HostCounters`]).
 pub const PAUSE_FRAMES: &str = "bfc_frames";
+
+/// BFC's pause frames in the results' pause counts: those the hosts took in and those the
+/// switches' programs consumed (a switch's upstream neighbour's pause frames, turned into
+/// AFC).
+pub const PAUSE_KIND: PauseKind = PauseKind {
+    name: "bfc_received",
+    label: "BFC received",
+    host_count: PAUSE_FRAMES,
+    at_switch: |c| c.consumed_frames(),
+};
 
 /// A NIC with a queue per flow that obeys BFC pause frames.
 pub struct Bfc {

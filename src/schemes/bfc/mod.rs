@@ -50,6 +50,7 @@
 //!   its counters high (a pause never lifted): `docs/schemes/bfc.md` gives the budget.
 
 pub mod host;
+pub mod ideal;
 pub mod wire;
 
 use super::{ChipSetup, Hosts, Param, Scheme, SchemeParams, Setup, Target};

@@ -48,6 +48,7 @@
 //!   the packet at 1, so a packet sees at most 63 switches.
 
 pub mod host;
+pub mod topology;
 pub mod wire;
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};

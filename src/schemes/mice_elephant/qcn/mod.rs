@@ -23,6 +23,7 @@
 pub mod blocks;
 pub mod cnm;
 pub mod host;
+pub mod scenario;
 
 use t2_clock::{Clock, Cycle};
 
