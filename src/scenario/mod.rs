@@ -17,7 +17,7 @@ pub mod host_keys;
 mod incast;
 pub mod out_dir;
 pub mod progress;
-mod results;
+pub mod results;
 mod run;
 pub mod topology;
 mod waves;

@@ -29,8 +29,9 @@ pub struct QueueSample {
 pub struct PauseCounts {
     pub pfc_sent: u64,
     pub pfc_received: u64,
-    /// The schemes' pause frames received, by kind in the order `crate::schemes::PAUSES`
-    /// lists them.
+    /// The kinds of scheme pause frame counted (`crate::schemes::PAUSES`).
+    pub kinds: &'static [PauseKind],
+    /// The schemes' pause frames received, by kind in the order of `kinds`.
     pub received: [u64; MAX_PAUSE_KINDS],
 }
 
@@ -38,6 +39,11 @@ pub struct PauseCounts {
 pub const MAX_PAUSE_KINDS: usize = 4;
 
 impl PauseCounts {
+    /// No frame of any kind.
+    pub fn is_empty(&self) -> bool {
+        self.pfc_sent == 0 && self.pfc_received == 0 && self.scheme_received() == 0
+    }
+
     /// The schemes' pause frames received, all kinds.
     pub fn scheme_received(&self) -> u64 {
         self.received.iter().sum()
@@ -45,7 +51,7 @@ impl PauseCounts {
 
     /// The count of the scheme pause frame called `name` (its [`PauseKind::name`]).
     pub fn received_as(&self, name: &str) -> Option<u64> {
-        let k = crate::schemes::PAUSES.iter().position(|p| p.name == name)?;
+        let k = self.kinds.iter().position(|p| p.name == name)?;
         Some(self.received[k])
     }
 }
@@ -53,7 +59,7 @@ impl PauseCounts {
 impl Serialize for PauseCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let kinds = crate::schemes::PAUSES;
+        let kinds = self.kinds;
         let mut m = s.serialize_struct("PauseCounts", 2 + kinds.len())?;
         m.serialize_field("pfc_sent", &self.pfc_sent)?;
         m.serialize_field("pfc_received", &self.pfc_received)?;
@@ -75,6 +81,20 @@ pub struct PauseKind {
     pub host_count: &'static str,
     /// The frames a switch received: those its program acted on and consumed.
     pub at_switch: fn(&crate::chip::ChipCounters) -> u64,
+}
+
+impl PartialEq for PauseKind {
+    fn eq(&self, other: &PauseKind) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for PauseKind {}
+
+impl std::fmt::Debug for PauseKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 /// How a scheme whose switches send frames back toward their sources (PABO's bounces)

@@ -516,13 +516,14 @@ fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
         let mut n = PauseCounts {
             pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
             pfc_received: k.pfc_frames_received,
+            kinds,
             ..PauseCounts::default()
         };
         // A scheme's pause frames the program consumed (after acting on them).
         for (slot, kind) in n.received.iter_mut().zip(kinds) {
             *slot = (kind.at_switch)(k);
         }
-        if n != PauseCounts::default() {
+        if !n.is_empty() {
             pause_frames.insert(format!("switch{i}"), n);
         }
     }
@@ -531,12 +532,13 @@ fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
         let mut n = PauseCounts {
             pfc_sent: 0,
             pfc_received: counters.get(t2_testbench::host_feature::pfc::PFC_FRAMES),
+            kinds,
             ..PauseCounts::default()
         };
         for (slot, kind) in n.received.iter_mut().zip(kinds) {
             *slot = counters.get(kind.host_count);
         }
-        if n != PauseCounts::default() {
+        if !n.is_empty() {
             pause_frames.insert(format!("host{i}"), n);
         }
     }

@@ -18,8 +18,8 @@ use t2_tm::QueueConfig;
 
 use crate::chip::params::Tofino2Params;
 use crate::scenario::host_keys::HostKey;
+use crate::scenario::results::{BounceReport, PauseKind};
 use crate::scenario::topology::{IdealRule, ShapeKind};
-use crate::scenario::{BounceReport, PauseKind};
 
 pub mod bfc;
 pub mod dcqcn;

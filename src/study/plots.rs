@@ -15,7 +15,7 @@
 //! The same results give the same bytes.
 
 use crate::scenario::RunResults;
-use crate::study::compare::{bucket_label, Comparison};
+use crate::study::stats::bucket_label;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -454,8 +454,13 @@ fn hottest(runs: &[&RunResults]) -> Option<(usize, usize)> {
     best.map(|b| b.0)
 }
 
-/// The three pictures of named runs into `dir`; returns the files written.
-fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec<String>, String> {
+/// The pictures of named runs into `dir` (a comparison's, a line per scheme; `what` names
+/// the scenario in their titles); returns the files written.
+pub fn pictures(
+    named: &[(&str, &RunResults)],
+    dir: &Path,
+    what: &str,
+) -> Result<Vec<String>, String> {
     let mut written = Vec::new();
     let Some((_, first)) = named.first() else {
         return Ok(written);
@@ -535,16 +540,6 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
         written.push(p.display().to_string());
     }
     Ok(written)
-}
-
-/// The pictures of a comparison, a line per scheme.
-pub fn comparison(c: &Comparison, dir: &Path) -> Result<Vec<String>, String> {
-    let named: Vec<(&str, &RunResults)> = c
-        .runs
-        .iter()
-        .map(|r| (r.scheme.as_str(), &r.results))
-        .collect();
-    pictures(&named, dir, &c.scenario)
 }
 
 /// The pictures of one run.

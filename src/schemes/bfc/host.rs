@@ -6,7 +6,7 @@
 
 use super::wire::BfcPause;
 use crate::scenario::host_keys::{self, HostKey};
-use crate::scenario::PauseKind;
+use crate::scenario::results::PauseKind;
 use std::any::Any;
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};

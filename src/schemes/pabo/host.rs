@@ -8,7 +8,7 @@
 
 use super::wire::Shim;
 use crate::scenario::host_keys::{self, HostKey};
-use crate::scenario::{BounceArrivals, BounceReport, SwitchPasses};
+use crate::scenario::results::{BounceArrivals, BounceReport, SwitchPasses};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;

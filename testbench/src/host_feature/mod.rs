@@ -21,7 +21,7 @@
 
 pub mod pfc;
 
-use crate::transport::Peer;
+use crate::peer::Peer;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;

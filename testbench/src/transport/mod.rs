@@ -50,11 +50,12 @@ use crate::host_feature::{
     self, FeatureSpec, FlowView, FrameTag, HostCounters, HostFeature, HostInfo, Receipt,
 };
 use crate::node::{Node, Sent};
+pub use crate::peer::Peer;
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
-use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
+use t2_pipeline::headers::{self, Endpoints, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::{PacketHandle, PacketPool};
 
 /// Bytes of the flow id at the start of every segment's payload.
@@ -177,13 +178,6 @@ impl TransportConfig {
         }
         Ok(())
     }
-}
-
-/// Another host a flow can go to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Peer {
-    pub ip: Ipv4Addr,
-    pub mac: MacAddr,
 }
 
 /// One flow's outcome at its sender.

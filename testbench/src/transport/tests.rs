@@ -1,6 +1,7 @@
 use super::*;
 use crate::metrics::Framing;
 use crate::network::{Network, NodeId, Stepping};
+use t2_pipeline::headers::MacAddr;
 
 const G100: u64 = 100_000_000_000;
 
