@@ -11,7 +11,8 @@
 //! ```text
 //!   p4/       P4-16 front end: preprocess (cpp), lexer, parser, lower onto the IR
 //!   run/      exec (interpreter + placed stage programs), compiled (the stages compiled at
-//!             placement), l3 (built-in forwarding)
+//!             placement), state (register cells, random generators), hash (CRCs, the
+//!             selector's hash), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
 //!             examples

@@ -97,7 +97,7 @@ pub(crate) fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
 }
 
 /// The selector's hash: CRC-16 (polynomial 0x8005, as P4's `HashAlgorithm.crc16`), of
-/// which fair mode uses 14 bits (fact sheet §2.3).
+/// which fair mode uses 14 bits (p4c `bf-p4c/specs/mau_spec.h`).
 pub const SELECTOR_POLYNOMIAL: u32 = 0x8005;
 pub const SELECTOR_HASH_MASK: u32 = (1 << 14) - 1;
 

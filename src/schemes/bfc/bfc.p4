@@ -1,6 +1,6 @@
 /* bfc.p4: BFC's switch (Goyal, Shah, Zhao, Nikolaidis, Alizadeh, Anderson, "Backpressure Flow
- * Control", NSDI 2022), the algorithm of the authors' ns-3 code (`shared/schemes.md` §4.1)
- * with Tofino2's own parts (§4 of the paper, `shared/schemes.md` §4.2):
+ * Control", NSDI 2022), the algorithm of the authors' ns-3 code (`prateshg/BFC_NS3_NSDI2022`)
+ * with Tofino2's own parts (§4 of the paper):
  *
  * - §3.3.1, queue assignment: a flow table of three register arrays indexed by a CRC-32 of
  *   the 5-tuple (collisions share an entry): the last time a packet of the flow went by,

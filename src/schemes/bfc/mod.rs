@@ -6,7 +6,7 @@
 //! `docs/schemes/bfc.md`. The switch program is `bfc.p4` (the parameters reach it as `-D`s
 //! and control-plane entries, [`program`]); `programs/bfc_switch.json` is generated from it.
 //!
-//! The algorithm is the authors' ns-3 code (`shared/schemes.md` §4.1); on Tofino2 the
+//! The algorithm is the authors' ns-3 code (`prateshg/BFC_NS3_NSDI2022`); on Tofino2 the
 //! program does it with the chip's own parts (tables named here without the `_t` the P4
 //! gives a table of its action's name):
 //!

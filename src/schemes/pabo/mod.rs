@@ -4,8 +4,8 @@
 //! page is `docs/schemes/pabo.md`. The switch program is `pabo.p4`;
 //! `programs/pabo_switch.json` is generated from it.
 //!
-//! The mechanism, as the checked reading of the paper and the authors' code give it
-//! (`shared/reproductions.md` §1, `shared/schemes.md` §1):
+//! The mechanism, as the paper (arXiv 1802.07429, §3) and the authors' OMNeT++/INET code
+//! (`Xiang-Shi/inet`) give it:
 //!
 //! - u_q = L_q / C_q of the queue the packet would join (the data queue, or the bounce queue
 //!   for a packet bounced before), forced to 1 when L_q > C_q - N (N upstream neighbours may

@@ -47,8 +47,8 @@ pub struct QcnParams {
 }
 
 impl QcnParams {
-    /// The standard QCN defaults as `shared/schemes.md` §2.2 lists them (not re-verified
-    /// there): Gd = 1/128, 150 KB byte-counter stages, 5 fast-recovery stages, R_AI = 5 Mb/s,
+    /// The standard QCN defaults (IEEE 802.1Qau; Alizadeh et al., "Data center transport
+    /// mechanisms", 2008; not re-verified here): Gd = 1/128, 150 KB byte-counter stages, 5 fast-recovery stages, R_AI = 5 Mb/s,
     /// R_HAI = 50 Mb/s. Not in that list, our choices: a 15 ms timer stage and a 10 Mb/s
     /// floor.
     pub fn standard(clock: Clock) -> QcnParams {
