@@ -169,7 +169,7 @@ impl ScenarioFile {
             );
         }
         let (waves, pcap) = check_output(&raw, shown, base)?;
-        let ideal = check_ideal(&raw, shown)?;
+        let ideal = ideal_of(&raw);
         let topology = TopologySpec {
             shape,
             params,
@@ -831,7 +831,7 @@ fn check_transport(
         // of the two keeps a backed-off timer within a run's scale.
         max_rto: rto.max(min_rto).saturating_mul(64),
         recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
-        congestion: congestion_of(tr.congestion.as_deref(), shown)?,
+        congestion: congestion_of(tr.congestion.as_deref()),
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
         pacing: tr.pacing.unwrap_or(false),
@@ -879,49 +879,34 @@ fn check_host_features(
     Ok(features)
 }
 
-/// `transport.congestion`: `fixed` (also when unset), `reno`, or a window algorithm a scheme
-/// registers (`crate::schemes::WINDOWS`).
-fn congestion_of(name: Option<&str>, shown: &str) -> Result<Congestion, String> {
+/// `transport.congestion` (read as one of `congestion_names`): `fixed` (also when unset),
+/// `reno`, or a window algorithm a scheme registers (`crate::schemes::WINDOWS`).
+fn congestion_of(name: Option<&str>) -> Congestion {
     match name.unwrap_or("fixed") {
-        "fixed" => Ok(Congestion::Fixed),
-        "reno" => Ok(Congestion::Reno),
-        other => match schemes::WINDOWS.iter().find(|w| w.name == other) {
-            Some(w) => Ok(Congestion::Window(*w)),
-            None => {
-                let known: Vec<String> = ["fixed", "reno"]
-                    .into_iter()
-                    .chain(schemes::WINDOWS.iter().map(|w| w.name))
-                    .map(|k| format!("`{k}`"))
-                    .collect();
-                Err(format!(
-                    "{shown}: transport.congestion: unknown variant `{other}`, expected one of {}",
-                    known.join(", ")
-                ))
-            }
-        },
+        "fixed" => Congestion::Fixed,
+        "reno" => Congestion::Reno,
+        other => Congestion::Window(
+            *schemes::WINDOWS
+                .iter()
+                .find(|w| w.name == other)
+                .expect("the file's reader checked the name"),
+        ),
     }
 }
 
-/// `output.ideal`: `plain_forwarding` (also when unset), `scheme_pipeline`, or a rule a scheme
-/// registers (`crate::schemes::IDEALS`).
-fn check_ideal(raw: &FileScenario, shown: &str) -> Result<IdealFct, String> {
+/// `output.ideal` (read as one of `ideal_names`): `plain_forwarding` (also when unset),
+/// `scheme_pipeline`, or a rule a scheme registers (`crate::schemes::IDEALS`).
+fn ideal_of(raw: &FileScenario) -> IdealFct {
     match raw.output.ideal.as_deref().unwrap_or("plain_forwarding") {
-        "plain_forwarding" => Ok(IdealFct::PlainForwarding),
-        "scheme_pipeline" => Ok(IdealFct::SchemePipeline),
-        other => match schemes::IDEALS.iter().copied().find(|r| r.name == other) {
-            Some(rule) => Ok(IdealFct::Rule(rule)),
-            None => {
-                let known: Vec<String> = ["plain_forwarding", "scheme_pipeline"]
-                    .into_iter()
-                    .chain(schemes::IDEALS.iter().map(|r| r.name))
-                    .map(|k| format!("`{k}`"))
-                    .collect();
-                Err(format!(
-                    "{shown}: output.ideal: unknown variant `{other}`, expected one of {}",
-                    known.join(", ")
-                ))
-            }
-        },
+        "plain_forwarding" => IdealFct::PlainForwarding,
+        "scheme_pipeline" => IdealFct::SchemePipeline,
+        other => IdealFct::Rule(
+            schemes::IDEALS
+                .iter()
+                .copied()
+                .find(|r| r.name == other)
+                .expect("the file's reader checked the name"),
+        ),
     }
 }
 
@@ -1163,15 +1148,12 @@ mod tests {
         for key in schemes::HOST_KEYS {
             assert!(!TRANSPORT_KEYS.contains(&key.key), "{}", key.key);
         }
-        for w in schemes::WINDOWS {
-            assert!(!["fixed", "reno"].contains(&w.name), "{}", w.name);
-        }
-        for r in schemes::IDEALS {
-            assert!(
-                !["plain_forwarding", "scheme_pipeline"].contains(&r.name),
-                "{}",
-                r.name
-            );
+        // Each name once: the transport's and the run's own first, then the schemes'.
+        for names in [congestion_names(), ideal_names()] {
+            let mut sorted = names.to_vec();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "{names:?}");
         }
     }
 }

@@ -3,9 +3,10 @@
 //! `check.rs`.
 
 use crate::schemes::SchemeSettings;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -134,6 +135,7 @@ pub(super) fn default_delay() -> u64 {
 pub(super) struct TransportToml {
     /// `fixed` (default, or the scheme's), `reno`, or a window algorithm a scheme registers
     /// (`crate::schemes::WINDOWS`).
+    #[serde(default, deserialize_with = "congestion_name")]
     pub(super) congestion: Option<String>,
     #[serde(default = "default_mss")]
     pub(super) mss: u64,
@@ -173,6 +175,51 @@ pub(super) const TRANSPORT_KEYS: &[&str] = &[
     "delayed_ack_us",
     "pacing",
 ];
+
+/// The names `transport.congestion` takes: the transport's own, then the schemes' window
+/// algorithms.
+pub(super) fn congestion_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        ["fixed", "reno"]
+            .into_iter()
+            .chain(crate::schemes::WINDOWS.iter().map(|w| w.name))
+            .collect()
+    })
+}
+
+/// The names `output.ideal` takes: the two of every run, then the schemes' rules.
+pub(super) fn ideal_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        ["plain_forwarding", "scheme_pipeline"]
+            .into_iter()
+            .chain(crate::schemes::IDEALS.iter().map(|r| r.name))
+            .collect()
+    })
+}
+
+/// A string that must be one of `names`, refused as serde refuses an enum's unknown variant
+/// (so the error shows its place in the file).
+fn one_of<'de, D: Deserializer<'de>>(
+    d: D,
+    names: &'static [&'static str],
+) -> Result<Option<String>, D::Error> {
+    let s = String::deserialize(d)?;
+    if names.contains(&s.as_str()) {
+        Ok(Some(s))
+    } else {
+        Err(serde::de::Error::unknown_variant(&s, names))
+    }
+}
+
+fn congestion_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, congestion_names())
+}
+
+fn ideal_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, ideal_names())
+}
 
 pub(super) fn default_mss() -> u64 {
     1000
@@ -299,6 +346,7 @@ pub(super) struct OutputToml {
     pub(super) buckets: Option<Vec<u64>>,
     /// The ideal FCT slowdowns divide by: `plain_forwarding` (default), `scheme_pipeline`,
     /// or a rule a scheme registers (`crate::schemes::IDEALS`; docs/testbench.md).
+    #[serde(default, deserialize_with = "ideal_name")]
     pub(super) ideal: Option<String>,
     /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
     pub(super) queue_sample_ns: Option<u64>,
