@@ -85,7 +85,7 @@ fn port_queues(
 
 impl ScenarioFile {
     pub(super) fn check(
-        raw: FileScenario,
+        raw: ScenarioToml,
         shown: &str,
         base: &Path,
     ) -> Result<ScenarioFile, String> {
@@ -230,7 +230,7 @@ impl ScenarioFile {
 /// the incast and the listed flows against its hosts, the background's expected flow count,
 /// and the traced switch.
 fn check_sizes(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     topology: &TopologySpec,
     background: Option<&CdfTraffic>,
@@ -309,7 +309,7 @@ fn check_buffer(t: &TopologyToml, shown: &str, params: &mut Tofino2Params) -> Re
 }
 
 /// `duration_us` and `drain_us` within t2sim's bounds.
-fn check_duration(raw: &FileScenario, shown: &str) -> Result<(), String> {
+fn check_duration(raw: &ScenarioToml, shown: &str) -> Result<(), String> {
     if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
         return Err(format!(
             "{shown}: duration_us: {} is outside 1..=10000000",
@@ -342,7 +342,7 @@ struct SchemeApplied {
 /// itself (`program`, `queues`, a host behaviour) is refused when the file sets it too.
 /// Without a scheme, `given` (the file's program and queues) is what runs.
 fn apply_scheme(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     params: &mut Tofino2Params,
     shape: &Shape,
@@ -448,7 +448,7 @@ fn apply_scheme(
 /// The `[compare]` section: the schemes `t2sim compare` runs when the command names none
 /// (known, none twice) and their parameters (each a compared scheme's own, in range).
 fn check_compare(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
 ) -> Result<Option<(Vec<String>, SchemeSettings)>, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
@@ -485,7 +485,7 @@ fn check_compare(
 }
 
 /// `[workload.incast]` against the network's `hosts` and the run's length and flow bound.
-fn check_incast(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+fn check_incast(raw: &ScenarioToml, shown: &str, hosts: usize) -> Result<(), String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     if let Some(i) = &raw.workload.incast {
         if i.degree == 0 || i.degree >= hosts {
@@ -546,7 +546,7 @@ fn check_incast(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), Str
 
 /// `[[workload.flows]]`: each flow between two distinct hosts of the network, of a size
 /// counted in 32 bits, starting within the run; at most `MAX_FLOWS` of them.
-fn check_flows(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+fn check_flows(raw: &ScenarioToml, shown: &str, hosts: usize) -> Result<(), String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     let w = &raw.workload;
     for (k, f) in w.flows.iter().enumerate() {
@@ -606,7 +606,7 @@ fn check_flows(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), Stri
 /// The program key: a JSON or P4 program file, read and checked now so that its errors name
 /// the file (a scheme brings its own program instead).
 fn check_program(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     base: &Path,
     params: &Tofino2Params,
@@ -757,7 +757,7 @@ const SHAPE_KEYS: [&str; 7] = [
 /// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
 /// delayed ACKs and congestion control (the host features are [`check_host_features`]).
 fn check_transport(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     clock: Clock,
 ) -> Result<TransportConfig, String> {
@@ -842,7 +842,7 @@ fn check_transport(
 /// (`honour_pfc`), then those of the keys the schemes register (`crate::schemes::HOST_KEYS`,
 /// in that order); a key that is neither theirs nor `[transport]`'s own is an error.
 fn check_host_features(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     clock: Clock,
     link_bps: u64,
@@ -896,7 +896,7 @@ fn congestion_of(name: Option<&str>) -> Congestion {
 
 /// `output.ideal` (read as one of `ideal_names`): `plain_forwarding` (also when unset),
 /// `scheme_pipeline`, or a rule a scheme registers (`crate::schemes::IDEALS`).
-fn ideal_of(raw: &FileScenario) -> IdealFct {
+fn ideal_of(raw: &ScenarioToml) -> IdealFct {
     match raw.output.ideal.as_deref().unwrap_or("plain_forwarding") {
         "plain_forwarding" => IdealFct::PlainForwarding,
         "scheme_pipeline" => IdealFct::SchemePipeline,
@@ -913,7 +913,7 @@ fn ideal_of(raw: &FileScenario) -> IdealFct {
 /// The workload's background traffic: a flow-size CDF file with its unit, sampling, load
 /// (on host or core links), arrival gaps and process; none of those keys without a CDF.
 fn check_background(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     base: &Path,
     shape: &Shape,
@@ -1017,7 +1017,7 @@ type OutputRequests = (
 
 /// The output section: the waveform request and the switch it traces, the capture points,
 /// and the queue-sampling interval against the run's length.
-fn check_output(raw: &FileScenario, shown: &str, base: &Path) -> Result<OutputRequests, String> {
+fn check_output(raw: &ScenarioToml, shown: &str, base: &Path) -> Result<OutputRequests, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     let o = &raw.output;
     if o.vcd.is_none()

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-pub(super) struct FileScenario {
+pub(super) struct ScenarioToml {
     pub(super) name: Option<String>,
     pub(super) seed: u64,
     /// Flows start within this time.

@@ -40,7 +40,7 @@ use t2_clock::Cycle;
 use t2_testbench::workload::Workload;
 use t2_tm::QueueConfig;
 
-use format::FileScenario;
+use format::ScenarioToml;
 
 /// The largest transport window, bytes (1 GiB).
 pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
@@ -205,7 +205,7 @@ impl ScenarioFile {
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
         };
-        let raw: FileScenario = if overrides.is_empty() {
+        let raw: ScenarioToml = if overrides.is_empty() {
             toml::from_str(&source.text).map_err(syntax)?
         } else {
             let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;

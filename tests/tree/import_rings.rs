@@ -1,4 +1,5 @@
-//! No two files of a crate use each other, directly or in a ring.
+//! No two files of a crate use each other, directly or in a ring; and the pipeline's files use
+//! only their own layer and those below it.
 //!
 //! For every crate of the workspace (and the `t2sim` binary, `src/main.rs` with `src/cli/`),
 //! each source file is a module; a file *uses* another when its code names a path into it:
@@ -559,5 +560,35 @@ fn paths_are_followed_through_use_trees_and_re_exports() {
     assert_eq!(
         rings(&ring),
         [vec!["x".to_string(), "y".into(), "z".into()]]
+    );
+}
+
+/// The pipeline's layers, bottom first (`pipeline/src/lib.rs`): a file of one uses files of
+/// its own layer or below, never above.
+const PIPELINE_LAYERS: &[&str] = &["wire", "hw", "program", "compile", "run", "p4"];
+
+#[test]
+fn the_pipeline_layers_use_only_their_own_and_those_below() {
+    let layer = |file: &str| {
+        let rest = file.strip_prefix("pipeline/src/")?;
+        let top = rest.split('/').next()?;
+        PIPELINE_LAYERS.iter().position(|l| *l == top)
+    };
+    let g = graph("pipeline/src/lib.rs");
+    let mut upward = Vec::new();
+    for (a, uses) in &g {
+        for (b, how) in uses {
+            if let (Some(la), Some(lb)) = (layer(a), layer(b)) {
+                if lb > la {
+                    let how: Vec<&str> = how.iter().map(String::as_str).collect();
+                    upward.push(format!("{a} -> {b} ({})", how.join(", ")));
+                }
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "pipeline files that use a layer above their own:\n{}",
+        upward.join("\n")
     );
 }

@@ -41,7 +41,7 @@ pub mod rto;
 pub mod tcp;
 pub mod window;
 
-pub use recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
+pub use recovery::{Recovery, SackScoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 pub use rto::RtoEstimator;
 use tcp::{RecvFlow, SendFlow};
 pub use window::{Congestion, RenoWindow, WindowAlgorithm, WindowControl};
@@ -643,7 +643,7 @@ impl TransportHost {
                 retx_next: None,
                 inflation: 0,
                 high_rxt: 0,
-                scoreboard: Scoreboard::default(),
+                scoreboard: SackScoreboard::default(),
                 timing: None,
                 pace_ticks: 0,
                 bytes_sent: 0,

@@ -8,7 +8,7 @@
 //! segment at a time is timed, and a retransmission cancels the measurement in progress, so
 //! no sample ever comes from a retransmitted segment (Karn's rule, RFC 6298 §3).
 
-use super::recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
+use super::recovery::{Recovery, SackScoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 use super::rto::RtoEstimator;
 use super::window::WindowControl;
 use super::Peer;
@@ -69,7 +69,7 @@ pub(super) struct SendFlow {
     pub inflation: u64,
     /// SACK: HighRxt, the end of the highest byte retransmitted in this recovery.
     pub high_rxt: u64,
-    pub scoreboard: Scoreboard,
+    pub scoreboard: SackScoreboard,
     /// The segment being timed: its end and the cycle it was sent.
     pub timing: Option<(u64, Cycle)>,
     /// Pacing: no data frame of this flow starts before this line tick.
