@@ -11,12 +11,13 @@
 //! ```text
 //!   p4/       P4-16 front end: preprocess (cpp), lexer, parser, lower onto the IR
 //!   run/      exec (interpreter + placed stage programs), compiled (the stages compiled at
-//!             placement), l3 (built-in forwarding)
+//!             placement), state (register cells, random generators), hash (CRCs, the
+//!             selector's hash), l3 (built-in forwarding)
 //!   compile/  place (stages under budgets, table splitting), report
 //!   program/  ir, error, builtin (parser graph as IR), parser_check, check, scope, blocks,
 //!             examples
 //!   hw/       params, phv, layout, fields, stage (timing), parser engine, gress, ghost
-//!   wire/     packet, headers, pfc, bfc, pabo, qcn (bytes and frame formats)
+//!   wire/     packet, headers, pfc (bytes and frame formats)
 //! ```
 //!
 //! `hw` runs whatever it is handed (a parser [`parser::Graph`], a [`gress::StageProgram`]);
@@ -34,7 +35,7 @@ pub use compile::{place, report};
 pub use hw::{cells, fields, ghost, gress, layout, params, parser, phv, stage};
 pub use program::{blocks, check, examples, ir, parser_check};
 pub use run::{exec, l3};
-pub use wire::{bfc, headers, pabo, packet, pfc, qcn};
+pub use wire::{headers, packet, pfc};
 
 pub use cells::Cells;
 pub use ghost::{GhostPipeline, GhostWord};

@@ -4,7 +4,8 @@
 use super::WaveRequest;
 use crate::chip::params::Tofino2Params;
 use crate::chip::trace::DEFAULT_TRACE;
-use crate::scenario::topology::{IdealFct, Shape, TopologySpec};
+use crate::scenario::host_keys::HostKeyContext;
+use crate::scenario::topology::{CustomShape, IdealFct, Shape, TopologySpec, MAX_SHAPE_KEYS};
 use crate::schemes::{self};
 use std::path::{Path, PathBuf};
 use t2_clock::Clock;
@@ -84,7 +85,7 @@ fn port_queues(
 
 impl ScenarioFile {
     pub(super) fn check(
-        raw: FileScenario,
+        raw: ScenarioToml,
         shown: &str,
         base: &Path,
     ) -> Result<ScenarioFile, String> {
@@ -130,6 +131,7 @@ impl ScenarioFile {
             scheme,
             recirculation_mirror,
             scheme_chip,
+            rdma,
         } = applied;
         transport
             .validate("transport")
@@ -167,6 +169,7 @@ impl ScenarioFile {
             );
         }
         let (waves, pcap) = check_output(&raw, shown, base)?;
+        let ideal = ideal_of(&raw);
         let topology = TopologySpec {
             shape,
             params,
@@ -174,6 +177,7 @@ impl ScenarioFile {
             link_delay_ns: t.link_delay_ns,
             transport,
             host_features,
+            rdma,
             stepping: if raw.step_every_cycle {
                 Stepping::EveryCycle
             } else {
@@ -196,11 +200,7 @@ impl ScenarioFile {
             },
             out_dir: raw.output.dir.map(|d| base.join(d)),
             buckets,
-            ideal: match raw.output.ideal.unwrap_or(IdealToml::PlainForwarding) {
-                IdealToml::PlainForwarding => IdealFct::PlainForwarding,
-                IdealToml::SchemePipeline => IdealFct::SchemePipeline,
-                IdealToml::BfcArtifact => IdealFct::BfcArtifact,
-            },
+            ideal,
             queue_sample_ns: raw.output.queue_sample_ns,
             port_queues,
             recirculation_mirror,
@@ -230,7 +230,7 @@ impl ScenarioFile {
 /// the incast and the listed flows against its hosts, the background's expected flow count,
 /// and the traced switch.
 fn check_sizes(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     topology: &TopologySpec,
     background: Option<&CdfTraffic>,
@@ -309,7 +309,7 @@ fn check_buffer(t: &TopologyToml, shown: &str, params: &mut Tofino2Params) -> Re
 }
 
 /// `duration_us` and `drain_us` within t2sim's bounds.
-fn check_duration(raw: &FileScenario, shown: &str) -> Result<(), String> {
+fn check_duration(raw: &ScenarioToml, shown: &str) -> Result<(), String> {
     if raw.duration_us == 0 || raw.duration_us > 10_000_000 {
         return Err(format!(
             "{shown}: duration_us: {} is outside 1..=10000000",
@@ -333,6 +333,8 @@ struct SchemeApplied {
     scheme: Option<(String, SchemeParams)>,
     recirculation_mirror: Option<(u8, u32)>,
     scheme_chip: Option<schemes::ChipSetup>,
+    /// The scheme's RDMA-style NICs, if its hosts have them.
+    rdma: Option<t2_testbench::rdma::RdmaConfig>,
 }
 
 /// Builds the file's scheme, if it names one, for its network: the scheme's hosts go into
@@ -340,7 +342,7 @@ struct SchemeApplied {
 /// itself (`program`, `queues`, a host behaviour) is refused when the file sets it too.
 /// Without a scheme, `given` (the file's program and queues) is what runs.
 fn apply_scheme(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     params: &mut Tofino2Params,
     shape: &Shape,
@@ -364,20 +366,33 @@ fn apply_scheme(
                 scheme: None,
                 recirculation_mirror: None,
                 scheme_chip: None,
+                rdma: None,
             })
         }
         Some(name) => {
             let scheme = schemes::find(name).map_err(|e| format!("{shown}: scheme: {e}"))?;
-            for (key, set) in [
+            // The host keys of the schemes' features that a file may not set beside a
+            // scheme (the scheme sets its hosts).
+            let features = schemes::HOST_KEYS
+                .iter()
+                .filter(|k| !k.with_scheme)
+                .map(|k| (k.key, tr.features.contains_key(k.key)));
+            let own = [
                 ("program", raw.program.is_some()),
                 ("queues", raw.queues.is_some()),
-                ("transport.congestion", tr.congestion.is_some()),
-                ("transport.honour_pfc", tr.honour_pfc.is_some()),
-                ("transport.resend_bounced", tr.resend_bounced.is_some()),
-                ("transport.honour_bfc_pause", tr.honour_bfc_pause.is_some()),
-            ] {
+                ("congestion", tr.congestion.is_some()),
+                ("honour_pfc", tr.honour_pfc.is_some()),
+            ];
+            for (key, set) in own.into_iter().chain(features) {
                 if set {
-                    return bad(key, format!("scheme {name} sets it; remove one of the two"));
+                    let key = match key {
+                        "program" | "queues" => key.to_string(),
+                        _ => format!("transport.{key}"),
+                    };
+                    return bad(
+                        &key,
+                        format!("scheme {name} sets it; remove one of the two"),
+                    );
                 }
             }
             // Without `[scheme_params]`, the scheme's own `[compare.params.NAME]` hold: a
@@ -408,6 +423,7 @@ fn apply_scheme(
                 },
             );
             setup.hosts.apply(transport, host_features);
+            let rdma = setup.hosts.nic(transport);
             if let Some(r) = tr.recovery {
                 transport.recovery = recovery_of(r);
             }
@@ -423,6 +439,7 @@ fn apply_scheme(
                 scheme: Some((scheme.name.to_string(), values)),
                 recirculation_mirror: setup.recirculation_mirror,
                 scheme_chip: setup.chip,
+                rdma,
             })
         }
     }
@@ -431,7 +448,7 @@ fn apply_scheme(
 /// The `[compare]` section: the schemes `t2sim compare` runs when the command names none
 /// (known, none twice) and their parameters (each a compared scheme's own, in range).
 fn check_compare(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
 ) -> Result<Option<(Vec<String>, SchemeSettings)>, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
@@ -468,7 +485,7 @@ fn check_compare(
 }
 
 /// `[workload.incast]` against the network's `hosts` and the run's length and flow bound.
-fn check_incast(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+fn check_incast(raw: &ScenarioToml, shown: &str, hosts: usize) -> Result<(), String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     if let Some(i) = &raw.workload.incast {
         if i.degree == 0 || i.degree >= hosts {
@@ -529,7 +546,7 @@ fn check_incast(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), Str
 
 /// `[[workload.flows]]`: each flow between two distinct hosts of the network, of a size
 /// counted in 32 bits, starting within the run; at most `MAX_FLOWS` of them.
-fn check_flows(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), String> {
+fn check_flows(raw: &ScenarioToml, shown: &str, hosts: usize) -> Result<(), String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     let w = &raw.workload;
     for (k, f) in w.flows.iter().enumerate() {
@@ -589,7 +606,7 @@ fn check_flows(raw: &FileScenario, shown: &str, hosts: usize) -> Result<(), Stri
 /// The program key: a JSON or P4 program file, read and checked now so that its errors name
 /// the file (a scheme brings its own program instead).
 fn check_program(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     base: &Path,
     params: &Tofino2Params,
@@ -647,31 +664,36 @@ fn check_program(
 fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     // Which topology keys each kind takes.
-    let given: [(&str, Option<usize>); 7] = [
-        ("hosts", t.hosts),
-        ("hosts_per_side", t.hosts_per_side),
-        ("leaves", t.leaves),
-        ("spines", t.spines),
-        ("hosts_per_leaf", t.hosts_per_leaf),
-        ("k", t.k),
-        ("hosts_per_edge", t.hosts_per_edge),
+    let values = [
+        t.hosts,
+        t.hosts_per_side,
+        t.leaves,
+        t.spines,
+        t.hosts_per_leaf,
+        t.k,
+        t.hosts_per_edge,
     ];
-    let wants: &[&str] = match t.kind.as_str() {
-        "single_chip" => &["hosts"],
-        "dumbbell" => &["hosts_per_side"],
-        "leaf_spine" => &["leaves", "spines", "hosts_per_leaf"],
-        "fat_tree" => &["k"],
-        "pabo_tree" => &["hosts_per_edge"],
-        other => {
+    let given: Vec<(&str, Option<usize>)> = SHAPE_KEYS.iter().copied().zip(values).collect();
+    let custom = schemes::SHAPES.iter().copied().find(|s| s.kind == t.kind);
+    let wants: &[&str] = match (t.kind.as_str(), custom) {
+        ("single_chip", _) => &["hosts"],
+        ("dumbbell", _) => &["hosts_per_side"],
+        ("leaf_spine", _) => &["leaves", "spines", "hosts_per_leaf"],
+        ("fat_tree", _) => &["k"],
+        (_, Some(kind)) => kind.keys,
+        (other, None) => {
+            let kinds: Vec<&str> = BUILT_IN_SHAPES
+                .iter()
+                .copied()
+                .chain(schemes::SHAPES.iter().map(|s| s.kind))
+                .collect();
             return bad(
                 "topology.kind",
-                format!(
-                    "`{other}` is not one of single_chip, dumbbell, leaf_spine, fat_tree, pabo_tree"
-                ),
-            )
+                format!("`{other}` is not one of {}", kinds.join(", ")),
+            );
         }
     };
-    for (key, value) in given {
+    for &(key, value) in &given {
         match (wants.contains(&key), value) {
             (true, None) => {
                 return bad(
@@ -695,6 +717,13 @@ fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
             .and_then(|g| g.1)
             .unwrap_or(0)
     };
+    if let Some(kind) = custom {
+        let mut values = [0; MAX_SHAPE_KEYS];
+        for (slot, key) in values.iter_mut().zip(kind.keys) {
+            *slot = v(key);
+        }
+        return Ok(Shape::Custom(CustomShape { kind, values }));
+    }
     Ok(match t.kind.as_str() {
         "single_chip" => Shape::SingleChip { hosts: v("hosts") },
         "dumbbell" => Shape::Dumbbell {
@@ -705,17 +734,30 @@ fn check_shape(t: &TopologyToml, shown: &str) -> Result<Shape, String> {
             spines: v("spines"),
             hosts_per_leaf: v("hosts_per_leaf"),
         },
-        "fat_tree" => Shape::FatTree { k: v("k") },
-        _ => Shape::PaboTree {
-            hosts_per_edge: v("hosts_per_edge"),
-        },
+        _ => Shape::FatTree { k: v("k") },
     })
 }
+
+/// The topology kinds t2sim builds itself, as scenario files name them (the schemes add
+/// theirs: `crate::schemes::SHAPES`).
+const BUILT_IN_SHAPES: &[&str] = &["single_chip", "dumbbell", "leaf_spine", "fat_tree"];
+
+/// The size keys of `[topology]`, in the order of `TopologyToml`'s fields: the built-in
+/// kinds' and those the registered shapes take.
+const SHAPE_KEYS: [&str; 7] = [
+    "hosts",
+    "hosts_per_side",
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "k",
+    "hosts_per_edge",
+];
 
 /// The transport section: segment size, window, the RFC 6298 timer's keys, loss recovery,
 /// delayed ACKs and congestion control (the host features are [`check_host_features`]).
 fn check_transport(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     clock: Clock,
 ) -> Result<TransportConfig, String> {
@@ -789,51 +831,89 @@ fn check_transport(
         // of the two keeps a backed-off timer within a run's scale.
         max_rto: rto.max(min_rto).saturating_mul(64),
         recovery: recovery_of(tr.recovery.unwrap_or(super::format::RecoveryToml::Sack)),
-        congestion: match tr.congestion.unwrap_or(CongestionToml::Fixed) {
-            CongestionToml::Fixed => Congestion::Fixed,
-            CongestionToml::Dctcp => Congestion::Dctcp,
-            CongestionToml::Reno => Congestion::Reno,
-        },
+        congestion: congestion_of(tr.congestion.as_deref()),
         ack_every,
         delayed_ack: clock.ns_to_cycles_ceil(delayed_ack_us * 1000),
         pacing: tr.pacing.unwrap_or(false),
-        rdma: None,
     })
 }
 
 /// The host features a file's `[transport]` asks for without a scheme: PFC
-/// (`honour_pfc`), PABO's resend (`resend_bounced`), BFC's pause (`honour_bfc_pause`) and QCN
-/// reaction points (`[transport.qcn]`, the one a scheme's own may give way to).
+/// (`honour_pfc`), then those of the keys the schemes register (`crate::schemes::HOST_KEYS`,
+/// in that order); a key that is neither theirs nor `[transport]`'s own is an error.
 fn check_host_features(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     clock: Clock,
     link_bps: u64,
 ) -> Result<Vec<FeatureSpec>, String> {
     let tr = &raw.transport;
+    if let Some(unknown) = tr
+        .features
+        .keys()
+        .find(|k| !schemes::HOST_KEYS.iter().any(|h| h.key == k.as_str()))
+    {
+        let known: Vec<String> = TRANSPORT_KEYS
+            .iter()
+            .copied()
+            .chain(schemes::HOST_KEYS.iter().map(|h| h.key))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        return Err(format!(
+            "{shown}: transport: unknown field `{unknown}`, expected one of {}",
+            known.join(", ")
+        ));
+    }
     let mut features = Vec::new();
     if tr.honour_pfc == Some(true) {
         features.push(host_feature::pfc::spec());
     }
-    if let Some(q) = &tr.qcn {
-        let params = q
-            .params(clock, link_bps)
-            .map_err(|e| format!("{shown}: {e}"))?;
-        features.push(host_feature::qcn::spec(params));
-    }
-    if tr.honour_bfc_pause == Some(true) {
-        features.push(host_feature::bfc::spec());
-    }
-    if tr.resend_bounced == Some(true) {
-        features.push(host_feature::pabo::spec());
+    let cx = HostKeyContext { clock, link_bps };
+    for key in schemes::HOST_KEYS {
+        if let Some(value) = tr.features.get(key.key) {
+            if let Some(spec) = (key.build)(value, &cx).map_err(|e| format!("{shown}: {e}"))? {
+                features.push(spec);
+            }
+        }
     }
     Ok(features)
+}
+
+/// `transport.congestion` (read as one of `congestion_names`): `fixed` (also when unset),
+/// `reno`, or a window algorithm a scheme registers (`crate::schemes::WINDOWS`).
+fn congestion_of(name: Option<&str>) -> Congestion {
+    match name.unwrap_or("fixed") {
+        "fixed" => Congestion::Fixed,
+        "reno" => Congestion::Reno,
+        other => Congestion::Window(
+            *schemes::WINDOWS
+                .iter()
+                .find(|w| w.name == other)
+                .expect("the file's reader checked the name"),
+        ),
+    }
+}
+
+/// `output.ideal` (read as one of `ideal_names`): `plain_forwarding` (also when unset),
+/// `scheme_pipeline`, or a rule a scheme registers (`crate::schemes::IDEALS`).
+fn ideal_of(raw: &ScenarioToml) -> IdealFct {
+    match raw.output.ideal.as_deref().unwrap_or("plain_forwarding") {
+        "plain_forwarding" => IdealFct::PlainForwarding,
+        "scheme_pipeline" => IdealFct::SchemePipeline,
+        other => IdealFct::Rule(
+            schemes::IDEALS
+                .iter()
+                .copied()
+                .find(|r| r.name == other)
+                .expect("the file's reader checked the name"),
+        ),
+    }
 }
 
 /// The workload's background traffic: a flow-size CDF file with its unit, sampling, load
 /// (on host or core links), arrival gaps and process; none of those keys without a CDF.
 fn check_background(
-    raw: &FileScenario,
+    raw: &ScenarioToml,
     shown: &str,
     base: &Path,
     shape: &Shape,
@@ -937,7 +1017,7 @@ type OutputRequests = (
 
 /// The output section: the waveform request and the switch it traces, the capture points,
 /// and the queue-sampling interval against the run's length.
-fn check_output(raw: &FileScenario, shown: &str, base: &Path) -> Result<OutputRequests, String> {
+fn check_output(raw: &ScenarioToml, shown: &str, base: &Path) -> Result<OutputRequests, String> {
     let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
     let o = &raw.output;
     if o.vcd.is_none()
@@ -1049,5 +1129,31 @@ fn recovery_of(r: super::format::RecoveryToml) -> t2_testbench::Recovery {
         super::format::RecoveryToml::Sack => t2_testbench::Recovery::Sack,
         super::format::RecoveryToml::Newreno => t2_testbench::Recovery::NewReno,
         super::format::RecoveryToml::GoBackN => t2_testbench::Recovery::GoBackN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registered_extensions_have_keys_and_names_the_file_can_give() {
+        for shape in schemes::SHAPES {
+            assert!(shape.keys.len() <= MAX_SHAPE_KEYS, "{}", shape.kind);
+            assert!(!BUILT_IN_SHAPES.contains(&shape.kind), "{}", shape.kind);
+            for key in shape.keys {
+                assert!(SHAPE_KEYS.contains(key), "{}: {key}", shape.kind);
+            }
+        }
+        for key in schemes::HOST_KEYS {
+            assert!(!TRANSPORT_KEYS.contains(&key.key), "{}", key.key);
+        }
+        // Each name once: the transport's and the run's own first, then the schemes'.
+        for names in [congestion_names(), ideal_names()] {
+            let mut sorted = names.to_vec();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), names.len(), "{names:?}");
+        }
     }
 }

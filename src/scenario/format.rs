@@ -3,14 +3,14 @@
 //! `check.rs`.
 
 use crate::schemes::SchemeSettings;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use t2_testbench::qcn::QcnParams;
+use std::sync::OnceLock;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-pub(super) struct FileScenario {
+pub(super) struct ScenarioToml {
     pub(super) name: Option<String>,
     pub(super) seed: u64,
     /// Flows start within this time.
@@ -34,7 +34,7 @@ pub(super) struct FileScenario {
     pub(super) p4_define: Vec<String>,
     /// A scheme by name (`t2sim schemes` lists them): its program, queues and host
     /// behaviour, in place of `program`, `[queues]` and `[transport]`'s congestion and
-    /// pause/bounce keys.
+    /// host-feature keys.
     pub(super) scheme: Option<String>,
     /// The scheme's parameters (`[scheme_params]`; TOML cannot make `scheme` both a name
     /// and a table). Unset ones keep the scheme's defaults.
@@ -128,19 +128,15 @@ pub(super) fn default_delay() -> u64 {
     1000
 }
 
-#[derive(Deserialize, Debug, Clone, Copy)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub(super) enum CongestionToml {
-    Fixed,
-    Dctcp,
-    Reno,
-}
-
+/// `[transport]`. Its keys are these and the host-feature keys the schemes register
+/// (`crate::schemes::HOST_KEYS`), which `features` collects for `check.rs` to check: any
+/// other key is an error there.
 #[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
 pub(super) struct TransportToml {
-    /// Default `fixed` (or the scheme's).
-    pub(super) congestion: Option<CongestionToml>,
+    /// `fixed` (default, or the scheme's), `reno`, or a window algorithm a scheme registers
+    /// (`crate::schemes::WINDOWS`).
+    #[serde(default, deserialize_with = "congestion_name")]
+    pub(super) congestion: Option<String>,
     #[serde(default = "default_mss")]
     pub(super) mss: u64,
     #[serde(default = "default_window")]
@@ -154,80 +150,75 @@ pub(super) struct TransportToml {
     pub(super) recovery: Option<RecoveryToml>,
     /// NICs stop sending while a PFC frame pauses their class (default false).
     pub(super) honour_pfc: Option<bool>,
-    /// Hosts send again a data frame a switch bounced back to them (PABO; default false).
-    pub(super) resend_bounced: Option<bool>,
-    /// NICs give each flow its own queue index and honour BFC pause bitmaps (default false).
-    pub(super) honour_bfc_pause: Option<bool>,
-    /// QCN reaction points at the NICs, when the table is present.
-    pub(super) qcn: Option<QcnToml>,
     /// Delayed ACKs: in-order data segments per ACK (default 1: every segment at once).
     pub(super) ack_every: Option<u32>,
     /// How long a delayed ACK waits for the next segment (default 40,000 us, Linux's).
     pub(super) delayed_ack_us: Option<u64>,
     /// Pacing at cwnd / SRTT (`TransportConfig::pacing`); default off.
     pub(super) pacing: Option<bool>,
+    /// Every other key: the schemes' host-feature keys, by name.
+    #[serde(flatten)]
+    pub(super) features: BTreeMap<String, toml::Value>,
 }
 
-/// `[transport.qcn]`: every key optional; the defaults are the standard QCN values
-/// (`t2_testbench::qcn::QcnParams::standard`).
-#[derive(Deserialize, Debug, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct QcnToml {
-    pub(super) gd_denominator: Option<u64>,
-    pub(super) byte_counter_bytes: Option<u64>,
-    pub(super) timer_us: Option<u64>,
-    pub(super) fast_recovery_stages: Option<u32>,
-    pub(super) r_ai_mbps: Option<u64>,
-    pub(super) r_hai_mbps: Option<u64>,
-    pub(super) min_rate_mbps: Option<u64>,
+/// The keys of [`TransportToml`] besides the schemes' (for the error that names an unknown
+/// one).
+pub(super) const TRANSPORT_KEYS: &[&str] = &[
+    "congestion",
+    "mss",
+    "window_bytes",
+    "rto_us",
+    "min_rto_us",
+    "recovery",
+    "honour_pfc",
+    "ack_every",
+    "delayed_ack_us",
+    "pacing",
+];
+
+/// The names `transport.congestion` takes: the transport's own, then the schemes' window
+/// algorithms.
+pub(super) fn congestion_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        ["fixed", "reno"]
+            .into_iter()
+            .chain(crate::schemes::WINDOWS.iter().map(|w| w.name))
+            .collect()
+    })
 }
 
-impl QcnToml {
-    /// The parameters, checked against NICs of `link_bps`; errors name the key.
-    pub(super) fn params(
-        &self,
-        clock: t2_clock::Clock,
-        link_bps: u64,
-    ) -> Result<QcnParams, String> {
-        let std = QcnParams::standard(clock);
-        let mbps = |key: &str, v: Option<u64>, default: u64| match v {
-            None => Ok(default),
-            Some(m) => m
-                .checked_mul(1_000_000)
-                .ok_or_else(|| format!("transport.qcn.{key}: {m} is too large")),
-        };
-        let timer = match self.timer_us {
-            None => std.timer,
-            Some(0) => return Err("transport.qcn.timer_us: must be above 0".into()),
-            Some(us) if us > 10_000_000 => {
-                return Err(format!(
-                    "transport.qcn.timer_us: {us} is above 10,000,000 (10 s)"
-                ))
-            }
-            Some(us) => clock.ns_to_cycles_ceil(us * 1000),
-        };
-        let p = QcnParams {
-            gd_denominator: self.gd_denominator.unwrap_or(std.gd_denominator),
-            byte_counter_bytes: self.byte_counter_bytes.unwrap_or(std.byte_counter_bytes),
-            timer,
-            fast_recovery_stages: self
-                .fast_recovery_stages
-                .unwrap_or(std.fast_recovery_stages),
-            r_ai_bps: mbps("r_ai_mbps", self.r_ai_mbps, std.r_ai_bps)?,
-            r_hai_bps: mbps("r_hai_mbps", self.r_hai_mbps, std.r_hai_bps)?,
-            min_rate_bps: mbps("min_rate_mbps", self.min_rate_mbps, std.min_rate_bps)?,
-        };
-        // Rates are given in Mb/s here, so name that key rather than the b/s field.
-        if p.min_rate_bps > link_bps || p.min_rate_bps == 0 {
-            return Err(format!(
-                "transport.qcn.min_rate_mbps: {} is outside 1..={} (the link rate)",
-                p.min_rate_bps / 1_000_000,
-                link_bps / 1_000_000
-            ));
-        }
-        p.validate("transport", link_bps)?;
-        Ok(p)
+/// The names `output.ideal` takes: the two of every run, then the schemes' rules.
+pub(super) fn ideal_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        ["plain_forwarding", "scheme_pipeline"]
+            .into_iter()
+            .chain(crate::schemes::IDEALS.iter().map(|r| r.name))
+            .collect()
+    })
+}
+
+/// A string that must be one of `names`, refused as serde refuses an enum's unknown variant
+/// (so the error shows its place in the file).
+fn one_of<'de, D: Deserializer<'de>>(
+    d: D,
+    names: &'static [&'static str],
+) -> Result<Option<String>, D::Error> {
+    let s = String::deserialize(d)?;
+    if names.contains(&s.as_str()) {
+        Ok(Some(s))
+    } else {
+        Err(serde::de::Error::unknown_variant(&s, names))
     }
+}
+
+fn congestion_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, congestion_names())
+}
+
+fn ideal_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    one_of(d, ideal_names())
 }
 
 pub(super) fn default_mss() -> u64 {
@@ -261,12 +252,10 @@ impl Default for TransportToml {
             min_rto_us: None,
             recovery: None,
             honour_pfc: None,
-            resend_bounced: None,
-            honour_bfc_pause: None,
-            qcn: None,
             ack_every: None,
             delayed_ack_us: None,
             pacing: None,
+            features: BTreeMap::new(),
         }
     }
 }
@@ -297,14 +286,6 @@ pub(super) enum LoadOnToml {
 pub(super) enum ArrivalProcessToml {
     PerHost,
     Global,
-}
-
-#[derive(Deserialize, Debug, Clone, Copy)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub(super) enum IdealToml {
-    PlainForwarding,
-    SchemePipeline,
-    BfcArtifact,
 }
 
 #[derive(Deserialize, Debug)]
@@ -363,9 +344,10 @@ pub(super) struct OutputToml {
     pub(super) dir: Option<PathBuf>,
     /// Upper bounds of the flow-size buckets, bytes.
     pub(super) buckets: Option<Vec<u64>>,
-    /// The ideal FCT slowdowns divide by: `plain_forwarding` (default), `scheme_pipeline`
-    /// or `bfc_artifact` (docs/testbench.md).
-    pub(super) ideal: Option<IdealToml>,
+    /// The ideal FCT slowdowns divide by: `plain_forwarding` (default), `scheme_pipeline`,
+    /// or a rule a scheme registers (`crate::schemes::IDEALS`; docs/testbench.md).
+    #[serde(default, deserialize_with = "ideal_name")]
+    pub(super) ideal: Option<String>,
     /// Sample every chip's egress queue depths this often (`queues.csv`); none: no samples.
     pub(super) queue_sample_ns: Option<u64>,
     /// A VCD dump of one switch (relative to this file), with a GTKWave save file beside it.

@@ -37,7 +37,7 @@ pub struct IncastScenario {
     /// A program for the chip instead of the built-in forwarding (its `ipv4_host` table gets
     /// the host routes).
     pub program: Option<Program>,
-    /// Packet captures to write (`crate::pcap`), if any.
+    /// Packet captures to write (`crate::capture`), if any.
     pub pcap: Option<PcapRequest>,
     /// A capture to replay into a node's port, if any.
     pub replay: Option<ReplayRequest>,

@@ -13,10 +13,11 @@
 mod check;
 pub mod control;
 mod format;
+pub mod host_keys;
 mod incast;
 pub mod out_dir;
 pub mod progress;
-mod results;
+pub mod results;
 mod run;
 pub mod topology;
 mod waves;
@@ -27,7 +28,10 @@ pub use incast::{
 pub use run::Prepared;
 pub use waves::WaveRequest;
 
-pub use results::{BounceCounts, FrameCensus, LinkRow, PauseCounts, QueueSample, RunResults};
+pub use results::{
+    BounceArrivals, BounceCounts, BounceReport, FrameCensus, LinkRow, PauseCounts, PauseKind,
+    QueueSample, RunResults, SwitchPasses, MAX_PAUSE_KINDS,
+};
 
 use crate::scenario::topology::TopologySpec;
 use crate::schemes::{SchemeParams, SchemeSettings};
@@ -36,7 +40,7 @@ use t2_clock::Cycle;
 use t2_testbench::workload::Workload;
 use t2_tm::QueueConfig;
 
-use format::FileScenario;
+use format::ScenarioToml;
 
 /// The largest transport window, bytes (1 GiB).
 pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
@@ -201,7 +205,7 @@ impl ScenarioFile {
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
         };
-        let raw: FileScenario = if overrides.is_empty() {
+        let raw: ScenarioToml = if overrides.is_empty() {
             toml::from_str(&source.text).map_err(syntax)?
         } else {
             let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;

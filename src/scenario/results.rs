@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use t2_clock::Cycle;
+use t2_testbench::host_feature::HostCounters;
 use t2_testbench::metrics::{BucketStats, Drops, FlowRecord};
+use t2_testbench::transport::SENT_TTL;
 
 /// One egress queue's depth at a sample time (only non-empty queues are listed).
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,13 +22,90 @@ pub struct QueueSample {
 }
 
 /// Pause frames one node sent and received. Chips send and receive PFC; hosts receive PFC
-/// (only when honouring it; otherwise such frames count as foreign) and BFC pause frames
-/// (with the BFC host feature).
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// (only when honouring it; otherwise such frames count as foreign) and the pause frames of
+/// the schemes ([`PauseKind`], in `crate::schemes::PAUSES`: BFC's, with its host feature).
+/// Written as `pfc_sent`, `pfc_received`, then each scheme kind's count under its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PauseCounts {
     pub pfc_sent: u64,
     pub pfc_received: u64,
-    pub bfc_received: u64,
+    /// The kinds of scheme pause frame counted (`crate::schemes::PAUSES`).
+    pub kinds: &'static [PauseKind],
+    /// The schemes' pause frames received, by kind in the order of `kinds`.
+    pub received: [u64; MAX_PAUSE_KINDS],
+}
+
+/// The most kinds of scheme pause frame the results count.
+pub const MAX_PAUSE_KINDS: usize = 4;
+
+impl PauseCounts {
+    /// No frame of any kind.
+    pub fn is_empty(&self) -> bool {
+        self.pfc_sent == 0 && self.pfc_received == 0 && self.scheme_received() == 0
+    }
+
+    /// The schemes' pause frames received, all kinds.
+    pub fn scheme_received(&self) -> u64 {
+        self.received.iter().sum()
+    }
+
+    /// The count of the scheme pause frame called `name` (its [`PauseKind::name`]).
+    pub fn received_as(&self, name: &str) -> Option<u64> {
+        let k = self.kinds.iter().position(|p| p.name == name)?;
+        Some(self.received[k])
+    }
+}
+
+impl Serialize for PauseCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let kinds = self.kinds;
+        let mut m = s.serialize_struct("PauseCounts", 2 + kinds.len())?;
+        m.serialize_field("pfc_sent", &self.pfc_sent)?;
+        m.serialize_field("pfc_received", &self.pfc_received)?;
+        for (kind, n) in kinds.iter().zip(self.received) {
+            m.serialize_field(kind.name, &n)?;
+        }
+        m.end()
+    }
+}
+
+/// A pause frame of a scheme's (BFC's), counted beside PFC's in the results' pause frames:
+/// registered in `crate::schemes::PAUSES`.
+pub struct PauseKind {
+    /// Its count in `pause_frames` (`summary.json`): frames received.
+    pub name: &'static str,
+    /// How plots say it (`BFC received`).
+    pub label: &'static str,
+    /// The count a host's feature keeps of the frames it received ([`HostCounters`]).
+    pub host_count: &'static str,
+    /// The frames a switch received: those its program acted on and consumed.
+    pub at_switch: fn(&crate::chip::ChipCounters) -> u64,
+}
+
+impl PartialEq for PauseKind {
+    fn eq(&self, other: &PauseKind) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for PauseKind {}
+
+impl std::fmt::Debug for PauseKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// How a scheme whose switches send frames back toward their sources (PABO's bounces)
+/// reports them: registered in `crate::schemes::BOUNCES`.
+pub struct BounceReport {
+    /// What a host's counters say of the bounced data frames it received.
+    pub arrivals: fn(&HostCounters) -> BounceArrivals,
+    /// The host count of bounced frames a source sent again.
+    pub resent: &'static str,
+    /// The program's register array that counts the bounces each switch decided.
+    pub counter: &'static str,
 }
 
 /// The results of a run, as written to `summary.json`.
@@ -81,7 +160,7 @@ pub struct RunResults {
     /// Signals in the VCD dump, when `output.vcd` asked for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_signals: Option<usize>,
-    /// PABO's bounces, when any frame was bounced (left out otherwise).
+    /// The bounces, when any frame was bounced (left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounces: Option<BounceCounts>,
     /// Capture files written (`output.pcap`); listed by the command, not in summary.json.
@@ -101,20 +180,85 @@ pub struct RunResults {
     pub links: Vec<LinkRow>,
 }
 
-/// PABO's bounces as the hosts saw them: data frames that reached their receiver carrying
-/// the shim (bounced at least once on the way) and frames bounced all the way back to their
-/// source and sent again.
+/// The bounces (PABO's: [`BounceReport`]) as the hosts saw them: data frames that reached
+/// their receiver bounced at least once on the way and frames bounced all the way back to
+/// their source and sent again.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq, Default)]
 pub struct BounceCounts {
     /// Data frames the receivers got (duplicates included).
     pub data_frames_received: u64,
     /// Of those, the ones that had been bounced, with their shims' figures.
-    pub bounced: t2_testbench::host_feature::pabo::PaboArrivals,
+    pub bounced: BounceArrivals,
     /// Frames that came back to their source and were sent again.
     pub resent_by_sources: u64,
     /// Bounces decided by each switch (`switch{i}`), from the program's register array
-    /// `bounce_count` summed over pipes (PABO's); empty when the program has none.
+    /// that counts them ([`BounceReport::counter`]) summed over pipes; empty when the
+    /// program has none.
     pub by_switch: BTreeMap<String, u64>,
+}
+
+/// What the receivers saw of the frames a switch had sent back toward their source (PABO's
+/// bounces, as its shims say; frames never bounced are not counted here).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BounceArrivals {
+    /// Data frames that arrived bounced.
+    pub frames: u64,
+    /// The sum of their bounce counts `n_p`.
+    pub bounces: u64,
+    /// The largest `n_p` and `max_hop` (hops back toward the source) among them.
+    pub max_n_p: u8,
+    pub max_hop: u8,
+    /// Every data frame received, bounced or not, by the switch passes it made.
+    pub switch_passes: SwitchPasses,
+}
+
+/// Data frames by the switch passes they made on their way, bounces and trips back to their
+/// source included: `SENT_TTL` less their IPv4 TTL on arrival (every pass lowers it by one;
+/// a source resends a bounced frame as it came back). Entry `k` counts the frames that made
+/// `k` passes; written as a map of the non-zero entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchPasses(pub [u64; SENT_TTL as usize + 1]);
+
+impl Default for SwitchPasses {
+    fn default() -> SwitchPasses {
+        SwitchPasses([0; SENT_TTL as usize + 1])
+    }
+}
+
+impl SwitchPasses {
+    /// A data frame that arrived with IPv4 TTL `ttl`.
+    pub fn add(&mut self, ttl: u8) {
+        // A TTL above the one sent cannot come from this transport's hosts; count it as 0.
+        self.0[SENT_TTL.saturating_sub(ttl) as usize] += 1;
+    }
+
+    fn merge(&mut self, o: &SwitchPasses) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+impl Serialize for SwitchPasses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for (passes, &n) in self.0.iter().enumerate().filter(|(_, &n)| n > 0) {
+            m.serialize_entry(&passes, &n)?;
+        }
+        m.end()
+    }
+}
+
+impl BounceArrivals {
+    /// Adds another host's counts.
+    pub fn merge(&mut self, o: BounceArrivals) {
+        self.frames += o.frames;
+        self.bounces += o.bounces;
+        self.max_n_p = self.max_n_p.max(o.max_n_p);
+        self.max_hop = self.max_hop.max(o.max_hop);
+        self.switch_passes.merge(&o.switch_passes);
+    }
 }
 
 impl BounceCounts {

@@ -257,8 +257,10 @@ impl ScenarioFile {
         let mut bounces = arrivals.bounces;
         for &h in &topo.hosts {
             let c = t2_testbench::endpoint(&topo.net, h).counters();
-            bounces.bounced.merge(c.pabo);
-            bounces.resent_by_sources += c.resent_bounced;
+            for report in crate::schemes::BOUNCES {
+                bounces.bounced.merge((report.arrivals)(&c));
+                bounces.resent_by_sources += c.get(report.resent);
+            }
         }
         bounces.by_switch = self.bounces_by_switch(topo);
         let hosts = self.host_set(topo);
@@ -318,14 +320,15 @@ impl ScenarioFile {
         }
     }
 
-    /// Bounces decided by each switch, from PABO's bounce counter summed over pipes; empty
-    /// when the program has no such register.
+    /// Bounces decided by each switch, from the program's bounce counter summed over pipes
+    /// (the first register array a [`crate::scenario::BounceReport`] names that the program
+    /// has); empty when the program has no such register.
     fn bounces_by_switch(&self, topo: &Topology) -> BTreeMap<String, u64> {
         let mut by_switch = BTreeMap::new();
         let counter = self.topology.program.as_ref().and_then(|p| {
-            p.registers
+            crate::schemes::BOUNCES
                 .iter()
-                .position(|r| r.name == crate::schemes::pabo::BOUNCE_COUNTER)
+                .find_map(|report| p.registers.iter().position(|r| r.name == report.counter))
         });
         if let Some(reg) = counter {
             for (i, &c) in topo.chips.iter().enumerate() {
@@ -419,7 +422,7 @@ fn drops(topo: &Topology) -> (Drops, BTreeMap<String, Drops>) {
     };
     for (i, &c) in topo.chips.iter().enumerate() {
         for (cause, n) in &topo.net.node::<Chip>(c).counters().drops {
-            // Control frames the program acted on (BFC pause frames) are not lost data.
+            // Control frames the program acted on (a scheme's pause frames) are not lost data.
             if let crate::chip::ChipDrop::Pipeline(_, t2_pipeline::DropReason::Consumed) = cause {
                 continue;
             }
@@ -503,29 +506,39 @@ fn frame_census(topo: &Topology, dropped: u64) -> FrameCensus {
     frames
 }
 
-/// PFC and BFC pause frames each switch and host sent and received; nodes with none left out.
+/// PFC and the schemes' pause frames ([`crate::scenario::PauseKind`]) each switch and host
+/// sent and received; nodes with none left out.
 fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
+    let kinds = crate::schemes::PAUSES;
     let mut pause_frames = BTreeMap::new();
     for (i, &c) in topo.chips.iter().enumerate() {
         let k = topo.net.node::<Chip>(c).counters();
-        let n = PauseCounts {
+        let mut n = PauseCounts {
             pfc_sent: k.pfc_xoff_sent + k.pfc_xon_sent,
             pfc_received: k.pfc_frames_received,
-            // BFC pause frames the program consumed (after acting on them).
-            bfc_received: k.consumed_frames(),
+            kinds,
+            ..PauseCounts::default()
         };
-        if n != PauseCounts::default() {
+        // A scheme's pause frames the program consumed (after acting on them).
+        for (slot, kind) in n.received.iter_mut().zip(kinds) {
+            *slot = (kind.at_switch)(k);
+        }
+        if !n.is_empty() {
             pause_frames.insert(format!("switch{i}"), n);
         }
     }
     for (i, &h) in topo.hosts.iter().enumerate() {
-        let host = t2_testbench::endpoint(&topo.net, h);
-        let n = PauseCounts {
+        let counters = t2_testbench::endpoint(&topo.net, h).counters();
+        let mut n = PauseCounts {
             pfc_sent: 0,
-            pfc_received: host.counters().pfc_frames,
-            bfc_received: host.counters().bfc_frames,
+            pfc_received: counters.get(t2_testbench::host_feature::pfc::PFC_FRAMES),
+            kinds,
+            ..PauseCounts::default()
         };
-        if n != PauseCounts::default() {
+        for (slot, kind) in n.received.iter_mut().zip(kinds) {
+            *slot = counters.get(kind.host_count);
+        }
+        if !n.is_empty() {
             pause_frames.insert(format!("host{i}"), n);
         }
     }
@@ -546,7 +559,7 @@ fn control_errors(topo: &Topology) -> Vec<String> {
         .collect()
 }
 
-/// Pause frames so far: PFC frames the switches sent and BFC pause frames the hosts
+/// Pause frames so far: PFC frames the switches sent and the schemes' pause frames the hosts
 /// received (the `pause_frames` of the results, summed).
 fn pause_frames_so_far(t: &Topology) -> u64 {
     let chips: u64 = t
@@ -560,7 +573,13 @@ fn pause_frames_so_far(t: &Topology) -> u64 {
     let hosts: u64 = t
         .hosts
         .iter()
-        .map(|&h| t2_testbench::endpoint(&t.net, h).counters().bfc_frames)
+        .map(|&h| {
+            let counters = t2_testbench::endpoint(&t.net, h).counters();
+            crate::schemes::PAUSES
+                .iter()
+                .map(|kind| counters.get(kind.host_count))
+                .sum::<u64>()
+        })
         .sum();
     chips + hosts
 }

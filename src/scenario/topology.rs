@@ -2,8 +2,8 @@
 //!
 //! Builders: one chip with N hosts, a dumbbell (two chips, one link between them), a
 //! leaf-spine (BFC's testbed is 8 leaves x 8 spines, 16 hosts per leaf), a k-ary fat-tree
-//! (k = 4: 20 switches, 16 hosts), and PABO's 7-switch tree (three two-switch chains merging
-//! at a root switch that serves the receiver). Every link runs at one speed.
+//! (k = 4: 20 switches, 16 hosts), and the shapes the schemes register ([`ShapeKind`]: PABO's
+//! 7-switch tree). Every link runs at one speed.
 //!
 //! Routing is by static IPv4 host routes computed from shortest paths. Where several next
 //! hops are equally short (leaf to spine, fat-tree uplinks), the switch gets a route through
@@ -21,7 +21,7 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::MacAddr;
 use t2_pipeline::ir::Program;
 use t2_testbench::metrics::Framing;
-use t2_testbench::rdma::RdmaHost;
+use t2_testbench::rdma::{RdmaConfig, RdmaHost};
 use t2_testbench::transport::{Peer, TransportHost, SEGMENT_OVERHEAD};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{FeatureSpec, Network, NodeId, Stepping, TransportConfig};
@@ -46,11 +46,55 @@ pub enum Shape {
     FatTree {
         k: usize,
     },
-    /// PABO's tree: root, 2 aggregation switches, 4 edge switches, `hosts_per_edge` hosts on
-    /// each edge switch.
-    PaboTree {
-        hosts_per_edge: usize,
-    },
+    /// A shape a scheme registers ([`ShapeKind`]), with the values of its keys.
+    Custom(CustomShape),
+}
+
+/// The most keys a registered shape has.
+pub const MAX_SHAPE_KEYS: usize = 4;
+
+/// A registered shape with the values of its keys (in the order of [`ShapeKind::keys`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CustomShape {
+    pub kind: &'static ShapeKind,
+    pub values: [usize; MAX_SHAPE_KEYS],
+}
+
+impl CustomShape {
+    /// The values of the kind's keys.
+    pub fn values(&self) -> &[usize] {
+        &self.values[..self.kind.keys.len()]
+    }
+}
+
+/// A shape a scheme brings (PABO's tree), registered in `crate::schemes::SHAPES`: the name
+/// scenario files give it (`topology.kind`), the `topology.` keys that size it, and its
+/// arithmetic and graph. Two kinds are the same when their names are.
+pub struct ShapeKind {
+    pub kind: &'static str,
+    /// The `[topology]` keys it takes, each a whole number (at most [`MAX_SHAPE_KEYS`]).
+    pub keys: &'static [&'static str],
+    /// Its switches, hosts and ports per switch, with checked arithmetic; errors for
+    /// values that cannot make one, naming the key.
+    pub size: fn(&[usize]) -> Result<ShapeSize, SpecError>,
+    /// Its switches, links and where the hosts hang.
+    pub plan: fn(&[usize]) -> Result<Plan, String>,
+    /// Its core links ([`Shape::core_links`]), if it has a core.
+    pub core_links: fn(&[usize]) -> Option<usize>,
+}
+
+impl PartialEq for ShapeKind {
+    fn eq(&self, other: &ShapeKind) -> bool {
+        self.kind == other.kind
+    }
+}
+
+impl Eq for ShapeKind {}
+
+impl std::fmt::Debug for ShapeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kind)
+    }
 }
 
 /// What to build.
@@ -65,6 +109,9 @@ pub struct TopologySpec {
     pub transport: TransportConfig,
     /// The features every TCP host runs (`t2_testbench::host_feature`), in call order.
     pub host_features: Vec<FeatureSpec>,
+    /// RDMA-style NICs in place of the TCP transport (a scheme's, `Hosts::rdma`); `None`:
+    /// TCP hosts.
+    pub rdma: Option<RdmaConfig>,
     pub stepping: Stepping,
     /// A program every switch runs instead of the built-in forwarding (its `ipv4_host` table
     /// gets the switch's host routes).
@@ -95,8 +142,7 @@ pub struct Topology {
 }
 
 /// Which ideal FCT a flow's slowdown divides by (docs/testbench.md, "Ideal FCT").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum IdealFct {
     /// The flow alone on the idle network with every switch running the built-in forwarding:
     /// one ideal for every scheme, so a scheme whose program is deeper pays its extra
@@ -106,10 +152,8 @@ pub enum IdealFct {
     /// The same with each switch's own program: exactly a lone flow's FCT on this network
     /// (what `Topology::ideal_fct` gives), but different from scheme to scheme.
     SchemePipeline,
-    /// BFC's artifact (`calculate_fct_slowdown.py`): 2 x links x propagation plus the
-    /// serialization of (packets + links - 1) packets of the MSS (of the flow's size for a
-    /// one-packet flow), payload bytes only at line rate; no switch latency.
-    BfcArtifact,
+    /// A definition a scheme brings to reproduce its paper's tables ([`IdealRule`]).
+    Rule(&'static IdealRule),
 }
 
 impl IdealFct {
@@ -117,8 +161,36 @@ impl IdealFct {
         match self {
             IdealFct::PlainForwarding => "plain_forwarding",
             IdealFct::SchemePipeline => "scheme_pipeline",
-            IdealFct::BfcArtifact => "bfc_artifact",
+            IdealFct::Rule(r) => r.name,
         }
+    }
+}
+
+impl serde::Serialize for IdealFct {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// An ideal FCT a scheme defines (BFC's artifact's), registered in `crate::schemes::IDEALS`:
+/// its name (as `output.ideal` and the results write it) and the ideal of a flow on a
+/// built network. Two rules are the same when their names are.
+pub struct IdealRule {
+    pub name: &'static str,
+    pub fct: fn(&Topology, &FlowSpec) -> Cycle,
+}
+
+impl PartialEq for IdealRule {
+    fn eq(&self, other: &IdealRule) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for IdealRule {}
+
+impl std::fmt::Debug for IdealRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
     }
 }
 
@@ -170,10 +242,12 @@ impl Shape {
     /// The links of the core, counted once each (one direction), as BFC's artifact counts
     /// its 8 x 8 leaf-spine's 64 ToR-spine links to set the flow rate: the leaf-spine
     /// links; the fat-tree's aggregation-core links (k^3/4); the dumbbell's one link between
-    /// its switches. A single chip and PABO's tree have none (their load is on host links).
+    /// its switches; a registered shape's, as it says. A single chip has none (its load is on
+    /// host links).
     pub fn core_links(&self) -> Option<usize> {
         match *self {
-            Shape::SingleChip { .. } | Shape::PaboTree { .. } => None,
+            Shape::SingleChip { .. } => None,
+            Shape::Custom(c) => (c.kind.core_links)(c.values()),
             Shape::Dumbbell { .. } => Some(1),
             Shape::LeafSpine { leaves, spines, .. } => leaves.checked_mul(spines),
             Shape::FatTree { k } => k.checked_mul(k)?.checked_mul(k).map(|n| n / 4),
@@ -277,26 +351,7 @@ impl Shape {
                     ports_keys: "k",
                 })
             }
-            Shape::PaboTree { hosts_per_edge } => {
-                if hosts_per_edge < 1 {
-                    return fail(
-                        "hosts_per_edge",
-                        "pabo_tree needs hosts on each edge switch".into(),
-                    );
-                }
-                Ok(ShapeSize {
-                    switches: 7,
-                    hosts: hosts_per_edge
-                        .checked_mul(3)
-                        .and_then(|h| h.checked_add(1))
-                        .ok_or(too_big("hosts_per_edge"))?,
-                    max_ports: hosts_per_edge
-                        .checked_add(1)
-                        .ok_or(too_big("hosts_per_edge"))?
-                        .max(4),
-                    ports_keys: "hosts_per_edge",
-                })
-            }
+            Shape::Custom(c) => (c.kind.size)(c.values()),
         }
     }
 }
@@ -310,12 +365,12 @@ pub fn chip_room(params: &Tofino2Params, bps: u64) -> Result<usize, String> {
 }
 
 /// The graph before it becomes nodes: switches with their neighbours.
-struct Plan {
-    switches: usize,
+pub struct Plan {
+    pub switches: usize,
     /// (switch a, switch b) links.
-    fabric: Vec<(usize, usize)>,
+    pub fabric: Vec<(usize, usize)>,
     /// The switch each host hangs off.
-    host_switch: Vec<usize>,
+    pub host_switch: Vec<usize>,
 }
 
 impl Shape {
@@ -392,21 +447,7 @@ impl Shape {
                     host_switch: (0..k * half * half).map(|h| h / half).collect(),
                 }
             }
-            Shape::PaboTree { hosts_per_edge } => {
-                need(
-                    hosts_per_edge >= 1,
-                    "pabo_tree needs hosts on each edge switch",
-                )?;
-                // 0 root (PABO's switch7, with the receiver); 1..=3 middle (switch4-6);
-                // 4..=6 edge (switch1-3), edge 3 + i hanging off middle i.
-                Plan {
-                    switches: 7,
-                    fabric: vec![(0, 1), (0, 2), (0, 3), (1, 4), (2, 5), (3, 6)],
-                    host_switch: std::iter::once(0)
-                        .chain((0..3 * hosts_per_edge).map(|h| 4 + h / hosts_per_edge))
-                        .collect(),
-                }
-            }
+            Shape::Custom(c) => (c.kind.plan)(c.values())?,
         })
     }
 }
@@ -581,14 +622,14 @@ impl TopologySpec {
         let mut host_ids = Vec::with_capacity(hosts);
         for (h, peer) in peers.iter().enumerate() {
             let name = format!("host{h}");
-            // A scheme with RDMA-style NICs (DCQCN) has them instead of the TCP transport.
-            let id = match self.transport.rdma {
+            // A scheme with RDMA-style NICs has them instead of the TCP transport.
+            let id = match &self.rdma {
                 Some(rdma) => net.add(RdmaHost::new(
                     &name,
                     *peer,
                     clock,
                     self.link_bps,
-                    rdma,
+                    rdma.clone(),
                     peers.clone(),
                 )?),
                 None => net.add(
@@ -702,6 +743,21 @@ impl Topology {
         self.line
     }
 
+    /// Propagation delay of every link, ns.
+    pub fn link_delay_ns(&self) -> u64 {
+        self.link_delay_ns
+    }
+
+    /// Speed of every port, NIC and link, b/s.
+    pub fn link_bps(&self) -> u64 {
+        self.link_bps
+    }
+
+    /// The clock cycles count.
+    pub fn clock(&self) -> t2_clock::Clock {
+        self.clock
+    }
+
     /// The MSS of the hosts' transport.
     pub fn mss(&self) -> u64 {
         self.mss
@@ -719,14 +775,7 @@ impl Topology {
         match ideal {
             IdealFct::SchemePipeline => self.ideal_with(f, self.chip_latency_base),
             IdealFct::PlainForwarding => self.ideal_with(f, self.plain_latency_base),
-            IdealFct::BfcArtifact => bfc_artifact_ideal(
-                f.size_bytes,
-                self.mss,
-                self.switch_hops(f.src, f.dst) + 1,
-                self.link_delay_ns,
-                self.link_bps,
-                self.clock,
-            ),
+            IdealFct::Rule(r) => (r.fct)(self, f),
         }
     }
 
@@ -753,65 +802,9 @@ impl Topology {
     }
 }
 
-/// BFC's artifact's ideal FCT (`calculate_fct_slowdown.py` in `prateshg/BFC_NS3_NSDI2022`),
-/// in cycles rounded up: a base of 2 x `links` x `link_delay_ns` (its 4 us within a rack and
-/// 8 us across the core with 1 us links) plus (packets + links - 1) packet times at
-/// `link_bps`, a packet being `mss` payload bytes (the flow's size when it is one packet):
-/// the flow's packets through the first link and one more packet time for each further
-/// store-and-forward link. Packets = ceil(size / mss), the frames our flow sends (the artifact
-/// sends int(size / 1000) + 1 packets of 1000 bytes, one more when the size divides evenly).
-pub fn bfc_artifact_ideal(
-    size_bytes: u64,
-    mss: u64,
-    links: u32,
-    link_delay_ns: u64,
-    link_bps: u64,
-    clock: t2_clock::Clock,
-) -> Cycle {
-    let packets = size_bytes.div_ceil(mss).max(1);
-    let packet_bits = if packets == 1 { size_bytes } else { mss } as u128 * 8;
-    let links = links as u128;
-    // Picoseconds, exactly: base plus packet times (bits x 10^12 / rate, rounded up).
-    let base_ps = 2 * links * link_delay_ns as u128 * 1000;
-    let units = packets as u128 + links - 1;
-    let ser_ps = (units * packet_bits * 1_000_000_000_000).div_ceil(link_bps as u128);
-    let cycles = ((base_ps + ser_ps) * clock.hz as u128).div_ceil(1_000_000_000_000);
-    cycles as Cycle
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bfc_artifact_ideal_matches_its_formula() {
-        let clock = t2_clock::Clock::tofino2();
-        assert_eq!(clock.hz, 1_500_000_000);
-        // 100 packets of 1000 B across the core (4 links of 1 us at 100 Gb/s):
-        // 8000 ns + 80 ns x (100 + 3) = 16,240 ns = 24,360 cycles.
-        assert_eq!(
-            bfc_artifact_ideal(100_000, 1000, 4, 1000, 100_000_000_000, clock),
-            24_360
-        );
-        // Within a rack (2 links): 4000 ns + 80 ns x (100 + 1) = 12,080 ns = 18,120 cycles.
-        assert_eq!(
-            bfc_artifact_ideal(100_000, 1000, 2, 1000, 100_000_000_000, clock),
-            18_120
-        );
-        // One packet of 500 B across the core: 8000 + 40 x 4 = 8,160 ns = 12,240 cycles.
-        assert_eq!(
-            bfc_artifact_ideal(500, 1000, 4, 1000, 100_000_000_000, clock),
-            12_240
-        );
-        // 1001 B is two packets of 1000 B: 8000 + 80 x 5 = 8,400 ns = 12,600 cycles.
-        assert_eq!(
-            bfc_artifact_ideal(1001, 1000, 4, 1000, 100_000_000_000, clock),
-            12_600
-        );
-        // Rounded up to a cycle: 1 B over one link of 0 ns at 100 Gb/s is 0.08 ns x 1
-        // packet = 0.12 cycles, so 1 cycle.
-        assert_eq!(bfc_artifact_ideal(1, 1000, 1, 0, 100_000_000_000, clock), 1);
-    }
 
     #[test]
     fn core_links_count_each_fabric_link_once() {
@@ -824,6 +817,5 @@ mod tests {
         assert_eq!(Shape::FatTree { k: 4 }.core_links(), Some(16));
         assert_eq!(Shape::Dumbbell { hosts_per_side: 3 }.core_links(), Some(1));
         assert_eq!(Shape::SingleChip { hosts: 4 }.core_links(), None);
-        assert_eq!(Shape::PaboTree { hosts_per_edge: 1 }.core_links(), None);
     }
 }

@@ -12,11 +12,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::{Mutex, OnceLock};
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::Congestion;
+use t2_testbench::transport::{Congestion, WindowAlgorithm};
 use t2_testbench::{FeatureSpec, TransportConfig};
 use t2_tm::QueueConfig;
 
 use crate::chip::params::Tofino2Params;
+use crate::scenario::host_keys::HostKey;
+use crate::scenario::results::{BounceReport, PauseKind};
+use crate::scenario::topology::{IdealRule, ShapeKind};
 
 pub mod bfc;
 pub mod dcqcn;
@@ -45,6 +48,33 @@ pub static SCHEMES: &[&Scheme] = &[
     &dcqcn::SCHEME,
     &hpcc::SCHEME,
 ];
+
+/// The `[transport]` keys of scenario files that turn on a scheme's host feature without
+/// the scheme, in the order their features are called (after PFC's `honour_pfc`).
+pub static HOST_KEYS: &[HostKey] = &[
+    mice_elephant::qcn::scenario::HOST_KEY,
+    bfc::host::HOST_KEY,
+    pabo::host::HOST_KEY,
+];
+
+/// The window algorithms of the schemes' TCP hosts, by the name `transport.congestion`
+/// gives them (besides the transport's own `fixed` and `reno`).
+pub static WINDOWS: &[WindowAlgorithm] = &[dctcp::host::WINDOW];
+
+/// The topologies the schemes bring, by the name `topology.kind` gives them (besides the
+/// built-in ones).
+pub static SHAPES: &[&ShapeKind] = &[&pabo::topology::TREE];
+
+/// The ideal-FCT rules the schemes bring, by the name `output.ideal` gives them (besides
+/// `plain_forwarding` and `scheme_pipeline`).
+pub static IDEALS: &[&IdealRule] = &[&bfc::ideal::ARTIFACT];
+
+/// The schemes' own pause frames, counted in the results beside PFC's (at most
+/// [`crate::scenario::MAX_PAUSE_KINDS`]).
+pub static PAUSES: &[PauseKind] = &[bfc::host::PAUSE_KIND];
+
+/// How the schemes whose switches send frames back toward their sources report it.
+pub static BOUNCES: &[BounceReport] = &[pabo::host::BOUNCE_REPORT];
 
 /// A scheme: its name, what it is, its parameters and how to build it.
 #[derive(Debug)]
@@ -406,11 +436,17 @@ impl Hosts {
         if let Some(r) = self.recovery {
             transport.recovery = r;
         }
-        transport.rdma = self.rdma.map(|r| t2_testbench::rdma::RdmaConfig {
+    }
+
+    /// The RDMA-style NICs the hosts have in place of the TCP transport, if the scheme's
+    /// hosts are such NICs: the scheme's, with the packet size and retransmission timer of
+    /// `transport` (the scenario's `transport.mss` and `transport.rto_us`).
+    pub fn nic(&self, transport: &TransportConfig) -> Option<t2_testbench::rdma::RdmaConfig> {
+        self.rdma.clone().map(|r| t2_testbench::rdma::RdmaConfig {
             mtu: transport.mss,
             rto: transport.rto,
             ..r
-        });
+        })
     }
 }
 
@@ -627,9 +663,10 @@ mod tests {
 
     #[test]
     fn a_scenarios_own_qcn_parameters_win_over_the_schemes() {
-        use t2_testbench::host_feature::{pfc, qcn};
+        use crate::schemes::mice_elephant::qcn::{host as qcn, QcnParams};
+        use t2_testbench::host_feature::pfc;
         let clock = t2_clock::Clock::tofino2();
-        let standard = t2_testbench::qcn::QcnParams::standard(clock);
+        let standard = QcnParams::standard(clock);
         let hosts = Hosts {
             features: vec![pfc::spec(), qcn::spec(standard)],
             ..Hosts::PLAIN
@@ -640,7 +677,7 @@ mod tests {
         hosts.apply(&mut transport, &mut features);
         assert_eq!(features, [pfc::spec(), qcn::spec(standard)]);
         // The scenario's own parameters stay, in the scheme's place for them.
-        let own = t2_testbench::qcn::QcnParams {
+        let own = QcnParams {
             timer: 2_250_000,
             ..standard
         };

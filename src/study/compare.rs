@@ -7,8 +7,8 @@
 //! any switch runs. The figures (docs/schemes.md):
 //! - FCT slowdown (FCT over the ideal FCT of docs/testbench.md) p50/p99/mean per size bucket;
 //! - mean throughput of completed flows (size over FCT);
-//! - drops by reason, pause frames (PFC frames switches sent plus BFC pause frames hosts
-//!   received), reordered segments and mean reorder entropy;
+//! - drops by reason, pause frames (PFC frames switches sent plus the schemes' pause frames
+//!   received: BFC's), reordered segments and mean reorder entropy;
 //! - PABO's bounces (CSV/JSON): share of the data frames received that had been bounced,
 //!   and the most bounces of one;
 //! - switch queues: the depth (cells, all queues of a port together) of every switch egress
@@ -19,6 +19,7 @@
 use crate::chip::params::Tofino2Params;
 use crate::scenario::{RunResults, ScenarioFile, ScenarioText};
 use crate::schemes::{self, Fit, SchemeSettings, Target};
+use crate::study::stats::bucket_label;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -84,7 +85,7 @@ impl Figures {
             pause_frames: r
                 .pause_frames
                 .values()
-                .map(|p| p.pfc_sent + p.bfc_received)
+                .map(|p| p.pfc_sent + p.scheme_received())
                 .sum(),
             reordered_segments: r.reordered_segments,
             mean_reorder_entropy: r.mean_reorder_entropy,
@@ -321,16 +322,6 @@ fn opt1(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.2}"))
 }
 
-/// A bucket's label: `<10000 B`, `10000..100000 B`, `>=1000000 B`, `all`.
-pub fn bucket_label(b: &BucketStats) -> String {
-    match (b.lower, b.upper) {
-        (0, None) => "all".to_string(),
-        (0, Some(hi)) => format!("<{hi} B"),
-        (lo, None) => format!(">={lo} B"),
-        (lo, Some(hi)) => format!("{lo}..{hi} B"),
-    }
-}
-
 impl Comparison {
     /// The tables for people.
     pub fn text(&self) -> String {
@@ -448,7 +439,12 @@ impl Comparison {
         let json = serde_json::to_string_pretty(self).expect("a comparison serializes");
         std::fs::write(&p, json + "\n").map_err(|e| io(&p, e))?;
         written.push(p.display().to_string());
-        for p in crate::study::plots::comparison(self, dir)? {
+        let named: Vec<(&str, &RunResults)> = self
+            .runs
+            .iter()
+            .map(|r| (r.scheme.as_str(), &r.results))
+            .collect();
+        for p in crate::study::plots::pictures(&named, dir, &self.scenario)? {
             written.push(p);
         }
         for r in &self.runs {

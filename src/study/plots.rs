@@ -15,7 +15,7 @@
 //! The same results give the same bytes.
 
 use crate::scenario::RunResults;
-use crate::study::compare::{bucket_label, Comparison};
+use crate::study::stats::bucket_label;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -411,6 +411,14 @@ fn queue_line(name: &str, r: &RunResults, hot: (usize, usize)) -> Line {
     }
 }
 
+/// The pause plot's y axis: PFC frames sent and the schemes' pause frames received
+/// (`crate::schemes::PAUSES`), as the pause counts sum them.
+fn pause_axis() -> String {
+    let mut parts = vec!["PFC sent"];
+    parts.extend(crate::schemes::PAUSES.iter().map(|k| k.label));
+    format!("pause frames per interval ({})", parts.join(" + "))
+}
+
 /// Pause frames in each sampling interval, at the interval's end (us).
 fn pause_line(name: &str, r: &RunResults) -> Line {
     let mut last = 0;
@@ -446,8 +454,13 @@ fn hottest(runs: &[&RunResults]) -> Option<(usize, usize)> {
     best.map(|b| b.0)
 }
 
-/// The three pictures of named runs into `dir`; returns the files written.
-fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec<String>, String> {
+/// The pictures of named runs into `dir` (a comparison's, a line per scheme; `what` names
+/// the scenario in their titles); returns the files written.
+pub fn pictures(
+    named: &[(&str, &RunResults)],
+    dir: &Path,
+    what: &str,
+) -> Result<Vec<String>, String> {
     let mut written = Vec::new();
     let Some((_, first)) = named.first() else {
         return Ok(written);
@@ -518,7 +531,7 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
             &p,
             &format!("pause frames per sampling interval: {what}"),
             "time (us)",
-            "pause frames per interval (PFC sent + BFC received)",
+            &pause_axis(),
             &lines,
             None,
             Scale::Linear,
@@ -527,16 +540,6 @@ fn pictures(named: &[(&str, &RunResults)], dir: &Path, what: &str) -> Result<Vec
         written.push(p.display().to_string());
     }
     Ok(written)
-}
-
-/// The pictures of a comparison, a line per scheme.
-pub fn comparison(c: &Comparison, dir: &Path) -> Result<Vec<String>, String> {
-    let named: Vec<(&str, &RunResults)> = c
-        .runs
-        .iter()
-        .map(|r| (r.scheme.as_str(), &r.results))
-        .collect();
-    pictures(&named, dir, &c.scenario)
 }
 
 /// The pictures of one run.

@@ -6,12 +6,12 @@
 //! the normal 1.96 would understate the interval by a factor of up to 2.2 (t = 4.303 at
 //! n = 3), so the t quantile is used for every n; one seed has no interval.
 //!
-//! [`over_seeds`] turns a sweep whose grid has a `seed` axis into one row per point of the
-//! other axes, each figure column as its mean and half-width (`sweep_seeds.csv`).
+//! [`mean_table`] turns rows of figures grouped by a key into one row per group, each figure
+//! column as its mean and half-width (a sweep's `sweep_seeds.csv`, a comparison over seeds);
+//! [`bucket_label`] names a flow-size bucket in the tables and plots.
 
-use crate::study::sweep::Sweep;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use t2_testbench::metrics::BucketStats;
 
 /// t(0.975, df) for df = 1..=30 (two-sided 95%), from the standard table.
 const T_975: [f64; 30] = [
@@ -88,59 +88,6 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     out
 }
 
-/// A sweep's rows grouped over its `seed` axis: for each point of the other axes (in the
-/// order of its first row), every figure column as `mean` and `ci95` over the seeds (two
-/// columns each), `n` the seeds with a value. A column that is not a number in every row
-/// (the fit's verdict) keeps its value when all rows agree, else is left empty. Fails
-/// when the grid has no `seed` axis.
-pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
-    let axes = &sweep.info.grid;
-    let Some(seed_axis) = axes.iter().position(|a| a.key == "seed") else {
-        return Err("statistics over seeds need a --grid seed=... axis".into());
-    };
-    let header = csv_fields(&sweep.header);
-    // Columns: point, the axes, then the figures.
-    let first_figure = 1 + axes.len();
-    let mut groups: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
-    let mut at: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    for (_, line) in &sweep.rows {
-        let f = csv_fields(line);
-        if f.len() != header.len() {
-            return Err(format!(
-                "sweep row `{line}` has {} fields, the header {}",
-                f.len(),
-                header.len()
-            ));
-        }
-        let key: Vec<String> = (0..axes.len())
-            .filter(|&i| i != seed_axis)
-            .map(|i| f[1 + i].clone())
-            .collect();
-        let i = *at.entry(key.clone()).or_insert_with(|| {
-            groups.push((key, Vec::new()));
-            groups.len() - 1
-        });
-        groups[i].1.push(f);
-    }
-    let names: Vec<&str> = axes
-        .iter()
-        .filter(|a| a.key != "seed")
-        .map(|a| a.key.as_str())
-        .collect();
-    let groups: Vec<(Vec<String>, Vec<Vec<String>>)> = groups
-        .into_iter()
-        .map(|(key, rows)| {
-            (
-                key,
-                rows.into_iter()
-                    .map(|r| r[first_figure..].to_vec())
-                    .collect(),
-            )
-        })
-        .collect();
-    Ok(mean_table(&names, &header[first_figure..], &groups))
-}
-
 /// The CSV of figures over seeds: the key columns `key_names` and `seeds`, then for each of
 /// `figures` its `mean` and `ci95`; one line per group (its key's values, and one row of
 /// figure cells per seed). A column that is not a number in every row (the fit's verdict)
@@ -198,6 +145,16 @@ pub fn mean_table(
         s.push('\n');
     }
     s
+}
+
+/// A bucket's label: `<10000 B`, `10000..100000 B`, `>=1000000 B`, `all`.
+pub fn bucket_label(b: &BucketStats) -> String {
+    match (b.lower, b.upper) {
+        (0, None) => "all".to_string(),
+        (0, Some(hi)) => format!("<{hi} B"),
+        (lo, None) => format!(">={lo} B"),
+        (lo, Some(hi)) => format!("{lo}..{hi} B"),
+    }
 }
 
 #[cfg(test)]

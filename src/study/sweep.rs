@@ -10,6 +10,7 @@
 use crate::scenario::{ScenarioFile, ScenarioText};
 use crate::schemes::Fit;
 use crate::study::compare::{csv_cells, csv_header, Figures};
+use crate::study::stats::{csv_fields as split_csv, mean_table};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -341,7 +342,7 @@ impl Sweep {
     }
 
     /// Writes `sweep.csv` and `sweep.json` into `dir`, and `sweep_seeds.csv` (each figure's
-    /// mean and 95% interval over the seeds, `crate::study::stats::over_seeds`) when a whole sweep's
+    /// mean and 95% interval over the seeds, [`over_seeds`]) when a whole sweep's
     /// grid has a `seed` axis of two or more values; returns the files written.
     pub fn write(&self, dir: &Path) -> Result<Vec<String>, String> {
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
@@ -355,7 +356,7 @@ impl Sweep {
         let seeds = self.info.grid.iter().find(|a| a.key == "seed");
         if self.info.shard.is_none() && seeds.is_some_and(|a| a.values.len() > 1) {
             let p = dir.join("sweep_seeds.csv");
-            std::fs::write(&p, crate::study::stats::over_seeds(self)?).map_err(|e| io(&p, e))?;
+            std::fs::write(&p, over_seeds(self)?).map_err(|e| io(&p, e))?;
             written.push(p.display().to_string());
         }
         Ok(written)
@@ -503,4 +504,57 @@ pub fn merge(dirs: &[&Path]) -> Result<Sweep, String> {
         header: base.header,
         rows: rows.into_iter().collect(),
     })
+}
+
+/// A sweep's rows grouped over its `seed` axis: for each point of the other axes (in the
+/// order of its first row), every figure column as `mean` and `ci95` over the seeds (two
+/// columns each), `n` the seeds with a value. A column that is not a number in every row
+/// (the fit's verdict) keeps its value when all rows agree, else is left empty. Fails
+/// when the grid has no `seed` axis.
+pub fn over_seeds(sweep: &Sweep) -> Result<String, String> {
+    let axes = &sweep.info.grid;
+    let Some(seed_axis) = axes.iter().position(|a| a.key == "seed") else {
+        return Err("statistics over seeds need a --grid seed=... axis".into());
+    };
+    let header = split_csv(&sweep.header);
+    // Columns: point, the axes, then the figures.
+    let first_figure = 1 + axes.len();
+    let mut groups: Vec<(Vec<String>, Vec<Vec<String>>)> = Vec::new();
+    let mut at: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    for (_, line) in &sweep.rows {
+        let f = split_csv(line);
+        if f.len() != header.len() {
+            return Err(format!(
+                "sweep row `{line}` has {} fields, the header {}",
+                f.len(),
+                header.len()
+            ));
+        }
+        let key: Vec<String> = (0..axes.len())
+            .filter(|&i| i != seed_axis)
+            .map(|i| f[1 + i].clone())
+            .collect();
+        let i = *at.entry(key.clone()).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1.push(f);
+    }
+    let names: Vec<&str> = axes
+        .iter()
+        .filter(|a| a.key != "seed")
+        .map(|a| a.key.as_str())
+        .collect();
+    let groups: Vec<(Vec<String>, Vec<Vec<String>>)> = groups
+        .into_iter()
+        .map(|(key, rows)| {
+            (
+                key,
+                rows.into_iter()
+                    .map(|r| r[first_figure..].to_vec())
+                    .collect(),
+            )
+        })
+        .collect();
+    Ok(mean_table(&names, &header[first_figure..], &groups))
 }

@@ -12,9 +12,9 @@ pub mod host_feature;
 pub mod metrics;
 pub mod network;
 pub mod node;
+pub mod peer;
 pub mod pfc_pause;
 pub mod probe;
-pub mod qcn;
 pub mod rdma;
 pub mod rng;
 pub mod tap;
@@ -25,12 +25,12 @@ pub use endpoint::{endpoint, endpoint_mut, Endpoint};
 pub use harness::{Driver, FnMonitor, FrameDriver, Harness, Mismatch, Monitor, Scoreboard};
 pub use host::{FlowError, Host, Reception, UdpFlow};
 pub use host_feature::{FeatureSpec, HostFeature};
-pub use network::{LinkCount, LinkError, Network, NodeId, Stepping};
-pub use node::{Node, Sent};
+pub use network::{LinkCount, LinkError, Network, Stepping};
+pub use node::{Node, NodeId, Sent};
 pub use probe::Probe;
 pub use rng::Rng;
 pub use tap::{Direction, Tap, TapFrame};
-pub use transport::{Congestion, Dctcp, Peer, Recovery, TransportConfig, TransportHost};
+pub use transport::{Congestion, Peer, Recovery, TransportConfig, TransportHost};
 
 #[cfg(test)]
 mod tests {

@@ -29,9 +29,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
 
-/// A node's place in a [`Network`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub usize);
+pub use crate::node::NodeId;
 
 /// How the kernel advances time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

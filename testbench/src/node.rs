@@ -4,6 +4,10 @@ use std::any::Any;
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
 
+/// A node's place in a [`crate::Network`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub usize);
+
 /// A frame a node finished sending in the current cycle: its last bit left `port` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sent {

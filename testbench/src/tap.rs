@@ -6,7 +6,7 @@
 //! before the node's tick). Frames injected with [`crate::Network::inject`] are seen only
 //! when they arrive. A tap only watches; it cannot change or delay a frame.
 
-use crate::network::NodeId;
+use crate::node::NodeId;
 use t2_clock::Cycle;
 
 /// Which way a frame crosses the port a tap reports.

@@ -2,17 +2,19 @@
 //! mirror header (its feedback and MSDU length) to a session cut to 82 bytes; the copy's
 //! egress pass (its parser selecting on `eg_intr_md.mirror_type`) turns it into an 802.1Qau
 //! CNM to the sampled frame's source, carrying the sampled frame's destination and first 64
-//! MSDU bytes. Exact bytes (the `t2_pipeline::qcn` codec's) and cycles, stepping and jumping.
+//! MSDU bytes. Exact bytes (the `Cnm` codec's, `src/schemes/mice_elephant/qcn/cnm.rs`) and cycles, stepping and jumping.
 
 use crate::common::udp_frame;
 use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::blocks::{cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header};
 use t2_pipeline::ir::{
     Cmp, Condition, MatchKind, Operand, ParserState, Program, ProgramBuilder, Stmt, Table,
 };
-use t2_pipeline::qcn::Cnm;
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::mice_elephant::qcn::blocks::{
+    cnm_actions, cnm_copy_headers, cnm_copy_parser, cnm_header,
+};
+use t2sim::schemes::mice_elephant::qcn::cnm::Cnm;
 use t2sim::{Chip, MirrorSession};
 
 const G100: u64 = 100_000_000_000;

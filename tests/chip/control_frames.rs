@@ -4,12 +4,12 @@
 
 use arbitrary_int::{u15, u2, u4, u7};
 use t2_clock::Cycle;
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::{
     Action, AluOp, Cmp, Condition, MatchKind, Operand, ParserState, Primitive, Program,
     ProgramBuilder, ProgramDrop, Stmt, Table,
 };
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::bfc::wire::BfcPause;
 use t2sim::{AfcMessage, Chip, ChipConfig, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;

@@ -5,7 +5,7 @@
 use t2_clock::Cycle;
 use t2_pipeline::examples;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::{Congestion, TransportHost};
+use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Host, Stepping, TransportConfig};
 use t2sim::scenario::topology::{Shape, TopologySpec};
@@ -102,10 +102,11 @@ fn dctcp_incast(program: Option<Program>) -> (Vec<u32>, u64) {
         link_bps: 100_000_000_000,
         link_delay_ns: 1000,
         transport: TransportConfig {
-            congestion: Congestion::Dctcp,
+            congestion: t2sim::schemes::dctcp::host::CONGESTION,
             ..TransportConfig::fixed(30_000, 300_000)
         },
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program,
     };
@@ -199,6 +200,7 @@ fn two_flow_shares(fair: bool) -> [f64; 2] {
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(30_000, 300_000),
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program: None,
     };

@@ -135,7 +135,7 @@ fn the_plain_forwarding_ideal_is_one_for_every_scheme_and_exact() {
     // The scheme's own pipeline is longer under BFC; the artifact's formula has no switch.
     assert!(bfc.ideal_fct_as(&f, IdealFct::SchemePipeline) > ideal);
     assert_eq!(
-        bfc.ideal_fct_as(&f, IdealFct::BfcArtifact),
+        bfc.ideal_fct_as(&f, IdealFct::Rule(&t2sim::schemes::bfc::ideal::ARTIFACT)),
         // 8 us + 80 ns x (100 + 3) = 16,240 ns at 1.5 GHz.
         24_360
     );

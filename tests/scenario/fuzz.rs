@@ -297,8 +297,8 @@ fn fuzz_the_packet_parsers() {
     let (execs, panics) = fuzz("packet", false, |b| {
         let _ = headers::parse_frame(b);
         let _ = t2_pipeline::pfc::PfcFrame::parse(b);
-        let _ = t2_pipeline::bfc::BfcPause::parse(b);
-        let _ = t2_pipeline::qcn::Cnm::parse(b);
+        let _ = t2sim::schemes::bfc::wire::BfcPause::parse(b);
+        let _ = t2sim::schemes::mice_elephant::qcn::cnm::Cnm::parse(b);
         // The built-in graph's fast path and its table walk must agree on every input.
         let mut fast = t2_pipeline::Phv::new(&phv_params);
         let mut walked = t2_pipeline::Phv::new(&phv_params);

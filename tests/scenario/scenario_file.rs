@@ -292,9 +292,10 @@ fn bfc_and_qcn_transport_keys_reach_the_hosts() {
     );
     std::fs::write(&p, text).unwrap();
     let s = ScenarioFile::load(&p).unwrap();
-    use t2_testbench::host_feature::{bfc, qcn};
-    let std = t2_testbench::qcn::QcnParams::standard(t2_clock::Clock::tofino2());
-    let own = t2_testbench::qcn::QcnParams {
+    use t2sim::schemes::bfc::host as bfc;
+    use t2sim::schemes::mice_elephant::qcn::host as qcn;
+    let std = t2sim::schemes::mice_elephant::qcn::QcnParams::standard(t2_clock::Clock::tofino2());
+    let own = t2sim::schemes::mice_elephant::qcn::QcnParams {
         r_ai_bps: 7_000_000,
         timer: 150_000,
         ..std

@@ -18,6 +18,7 @@ fn spec(shape: Shape, stepping: Stepping) -> TopologySpec {
         link_delay_ns: 1000,
         transport: TransportConfig::fixed(100_000, 150_000),
         host_features: Vec::new(),
+        rdma: None,
         stepping,
         program: None,
     }
@@ -95,8 +96,8 @@ fn a_lone_flow_meets_its_ideal_fct_on_every_shape() {
     for (shape, (a, b), hops) in [
         (Shape::SingleChip { hosts: 2 }, (0, 1), 1),
         (Shape::Dumbbell { hosts_per_side: 2 }, (0, 3), 2),
-        (Shape::PaboTree { hosts_per_edge: 2 }, (1, 0), 3),
-        (Shape::PaboTree { hosts_per_edge: 1 }, (1, 3), 5),
+        (t2sim::schemes::pabo::topology::tree(2), (1, 0), 3),
+        (t2sim::schemes::pabo::topology::tree(1), (1, 3), 5),
         (Shape::FatTree { k: 4 }, (0, 15), 5),
         (
             Shape::LeafSpine {
@@ -163,7 +164,7 @@ fn bfc_leaf_spine_and_fat_tree_build_and_route_all_pairs() {
     t.add_flows(&flows).unwrap();
     assert!(run(&mut t, 4_000_000).iter().all(|f| f.is_some()));
 
-    let t = spec(Shape::PaboTree { hosts_per_edge: 1 }, Stepping::Jump)
+    let t = spec(t2sim::schemes::pabo::topology::tree(1), Stepping::Jump)
         .build()
         .unwrap();
     assert_eq!((t.chips.len(), t.hosts.len()), (7, 4));
@@ -336,7 +337,7 @@ fn assert_conserved(net: &Network, hosts: &[NodeId], chips: &[NodeId]) {
         .iter()
         .map(|&h| {
             let host = net.node::<TransportHost>(h);
-            host.frames_on_nic() + host.counters().frames_held
+            host.frames_on_nic() + host.counters().get(t2sim::schemes::pabo::host::HELD)
         })
         .sum();
     assert_eq!(net.live_packets() as u64, inside + on_links + on_nics);
@@ -470,7 +471,12 @@ fn pfc_incast(honour: bool, stepping: Stepping, end: u64) -> PfcRun {
         pfc_sent: c.pfc_xoff_sent + c.pfc_xon_sent,
         pfc_heard: senders
             .iter()
-            .map(|&h| topo.net.node::<TransportHost>(h).counters().pfc_frames)
+            .map(|&h| {
+                topo.net
+                    .node::<TransportHost>(h)
+                    .counters()
+                    .get(t2_testbench::host_feature::pfc::PFC_FRAMES)
+            })
             .sum(),
         flows_done: outcomes.iter().filter(|o| o.finish.is_some()).count(),
         timeouts: outcomes.iter().map(|o| o.timeouts).sum(),

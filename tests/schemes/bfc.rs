@@ -74,7 +74,7 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
     // Pause frames reached the senders and the left switch (which turned them into AFC).
     for node in ["host0", "host1", "host4", "switch0"] {
         assert!(
-            r.pause_frames[node].bfc_received > 0,
+            r.pause_frames[node].received_as("bfc_received").unwrap() > 0,
             "{node}: {:?}",
             r.pause_frames
         );
@@ -84,8 +84,8 @@ fn two_switches_pause_and_resume_and_lose_nothing() {
 use crate::common::waves::{at, first, numbers, run_story};
 
 use t2_clock::Cycle;
-use t2_pipeline::bfc::BfcPause;
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::bfc::wire::BfcPause;
 
 const G100: u64 = 100_000_000_000;
 

@@ -205,7 +205,7 @@ fn run(flows: &[FlowSpec], stepping: Stepping) -> Result<Outcome, TestCaseError>
         let paused = topo
             .net
             .node::<TransportHost>(h)
-            .feature::<t2_testbench::host_feature::bfc::Bfc>()
+            .feature::<t2sim::schemes::bfc::host::Bfc>()
             .expect("BFC hosts run the BFC feature")
             .paused()
             .paused_count();

@@ -5,7 +5,6 @@
 //! write scheduled at cycle 2000 is in every refresh from the one whose lookup follows it.
 
 use t2_clock::Cycle;
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::{
     Action, MatchKind, Operand, ParserState, Primitive, Program, ProgramBuilder, RegisterAction,
     SaluOutputValue, Stmt, Table,
@@ -13,6 +12,7 @@ use t2_pipeline::ir::{
 use t2_pipeline::Gress;
 use t2_testbench::{Network, Probe, Stepping};
 use t2sim::chip::{ControlOp, PktgenApp, PktgenTrigger};
+use t2sim::schemes::bfc::wire::BfcPause;
 use t2sim::{Chip, ChipConfig, PortSpec, Tofino2Params};
 
 const G100: u64 = 100_000_000_000;

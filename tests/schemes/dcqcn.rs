@@ -52,7 +52,7 @@ fn a_two_to_one_incast_converges_to_fair_rates() {
         let rate = |h: usize, id: u32| {
             t.net
                 .node::<RdmaHost>(t.hosts[h])
-                .reaction_point(id)
+                .rate_control(id)
                 .map_or(G100, |rp| rp.rate_bps())
         };
         let chip = t.net.node::<Chip>(t.chips[0]);

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
-use t2_testbench::rdma::hpcc::{IntHeader, IntHop, INT_LEN};
+use t2_testbench::rdma::int::{IntHeader, IntHop, INT_LEN};
 use t2_testbench::rdma::{wire, RdmaHost};
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Direction, NodeId, Tap, TapFrame};
@@ -124,7 +124,7 @@ fn int_records_are_on_the_wire_byte_exact_after_each_of_two_switches() {
     // eta, and additive steps are capped at the line).
     let h = t.net.node::<RdmaHost>(t.hosts[0]);
     assert_eq!(h.outcomes().len(), 1);
-    assert_eq!(h.hpcc_sender(1).unwrap().rate_bps(), G100);
+    assert_eq!(h.rate_control(1).unwrap().rate_bps(), G100);
 }
 
 /// Three hosts on one chip, the papers' 12 MB buffer, 1 us links.
@@ -182,7 +182,7 @@ fn a_two_to_one_incast_runs_near_eta_with_a_near_empty_queue() {
     let rate = |h: usize, id: u32| {
         t.net
             .node::<RdmaHost>(t.hosts[h])
-            .hpcc_sender(id)
+            .rate_control(id)
             .unwrap()
             .rate_bps()
     };

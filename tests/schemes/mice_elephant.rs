@@ -9,10 +9,10 @@ use t2_pipeline::check::{check, Checked, Thread};
 use t2_pipeline::exec::Interpreter;
 use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
 use t2_pipeline::pfc::PfcFrame;
-use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{fields, layout, Phv};
-use t2_testbench::transport::MICE_PFC_CLASS;
 use t2_testbench::{Network, Probe, Stepping};
+use t2sim::schemes::mice_elephant::host::MICE_PFC_CLASS;
+use t2sim::schemes::mice_elephant::qcn::cnm::Cnm;
 use t2sim::schemes::mice_elephant::{
     self, quantised_fb, Config, Variant, CNM_COPY_BYTES, CNM_SESSION, ELEPHANT_QID, MICE_QID,
 };

@@ -432,7 +432,7 @@ fn the_bfc_parameters_reach_the_p4_program() {
         format!("#define CONTROL_QUEUE {}", bfc::CONTROL_QUEUE),
         format!(
             "#define BFC_ETHERTYPE {:#X}",
-            t2_pipeline::bfc::BFC_ETHERTYPE
+            t2sim::schemes::bfc::wire::BFC_ETHERTYPE
         )
         .replace("0X", "0x"),
         format!(

@@ -12,11 +12,11 @@ use t2_pipeline::check::{check, Thread};
 use t2_pipeline::exec::Interpreter;
 use t2_pipeline::headers::{build_tcp_frame, Endpoints, MacAddr};
 use t2_pipeline::layout;
-use t2_pipeline::pabo::Shim;
 use t2_pipeline::Phv;
 use t2_testbench::transport::TransportHost;
 use t2_testbench::Stepping;
 use t2sim::scenario::ScenarioFile;
+use t2sim::schemes::pabo::wire::Shim;
 use t2sim::schemes::pabo::{self, Config, Lut};
 use t2sim::schemes::{self, Target};
 use t2sim::{Chip, Tofino2Params};
@@ -41,7 +41,8 @@ fn config(lambda: f64) -> Config {
 
 #[test]
 fn the_formula_matches_the_checked_reading() {
-    // shared/schemes.md §1.2's table (theta 0.8, lambda 4), to its three decimals.
+    // The authors' code's function (`Xiang-Shi/inet` 5e46fc6; theta 0.8, lambda 4) at these
+    // points, to three decimals.
     let p = |u, n| pabo::probability(0.8, 4.0, u, n);
     for (u, n, want) in [
         (0.85, 0, 0.329),
@@ -360,7 +361,10 @@ fn a_packet_bounced_at_its_first_switch_returns_to_its_source_and_is_resent_unti
     let mut at = Vec::new();
     let mut last = 0;
     let dropped = topo.net.run_until_true(2_000_000, |net| {
-        let n = net.node::<TransportHost>(sender).counters().resent_bounced;
+        let n = net
+            .node::<TransportHost>(sender)
+            .counters()
+            .get(pabo::host::RESENT);
         if n > last {
             at.push(net.now());
             last = n;

@@ -2,12 +2,11 @@
 //! every tag to its own queue, the scheme's parameters reach its setup, and a tagged frame
 //! leaves in strict priority.
 
-use t2_testbench::host_feature;
-use t2_testbench::host_feature::pias::MlfqTags;
-use t2_testbench::transport::{Congestion, TransportHost};
+use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Stepping, TransportConfig};
 use t2sim::scenario::topology::{Shape, TopologySpec};
+use t2sim::schemes::pias::host::MlfqTags;
 use t2sim::schemes::{self, pias, Target};
 use t2sim::{Chip, Tofino2Params};
 
@@ -24,10 +23,11 @@ fn one_flow(tags: MlfqTags, size: u64, stepping: Stepping) -> ([[u64; 8]; 2], u6
         link_bps: G100,
         link_delay_ns: 1000,
         transport: TransportConfig {
-            congestion: Congestion::Dctcp,
+            congestion: t2sim::schemes::dctcp::host::CONGESTION,
             ..TransportConfig::fixed(30_000, 300_000)
         },
-        host_features: vec![host_feature::pias::spec(tags)],
+        host_features: vec![pias::host::spec(tags)],
+        rdma: None,
         stepping,
         program: Some(pias::program(pias::DEFAULT_K_CELLS)),
     };
@@ -87,8 +87,11 @@ fn the_scheme_builds_its_program_queues_and_hosts() {
     let setup = s.default_setup(&target);
     assert_eq!(setup.program, pias::program(768));
     assert_eq!(setup.port_queues, Some(pias::port_queues(&params)));
-    assert_eq!(setup.hosts.congestion, Congestion::Dctcp);
-    let tagging = [host_feature::pias::spec(pias::WEB_SEARCH_TAGS)];
+    assert_eq!(
+        setup.hosts.congestion,
+        t2sim::schemes::dctcp::host::CONGESTION
+    );
+    let tagging = [pias::host::spec(pias::WEB_SEARCH_TAGS)];
     assert_eq!(setup.hosts.features, tagging);
     let k = std::collections::BTreeMap::from([("k_cells".to_string(), 100.0)]);
     let setup = (s.build)(&s.resolve(&k).unwrap(), &target);
@@ -110,7 +113,7 @@ fn the_scheme_builds_its_program_queues_and_hosts() {
     let setup = (s.build)(&resolved, &target);
     assert_eq!(
         setup.hosts.features,
-        [host_feature::pias::spec(MlfqTags {
+        [pias::host::spec(MlfqTags {
             thresholds: data_mining
         })]
     );
@@ -138,14 +141,14 @@ fn the_scheme_builds_its_program_queues_and_hosts() {
         );
     }
     // Bad thresholds are refused with the host named.
-    let bad = host_feature::pias::spec(MlfqTags {
+    let bad = pias::host::spec(MlfqTags {
         thresholds: [5, 4, 6, 7, 8, 9, 10],
     });
     let host = t2_testbench::transport::Peer {
         ip: std::net::Ipv4Addr::new(10, 0, 0, 4),
         mac: t2_pipeline::headers::MacAddr([2, 0, 0, 0, 0, 4]),
     };
-    let info = host_feature::HostInfo {
+    let info = t2_testbench::host_feature::HostInfo {
         name: "host 3",
         me: host,
         line: t2_clock::LineRate::new(t2_clock::Clock::tofino2(), G100),

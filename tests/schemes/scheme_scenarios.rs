@@ -47,7 +47,10 @@ fn a_scheme_brings_its_program_and_hosts() {
     )
     .unwrap();
     assert_eq!(s.topology.program, Some(schemes::dctcp::program(65)));
-    assert_eq!(s.topology.transport.congestion, Congestion::Dctcp);
+    assert_eq!(
+        s.topology.transport.congestion,
+        t2sim::schemes::dctcp::host::CONGESTION
+    );
     let (name, values) = s.scheme.as_ref().unwrap();
     assert_eq!(name, "dctcp");
     assert_eq!(values.int("k_cells"), 65);

@@ -71,7 +71,7 @@ fn the_dctcp_threshold_reaches_its_program() {
     assert_ne!(setup.program, schemes::dctcp::program(66));
     assert_eq!(
         setup.hosts.congestion,
-        t2_testbench::transport::Congestion::Dctcp
+        t2sim::schemes::dctcp::host::CONGESTION
     );
 }
 

@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp};
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::{Congestion, TransportHost};
+use t2_testbench::transport::TransportHost;
 use t2_testbench::workload::FlowSpec;
 use t2_testbench::{Network, Probe, Stepping, TransportConfig};
 use t2sim::scenario::RECEIVER_IP;
@@ -295,7 +295,7 @@ fn the_scheme_builds_its_program_queues_and_hosts_from_its_parameters() {
     assert_eq!(setup.port_queues, slytherin_queues());
     assert_eq!(
         setup.hosts.congestion,
-        t2_testbench::transport::Congestion::Dctcp
+        t2sim::schemes::dctcp::host::CONGESTION
     );
     let default = s.default_setup(&target);
     assert_eq!(default.program, slytherin::program(768));
@@ -322,10 +322,11 @@ fn the_transports_acks_take_the_high_queue_and_its_data_the_normal_one() {
         link_bps: G100,
         link_delay_ns: 1000,
         transport: TransportConfig {
-            congestion: Congestion::Dctcp,
+            congestion: t2sim::schemes::dctcp::host::CONGESTION,
             ..TransportConfig::fixed(30_000, 300_000)
         },
         host_features: Vec::new(),
+        rdma: None,
         stepping: Stepping::Jump,
         program: Some(slytherin::program(slytherin::DEFAULT_K_CELLS)),
     };
@@ -369,7 +370,10 @@ fn the_shipped_scenario_runs_slytherin_on_every_switch() {
         f.topology.program,
         Some(schemes::with_ecmp(slytherin::program(768)))
     );
-    assert_eq!(f.topology.transport.congestion, Congestion::Dctcp);
+    assert_eq!(
+        f.topology.transport.congestion,
+        t2sim::schemes::dctcp::host::CONGESTION
+    );
 }
 
 /// A generated frame: which input port (1-3), kind (0 data ECT(0), 1 data CE, 2 ACK, 3 data

@@ -156,7 +156,7 @@ pub const ENTRY_OVERHEAD_BITS: u32 = 4;
 pub const IMMEDIATE_BITS: u32 = 32;
 /// Members one selector RAM word holds (`[p4c] bf-asm` `SELECTOR_PORTS_PER_WORD`).
 pub const SELECTOR_MEMBERS_PER_WORD: u32 = 120;
-/// Hash bits a fair-mode selector uses (fact sheet §2.3).
+/// Hash bits a fair-mode selector uses (p4c `bf-p4c/specs/mau_spec.h`: fair 14, resilient 51).
 pub const SELECTOR_HASH_BITS: u32 = 14;
 
 /// How a unit is laid out, for the report.

@@ -9,8 +9,7 @@
 //! signals the hardware passes between stages.
 
 use crate::hw::layout;
-use crate::hw::params::PhvParams;
-use crate::hw::phv::{Container, Field, Width};
+use crate::hw::phv::{Container, Field, PhvParams, Width};
 
 /// How a program may use a built-in field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,8 @@
 //! (`CTable::ternary_index`), exact keys wider than 64 bits by their values in an ordered
 //! map; both then run the entry's compiled call.
 
-use super::exec::{crc_table, field_be_bytes, CrcTable, State, SELECTOR_HASH_MASK};
+use super::hash::{crc_table, field_be_bytes, CrcTable, SELECTOR_HASH_MASK, SELECTOR_POLYNOMIAL};
+use super::state::State;
 use crate::hw::fields;
 use crate::hw::layout;
 use crate::hw::phv::{Field, Phv};
@@ -542,7 +543,7 @@ impl Compiled {
                     s.inputs.clone().into_boxed_slice(),
                     crc_table(
                         crate::program::ir::HashAlgorithm::Crc16,
-                        super::exec::SELECTOR_POLYNOMIAL,
+                        SELECTOR_POLYNOMIAL,
                     ),
                 )
             }),

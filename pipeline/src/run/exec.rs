@@ -12,6 +12,9 @@
 //! Placement's dependency rules make the two give the same result, which the tests check.
 
 use super::compiled::{Compiled, CompiledUnit, InPlace, TwoPhvs};
+use super::hash::field_be_bytes;
+pub use super::hash::{crc, SELECTOR_HASH_MASK, SELECTOR_POLYNOMIAL};
+pub use super::state::{random_draws, State};
 use crate::compile::place::{Placed, Split};
 use crate::hw::cells::Cells;
 use crate::hw::fields;
@@ -26,144 +29,6 @@ use crate::program::check::{
 use crate::program::ir::{sign_extend, Half, HashAlgorithm, MatchKind, SaluOp, SaluOutputValue};
 use std::sync::Arc;
 
-/// Register contents of a program: the cells of each register array, at its width.
-#[derive(Clone, Debug)]
-pub struct State {
-    pub registers: Vec<Cells>,
-    /// Per table: the state of its random-number generator (`random` primitive).
-    pub random: Vec<u64>,
-    /// While `logging`, every cell a register action stores, in order (see
-    /// [`StageProgram::log_register_writes`]); not part of the state.
-    writes: Vec<CellWrite>,
-    logging: bool,
-}
-
-impl PartialEq for State {
-    fn eq(&self, other: &State) -> bool {
-        self.registers == other.registers && self.random == other.random
-    }
-}
-
-impl Eq for State {}
-
-/// The splitmix64 step: advances `state` and returns the next 64-bit output.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The state table `table`'s generator starts from once its program is seeded with `seed`.
-fn random_start(seed: u64, table: usize) -> u64 {
-    let mut s = seed ^ (table as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
-    splitmix64(&mut s)
-}
-
-/// The numbers table `table` (its index in the program) draws, in order, one per `random`
-/// primitive it runs, after [`State::seed`] with `seed`; a field keeps their low bits. Tests
-/// use it to know what a program drew without looking inside the chip.
-pub fn random_draws(seed: u64, table: usize) -> impl Iterator<Item = u32> {
-    let mut state = random_start(seed, table);
-    std::iter::from_fn(move || Some((splitmix64(&mut state) >> 32) as u32))
-}
-
-/// A CRC over `bytes`, MSB first, initial value 0, no reflection, no final XOR.
-pub fn crc(algorithm: HashAlgorithm, polynomial: u32, bytes: &[u8]) -> u32 {
-    let width = algorithm.bits();
-    CRC_TABLES.with(|tables| {
-        let mut tables = tables.borrow_mut();
-        let table = match tables
-            .iter()
-            .position(|(w, p, _)| *w == width && *p == polynomial)
-        {
-            Some(i) => &tables[i].2,
-            None => {
-                tables.push((width, polynomial, crc_table(algorithm, polynomial)));
-                &tables[tables.len() - 1].2
-            }
-        };
-        table.crc(bytes)
-    })
-}
-
-/// The byte table of one CRC (width and polynomial), which compiled programs keep beside
-/// the hash units that use it.
-#[derive(Clone)]
-pub(crate) struct CrcTable {
-    width: u32,
-    mask: u64,
-    remainders: [u64; 256],
-}
-
-impl std::fmt::Debug for CrcTable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CrcTable({} bits)", self.width)
-    }
-}
-
-/// The byte table of `algorithm`'s CRC with `polynomial`.
-pub(crate) fn crc_table(algorithm: HashAlgorithm, polynomial: u32) -> Arc<CrcTable> {
-    let width = algorithm.bits();
-    Arc::new(CrcTable {
-        width,
-        mask: (1u64 << width) - 1,
-        remainders: std::array::from_fn(|b| crc_bitwise(width, polynomial, &[b as u8])),
-    })
-}
-
-impl CrcTable {
-    /// [`crc`] of `bytes`.
-    #[inline]
-    pub(crate) fn crc(&self, bytes: &[u8]) -> u32 {
-        // A byte at a time: the register's top byte and the input byte pick the remainder
-        // that eight bit steps would leave (the table holds it for every such byte).
-        let mut reg = 0u64;
-        for &b in bytes {
-            let top = ((reg >> (self.width - 8)) as u8 ^ b) as usize;
-            reg = ((reg << 8) ^ self.remainders[top]) & self.mask;
-        }
-        reg as u32
-    }
-}
-
-thread_local! {
-    /// Byte tables of the CRCs used so far, by (width, polynomial): a handful per program.
-    #[allow(clippy::type_complexity)]
-    static CRC_TABLES: std::cell::RefCell<Vec<(u32, u32, Arc<CrcTable>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The same CRC a bit at a time (the definition; `crc` uses it to fill its byte tables).
-fn crc_bitwise(width: u32, polynomial: u32, bytes: &[u8]) -> u64 {
-    let top = 1u64 << (width - 1);
-    let mask = (1u64 << width) - 1;
-    let mut reg = 0u64;
-    for &b in bytes {
-        reg ^= (b as u64) << (width - 8);
-        for _ in 0..8 {
-            reg = if reg & top != 0 {
-                ((reg << 1) ^ polynomial as u64) & mask
-            } else {
-                (reg << 1) & mask
-            };
-        }
-    }
-    reg
-}
-
-pub(crate) fn field_be_bytes(phv: &Phv, f: Field, out: &mut Vec<u8>) {
-    let n = (f.bits as usize).div_ceil(8);
-    let v = phv.get(f).to_be_bytes();
-    out.extend_from_slice(&v[4 - n..]);
-}
-
-/// The selector's hash: CRC-16 (polynomial 0x8005, as P4's `HashAlgorithm.crc16`), of
-/// which fair mode uses 14 bits (fact sheet §2.3).
-pub const SELECTOR_POLYNOMIAL: u32 = 0x8005;
-pub const SELECTOR_HASH_MASK: u32 = (1 << 14) - 1;
-
 fn cell_mask(bits: u8) -> u64 {
     if bits >= 64 {
         u64::MAX
@@ -173,46 +38,6 @@ fn cell_mask(bits: u8) -> u64 {
 }
 
 impl State {
-    /// All registers zero, random generators seeded with 0.
-    pub fn new(p: &Checked) -> State {
-        let mut s = State {
-            registers: p
-                .registers
-                .iter()
-                .map(|r| Cells::zeroed(r.stored_bits(), r.size as usize))
-                .collect(),
-            random: vec![0; p.tables.len()],
-            writes: Vec::new(),
-            logging: false,
-        };
-        s.seed(0);
-        s
-    }
-
-    /// Stores `word` in cell `slot` of array `register`, logging it while a log is kept.
-    #[inline]
-    pub(crate) fn store(&mut self, register: usize, slot: usize, word: u64) {
-        self.registers[register].set(slot, word);
-        if self.logging {
-            self.writes.push((register as u32, slot as u32, word));
-        }
-    }
-
-    /// Restarts every table's random generator from `seed` (the chip gives each pipe its
-    /// own). Each table draws from its own generator, one number per `random` primitive, in
-    /// the order packets reach it, so the numbers do not depend on how tables are placed.
-    pub fn seed(&mut self, seed: u64) {
-        for (t, r) in self.random.iter_mut().enumerate() {
-            *r = random_start(seed, t);
-        }
-    }
-
-    /// The next number of table `t`'s generator (the `random` primitive keeps its low bits).
-    #[inline]
-    pub(crate) fn draw(&mut self, t: usize) -> u32 {
-        (splitmix64(&mut self.random[t]) >> 32) as u32
-    }
-
     fn value(phv: &Phv, v: Value, args: &[u32]) -> u32 {
         match v {
             Value::Field(f) => phv.get(f),
@@ -1232,49 +1057,5 @@ impl StageProgram for PlacedThread {
         self.thread = thread;
         std::mem::swap(&mut self.compiled, &mut self.ghost_compiled);
         std::mem::swap(&mut self.stages, &mut self.ghost);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-
-    #[test]
-    fn the_byte_table_crc_equals_the_bitwise_definition() {
-        let mut state = 7u64;
-        for algorithm in [HashAlgorithm::Crc16, HashAlgorithm::Crc32] {
-            for poly in [
-                algorithm.default_polynomial(),
-                0x1021,
-                0x1EDC_6F41 & 0xFFFF,
-                0x1EDC_6F41,
-            ] {
-                for len in 0..40 {
-                    let bytes: Vec<u8> = (0..len).map(|_| splitmix64(&mut state) as u8).collect();
-                    assert_eq!(
-                        crc(algorithm, poly, &bytes) as u64,
-                        crc_bitwise(algorithm.bits(), poly, &bytes),
-                        "{algorithm:?} {poly:#x} {bytes:?}"
-                    );
-                }
-            }
-        }
-        // CRC-32/POSIX without its final XOR: the check value of "123456789", inverted.
-        assert_eq!(
-            crc(HashAlgorithm::Crc32, 0x04C1_1DB7, b"123456789"),
-            0x89A1_897F
-        );
-    }
-    use super::*;
-
-    #[test]
-    fn crc_matches_known_check_values() {
-        // Check values over "123456789" from the CRC catalogue: CRC-16/UMTS (0x8005, init 0,
-        // no reflection) is 0xFEE8; CRC-32/CKSUM (0x04C11DB7, init 0) is 0x765E7680 after
-        // its final XOR with 0xFFFFFFFF, so 0x89A1897F without it.
-        assert_eq!(crc(HashAlgorithm::Crc16, 0x8005, b"123456789"), 0xFEE8);
-        assert_eq!(
-            crc(HashAlgorithm::Crc32, 0x04C1_1DB7, b"123456789"),
-            0x89A1_897F
-        );
     }
 }

@@ -1,6 +1,6 @@
 /* bfc.p4: BFC's switch (Goyal, Shah, Zhao, Nikolaidis, Alizadeh, Anderson, "Backpressure Flow
- * Control", NSDI 2022), the algorithm of the authors' ns-3 code (`shared/schemes.md` §4.1)
- * with Tofino2's own parts (§4 of the paper, `shared/schemes.md` §4.2):
+ * Control", NSDI 2022), the algorithm of the authors' ns-3 code (`prateshg/BFC_NS3_NSDI2022`)
+ * with Tofino2's own parts (§4 of the paper):
  *
  * - §3.3.1, queue assignment: a flow table of three register arrays indexed by a CRC-32 of
  *   the 5-tuple (collisions share an entry): the last time a packet of the flow went by,
@@ -40,7 +40,7 @@
 /* The tag a data packet carries from ingress to egress (IEEE 802 "OUI extended" EtherType,
  * chosen by us: it never leaves the switch). */
 #define TAG_ETHERTYPE 0x88B7
-/* BFC pause frames (`t2_pipeline::bfc`). */
+/* BFC pause frames (`src/schemes/bfc/wire.rs`). */
 #define BFC_ETHERTYPE 0x88B5
 /* The first 16 bits of a dequeue record (pktgen headers begin with a byte of at most 0x3F). */
 #define RECORD_MARKER 0xBFC0

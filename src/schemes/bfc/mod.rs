@@ -6,7 +6,7 @@
 //! `docs/schemes/bfc.md`. The switch program is `bfc.p4` (the parameters reach it as `-D`s
 //! and control-plane entries, [`program`]); `programs/bfc_switch.json` is generated from it.
 //!
-//! The algorithm is the authors' ns-3 code (`shared/schemes.md` §4.1); on Tofino2 the
+//! The algorithm is the authors' ns-3 code (`prateshg/BFC_NS3_NSDI2022`); on Tofino2 the
 //! program does it with the chip's own parts (tables named here without the `_t` the P4
 //! gives a table of its action's name):
 //!
@@ -49,13 +49,17 @@
 //!   its queue; a record dropped there is counted by the chip as a mirror drop and leaves
 //!   its counters high (a pause never lifted): `docs/schemes/bfc.md` gives the budget.
 
+pub mod host;
+pub mod ideal;
+pub mod wire;
+
 use super::{ChipSetup, Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::{ControlOp, PktgenApp, PktgenTrigger};
 use crate::{Chip, MirrorSession};
 use std::collections::BTreeMap;
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::ir::Program;
 use t2_tm::QueueConfig;
+use wire::BfcPause;
 
 pub static SCHEME: Scheme = Scheme {
     name: "bfc",
@@ -185,7 +189,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program(&config)),
         port_queues: Some(port_queues()),
         hosts: Hosts {
-            features: vec![t2_testbench::host_feature::bfc::spec()],
+            features: vec![host::spec()],
             ..Hosts::PLAIN
         },
         pfc: None,

@@ -20,8 +20,11 @@
 //!
 //! `programs/dcqcn_switch.json` is generated from `dcqcn.p4` at the defaults (100 Gb/s).
 
+pub mod host;
+
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
+use host::DcqcnParams;
 use t2_pipeline::ir::Program;
 use t2_testbench::rdma::{RdmaConfig, CONTROL_DSCP};
 use t2_testbench::transport::Congestion;
@@ -135,18 +138,18 @@ const ACK_INTERVAL: Param = Param {
 /// and timer replace `mtu` and `rto` in `Hosts::apply`).
 pub fn nic(p: &SchemeParams, clock: t2_clock::Clock, link_bps: u64) -> RdmaConfig {
     let us = |name: &str| clock.ns_to_cycles_ceil(p.int(name) * 1000);
-    let base = RdmaConfig::dcqcn(clock, link_bps, 1);
-    let rp = base.dcqcn.expect("the DCQCN NIC has a reaction point");
+    let base = host::nic(clock, link_bps, 1);
+    let rp = DcqcnParams::artifact(clock, link_bps);
     RdmaConfig {
         ack_interval: p.int("ack_interval") as u32,
         cnp_interval: us("cnp_interval_us"),
-        dcqcn: Some(t2_testbench::rdma::DcqcnParams {
+        control: Some(host::spec(DcqcnParams {
             alpha_interval: us("alpha_us"),
             decrease_interval: us("decrease_us"),
             increase_interval: us("increase_us"),
             g_denominator: p.int("g_denominator"),
             ..rp
-        }),
+        })),
         ..base
     }
 }
@@ -287,7 +290,7 @@ mod tests {
         let p = SCHEME.resolve(&Default::default()).unwrap();
         assert_eq!(
             nic(&p, clock, 100_000_000_000),
-            RdmaConfig::dcqcn(clock, 100_000_000_000, 1)
+            host::nic(clock, 100_000_000_000, 1)
         );
         let set = |k: &str, v: f64| (k.to_string(), v);
         let paper = SCHEME
@@ -300,7 +303,13 @@ mod tests {
                 .into(),
             )
             .unwrap();
-        let rp = nic(&paper, clock, 100_000_000_000).dcqcn.unwrap();
+        let nic = nic(&paper, clock, 100_000_000_000);
+        let rp = *nic
+            .control
+            .as_ref()
+            .unwrap()
+            .params::<DcqcnParams>()
+            .unwrap();
         assert_eq!(
             (
                 rp.alpha_interval,

@@ -4,9 +4,10 @@
 //! The switch program is `dctcp.p4`; `programs/dctcp_switch.json` and
 //! `programs/ecmp_switch.json` are generated from it.
 
+pub mod host;
+
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::Congestion;
 
 pub static SCHEME: Scheme = Scheme {
     name: "dctcp",
@@ -34,7 +35,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         port_queues: None,
         chip: None,
         hosts: Hosts {
-            congestion: Congestion::Dctcp,
+            congestion: host::CONGESTION,
             ..Hosts::PLAIN
         },
         pfc: None,

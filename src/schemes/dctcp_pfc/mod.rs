@@ -12,7 +12,6 @@
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 /// The queue every packet uses (the forwarding program's `qid` 0) and the PFC class it
@@ -65,7 +64,7 @@ pub(crate) const HEADROOM_DELAYS: Param = Param {
 fn build(p: &SchemeParams, target: &Target) -> Setup {
     let k = k_cells(p.int("k_bytes_per_gbps"), target.link_bps, target.params);
     let hosts = Hosts {
-        congestion: Congestion::Dctcp,
+        congestion: crate::schemes::dctcp::host::CONGESTION,
         ..Hosts::PLAIN
     };
     let queues = port_queues(target.params);

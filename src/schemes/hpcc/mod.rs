@@ -2,7 +2,7 @@
 //! runs it (`alibaba-edu/High-Precision-Congestion-Control`, `simulation/run.py --cc hp`).
 //!
 //! - **Switch (INT):** every data frame carries the 42-byte INT header the sender leaves
-//!   zeroed after its BTH ([`t2_testbench::rdma::hpcc`]). The parser reads Ethernet, IPv4,
+//!   zeroed after its BTH ([`t2_testbench::rdma::int`]). The parser reads Ethernet, IPv4,
 //!   UDP to 4791, the BTH and, for the four SEND opcodes, the INT header. At egress a
 //!   register counting the port's bytes (one 32-bit cell per egress port, `+= pkt_length`,
 //!   the old value out: the bytes sent before this packet, as the artifact's `m_txBytes`
@@ -23,9 +23,12 @@
 //! The program is `hpcc.p4` (rate code and byte unit as `-D`s); `programs/hpcc_switch.json`
 //! is generated from it at 100 Gb/s.
 
+pub mod host;
+
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
+use host::HpccParams;
 use t2_pipeline::ir::Program;
-use t2_testbench::rdma::hpcc::{self, HpccParams};
+use t2_testbench::rdma::int;
 use t2_testbench::rdma::RdmaConfig;
 use t2_testbench::transport::Congestion;
 
@@ -110,7 +113,7 @@ pub fn hpcc_params(p: &SchemeParams, link_bps: u64) -> HpccParams {
 pub fn nic(p: &SchemeParams, clock: t2_clock::Clock, link_bps: u64) -> RdmaConfig {
     RdmaConfig {
         ack_interval: p.int("ack_interval") as u32,
-        ..RdmaConfig::hpcc(clock, hpcc_params(p, link_bps), 1)
+        ..host::nic(clock, hpcc_params(p, link_bps), 1)
     }
 }
 
@@ -125,7 +128,7 @@ impl IntConfig {
     /// For ports of `link_bps`; `None` when INT has no code for the speed.
     pub fn for_speed(link_bps: u64) -> Option<IntConfig> {
         Some(IntConfig {
-            rate_code: hpcc::rate_code(link_bps)?,
+            rate_code: int::rate_code(link_bps)?,
             bytes_shift: HpccParams::artifact(link_bps, 1, 0).bytes_shift,
         })
     }

@@ -28,11 +28,15 @@
 //! address into the destination, `ipv4_host` picks the port (lowering the TTL), and the swap
 //! and the TTL are undone, so the encapsulated bytes arrive as they were sampled.
 
+pub mod host;
+pub mod qcn;
+
 use super::{Hosts, Param, Pfc, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
+use host::{MICE_DSCP, MICE_PFC_CLASS};
+use qcn::QcnParams;
 use t2_pipeline::ir::Program;
-use t2_testbench::qcn::QcnParams;
-use t2_testbench::transport::{Congestion, MICE_DSCP, MICE_PFC_CLASS};
+use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 /// Which of the four schemes a build is.
@@ -381,17 +385,13 @@ pub fn build(c: Config, target: &Target) -> Setup {
             congestion: match c.end_to_end {
                 EndToEnd::None | EndToEnd::Qcn => Congestion::Fixed,
                 EndToEnd::Tcp => Congestion::Reno,
-                EndToEnd::Dctcp { .. } => Congestion::Dctcp,
+                EndToEnd::Dctcp { .. } => crate::schemes::dctcp::host::CONGESTION,
             },
             features: [
                 v.pfc().then(t2_testbench::host_feature::pfc::spec),
-                (v == Variant::Isolation)
-                    .then(|| t2_testbench::host_feature::mice::spec(c.mice_bytes)),
-                c.qcn().then(|| {
-                    t2_testbench::host_feature::qcn::spec(QcnParams::standard(
-                        target.params.clock(),
-                    ))
-                }),
+                (v == Variant::Isolation).then(|| host::spec(c.mice_bytes)),
+                c.qcn()
+                    .then(|| qcn::host::spec(QcnParams::standard(target.params.clock()))),
             ]
             .into_iter()
             .flatten()

@@ -4,8 +4,8 @@
 //! page is `docs/schemes/pabo.md`. The switch program is `pabo.p4`;
 //! `programs/pabo_switch.json` is generated from it.
 //!
-//! The mechanism, as the checked reading of the paper and the authors' code give it
-//! (`shared/reproductions.md` §1, `shared/schemes.md` §1):
+//! The mechanism, as the paper (arXiv 1802.07429, §3) and the authors' OMNeT++/INET code
+//! (`Xiang-Shi/inet`) give it:
 //!
 //! - u_q = L_q / C_q of the queue the packet would join (the data queue, or the bounce queue
 //!   for a packet bounced before), forced to 1 when L_q > C_q - N (N upstream neighbours may
@@ -43,15 +43,19 @@
 //!   downstream (bounced there) it is not, and the authors' code also routes toward the
 //!   source.
 //! - n_p and the hop statistics ride in a shim header with its own EtherType
-//!   (`t2_pipeline::pabo`, 0x88B6) between Ethernet and IPv4, inserted at the first bounce.
+//!   ([`wire`], 0x88B6) between Ethernet and IPv4, inserted at the first bounce.
 //!   n_p is 8 bits and cannot wrap: every switch lowers the TTL (64 at the hosts) and drops
 //!   the packet at 1, so a packet sees at most 63 switches.
+
+pub mod host;
+pub mod topology;
+pub mod wire;
 
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use std::collections::BTreeMap;
 use t2_pipeline::ir::Program;
-use t2_pipeline::pabo::PABO_ETHERTYPE;
 use t2_tm::QueueConfig;
+use wire::PABO_ETHERTYPE;
 
 pub static SCHEME: Scheme = Scheme {
     name: "pabo",
@@ -305,7 +309,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         // bounced packet comes back late by design, and fast retransmit would resend it.
         // Ours keep the timer as a safety net and resend on it only (go-back-N).
         hosts: Hosts {
-            features: vec![t2_testbench::host_feature::pabo::spec()],
+            features: vec![host::spec()],
             recovery: Some(t2_testbench::Recovery::GoBackN),
             ..Hosts::PLAIN
         },

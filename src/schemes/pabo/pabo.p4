@@ -3,7 +3,7 @@
  * 2019). A switch whose egress queue toward a packet's destination is filling bounces the
  * packet back toward its source with a probability P(u_q, n_p) that grows with the queue's
  * utilisation u_q and falls with the times n_p it was bounced before (§3, the bounce
- * decision; the exact function is the authors' code, shared/schemes.md §1.2); bounced
+ * decision; the exact function is the authors' code, `Xiang-Shi/inet` 5e46fc6); bounced
  * packets ride a strict-priority bounce queue above the data queue at every later hop
  * (§3, "bounce queue"); hosts resend packets that come back to them. docs/schemes/pabo.md
  * has the mapping onto Tofino2, what differs from the paper and the measurements.
@@ -30,7 +30,7 @@
 #define BOUNCE_QUEUE 1          // the strict-priority queue bounced packets take
 #endif
 #ifndef PABO_ETHERTYPE
-#define PABO_ETHERTYPE 0x88B6   // the shim header's EtherType (t2_pipeline::pabo)
+#define PABO_ETHERTYPE 0x88B6   // the shim header's EtherType (src/schemes/pabo/wire.rs)
 #endif
 
 /* The shim between Ethernet and IPv4, inserted at a packet's first bounce: n_p, the hops

@@ -6,11 +6,12 @@
 //! the thresholds. The switch program is `pias.p4`; `programs/pias_switch.json` is
 //! generated from it.
 
+pub mod host;
+
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
+use host::{MlfqTags, MLFQ_LEVELS};
 use t2_pipeline::ir::Program;
-use t2_testbench::host_feature::pias::{MlfqTags, MLFQ_LEVELS};
-use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 pub static SCHEME: Scheme = Scheme {
@@ -107,8 +108,8 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         program: target.routed(program(p.int("k_cells"))),
         port_queues: Some(port_queues(target.params)),
         hosts: Hosts {
-            congestion: Congestion::Dctcp,
-            features: vec![t2_testbench::host_feature::pias::spec(tags(p))],
+            congestion: crate::schemes::dctcp::host::CONGESTION,
+            features: vec![host::spec(tags(p))],
             ..Hosts::PLAIN
         },
         pfc: None,

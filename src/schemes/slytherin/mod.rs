@@ -8,7 +8,6 @@
 use super::{Hosts, Param, Scheme, SchemeParams, Setup, Target};
 use crate::chip::params::Tofino2Params;
 use t2_pipeline::ir::Program;
-use t2_testbench::transport::Congestion;
 use t2_tm::QueueConfig;
 
 pub static SCHEME: Scheme = Scheme {
@@ -76,7 +75,7 @@ fn build(p: &SchemeParams, target: &Target) -> Setup {
         port_queues: Some(port_queues(target.params)),
         chip: None,
         hosts: Hosts {
-            congestion: Congestion::Dctcp,
+            congestion: crate::schemes::dctcp::host::CONGESTION,
             ..Hosts::PLAIN
         },
         pfc: None,

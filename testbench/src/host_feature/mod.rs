@@ -5,27 +5,23 @@
 //! resending bounced frames, a rate limiter per flow) is a [`HostFeature`] the host holds a
 //! list of and calls at a few points:
 //! - a frame arrives: each feature in turn may take it ([`Receipt`]), before the transport
-//!   reads it as TCP;
+//!   reads it as TCP, past any header a switch put in front of it that a feature knows
+//!   ([`HostFeature::inner`]: a shim between Ethernet and IPv4);
 //! - a frame is built: each feature may set its PFC class, DSCP and IPv4 identification
 //!   ([`FrameTag`]), in list order (a later feature's DSCP wins);
 //! - a frame may start: every feature must agree ([`HostFeature::may_send`]), and a flow's
 //!   data frame starts no earlier than the latest tick any feature names;
 //! - a flow starts and finishes, time passes, the host asks when it must next look;
-//! - the results read each feature's counters ([`HostCounters`]).
+//! - the results read each feature's counters, by name ([`HostCounters`]).
 //!
 //! A scheme names its features in its `Hosts` as [`FeatureSpec`]s, each of which builds one
-//! instance per host. The features shipped: [`pfc`] (PFC per class), [`mice`] (mice/elephant
-//! classes), [`bfc`] (BFC's per-flow NIC queues and their pause), [`pabo`] (PABO's resend of
-//! bounced frames), [`qcn`] (QCN reaction points), [`pias`] (PIAS's MLFQ tags).
+//! instance per host. The features live with their schemes (`src/schemes/NAME/host.rs` of
+//! the `t2sim` crate); the one here is [`pfc`], a NIC's side of the link-level flow control
+//! (IEEE 802.1Qbb) that the chip's MACs send, which several schemes turn on.
 
-pub mod bfc;
-pub mod mice;
-pub mod pabo;
 pub mod pfc;
-pub mod pias;
-pub mod qcn;
 
-use crate::transport::Peer;
+use crate::peer::Peer;
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -78,20 +74,80 @@ pub struct HostInfo<'a> {
     pub line: LineRate,
 }
 
-/// What the features of a host counted, for the results: each feature adds its own.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What the features of a host counted, for the results, by name: each feature adds its own
+/// counts under names it documents (`pfc_frames` for [`pfc`]), and the results read them by
+/// those names. A count is a total over hosts ([`HostCounters::add`]) or the largest value
+/// seen ([`HostCounters::raise`]); [`HostCounters::merge`] keeps each one's kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostCounters {
-    /// PFC frames received and honoured ([`pfc`]).
-    pub pfc_frames: u64,
-    /// Well-formed BFC pause frames received ([`bfc`]).
-    pub bfc_frames: u64,
-    /// Well-formed CNMs received ([`qcn`]).
-    pub cnm_frames: u64,
-    /// Bounced frames sent again, and those still held to be ([`pabo`]).
-    pub resent_bounced: u64,
-    pub frames_held: u64,
-    /// What the shims of the data frames received said ([`pabo`]).
-    pub pabo: pabo::PaboArrivals,
+    counts: std::collections::BTreeMap<String, Count>,
+}
+
+/// One named count: a total, or a largest value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Count {
+    Sum(u64),
+    Max(u64),
+}
+
+impl HostCounters {
+    /// Adds `n` to the total `name`.
+    pub fn add(&mut self, name: &str, n: u64) {
+        match self.counts.get_mut(name) {
+            Some(Count::Sum(v)) => *v += n,
+            Some(Count::Max(_)) => panic!("count `{name}` is a largest value, not a total"),
+            None => {
+                self.counts.insert(name.to_string(), Count::Sum(n));
+            }
+        }
+    }
+
+    /// Raises the largest value `name` to `n` if `n` is larger.
+    pub fn raise(&mut self, name: &str, n: u64) {
+        match self.counts.get_mut(name) {
+            Some(Count::Max(v)) => *v = (*v).max(n),
+            Some(Count::Sum(_)) => panic!("count `{name}` is a total, not a largest value"),
+            None => {
+                self.counts.insert(name.to_string(), Count::Max(n));
+            }
+        }
+    }
+
+    /// The count `name` (0 if no feature counted it).
+    pub fn get(&self, name: &str) -> u64 {
+        match self.counts.get(name) {
+            Some(Count::Sum(v) | Count::Max(v)) => *v,
+            None => 0,
+        }
+    }
+
+    /// The counts whose names start with `prefix`, by name, with the prefix taken off.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, u64)> {
+        self.counts
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .map_while(move |(k, c)| {
+                let rest = k.strip_prefix(prefix)?;
+                Some((
+                    rest,
+                    match c {
+                        Count::Sum(v) | Count::Max(v) => *v,
+                    },
+                ))
+            })
+    }
+
+    /// Adds another host's counts: totals add up, largest values take the larger.
+    pub fn merge(&mut self, other: &HostCounters) {
+        for (name, c) in &other.counts {
+            match *c {
+                Count::Sum(n) => self.add(name, n),
+                Count::Max(n) => self.raise(name, n),
+            }
+        }
+    }
 }
 
 /// A host's part of a scheme. Every method but [`HostFeature::as_any`] has a default that
@@ -105,6 +161,14 @@ pub trait HostFeature: Send {
     /// (it frees it or holds it); otherwise the host does.
     fn on_frame(&mut self, _now: Cycle, _pkt: PacketHandle, _pool: &mut PacketPool) -> Receipt {
         Receipt::NotMine
+    }
+
+    /// The frame as the transport is to read it, for a frame the feature did not take that
+    /// carries a header of the feature's in front of the transport's (a shim a switch put
+    /// between Ethernet and IPv4): the frame without it. `None` (the default): as it is. The
+    /// first feature, in list order, that gives a frame wins.
+    fn inner(&self, _frame: &[u8]) -> Option<Vec<u8>> {
+        None
     }
 
     /// Marks a frame being built: flow `Some` for a data frame, `None` for an ACK.

@@ -10,6 +10,9 @@ use t2_clock::{Cycle, LineRate};
 use t2_pipeline::pfc::PfcFrame;
 use t2_pipeline::{PacketHandle, PacketPool};
 
+/// The count of PFC frames a host received and honoured ([`HostCounters`]).
+pub const PFC_FRAMES: &str = "pfc_frames";
+
 /// A NIC that honours PFC.
 pub struct Pfc {
     line: LineRate,
@@ -60,7 +63,7 @@ impl HostFeature for Pfc {
     }
 
     fn count(&self, c: &mut HostCounters) {
-        c.pfc_frames += self.pauses.frames();
+        c.add(PFC_FRAMES, self.pauses.frames());
     }
 }
 
@@ -87,6 +90,6 @@ mod tests {
         assert_eq!(pfc.on_frame(1001, other, &mut pool), Receipt::NotMine);
         let mut c = HostCounters::default();
         pfc.count(&mut c);
-        assert_eq!(c.pfc_frames, 1);
+        assert_eq!(c.get(PFC_FRAMES), 1);
     }
 }

@@ -19,34 +19,153 @@
 //!   its oldest unacknowledged packet (ours: the artifact relies on PFC and has no timer).
 //! - **Notification point.** A data packet that arrives with CE makes its receiver send a
 //!   CNP to the sender, at most one per QP every `cnp_interval`.
-//! - **Reaction point.** With [`DcqcnParams`], a CNP feeds the QP's DCQCN reaction point
-//!   ([`dcqcn`]), whose rate paces the QP.
+//! - **Rate control.** With a [`RateControl`] (a scheme's: DCQCN's reaction point, HPCC's
+//!   sender, each in its scheme's folder), each QP's rate and window follow it: it hears the
+//!   CNPs about the QP, the bytes the QP sends, and the ACKs with the telemetry they echo
+//!   ([`int`]), and has timers of its own. Without one every QP sends at line rate.
 //! - **PFC.** With `honour_pfc` the NIC holds the PFC host feature (`host_feature::pfc`) and
 //!   starts no frame while it holds class 0, the class every frame travels in.
 //!
 //! A flow's completion time ends in the cycle its sender receives the ACK of its last packet.
 //! Frames this host cannot read are counted in `foreign` and freed.
 
-pub mod dcqcn;
-pub mod hpcc;
+pub mod int;
 pub mod wire;
 
-pub use dcqcn::{DcqcnParams, ReactionPoint, RpEvent};
-pub use hpcc::{HpccParams, HpccSender, IntHeader, IntHop};
+pub use int::{IntHeader, IntHop};
 
 use crate::host_feature::pfc::Pfc;
 use crate::host_feature::{HostCounters, HostFeature, Receipt};
 use crate::node::{Node, Sent};
 use crate::transport::{Peer, SenderOutcome};
 use crate::workload::FlowSpec;
+use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
 use t2_clock::{Clock, Cycle, LineRate};
 use t2_pipeline::{PacketHandle, PacketPool};
 use wire::RoceFrame;
 
+/// One QP's congestion control, which a scheme brings ([`RateControlSpec`]): the rate the
+/// QP sends at and, if it has one, its window; what it hears of the QP's CNPs, sent bytes
+/// and ACKs; its timers. Every method but the first two has a default that does nothing.
+pub trait RateControl: Send + fmt::Debug {
+    /// The control as [`Any`], so that tests can read its own state.
+    fn as_any(&self) -> &dyn Any;
+
+    /// The rate the QP sends at, b/s (its packets are paced at it).
+    fn rate_bps(&self) -> u64;
+
+    /// The bytes the QP may have in flight; `None`: the NIC's window, if any
+    /// ([`RdmaConfig::window_bytes`]).
+    fn window_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// A CNP about the QP arrived in cycle `now`, before the timers due in `now` fire; true
+    /// when the control acted on it (its timers may then be due sooner).
+    fn on_cnp(&mut self, _now: Cycle) -> bool {
+        false
+    }
+
+    /// A data frame of `bytes` (FCS included) starts in cycle `at`.
+    fn on_sent(&mut self, _bytes: u64, _at: Cycle) {}
+
+    /// An ACK or NACK that acknowledges the message up to byte `ack_seq`, when the QP's
+    /// next byte to send is `next_seq`, echoing telemetry `int` (for a control whose data
+    /// frames carry it: [`RateControlSpec::int`]).
+    fn on_ack(&mut self, _ack_seq: u64, _next_seq: u64, _int: &IntHeader) {}
+
+    /// The first cycle a timer of the control that can change the rate is due.
+    fn timer_at(&self) -> Option<Cycle> {
+        None
+    }
+
+    /// Fires every timer due by `now`.
+    fn on_time(&mut self, _now: Cycle) {}
+}
+
+type CheckControl = dyn Fn(&str, u64) -> Result<(), String> + Send + Sync;
+type BuildControl = dyn Fn(u64) -> Box<dyn RateControl> + Send + Sync;
+
+/// How to build a QP's [`RateControl`]: what a scheme's NIC settings name. Two specs are
+/// equal when their kind and parameters (as their `Debug` describes them) are.
+#[derive(Clone)]
+pub struct RateControlSpec {
+    kind: &'static str,
+    settings: String,
+    int: bool,
+    params: Arc<dyn Any + Send + Sync>,
+    check: Arc<CheckControl>,
+    build: Arc<BuildControl>,
+}
+
+impl RateControlSpec {
+    /// A control of `kind` (a short name) with `params`: `check` refuses parameters a NIC
+    /// of the given line rate cannot run (naming the host), `build` makes one QP's control
+    /// for a NIC of that line rate. With `int`, data frames carry an INT header the
+    /// switches fill and receivers echo ([`int`]).
+    pub fn new<P: Any + Send + Sync + fmt::Debug + Clone>(
+        kind: &'static str,
+        params: P,
+        int: bool,
+        check: fn(&P, &str, u64) -> Result<(), String>,
+        build: fn(&P, u64) -> Box<dyn RateControl>,
+    ) -> RateControlSpec {
+        let (c, b) = (params.clone(), params.clone());
+        RateControlSpec {
+            kind,
+            settings: format!("{params:?}"),
+            int,
+            params: Arc::new(params),
+            check: Arc::new(move |host, line| check(&c, host, line)),
+            build: Arc::new(move |line| build(&b, line)),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// Whether data frames carry an INT header.
+    pub fn int(&self) -> bool {
+        self.int
+    }
+
+    /// The parameters, if they are a `P`.
+    pub fn params<P: 'static>(&self) -> Option<&P> {
+        self.params.downcast_ref::<P>()
+    }
+
+    /// Checks the parameters against a NIC of `line_bps`; the error names `host`.
+    pub fn check(&self, host: &str, line_bps: u64) -> Result<(), String> {
+        (self.check)(host, line_bps)
+    }
+
+    /// One QP's control on a NIC of `line_bps`.
+    pub fn build(&self, line_bps: u64) -> Box<dyn RateControl> {
+        (self.build)(line_bps)
+    }
+}
+
+impl PartialEq for RateControlSpec {
+    fn eq(&self, other: &RateControlSpec) -> bool {
+        self.kind == other.kind && self.settings == other.settings
+    }
+}
+
+impl Eq for RateControlSpec {}
+
+impl fmt::Debug for RateControlSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({})", self.kind, self.settings)
+    }
+}
+
 /// The NIC's settings, shared by its QPs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RdmaConfig {
     /// Payload bytes per packet (the artifact's `PACKET_PAYLOAD_SIZE`, 1000).
     pub mtu: u64,
@@ -62,11 +181,8 @@ pub struct RdmaConfig {
     pub rto: Cycle,
     /// Bytes in flight a QP may have; `None`: no window (the artifact's DCQCN, `HAS_WIN 0`).
     pub window_bytes: Option<u64>,
-    /// DCQCN reaction points; `None`: every QP sends at line rate.
-    pub dcqcn: Option<DcqcnParams>,
-    /// HPCC ([`hpcc`]): data frames carry an INT header the switches fill, receivers echo
-    /// it in their ACKs and NACKs, and each QP's rate and window follow HPCC's update.
-    pub hpcc: Option<HpccParams>,
+    /// Each QP's rate control; `None`: every QP sends at line rate.
+    pub control: Option<RateControlSpec>,
     pub honour_pfc: bool,
     /// With `Some(d)`, ACKs, NACKs and CNPs carry DSCP `d` and leave whatever PFC holds:
     /// switches that give them a queue above data in a class they keep lossy (as the
@@ -75,17 +191,18 @@ pub struct RdmaConfig {
     pub control_dscp: Option<u8>,
 }
 
-/// The DSCP of control frames under [`RdmaConfig::dcqcn`]: 48, class selector 6, "network
-/// control" (RFC 4594; our choice).
+/// The DSCP of control frames that travel apart from the data ([`RdmaConfig::control_dscp`]):
+/// 48, class selector 6, "network control" (RFC 4594; our choice).
 pub const CONTROL_DSCP: u8 = 48;
 
 impl RdmaConfig {
-    /// The HPCC artifact's NIC for DCQCN at `line_bps` (`run.py --cc dcqcn`): 1000-byte
-    /// packets, an ACK per packet, NACKs at most every 500 us, no window, DCQCN with the
-    /// artifact's parameters, PFC honoured; a CNP at most every 4 us per QP (ours: the
-    /// artifact marks every ACK of a CE packet and its reaction point acts at most once per
-    /// 4 us rate-decrease check, which a 4 us notification interval matches); `rto` ours.
-    pub fn dcqcn(clock: Clock, line_bps: u64, rto: Cycle) -> RdmaConfig {
+    /// The HPCC artifact's NIC (`simulation/run.py`) without a rate control: 1000-byte
+    /// packets, an ACK per packet, NACKs at most every 500 us, no window, PFC honoured, and
+    /// control frames in the data's class (`ACK_HIGH_PRIO 0`); a CNP at most every 4 us per
+    /// QP (ours: the artifact marks every ACK of a CE packet and DCQCN's reaction point acts
+    /// at most once per 4 us rate-decrease check, which a 4 us notification interval
+    /// matches); `rto` ours. A scheme's NIC sets its [`RateControlSpec`] on it.
+    pub fn artifact(clock: Clock, rto: Cycle) -> RdmaConfig {
         let us = |n: u64| clock.ns_to_cycles_ceil(n * 1000);
         RdmaConfig {
             mtu: 1000,
@@ -94,34 +211,20 @@ impl RdmaConfig {
             cnp_interval: us(4),
             rto,
             window_bytes: None,
-            dcqcn: Some(DcqcnParams::artifact(clock, line_bps)),
-            hpcc: None,
+            control: None,
             honour_pfc: true,
-            control_dscp: Some(CONTROL_DSCP),
+            control_dscp: None,
         }
     }
 
-    /// The HPCC artifact's NIC for HPCC at `line_bps` (`run.py --cc hp`): 1000-byte
-    /// packets, an ACK per packet, NACKs at most every 500 us, HPCC with `p` (its window
-    /// and rate: `HAS_WIN 1`, `VAR_WIN 1`), PFC honoured, and ACKs in the data's class
-    /// (`ACK_HIGH_PRIO 0`); `rto` ours.
-    pub fn hpcc(clock: Clock, p: HpccParams, rto: Cycle) -> RdmaConfig {
-        RdmaConfig {
-            dcqcn: None,
-            hpcc: Some(p),
-            control_dscp: None,
-            ..RdmaConfig::dcqcn(clock, 100_000_000_000, rto)
-        }
+    /// Whether data frames carry an INT header ([`RateControlSpec::int`]).
+    pub fn int(&self) -> bool {
+        self.control.as_ref().is_some_and(|c| c.int())
     }
 
     /// Bytes of a data frame besides its payload.
     pub fn data_overhead(&self) -> u64 {
-        wire::DATA_OVERHEAD
-            + if self.hpcc.is_some() {
-                hpcc::INT_LEN as u64
-            } else {
-                0
-            }
+        wire::DATA_OVERHEAD + if self.int() { int::INT_LEN as u64 } else { 0 }
     }
 
     /// Checks the settings; the error names the host and the setting.
@@ -146,14 +249,8 @@ impl RdmaConfig {
                 self.mtu
             ));
         }
-        if let Some(d) = &self.dcqcn {
-            d.validate(host, line_bps)?;
-        }
-        if let Some(h) = &self.hpcc {
-            if self.dcqcn.is_some() {
-                return Err(format!("{host}: rdma runs DCQCN or HPCC, not both"));
-            }
-            h.validate(host, line_bps)?;
+        if let Some(c) = &self.control {
+            c.check(host, line_bps)?;
         }
         Ok(())
     }
@@ -168,20 +265,18 @@ struct SendQp {
     snd_nxt: u32,
     /// Line tick from which the next packet may start (pacing).
     ready_ticks: u64,
-    rp: Option<ReactionPoint>,
+    /// The QP's rate control, if the NIC has one.
+    cc: Option<Box<dyn RateControl>>,
     finish: Option<Cycle>,
     /// When the timer fires if no ACK moves `snd_una` before.
     rto_at: Cycle,
     timeouts: u64,
     retransmitted: u64,
     go_backs: u64,
-    /// Rate events of the reaction point, with their cycles (kept for tests and traces).
-    rp_events: Vec<(Cycle, RpEvent)>,
     /// The highest PSN sent so far plus one (what counts as a retransmission).
     high: u32,
     /// Cycles the CNPs about this QP arrived.
     cnp_at: Vec<Cycle>,
-    hpcc: Option<HpccSender>,
     /// Bytes of the QP's last data frame (a rate change moves its next send time by that
     /// frame's time at the new rate less its time at the old, as `RdmaHw::ChangeRate`).
     last_bytes: u64,
@@ -191,14 +286,14 @@ struct SendQp {
 }
 
 impl SendQp {
-    /// The first cycle a timer of this QP is due: its reaction point's or its
+    /// The first cycle a timer of this QP is due: its rate control's or its
     /// retransmission timer.
     fn timers_at(&self) -> Option<Cycle> {
         if self.finish.is_some() {
             return None;
         }
-        let rp = self.rp.as_ref().and_then(|rp| rp.timer_at());
-        Some(rp.map_or(self.rto_at, |t| t.min(self.rto_at)))
+        let cc = self.cc.as_ref().and_then(|c| c.timer_at());
+        Some(cc.map_or(self.rto_at, |t| t.min(self.rto_at)))
     }
 
     fn payload_of(&self, psn: u32, mtu: u64) -> u64 {
@@ -215,13 +310,10 @@ impl SendQp {
         if self.finish.is_some() || self.snd_nxt >= self.packets {
             return false;
         }
-        match &self.hpcc {
-            // HPCC's window: send while fewer bytes than it are in flight
-            // (`RdmaQueuePair::IsWinBound`).
-            Some(h) => {
-                self.bytes_at(self.snd_nxt, mtu) - self.bytes_at(self.snd_una, mtu)
-                    < h.window_bytes()
-            }
+        match self.cc.as_ref().and_then(|c| c.window_bytes()) {
+            // The control's window: send while fewer bytes than it are in flight (the
+            // artifact's `RdmaQueuePair::IsWinBound`).
+            Some(w) => self.bytes_at(self.snd_nxt, mtu) - self.bytes_at(self.snd_una, mtu) < w,
             None => window.is_none_or(|w| ((self.snd_nxt - self.snd_una) as u64 + 1) * mtu <= w),
         }
     }
@@ -247,7 +339,7 @@ struct Control {
     qp: u32,
     psn: u32,
     kind: ControlKind,
-    /// The INT header an ACK or NACK echoes (HPCC).
+    /// The INT header an ACK or NACK echoes.
     int: Option<IntHeader>,
 }
 
@@ -316,6 +408,7 @@ impl RdmaHost {
     ) -> Result<RdmaHost, String> {
         config.validate(name, nic_bps)?;
         let line = LineRate::new(clock, nic_bps);
+        let pfc = config.honour_pfc.then(|| Pfc::new(line));
         Ok(RdmaHost {
             name: name.to_string(),
             me,
@@ -332,7 +425,7 @@ impl RdmaHost {
             receiving: BTreeMap::new(),
             on_nic: VecDeque::with_capacity(2),
             nic_free_ticks: 0,
-            pfc: config.honour_pfc.then(|| Pfc::new(line)),
+            pfc,
             frames_sent: 0,
             frames_received: 0,
             data_bytes_received: 0,
@@ -435,14 +528,9 @@ impl RdmaHost {
         self.pending.is_empty() && self.open.iter().all(|&i| self.flows[i].finish.is_some())
     }
 
-    /// The reaction point of flow `flow_id` (with DCQCN), once it has started.
-    pub fn reaction_point(&self, flow_id: u32) -> Option<&ReactionPoint> {
-        self.qp(flow_id).and_then(|f| f.rp.as_ref())
-    }
-
-    /// What flow `flow_id`'s reaction point did, with the cycles.
-    pub fn rate_events(&self, flow_id: u32) -> &[(Cycle, RpEvent)] {
-        self.qp(flow_id).map_or(&[], |f| f.rp_events.as_slice())
+    /// The rate control of flow `flow_id`'s QP, once it has started (with a control).
+    pub fn rate_control(&self, flow_id: u32) -> Option<&dyn RateControl> {
+        self.qp(flow_id).and_then(|f| f.cc.as_deref())
     }
 
     fn qp(&self, flow_id: u32) -> Option<&SendQp> {
@@ -491,7 +579,7 @@ impl RdmaHost {
     }
     /// PFC frames received and honoured (with `honour_pfc`).
     pub fn pfc_frames(&self) -> u64 {
-        self.counters().pfc_frames
+        self.counters().get(crate::host_feature::pfc::PFC_FRAMES)
     }
     /// What the NIC's PFC counted.
     pub fn counters(&self) -> HostCounters {
@@ -518,12 +606,16 @@ impl RdmaHost {
             ip: f.src_ip,
             mac: f.src_mac,
         };
-        let c = self.config;
+        let (cnp_interval, ack_interval, nack_interval) = (
+            self.config.cnp_interval,
+            self.config.ack_interval,
+            self.config.nack_interval,
+        );
         let r = self.receiving.entry(f.qp).or_default();
         r.arrivals.push(f.psn as u64);
         if f.ce {
             self.marked_packets += 1;
-            if r.last_cnp.is_none_or(|t| now >= t + c.cnp_interval) {
+            if r.last_cnp.is_none_or(|t| now >= t + cnp_interval) {
                 r.last_cnp = Some(now);
                 r.cnp_at.push(now);
                 self.control.push_back(Control {
@@ -539,7 +631,7 @@ impl RdmaHost {
             r.expected += 1;
             r.since_ack += 1;
             self.data_bytes_received += f.payload as u64;
-            if f.is_last() || r.since_ack >= c.ack_interval {
+            if f.is_last() || r.since_ack >= ack_interval {
                 r.since_ack = 0;
                 self.control.push_back(Control {
                     to: from,
@@ -552,7 +644,7 @@ impl RdmaHost {
         } else if f.psn > r.expected {
             self.out_of_order += 1;
             let due = match r.last_nack {
-                Some((psn, at)) => psn != r.expected || now >= at + c.nack_interval,
+                Some((psn, at)) => psn != r.expected || now >= at + nack_interval,
                 None => true,
             };
             if due {
@@ -602,12 +694,12 @@ impl RdmaHost {
             self.finished = true;
         }
         let mtu = self.config.mtu;
-        if let (Some(h), Some(int)) = (q.hpcc.as_mut(), f.int.as_ref()) {
+        if let (Some(c), Some(int)) = (q.cc.as_mut(), f.int.as_ref()) {
             let ack_seq = q.spec.size_bytes.min(acked as u64 * mtu);
             let next_seq = q.spec.size_bytes.min(q.snd_nxt as u64 * mtu);
-            let old = h.rate_bps();
-            h.on_ack(ack_seq, next_seq, int);
-            let new = h.rate_bps();
+            let old = c.rate_bps();
+            c.on_ack(ack_seq, next_seq, int);
+            let new = c.rate_bps();
             if new != old && q.last_bytes > 0 {
                 let per_second =
                     self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
@@ -619,14 +711,6 @@ impl RdmaHost {
         }
     }
 
-    /// QP `flow_id`'s HPCC state (the first QP of that id).
-    pub fn hpcc_sender(&self, flow_id: u32) -> Option<&HpccSender> {
-        self.flows
-            .iter()
-            .find(|q| q.spec.id == flow_id)
-            .and_then(|q| q.hpcc.as_ref())
-    }
-
     fn on_cnp(&mut self, now: Cycle, f: &RoceFrame) {
         self.cnps_received += 1;
         let Some(i) = self.open_qp(f.qp) else {
@@ -634,8 +718,7 @@ impl RdmaHost {
         };
         let q = &mut self.flows[i];
         q.cnp_at.push(now);
-        if let Some(rp) = q.rp.as_mut() {
-            rp.on_cnp(now);
+        if q.cc.as_mut().is_some_and(|c| c.on_cnp(now)) {
             self.wake(i);
         }
     }
@@ -662,7 +745,7 @@ impl RdmaHost {
         }
     }
 
-    /// Starts due flows, fires due reaction-point timers and retransmission timers.
+    /// Starts due flows, fires due rate-control timers and retransmission timers.
     fn housekeeping(&mut self, now: Cycle) {
         while self.pending.last().is_some_and(|p| p.start <= now) {
             let spec = self.pending.pop().expect("checked");
@@ -675,16 +758,14 @@ impl RdmaHost {
                 snd_una: 0,
                 snd_nxt: 0,
                 ready_ticks: 0,
-                rp: self.config.dcqcn.map(|p| ReactionPoint::new(line, p)),
+                cc: self.config.control.as_ref().map(|c| c.build(line)),
                 finish: None,
                 rto_at: now + self.config.rto,
                 timeouts: 0,
                 retransmitted: 0,
                 go_backs: 0,
-                rp_events: Vec::new(),
                 high: 0,
                 cnp_at: Vec::new(),
-                hpcc: self.config.hpcc.map(|p| HpccSender::new(line, p)),
                 last_bytes: 0,
                 wake_at: None,
             });
@@ -706,11 +787,11 @@ impl RdmaHost {
             if q.finish.is_some() {
                 continue;
             }
-            if let Some(rp) =
-                q.rp.as_mut()
-                    .filter(|rp| rp.timer_at().is_some_and(|t| t <= now))
+            if let Some(c) =
+                q.cc.as_mut()
+                    .filter(|c| c.timer_at().is_some_and(|t| t <= now))
             {
-                rp.on_time(now, &mut q.rp_events);
+                c.on_time(now);
             }
             if now >= q.rto_at {
                 q.timeouts += 1;
@@ -784,7 +865,7 @@ impl RdmaHost {
             }
             q.high = q.high.max(psn + 1);
             q.snd_nxt += 1;
-            let int = self.config.hpcc.map(|_| IntHeader::default());
+            let int = self.config.int().then(IntHeader::default);
             let pkt = self.build(pool, to, id, opcode, psn, None, int, payload as usize);
             if self.mark.iter().any(|(f, r)| *f == id && r.contains(&psn)) {
                 let buf = pool.bytes_mut(pkt);
@@ -836,19 +917,14 @@ impl RdmaHost {
         let per_second = self.line.ticks_per_bit() as u128 * self.line.bits_per_second() as u128;
         let q = &mut self.flows[i];
         q.last_bytes = bytes;
-        let rate = match (&q.rp, &q.hpcc) {
-            (Some(rp), _) => rp.rate_bps(),
-            (None, Some(h)) => h.rate_bps(),
-            (None, None) => self.line.bits_per_second(),
-        };
+        let rate =
+            q.cc.as_ref()
+                .map_or(self.line.bits_per_second(), |c| c.rate_bps());
         let bits = LineRate::wire_bits(bytes) as u128;
         q.ready_ticks = start + (bits * per_second).div_ceil(rate as u128) as u64;
-        if let Some(rp) = q.rp.as_mut() {
-            if let Some(e) = rp.on_sent(bytes) {
-                // A byte-counter increase happens as the frame starts.
-                let at = self.line.ticks_to_cycle_ceil(start);
-                q.rp_events.push((at, e));
-            }
+        if let Some(c) = q.cc.as_mut() {
+            // What the control does with the bytes happens as the frame starts.
+            c.on_sent(bytes, self.line.ticks_to_cycle_ceil(start));
         }
     }
 }
@@ -874,7 +950,7 @@ impl Node for RdmaHost {
             }
         }
         let bytes = pool.bytes(pkt);
-        let frame = wire::parse_with(bytes, self.config.hpcc.is_some());
+        let frame = wire::parse_with(bytes, self.config.int());
         pool.free(pkt);
         match frame {
             Some(f) if f.is_data() => self.on_data(now, &f),

@@ -6,7 +6,7 @@
 //!
 //! [`RoceView`] reads the fields of a received frame in place; [`build`] writes a frame.
 
-use super::hpcc::{IntHeader, INT_LEN};
+use super::int::{IntHeader, INT_LEN};
 use std::net::Ipv4Addr;
 use t2_pipeline::headers::{self, Endpoints, MacAddr, Udp};
 
@@ -55,7 +55,7 @@ pub struct RoceFrame {
     pub payload: usize,
     /// The IPv4 ECN bits said CE.
     pub ce: bool,
-    /// The INT header (HPCC's, [`super::hpcc`]): after the BTH of data, after the AETH of
+    /// The INT header ([`super::int`]): after the BTH of data, after the AETH of
     /// ACKs and NACKs, when the frame was read with [`parse_with`]`(.., true)`.
     pub int: Option<IntHeader>,
 }

@@ -15,49 +15,48 @@
 //! - [`recovery`]: SACK-based recovery (RFC 6675, the default), NewReno (RFC 6582) or
 //!   go-back-N, and the SACK scoreboard;
 //! - [`rto`]: the retransmission timer of RFC 6298 (SRTT, RTTVAR, minimum, backoff);
-//! - [`dctcp`]: DCTCP per RFC 8257 ([`Congestion::Dctcp`]), whose window without marks is
-//!   standard TCP's ([`Congestion::Reno`], ECN off); [`Congestion::Fixed`] keeps the window
-//!   constant.
+//! - [`window`]: how the sender sizes its window ([`Congestion`]): constant
+//!   ([`Congestion::Fixed`]), standard TCP's ([`Congestion::Reno`], ECN off), or a window
+//!   algorithm a scheme brings ([`Congestion::Window`]; DCTCP's, with ECN, lives in its
+//!   scheme's folder).
 //!
 //! The receiver ACKs every data segment with the next byte it expects, or with delayed ACKs
 //! every `ack_every` segments ([`TransportConfig::ack_every`]; `docs/testbench.md`). With ECN
-//! on it echoes CE as ECE: per segment, or per RFC 8257's state machine when ACKs are delayed.
+//! on ([`Congestion::ecn`]) it echoes CE as ECE: per segment, or per RFC 8257's state machine
+//! when ACKs are delayed.
 //!
 //! A scheme's host side (PFC, mice/elephant classes, BFC's per-flow queues, PABO's resend,
-//! QCN's reaction points, PIAS's tags) is not here: each is a [`HostFeature`] of
-//! [`crate::host_feature`], which the host calls on every frame it receives, builds and
-//! starts ([`TransportHost::with_features`]). Without features the host sends every frame
+//! QCN's reaction points, PIAS's tags) is not here: each is a [`HostFeature`]
+//! ([`crate::host_feature`]; the schemes' own live in their folders of the `t2sim` crate),
+//! which the host calls on every frame it receives, builds and starts
+//! ([`TransportHost::with_features`]). Without features the host sends every frame
 //! in PFC class 0 with DSCP 0 and IPv4 identification 0.
 //!
 //! A flow's completion time ends in the cycle the sender receives the ACK of its last byte.
 //! Frames this host cannot read (not TCP, or too short) are counted in `foreign` and freed:
 //! no packet is lost silently.
 
-pub mod dctcp;
 pub mod recovery;
 pub mod rto;
 pub mod tcp;
+pub mod window;
 
-pub use dctcp::{Dctcp, DCTCP_ALPHA_ONE, DCTCP_G_SHIFT};
-pub use recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
+pub use recovery::{Recovery, SackScoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 pub use rto::RtoEstimator;
 use tcp::{RecvFlow, SendFlow};
+pub use window::{Congestion, RenoWindow, WindowAlgorithm, WindowControl};
 
 use crate::host_feature::{
     self, FeatureSpec, FlowView, FrameTag, HostCounters, HostFeature, HostInfo, Receipt,
 };
 use crate::node::{Node, Sent};
+pub use crate::peer::Peer;
 use crate::workload::FlowSpec;
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 use t2_clock::{Clock, Cycle, LineRate, FCS_BYTES};
-use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp, TCP_HEADERS_LEN};
-use t2_pipeline::pabo::Shim;
+use t2_pipeline::headers::{self, Endpoints, Tcp, TCP_HEADERS_LEN};
 use t2_pipeline::{PacketHandle, PacketPool};
-
-// The mice/elephant class names, where the mice-elephant scheme and its tests still import
-// them from (the feature is `crate::host_feature::mice`).
-pub use crate::host_feature::mice::{MICE_DSCP, MICE_PFC_CLASS};
 
 /// Bytes of the flow id at the start of every segment's payload.
 pub const FLOW_ID_LEN: usize = 4;
@@ -78,27 +77,12 @@ const CE: u8 = 0b11;
 /// Offset of the TOS byte in a frame (after the 14-byte Ethernet header).
 const TOS_OFFSET: usize = 15;
 
-/// How a sender sizes its window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Congestion {
-    /// A constant window of `window_bytes`.
-    Fixed,
-    /// DCTCP, starting from `window_bytes` in slow start.
-    Dctcp,
-    /// Standard TCP congestion control (RFC 5681: slow start from `window_bytes`,
-    /// congestion avoidance, the window halved on a loss found by fast retransmit and one
-    /// segment after a timeout) without ECN: DCTCP's window with no mark ever seen, since
-    /// the segments go out Not-ECT. With `recovery = "newreno"` it is NewReno (RFC 6582),
-    /// the Reno family the PABO paper's baseline runs.
-    Reno,
-}
-
 /// Transport settings shared by all flows of a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TransportConfig {
     /// Data bytes per full segment.
     pub mss: u64,
-    /// The fixed window, or DCTCP's initial window, in bytes.
+    /// The fixed window, or the initial one of a window that moves, in bytes.
     pub window_bytes: u64,
     /// The initial retransmission timeout, cycles: the timeout before a flow's first RTT
     /// sample (RFC 6298 §2.1; raised to `min_rto`).
@@ -114,7 +98,7 @@ pub struct TransportConfig {
     /// and a lone one after `delayed_ack` cycles (RFC 1122 §4.2.3.2, RFC 5681 §4.2: at least
     /// every second full segment, within 500 ms); an out-of-order, duplicate or
     /// hole-filling segment is ACKed at once (RFC 5681 §4.2), and so is a change of CE state
-    /// under DCTCP (RFC 8257 §3.2). 1 (the default) ACKs every segment at once.
+    /// with ECN on (RFC 8257 §3.2). 1 (the default) ACKs every segment at once.
     pub ack_every: u32,
     /// How long a delayed ACK waits for a second segment, cycles.
     pub delayed_ack: Cycle,
@@ -123,9 +107,6 @@ pub struct TransportConfig {
     /// over one smoothed RTT; exact to the line tick, rounded up). `false` (the default)
     /// sends as the window allows, back to back.
     pub pacing: bool,
-    /// With settings, the hosts are RDMA-style NICs ([`crate::rdma::RdmaHost`]) instead of
-    /// this transport's; `None` (the default) keeps TCP.
-    pub rdma: Option<crate::rdma::RdmaConfig>,
 }
 
 /// IPv4 bytes of a data segment carrying `data` bytes: headers, flow id, data.
@@ -156,7 +137,6 @@ impl TransportConfig {
             pacing: false,
             // At the chip's default 1.5 GHz clock (scenarios convert with their own).
             delayed_ack: DEFAULT_DELAYED_ACK_US * 1500,
-            rdma: None,
         }
     }
 
@@ -198,13 +178,6 @@ impl TransportConfig {
         }
         Ok(())
     }
-}
-
-/// Another host a flow can go to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Peer {
-    pub ip: Ipv4Addr,
-    pub mac: MacAddr,
 }
 
 /// One flow's outcome at its sender.
@@ -292,7 +265,7 @@ impl TransportHost {
             line: LineRate::new(clock, nic_bps),
             config,
             peers,
-            ecn: config.congestion == Congestion::Dctcp,
+            ecn: config.congestion.ecn(),
             pending: Vec::new(),
             flows: Vec::new(),
             open: Vec::new(),
@@ -315,7 +288,8 @@ impl TransportHost {
         })
     }
 
-    /// Sets the window (fixed, or DCTCP's initial one) of the flows added from now on.
+    /// Sets the window (fixed, or the initial one of a window that moves) of the flows added
+    /// from now on.
     pub fn set_window_bytes(&mut self, bytes: u64) -> Result<(), String> {
         let config = TransportConfig {
             window_bytes: bytes,
@@ -520,12 +494,12 @@ impl TransportHost {
             .and_then(|f| f.last_recovery)
     }
 
-    /// The DCTCP state of the flow with `id`, if it runs DCTCP.
-    pub fn dctcp(&self, flow_id: u32) -> Option<Dctcp> {
+    /// The window control of the flow with `id`, if its window moves ([`Congestion`]).
+    pub fn window_control(&self, flow_id: u32) -> Option<&dyn WindowControl> {
         self.flows
             .iter()
             .find(|f| f.spec.id == flow_id)
-            .and_then(|f| f.dctcp)
+            .and_then(|f| f.cc.as_deref())
     }
 
     fn on_data(&mut self, now: Cycle, flow_id: u32, from: Peer, seq: u64, len: u64, ce: bool) {
@@ -654,9 +628,7 @@ impl TransportHost {
                 snd_nxt: 0,
                 high: 0,
                 fixed_window: c.window_bytes,
-                // Reno runs the same window, and never sees a mark (its segments are Not-ECT).
-                dctcp: matches!(c.congestion, Congestion::Dctcp | Congestion::Reno)
-                    .then(|| Dctcp::new(c.window_bytes, c.mss)),
+                cc: c.congestion.build(c.window_bytes, c.mss),
                 rto: RtoEstimator::new(c.rto, c.min_rto, c.max_rto),
                 rto_at: None,
                 finish: None,
@@ -671,7 +643,7 @@ impl TransportHost {
                 retx_next: None,
                 inflation: 0,
                 high_rxt: 0,
-                scoreboard: Scoreboard::default(),
+                scoreboard: SackScoreboard::default(),
                 timing: None,
                 pace_ticks: 0,
                 bytes_sent: 0,
@@ -850,9 +822,9 @@ impl TransportHost {
     }
 }
 
-/// Whether `frame` (read past any PABO shim) is an IPv4 packet from `me` to another host:
-/// one of this host's frames that a switch sent back.
-pub(crate) fn came_back(frame: &[u8], me: Ipv4Addr) -> bool {
+/// Whether `frame` (read past any shim: [`HostFeature::inner`]) is an IPv4 packet from `me`
+/// to another host: one of this host's frames that a switch sent back.
+pub fn came_back(frame: &[u8], me: Ipv4Addr) -> bool {
     headers::parse_frame(frame)
         .ok()
         .and_then(|p| p.ipv4)
@@ -864,7 +836,7 @@ pub(crate) fn came_back(frame: &[u8], me: Ipv4Addr) -> bool {
 pub const SENT_TTL: u8 = 64;
 
 /// A segment of this transport as read from a frame.
-pub(crate) struct Segment {
+pub struct Segment {
     pub flow_id: u32,
     pub from: Peer,
     pub tcp: Tcp,
@@ -876,8 +848,9 @@ pub(crate) struct Segment {
     pub sacks: Vec<(u64, u64)>,
 }
 
-/// The transport's segment in `frame` (read past any PABO shim), if it is one.
-pub(crate) fn parse_segment(bytes: &[u8]) -> Option<Segment> {
+/// The transport's segment in `frame` (read past any shim: [`HostFeature::inner`]), if it is
+/// one.
+pub fn parse_segment(bytes: &[u8]) -> Option<Segment> {
     let p = headers::parse_frame(bytes).ok()?;
     let ip = p.ipv4?;
     let tcp = p.tcp?;
@@ -937,10 +910,11 @@ impl Node for TransportHost {
                 }
             }
         }
-        // A bounced frame carries a PABO shim between Ethernet and IPv4; read past it.
+        // A frame may carry a switch's header between Ethernet and IPv4 (a bounced frame's
+        // shim); a feature that knows it reads past it.
         let bytes = pool.bytes(pkt);
-        let unshimmed = Shim::strip(bytes);
-        let bytes = unshimmed.as_ref().map_or(bytes, |(_, b)| b.as_slice());
+        let inner = self.features.iter().find_map(|f| f.inner(bytes));
+        let bytes = inner.as_deref().unwrap_or(bytes);
         // A frame of this host's that came back, and no feature took it.
         let parsed = (!came_back(bytes, self.me.ip))
             .then(|| parse_segment(bytes))
@@ -951,9 +925,9 @@ impl Node for TransportHost {
                 self.on_data(now, s.flow_id, s.from, s.tcp.seq as u64, s.data_len, s.ce)
             }
             Some(s) if s.tcp.flags & Tcp::ACK != 0 => {
-                // A Reno sender did not ask for ECN (RFC 3168 §6.1.1), so an ECE means
-                // nothing to it.
-                let ece = s.tcp.flags & Tcp::ECE != 0 && self.config.congestion != Congestion::Reno;
+                // A sender that did not ask for ECN (RFC 3168 §6.1.1): an ECE means nothing
+                // to it.
+                let ece = s.tcp.flags & Tcp::ECE != 0 && self.config.congestion.ecn();
                 self.on_ack(now, s.flow_id, s.tcp.ack as u64, ece, &s.sacks)
             }
             _ => self.foreign += 1,

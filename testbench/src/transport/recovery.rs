@@ -2,7 +2,7 @@
 //!
 //! - [`Recovery::Sack`] (the default): the receiver reports the blocks it holds beyond its
 //!   cumulative point in the TCP SACK option (RFC 2018); the sender keeps them in a
-//!   [`Scoreboard`] and recovers per RFC 6675: loss recovery starts at the third duplicate
+//!   [`SackScoreboard`] and recovers per RFC 6675: loss recovery starts at the third duplicate
 //!   ACK or as soon as the first unacknowledged segment counts as lost (`IsLost`), sets
 //!   RecoveryPoint = HighData, retransmits the first unacknowledged segment, and then sends
 //!   whatever `NextSeg` picks while `pipe` (the bytes it estimates in flight) leaves room in
@@ -57,12 +57,12 @@ pub const MAX_SACK_BLOCKS: usize = 4;
 
 /// The bytes above the cumulative ACK that the receiver has reported holding (RFC 6675 §3).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Scoreboard {
+pub struct SackScoreboard {
     /// Disjoint, non-adjacent SACKed ranges: start to end (exclusive).
     sacked: BTreeMap<u64, u64>,
 }
 
-impl Scoreboard {
+impl SackScoreboard {
     /// Records a SACKed range; returns how many bytes were not SACKed before.
     pub fn add(&mut self, mut start: u64, mut end: u64) -> u64 {
         if start >= end {

@@ -8,9 +8,9 @@
 //! segment at a time is timed, and a retransmission cancels the measurement in progress, so
 //! no sample ever comes from a retransmitted segment (Karn's rule, RFC 6298 §3).
 
-use super::dctcp::Dctcp;
-use super::recovery::{Recovery, Scoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
+use super::recovery::{Recovery, SackScoreboard, DUP_THRESH, MAX_SACK_BLOCKS};
 use super::rto::RtoEstimator;
+use super::window::WindowControl;
 use super::Peer;
 use crate::workload::FlowSpec;
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ pub(super) struct AckEffect {
 }
 
 /// A flow's state at the sender.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct SendFlow {
     pub spec: FlowSpec,
     pub to: Peer,
@@ -46,7 +46,8 @@ pub(super) struct SendFlow {
     /// HighData: the end of the highest byte ever sent.
     pub high: u64,
     pub fixed_window: u64,
-    pub dctcp: Option<Dctcp>,
+    /// The window's control (none for a fixed window: [`super::Congestion`]).
+    pub cc: Option<Box<dyn WindowControl>>,
     pub rto: RtoEstimator,
     pub rto_at: Option<Cycle>,
     pub finish: Option<Cycle>,
@@ -68,7 +69,7 @@ pub(super) struct SendFlow {
     pub inflation: u64,
     /// SACK: HighRxt, the end of the highest byte retransmitted in this recovery.
     pub high_rxt: u64,
-    pub scoreboard: Scoreboard,
+    pub scoreboard: SackScoreboard,
     /// The segment being timed: its end and the cycle it was sent.
     pub timing: Option<(u64, Cycle)>,
     /// Pacing: no data frame of this flow starts before this line tick.
@@ -83,7 +84,7 @@ pub(super) struct SendFlow {
 impl SendFlow {
     /// The congestion window, bytes.
     pub fn window(&self) -> u64 {
-        self.dctcp.map_or(self.fixed_window, |d| d.cwnd)
+        self.cc.as_ref().map_or(self.fixed_window, |c| c.cwnd())
     }
 
     /// Bytes of the segment that starts at `seq`.
@@ -209,7 +210,7 @@ impl SendFlow {
     }
 
     /// Starts loss recovery on duplicate ACKs: RecoveryPoint = HighData, the window halved
-    /// (DCTCP) and the first unacknowledged segment resent ahead of the window.
+    /// (by its control) and the first unacknowledged segment resent ahead of the window.
     fn enter_recovery(&mut self, now: Cycle) {
         self.fast_recoveries += 1;
         self.last_recovery = Some((now, None));
@@ -219,7 +220,7 @@ impl SendFlow {
         });
         self.recover = Some(self.high);
         let flight = self.flight();
-        if let Some(d) = self.dctcp.as_mut() {
+        if let Some(d) = self.cc.as_mut() {
             d.on_loss(flight, self.high);
         }
         self.high_rxt = self.snd_una;
@@ -269,7 +270,7 @@ impl SendFlow {
         // Fast recovery sets the window itself; after a timeout the window grows in slow
         // start while the holes are resent (RFC 5681 §3.1, RFC 6675 §5.1).
         let fast_recovery = self.in_recovery.is_some_and(|r| !r.after_rto);
-        if let Some(d) = self.dctcp.as_mut() {
+        if let Some(d) = self.cc.as_mut() {
             d.on_ack(acked, ece, self.snd_una, self.snd_nxt, !fast_recovery);
         }
         if let Some(r) = self.in_recovery {
@@ -318,11 +319,11 @@ impl SendFlow {
     /// A duplicate ACK (RFC 5681: no new data acknowledged, data outstanding).
     fn on_duplicate(&mut self, now: Cycle, ece: bool) {
         if ece {
-            // Its ECE still counts (see `Dctcp::on_duplicate_ece`). The segment it reports
+            // Its ECE still counts (see `WindowControl::on_duplicate_ece`). The segment it reports
             // lies beyond the first missing byte, at most `high`.
             let beyond = self.high.saturating_sub(self.snd_una + self.mss);
             let (una, nxt) = (self.snd_una, self.snd_nxt);
-            if let Some(d) = self.dctcp.as_mut() {
+            if let Some(d) = self.cc.as_mut() {
                 d.on_duplicate_ece(beyond, una, nxt);
             }
         }
@@ -360,7 +361,7 @@ impl SendFlow {
         self.dupacks = 0;
         self.inflation = 0;
         self.retx_next = None;
-        if let Some(d) = self.dctcp.as_mut() {
+        if let Some(d) = self.cc.as_mut() {
             d.on_timeout();
         }
         self.recover = Some(self.high);

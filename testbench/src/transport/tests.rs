@@ -1,11 +1,7 @@
 use super::*;
-use crate::host_feature::{bfc, mice, pabo, pfc, qcn};
 use crate::metrics::Framing;
 use crate::network::{Network, NodeId, Stepping};
-use crate::qcn::QcnParams;
-use t2_pipeline::bfc::BfcPause;
-use t2_pipeline::pfc::PfcFrame;
-use t2_pipeline::qcn::Cnm;
+use t2_pipeline::headers::MacAddr;
 
 const G100: u64 = 100_000_000_000;
 
@@ -16,8 +12,6 @@ struct Tap {
     drop_every: u64,
     drop_ack_every: u64,
     mark: bool,
-    /// Send every `bounce_every`-th data frame back to its sender instead (0: never).
-    bounce_every: u64,
     /// Hold the first data frame until the second has passed, and mark the second CE:
     /// the receiver then gets a CE-marked segment out of order.
     overtake_first: bool,
@@ -81,10 +75,6 @@ impl Node for Tap {
         if every > 0 && self.seen[port].is_multiple_of(every) {
             self.dropped += 1;
             pool.free(pkt);
-            return;
-        }
-        if port == 0 && self.bounce_every > 0 && self.seen[0].is_multiple_of(self.bounce_every) {
-            self.queue.push(Sent { port: 0, pkt });
             return;
         }
         if port == 0 && self.overtake_first && self.seen[0] <= 2 {
@@ -182,7 +172,6 @@ fn clean_tap() -> Tap {
         drop_every: 0,
         drop_ack_every: 0,
         mark: false,
-        bounce_every: 0,
         overtake_first: false,
         held: None,
         drop_seqs: Vec::new(),
@@ -194,313 +183,6 @@ fn clean_tap() -> Tap {
         dropped: 0,
         queue: Vec::new(),
     }
-}
-
-#[test]
-fn bounced_frames_are_sent_again_when_asked() {
-    // The tap sends every 7th data frame back to its sender.
-    let tap = || Tap {
-        bounce_every: 7,
-        ..clean_tap()
-    };
-    let config = TransportConfig::fixed(20_000, 100_000);
-    let run = |stepping, features: &[FeatureSpec]| {
-        let (mut net, a, _, b) =
-            net_with(stepping, config, features, tap(), &[flow(0, 10, 100_000)]);
-        net.run_until(3_000_000);
-        let s = net.node::<TransportHost>(a);
-        let out = s.outcomes()[0];
-        (
-            out.finish,
-            (
-                out.timeouts,
-                out.fast_recoveries,
-                out.retransmitted_segments,
-            ),
-            s.counters().resent_bounced,
-            s.foreign(),
-            net.node::<TransportHost>(b).data_bytes_received(),
-            net.live_packets(),
-        )
-    };
-    let (finish, losses, resent, foreign, bytes, live) = run(Stepping::Jump, &[pabo::spec()]);
-    assert!(finish.is_some());
-    assert_eq!((losses.0, foreign, live), (0, 0, 0));
-    // A bounced frame comes back late, so the segments behind it draw three duplicate ACKs
-    // first: 9 times the sender retransmits it by fast recovery (spuriously: the bounced
-    // copy arrives too), as a TCP sender facing PABO's reordering would.
-    assert_eq!((losses, resent), ((0, 9, 9), 18));
-    // 100 segments; the tap bounces every 7th data frame it sees, re-sent ones and
-    // retransmissions included, so the resent count r solves
-    // r = floor((100 + retransmitted + r) / 7).
-    assert_eq!(resent, (100 + losses.2 + resent) / 7);
-    assert_eq!(bytes, 100_000);
-    assert_eq!(
-        run(Stepping::EveryCycle, &[pabo::spec()]),
-        (finish, losses, resent, foreign, bytes, live)
-    );
-    // Without the option the bounced frames are lost to the sender: loss recovery resends
-    // them.
-    let (finish, losses, resent, foreign, _, _) = run(Stepping::Jump, &[]);
-    assert!(finish.is_some());
-    assert_eq!(resent, 0);
-    // 16 frames lost, every one resent by SACK recovery (8 recoveries), no timeout.
-    assert_eq!((losses, foreign), ((0, 8, 16), 16));
-}
-
-/// Host `a` with two 30-segment flows wired straight to a probe that plays `script`
-/// (BFC pause frames) and records every data frame: (arrival cycle, flow id, IPv4 id).
-fn bfc_run(
-    stepping: Stepping,
-    script: Vec<(Cycle, Vec<u8>)>,
-) -> (Vec<(Cycle, u32, u16)>, u64, u64) {
-    let config = TransportConfig::fixed(1_000_000, 10_000_000);
-    let clock = Clock::tofino2();
-    let mut a = TransportHost::new("a", peer(0), clock, G100, config, vec![peer(0), peer(1)])
-        .and_then(|h| h.with_features(&[bfc::spec()]))
-        .unwrap();
-    a.add_flow(flow(0, 0, 30_000)).unwrap();
-    a.add_flow(flow(1, 0, 30_000)).unwrap();
-    let mut net = Network::new(stepping);
-    let a = net.add(a);
-    let p = net.add(crate::probe::Probe::new(G100, script));
-    net.link(a, 0, p, 0, 150).unwrap();
-    net.run_until(20_000);
-    let seen = net
-        .node::<crate::probe::Probe>(p)
-        .received()
-        .iter()
-        .map(|(at, b)| {
-            let flow = u32::from_be_bytes(b[54..58].try_into().unwrap());
-            (*at, flow, u16::from_be_bytes([b[18], b[19]]))
-        })
-        .collect();
-    let host = net.node::<TransportHost>(a);
-    (seen, host.counters().bfc_frames, host.foreign())
-}
-
-fn bfc_frame(queues: &[usize]) -> Vec<u8> {
-    let mut b = Vec::new();
-    BfcPause::of(queues).write([2, 0, 0, 0, 0, 9], &mut b);
-    b
-}
-
-#[test]
-fn bfc_pause_holds_only_the_paused_flow_queue() {
-    // Pause flow 0's queue (index 1) with a frame whose last bit leaves the probe at 1000
-    // (it reaches the host at 1150); a truncated frame at 2000 changes nothing; an empty
-    // bitmap at 3000 (host: 3150) resumes it.
-    let script = vec![
-        (1000, bfc_frame(&[1])),
-        (2000, bfc_frame(&[])[..100].to_vec()),
-        (3000, bfc_frame(&[])),
-    ];
-    let (seen, frames, foreign) = bfc_run(Stepping::Jump, script.clone());
-    assert_eq!((frames, foreign), (2, 1));
-    // Each flow has its own queue index in the IPv4 identification field.
-    assert!(seen.iter().all(|&(_, f, q)| q as u32 == f + 1));
-    let of =
-        |flow: u32| -> Vec<Cycle> { seen.iter().filter(|s| s.1 == flow).map(|s| s.0).collect() };
-    let (f0, f1) = (of(0), of(1));
-    assert_eq!((f0.len(), f1.len()), (30, 30));
-    // 1,062-byte frames take 8,656 wire bits = 129.84 cycles and the NIC sends them back
-    // to back, exact to the line tick: frame k (from 0) ends at (k + 1) x 129.84 and reaches
-    // the probe in the cycle after that, plus 150. The two flows alternate. Flow 0's fifth
-    // frame (the NIC's ninth, 1,038.72..1,168.56) was on the wire when the pause arrived at
-    // 1150: it finishes (at the probe ceil(1,168.56) + 150 = 1,319) and no other frame of
-    // flow 0 starts until the resume; flow 1 has the NIC alone. The resume arrives at 3150
-    // during the NIC's 25th frame (3,116.16..3,246.00); flow 0's next frame follows it
-    // (3,246.00..3,375.84, at the probe 3,376 + 150 = 3,526).
-    assert_eq!(f0[4], 1319);
-    assert_eq!(f0[5], 3526);
-    // The NIC never idles: all 60 frames go back to back, 25,968 line ticks (200 a cycle)
-    // each, with no fraction of a cycle lost between them.
-    for (k, s) in seen.iter().enumerate() {
-        assert_eq!(
-            s.0,
-            ((k as u64 + 1) * 25_968).div_ceil(200) + 150,
-            "frame {k}"
-        );
-    }
-    let in_pause = seen.iter().filter(|s| s.0 > 1319 && s.0 < 3526);
-    assert!(in_pause.clone().all(|s| s.1 == 1));
-    assert_eq!(in_pause.count(), 16);
-    assert_eq!(
-        bfc_run(Stepping::EveryCycle, script),
-        (seen, frames, foreign)
-    );
-}
-
-/// Host `a` sends one 400-segment flow (id 0) straight to a probe that plays `script`;
-/// returns the arrival cycles of its data frames at the probe and the host.
-fn qcn_run(stepping: Stepping, script: Vec<(Cycle, Vec<u8>)>) -> (Vec<Cycle>, Network, NodeId) {
-    let config = TransportConfig::fixed(10_000_000, 10_000_000);
-    let features = [qcn::spec(QcnParams::standard(Clock::tofino2()))];
-    let mut a = TransportHost::new(
-        "a",
-        peer(0),
-        Clock::tofino2(),
-        G100,
-        config,
-        vec![peer(0), peer(1)],
-    )
-    .and_then(|h| h.with_features(&features))
-    .unwrap();
-    a.add_flow(flow(0, 0, 400_000)).unwrap();
-    let mut net = Network::new(stepping);
-    let a = net.add(a);
-    let p = net.add(crate::probe::Probe::new(G100, script));
-    net.link(a, 0, p, 0, 150).unwrap();
-    net.run_until(300_000);
-    (net.node::<crate::probe::Probe>(p).arrivals(), net, a)
-}
-
-/// Flow 0 (from cycle 0) has turned elephant when a PFC XOFF for the mice class arrives
-/// (sent at 3,850); flow 1 starts at 5,000 while it holds, and an XON at 20,000 lets it
-/// go: returns (arrival cycle, flow id, DSCP) of every data frame the probe got.
-fn mice_run(stepping: Stepping) -> Vec<(Cycle, u32, u8)> {
-    let config = TransportConfig::fixed(10_000_000, 10_000_000);
-    let features = [pfc::spec(), mice::spec(3000)];
-    let mut a = TransportHost::new(
-        "a",
-        peer(0),
-        Clock::tofino2(),
-        G100,
-        config,
-        vec![peer(0), peer(1)],
-    )
-    .and_then(|h| h.with_features(&features))
-    .unwrap();
-    a.add_flow(flow(0, 0, 40_000)).unwrap();
-    a.add_flow(flow(1, 5_000, 4_000)).unwrap();
-    let pfc = |quanta| {
-        let mut b = Vec::new();
-        PfcFrame::one_class(MICE_PFC_CLASS, quanta).write([2, 0, 0, 0, 0, 0xfc], &mut b);
-        b
-    };
-    let mut net = Network::new(stepping);
-    let a = net.add(a);
-    let p = net.add(crate::probe::Probe::new(
-        G100,
-        vec![(3_850, pfc(0xffff)), (20_000, pfc(0))],
-    ));
-    net.link(a, 0, p, 0, 150).unwrap();
-    net.run_until(60_000);
-    net.node::<crate::probe::Probe>(p)
-        .received()
-        .iter()
-        .map(|(t, f)| {
-            let id = u32::from_be_bytes(f[54..58].try_into().unwrap());
-            (*t, id, f[TOS_OFFSET] >> 2)
-        })
-        .collect()
-}
-
-#[test]
-fn a_mice_class_pause_holds_mice_frames_and_lets_elephants_go() {
-    let frames = mice_run(Stepping::EveryCycle);
-    assert_eq!(frames, mice_run(Stepping::Jump));
-    let mice = |id| {
-        frames
-            .iter()
-            .filter(|f| f.1 == id && f.2 == MICE_DSCP)
-            .count()
-    };
-    // 1,044 IPv4 bytes a frame: the first three of each flow (0, 1,044 and 2,088 bytes
-    // sent before them) are mice, the rest elephants.
-    assert_eq!((mice(0), mice(1)), (3, 3));
-    for id in [0, 1] {
-        let dscp: Vec<u8> = frames.iter().filter(|f| f.1 == id).map(|f| f.2).collect();
-        assert!(
-            dscp[..3].iter().all(|&d| d == MICE_DSCP),
-            "flow {id}: {dscp:?}"
-        );
-        assert!(dscp[3..].iter().all(|&d| d == 0), "flow {id}: {dscp:?}");
-    }
-    // The pause reaches the host at 4,000; flow 1's frames wait for the XON (at 20,150),
-    // while flow 0's elephant frames kept going in between.
-    let first1 = frames.iter().find(|f| f.1 == 1).unwrap().0;
-    assert!(first1 > 20_150, "flow 1 started at {first1}");
-    assert!(frames
-        .iter()
-        .any(|f| f.1 == 0 && (5_000..20_000).contains(&f.0)));
-    assert_eq!(frames.iter().filter(|f| f.1 == 1).count(), 4);
-}
-
-/// A CNM with feedback `fb` about a data frame of flow `flow` from host 0.
-fn cnm_about(flow: u32, fb: u8) -> Vec<u8> {
-    let ep = Endpoints {
-        src_mac: peer(0).mac,
-        dst_mac: peer(1).mac,
-        src_ip: peer(0).ip,
-        dst_ip: peer(1).ip,
-        src_port: 10_000,
-        dst_port: 80,
-    };
-    let mut sampled = Vec::new();
-    headers::build_tcp_frame(
-        &mut sampled,
-        &ep,
-        64,
-        0,
-        0,
-        0,
-        Tcp::ACK,
-        0,
-        &flow.to_be_bytes(),
-        60,
-    );
-    let (cnm, to) = Cnm::about(&sampled, fb, 7, -100, 4).unwrap();
-    let mut b = Vec::new();
-    cnm.write(to, [2, 0, 0, 0, 0, 0xcc], &mut b).unwrap();
-    b
-}
-
-#[test]
-fn a_cnm_paces_the_flow_at_the_cut_rate() {
-    // The CNM's last bit reaches the host at 5,150, during its 40th frame (5,070..5,200).
-    let script = vec![
-        (5_000, cnm_about(0, 63)),
-        (6_000, cnm_about(9, 63)),
-        (7_000, cnm_about(0, 63)[..40].to_vec()),
-    ];
-    let (arrivals, net, a) = qcn_run(Stepping::Jump, script.clone());
-    let host = net.node::<TransportHost>(a);
-    assert_eq!(arrivals.len(), 400);
-    // A CNM about another flow is read but changes nothing; a truncated one is foreign.
-    assert_eq!((host.counters().cnm_frames, host.foreign()), (2, 1));
-    // Line rate before: 1,062-byte frames back to back, 129.84 cycles each, exact to the
-    // line tick; frame k reaches the probe at ceil((k + 1) x 129.84) + 150.
-    assert_eq!(&arrivals[38..41], &[5_214, 5_344, 5_474]);
-    // After: 100 G x (1 - 63/128) = 50,781,250,000 b/s, so a frame's 8,656 wire bits
-    // take 51,136.98 line ticks (255.68 cycles), rounded up to 51,137. Frame 40 starts
-    // when 39 ends (5,193.60, tick 1,038,720); 41 is allowed at tick 1,089,857 (cycle
-    // 5,449.285), starts there and reaches the probe at ceil(5,579.125) + 150.
-    assert_eq!(arrivals[41], 5_730);
-    // 100 frames later the wire has carried 100 frames at exactly the limiter's rate:
-    // frame 141 starts at tick 1,089,857 + 100 x 51,137 = 6,203,557 (cycle 31,017.785)
-    // and arrives at ceil(31,017.785 + 129.84) + 150 = 31,298.
-    assert_eq!(arrivals[141], 31_298);
-    // As a rate: bits on the wire over that span against the limiter's rate, within a frame.
-    let span_ns = (arrivals[141] - arrivals[41]) as f64 / 1.5;
-    let seen_bps = 100.0 * 8656.0 / span_ns * 1e9;
-    assert!(
-        (seen_bps - 50_781_250_000.0).abs() < 8656.0 / span_ns * 1e9,
-        "{seen_bps}"
-    );
-    // The byte counter: 150,000 bytes is 141.2 frames of 1,062 bytes, so the 142nd frame
-    // after the cut completes the first stage and the next frames go at 75,390,625,000;
-    // the 360 frames after the cut (382,320 bytes) complete two: 87,695,312,500.
-    let rp = host
-        .feature::<qcn::Qcn>()
-        .unwrap()
-        .reaction_point(0)
-        .unwrap();
-    assert_eq!(rp.cnms(), 1);
-    assert_eq!(rp.stages(), (2, 0));
-    assert_eq!(rp.rate_bps(), 87_695_312_500);
-    let (stepped, _, _) = qcn_run(Stepping::EveryCycle, script);
-    assert_eq!(stepped, arrivals);
 }
 
 #[test]
@@ -626,190 +308,6 @@ fn bad_settings_and_flows_are_refused() {
         .contains("peer table has 1"));
 }
 
-#[test]
-fn dctcp_alpha_follows_the_marked_fraction_with_gain_one_sixteenth() {
-    let mut d = Dctcp::new(10_000, 1000);
-    assert_eq!(d.alpha, 1024);
-    // A window without marks: alpha <- alpha (1 - 1/16).
-    d.on_ack(1000, false, 1000, 10_000, true);
-    assert_eq!(d.alpha, 960);
-    // Many windows with a quarter of the bytes marked: alpha -> 1024 / 4.
-    let mut una = 1000;
-    for _ in 0..300 {
-        let end = d.window_end;
-        d.on_ack(3000, false, una + 3000, end + 4000, true);
-        d.on_ack(1000, true, end + 4000, end + 8000, true);
-        una = end + 4000;
-    }
-    assert!(d.alpha.abs_diff(256) <= 16, "{}", d.alpha);
-    // All marked: alpha -> 1.
-    for _ in 0..300 {
-        let end = d.window_end;
-        d.on_ack(1000, true, end, end + 1000, true);
-    }
-    assert!(d.alpha >= 1024 - 16, "{}", d.alpha);
-}
-
-#[test]
-fn dctcp_follows_a_hand_worked_table_on_a_fixed_marking_pattern() {
-    // 1000-byte segments, every ACK acknowledges one; the sender keeps its window full
-    // (snd_nxt = max(snd_nxt, snd_una + cwnd) after each ACK). The window starts at 10,000
-    // in congestion avoidance (ssthresh = cwnd), alpha at 1024, the first observation
-    // window ending at 10,000. `marks[w]` lists which ACKs of window w carry ECE.
-    //
-    // By hand, window 0: 10 unmarked ACKs; the 10th completes 10,000 B of credit, so cwnd
-    // grows to 11,000, and it reaches the window's end: F = 0, alpha = 1024 - 64 = 960; the
-    // next window ends at snd_nxt = 9,000 + 10,000 = 19,000.
-    // Window 1: ACK 3 (snd_una 14,000) is the first ECE: alpha is 960, so the cut is
-    // 11,000 x 960 / 2048 = 5,156 (integer) and cwnd = ssthresh = 5,844, held (no growth, no
-    // second cut) until snd_una reaches the snd_nxt of the cut, 24,000. The window ends at
-    // 19,000 after 9 ACKs with 1,000 of 9,000 B marked: F = 1,024,000 / 9,000 = 113,
-    // alpha = 960 - 60 + 7 = 907; the next window ends at 24,000 (snd_nxt has not grown).
-    // Window 2: 5 unmarked ACKs, no growth until 24,000 (CWR): alpha = 907 - 56 = 851.
-    // Window 3: ECE on its first ACK cuts at once with alpha 851:
-    // 5,844 - 5,844 x 851 / 2048 = 5,844 - 2,428 = 3,416; F = 1/5 of 1024 = 204,
-    // alpha = 851 - 53 + 12 = 810.
-    // Window 4: every ACK marked; one cut (the first): 3,416 - 3,416 x 810 / 2048 = 2,065;
-    // F = 1024, alpha = 810 - 50 + 64 = 824. Window 5: unmarked, alpha = 824 - 51 = 773.
-    let marks: [&[usize]; 6] = [&[], &[3], &[], &[0, 5], &[0, 1, 2, 3, 4, 5, 6, 7, 8], &[]];
-    // (ACKs in the window, alpha, cwnd, ssthresh, cuts so far) at each window's end.
-    let table = [
-        (10, 960, 11_000, 10_000, 0),
-        (9, 907, 5_844, 5_844, 1),
-        (5, 851, 5_844, 5_844, 1),
-        (5, 810, 3_416, 3_416, 2),
-        (3, 824, 2_065, 2_065, 3),
-        (2, 773, 2_065, 2_065, 3),
-    ];
-    let mut d = Dctcp::new(10_000, 1000);
-    d.ssthresh = 10_000;
-    d.window_end = 10_000;
-    let (mut una, mut nxt) = (0u64, 10_000u64);
-    for (w, row) in table.iter().enumerate() {
-        let mut k = 0;
-        loop {
-            una += 1000;
-            let end = d.window_end;
-            let before = d.cuts();
-            d.on_ack(1000, marks[w].contains(&k), una, nxt, true);
-            if d.cuts() > before {
-                // The cut comes at the first ECE of the window, not at its end.
-                assert_eq!(k, marks[w][0], "window {w}");
-            }
-            nxt = nxt.max(una + d.cwnd);
-            k += 1;
-            if d.window_end != end {
-                break;
-            }
-        }
-        assert_eq!(
-            (k, d.alpha, d.cwnd, d.ssthresh, d.cuts()),
-            *row,
-            "window {w}"
-        );
-    }
-}
-
-#[test]
-fn dctcp_grows_like_tcp_without_marks() {
-    let mut d = Dctcp::new(10_000, 1000);
-    d.window_end = u64::MAX; // keep alpha out of it
-    d.on_ack(4000, false, 4000, 14_000, true);
-    assert_eq!(d.cwnd, 14_000, "slow start adds what was acknowledged");
-    d.ssthresh = 14_000;
-    d.on_ack(13_999, false, 20_000, 30_000, true);
-    assert_eq!(d.cwnd, 14_000);
-    d.on_ack(1, false, 20_001, 30_000, true);
-    assert_eq!(
-        d.cwnd, 15_000,
-        "one segment per window in congestion avoidance"
-    );
-    d.on_ack(1000, false, 21_001, 30_000, false);
-    assert_eq!(
-        d.cwnd, 15_000,
-        "no growth while loss recovery sets the window"
-    );
-    d.on_timeout();
-    assert_eq!((d.cwnd, d.ssthresh), (1000, 7500));
-}
-
-#[test]
-fn a_duplicate_acks_ece_is_counted_once() {
-    // Segment 1000..2000 overtakes segment 0..1000 with CE. The receiver answers it with a
-    // duplicate ACK (ack 0, ECE, SACK 1000..2000), then ACKs 2000 without ECE. The ECE of
-    // the duplicate is the window's first, so it cuts at once (RFC 8257 §3.4) with the
-    // alpha of that moment, 1024: cwnd = ssthresh = 10,000 / 2 = 5,000, held until the
-    // 10,000 bytes then sent are acknowledged. The sender counts 1000 of the 2000 bytes
-    // marked (not 1000 of 3000: the cumulative ACK skips the bytes the duplicate counted),
-    // so the ACK of 2000, which closes the first window, sets alpha <- 1024 - 64 + 512/16 =
-    // 992. No other segment is marked, so ssthresh stays 5,000. A sender that ignored the
-    // duplicate ACK would see no mark and never cut (ssthresh stays unbounded).
-    let config = TransportConfig {
-        congestion: Congestion::Dctcp,
-        ..TransportConfig::fixed(10_000, 100_000)
-    };
-    let mut alone = Dctcp::new(10_000, 1000);
-    alone.on_duplicate_ece(9000, 0, 10_000);
-    alone.on_ack(2000, false, 2000, 10_000, true);
-    assert_eq!((alone.alpha, alone.cwnd, alone.ssthresh), (992, 5000, 5000));
-    for stepping in [Stepping::Jump, Stepping::EveryCycle] {
-        let tap = Tap {
-            overtake_first: true,
-            ..clean_tap()
-        };
-        let (mut net, a, _, b) = net(stepping, config, tap, &[flow(0, 0, 40_000)]);
-        net.run_until(2_000_000);
-        let s = net.node::<TransportHost>(a);
-        assert!(s.all_done());
-        assert_eq!(s.dctcp(0).unwrap().ssthresh, 5000, "{stepping:?}");
-        assert_eq!(s.frames_sent(), 40, "no segment sent twice");
-        assert_eq!(net.node::<TransportHost>(b).marked_segments(), 1);
-    }
-}
-
-#[test]
-fn reno_is_dctcp_without_marks_and_sends_not_ect() {
-    // A 200 KB flow from a 10 KB initial window; the first copy of segment 60,000 is lost,
-    // so fast retransmit halves the window once (RFC 5681 §3.2).
-    let run = |congestion, mark| {
-        let config = TransportConfig {
-            congestion,
-            ..TransportConfig::fixed(10_000, 100_000)
-        };
-        let tap = Tap {
-            drop_seqs: vec![60_000],
-            mark,
-            ..clean_tap()
-        };
-        let (mut net, a, t, _) = net(Stepping::Jump, config, tap, &[flow(0, 0, 200_000)]);
-        net.run_until(3_000_000);
-        let s = net.node::<TransportHost>(a);
-        assert!(s.all_done(), "{congestion:?}");
-        let d = s.dctcp(0).expect("a window that moves");
-        let tap = net.node::<Tap>(t);
-        assert_eq!(tap.dropped, 1);
-        let o = s.outcomes()[0];
-        (
-            (o.finish, o.timeouts, d.cwnd, d.ssthresh, tap.log.clone()),
-            tap.ecn.clone(),
-        )
-    };
-    let (reno, reno_ecn) = run(Congestion::Reno, false);
-    let (dctcp, dctcp_ecn) = run(Congestion::Dctcp, false);
-    // Unmarked, the two windows are one: the same frames at the same cycles.
-    assert_eq!(reno, dctcp);
-    assert!(reno.3 < u64::MAX, "the loss set ssthresh");
-    assert_eq!(reno.1, 0, "fast retransmit, no timeout");
-    assert!(reno_ecn.iter().all(|&e| e == 0), "Reno sends Not-ECT");
-    assert!(dctcp_ecn.iter().all(|&e| e == ECT0), "DCTCP sends ECT(0)");
-    // CE on every frame (a tap, not a switch, would mark a Not-ECT frame): the receiver
-    // echoes ECE, which Reno ignores and DCTCP does not.
-    let (reno_marked, _) = run(Congestion::Reno, true);
-    assert_eq!(reno_marked, reno);
-    let (dctcp_marked, _) = run(Congestion::Dctcp, true);
-    assert_ne!(dctcp_marked, dctcp);
-}
-
 /// A 9,000-byte flow (nine 1,000-byte segments, all in the first window) through `tap`,
 /// its receiver ACKing every `ack_every` segments with a 10,000-cycle delayed-ACK timer:
 /// the tap's log of ACKs, the flow's finish and the ACK frames the receiver sent.
@@ -864,71 +362,6 @@ fn a_gap_and_its_repair_are_acked_at_once() {
     let acked: Vec<u32> = acks.iter().map(|a| a.1).collect();
     assert_eq!(acked, [2000, 2000, 2000, 2000, 2000, 2000, 2000, 9000]);
     assert_eq!(sent, 8);
-}
-
-#[test]
-fn dctcp_receiver_acks_each_change_of_ce_state_at_once() {
-    // RFC 8257 §3.2 with two segments per ACK: segments 2,000 and 3,000 carry CE.
-    // Segment 1,000 completes a pair: ACK 2,000 without ECE. Segment 2,000 changes the state
-    // to CE with nothing waiting: ACK 3,000 with ECE at once. Segment 3,000 waits. Segment
-    // 4,000 changes it back: first the waiting ACK of 4,000 with ECE, then 5,000 without.
-    // Then pairs again: 7,000 and 9,000.
-    let tap = Tap {
-        mark_seqs: vec![2000, 3000],
-        ..clean_tap()
-    };
-    let (acks, _, sent) = delayed_ack_run(2, Congestion::Dctcp, tap);
-    let seen: Vec<(u32, bool)> = acks.iter().map(|a| (a.1, a.2)).collect();
-    assert_eq!(
-        seen,
-        [
-            (2000, false),
-            (3000, true),
-            (4000, true),
-            (5000, false),
-            (7000, false),
-            (9000, false)
-        ]
-    );
-    assert_eq!(sent, 6);
-    // The flush and the ACK after it are decided in the same cycle and leave back to back:
-    // the second starts at the tick the first ends, 84 bytes on the wire (64-byte frame,
-    // preamble and gap) = 10.08 cycles at 100 Gb/s, so its last bit reaches the tap 10
-    // cycles after the first's at this run's phase.
-    assert_eq!(acks[3].0 - acks[2].0, 10, "{acks:?}");
-}
-
-#[test]
-fn a_duplicate_ack_counts_no_more_than_was_sent_beyond_the_gap() {
-    let mut d = Dctcp::new(10_000, 1000);
-    d.window_end = u64::MAX; // keep the window open to read the counters
-    d.on_duplicate_ece(1500, 0, 2500);
-    d.on_duplicate_ece(1500, 0, 2500);
-    d.on_duplicate_ece(1500, 0, 2500);
-    assert_eq!((d.acked, d.marked, d.counted_ahead), (1500, 1500, 1500));
-    // The cumulative ACK of 2,500 bytes counts only the 1,000 not yet counted.
-    d.on_ack(2500, false, 2500, 2500, true);
-    assert_eq!((d.acked, d.marked, d.counted_ahead), (2500, 1500, 0));
-}
-
-#[test]
-fn ce_marks_are_echoed_and_shrink_the_dctcp_window() {
-    let config = TransportConfig {
-        congestion: Congestion::Dctcp,
-        ..TransportConfig::fixed(64_000, 100_000)
-    };
-    let tap = Tap {
-        mark: true,
-        ..clean_tap()
-    };
-    let (mut net, a, _, b) = net(Stepping::Jump, config, tap, &[flow(0, 0, 400_000)]);
-    net.run_until(2_000_000);
-    let s = net.node::<TransportHost>(a);
-    assert!(s.all_done());
-    let d = s.dctcp(0).unwrap();
-    assert_eq!(d.alpha, DCTCP_ALPHA_ONE, "every byte marked");
-    assert_eq!(d.cwnd, 1000, "halved every window down to one segment");
-    assert_eq!(net.node::<TransportHost>(b).marked_segments(), 400);
 }
 
 #[test]
@@ -1263,12 +696,13 @@ fn a_1_ms_minimum_rto_fires_no_spurious_timeout_behind_a_160_us_queue() {
 
 #[test]
 fn after_a_timeout_the_holes_are_resent_in_slow_start() {
-    // DCTCP, 20 segments, the last three dropped: no duplicate ACK comes, so the timer
-    // (100,000 cycles) fires; the window drops to one segment and only the holes are resent.
+    // Standard TCP's window (DCTCP's without marks), 20 segments, the last three dropped: no
+    // duplicate ACK comes, so the timer (100,000 cycles) fires; the window drops to one
+    // segment and only the holes are resent.
     // Segment 17 goes alone; its ACK grows the window to two (slow start runs during the
     // resends after a timeout, RFC 5681 §3.1), so segments 18 and 19 leave back to back.
     let config = TransportConfig {
-        congestion: Congestion::Dctcp,
+        congestion: Congestion::Reno,
         ..TransportConfig::fixed(10_000, 100_000)
     };
     let run = |stepping| {

@@ -1,18 +1,42 @@
 //! BFC's host side (Goyal et al., NSDI 2022; BFC's ns-3 NIC): each flow has its own NIC
 //! queue, whose index rides in the IPv4 identification field of its data frames (the
-//! "upstream queue" a BFC switch reads). A BFC pause frame (`t2_pipeline::bfc`) replaces
+//! "upstream queue" a BFC switch reads). A BFC pause frame ([`super::wire`]) replaces
 //! the NIC's paused-queue bitmap, and no new frame of a flow whose bit is set starts until
 //! a frame clears it. ACKs go in queue 0, BFC's control queue, which is never paused.
 
-use super::{FeatureSpec, FlowView, FrameTag, HostCounters, HostFeature, Receipt};
+use super::wire::BfcPause;
+use crate::scenario::host_keys::{self, HostKey};
+use crate::scenario::results::PauseKind;
 use std::any::Any;
 use t2_clock::Cycle;
-use t2_pipeline::bfc::BfcPause;
 use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::host_feature::{
+    FeatureSpec, FlowView, FrameTag, HostCounters, HostFeature, Receipt,
+};
 
 /// Per-flow queues of a NIC (BFC's ns-3 `fCnt`). Index 0 is kept for ACKs; flows take the
 /// lowest free index in 1..2048.
 pub const NIC_FLOW_QUEUES: u16 = 2048;
+
+/// `[transport] honour_bfc_pause = true`: hosts run [`Bfc`] without the scheme.
+pub const HOST_KEY: HostKey = HostKey {
+    key: "honour_bfc_pause",
+    with_scheme: false,
+    build: |value, _| host_keys::flag("honour_bfc_pause", value, spec),
+};
+
+/// The count of well-formed BFC pause frames a host received ([`HostCounters`]).
+pub const PAUSE_FRAMES: &str = "bfc_frames";
+
+/// BFC's pause frames in the results' pause counts: those the hosts took in and those the
+/// switches' programs consumed (a switch's upstream neighbour's pause frames, turned into
+/// AFC).
+pub const PAUSE_KIND: PauseKind = PauseKind {
+    name: "bfc_received",
+    label: "BFC received",
+    host_count: PAUSE_FRAMES,
+    at_switch: |c| c.consumed_frames(),
+};
 
 /// A NIC with a queue per flow that obeys BFC pause frames.
 pub struct Bfc {
@@ -112,7 +136,7 @@ impl HostFeature for Bfc {
     }
 
     fn count(&self, c: &mut HostCounters) {
-        c.bfc_frames += self.frames;
+        c.add(PAUSE_FRAMES, self.frames);
     }
 }
 
@@ -178,6 +202,6 @@ mod tests {
         assert_eq!(pool.live(), 0);
         let mut c = HostCounters::default();
         b.count(&mut c);
-        assert_eq!(c.bfc_frames, 2);
+        assert_eq!(c.get(PAUSE_FRAMES), 2);
     }
 }

@@ -1,6 +1,6 @@
 //! The QCN reaction point (IEEE 802.1Qau; Alizadeh et al., "Data center transport
 //! mechanisms: congestion control theory and IEEE standardization", 2008): a per-flow rate
-//! limiter at the NIC that a congestion notification message (`t2_pipeline::qcn::Cnm`) cuts
+//! limiter at the NIC that a congestion notification message ([`cnm::Cnm`]) cuts
 //! and that a byte counter and a timer raise again.
 //!
 //! - On a CNM with feedback |Fb|: target `TR <- CR`, then `CR <- CR (1 - Gd |Fb|)` (not below
@@ -19,6 +19,11 @@
 //! Rates count bits on the wire (frame, preamble and inter-frame gap), as the line rate does,
 //! so a limiter at line rate sends back to back. The standard randomizes stage lengths
 //! (to 85-115%); we do not, so runs stay exact.
+
+pub mod blocks;
+pub mod cnm;
+pub mod host;
+pub mod scenario;
 
 use t2_clock::{Clock, Cycle};
 
@@ -42,8 +47,8 @@ pub struct QcnParams {
 }
 
 impl QcnParams {
-    /// The standard QCN defaults as `shared/schemes.md` §2.2 lists them (not re-verified
-    /// there): Gd = 1/128, 150 KB byte-counter stages, 5 fast-recovery stages, R_AI = 5 Mb/s,
+    /// The standard QCN defaults (IEEE 802.1Qau; Alizadeh et al., "Data center transport
+    /// mechanisms", 2008; not re-verified here): Gd = 1/128, 150 KB byte-counter stages, 5 fast-recovery stages, R_AI = 5 Mb/s,
     /// R_HAI = 50 Mb/s. Not in that list, our choices: a 15 ms timer stage and a 10 Mb/s
     /// floor.
     pub fn standard(clock: Clock) -> QcnParams {

@@ -1,16 +1,18 @@
-//! QCN's reaction point at the NIC (IEEE 802.1Qau; [`crate::qcn`]): a CNM
-//! (`t2_pipeline::qcn`) about one of this host's open flows gives that flow a reaction
+//! QCN's reaction point at the NIC (IEEE 802.1Qau; [`super`]): a CNM
+//! ([`super::cnm`]) about one of this host's open flows gives that flow a reaction
 //! point, whose rate then paces the flow's data frames exactly: a frame starts no earlier
 //! than the tick the previous one's wire bits have passed at the limiter's rate. A CNM about
 //! a finished flow has nothing left to slow; a malformed CNM is foreign.
 
-use super::{FeatureSpec, FlowView, HostCounters, HostFeature, HostInfo, Receipt};
-use crate::qcn::{flow_id_in_msdu, QcnParams, ReactionPoint};
+use super::cnm::Cnm;
+use super::{flow_id_in_msdu, QcnParams, ReactionPoint};
 use std::any::Any;
 use std::collections::BTreeMap;
 use t2_clock::{Cycle, LineRate};
-use t2_pipeline::qcn::Cnm;
 use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::host_feature::{
+    FeatureSpec, FlowView, HostCounters, HostFeature, HostInfo, Receipt,
+};
 
 /// One flow's limiter state.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +22,9 @@ struct Limited {
     /// No frame of this flow starts before this line tick while its limiter holds it.
     ready_ticks: u64,
 }
+
+/// The count of well-formed CNMs a host received ([`HostCounters`]).
+pub const CNM_FRAMES: &str = "cnm_frames";
 
 /// QCN reaction points, one per flow a CNM named.
 pub struct Qcn {
@@ -165,7 +170,7 @@ impl HostFeature for Qcn {
     }
 
     fn count(&self, c: &mut HostCounters) {
-        c.cnm_frames += self.cnms;
+        c.add(CNM_FRAMES, self.cnms);
     }
 }
 
@@ -252,7 +257,7 @@ mod tests {
         assert_eq!(q.next_event(1200, &|_| true), None);
         let mut c = HostCounters::default();
         q.count(&mut c);
-        assert_eq!(c.cnm_frames, 3);
+        assert_eq!(c.get(CNM_FRAMES), 3);
         assert_eq!(pool.live(), 0);
     }
 }

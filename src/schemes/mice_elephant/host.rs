@@ -4,8 +4,8 @@
 //! in class 0 with DSCP 0 after; ACKs always travel as mice. The count is the one a switch's
 //! per-flow byte counter keeps on the same frames, so both sides agree on every frame's class.
 
-use super::{FeatureSpec, FlowView, FrameTag, HostFeature};
 use std::any::Any;
+use t2_testbench::host_feature::{FeatureSpec, FlowView, FrameTag, HostFeature};
 
 /// The PFC class mice frames travel in; elephants travel in class 0.
 pub const MICE_PFC_CLASS: u8 = 1;

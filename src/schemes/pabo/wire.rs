@@ -14,7 +14,7 @@
 //! | 3 | `reserved` | 0 |
 //! | 4..6 | `ether_type` | the EtherType of what follows (0x0800) |
 
-use crate::wire::headers::Ethernet;
+use t2_pipeline::headers::Ethernet;
 
 /// The EtherType of a frame carrying the PABO shim.
 pub const PABO_ETHERTYPE: u16 = 0x88B6;

@@ -2,8 +2,8 @@
 //! carries in its DSCP the priority level its flow has reached by the bytes it has sent
 //! ([`MlfqTags`]). ACKs carry DSCP 0.
 
-use super::{FeatureSpec, FlowView, FrameTag, HostFeature, HostInfo};
 use std::any::Any;
+use t2_testbench::host_feature::{FeatureSpec, FlowView, FrameTag, HostFeature, HostInfo};
 
 /// PIAS's packet tagging: multi-level feedback queue by bytes sent. A flow starts at level 0
 /// (DSCP 0, the switches' highest priority) and moves one level down each time the payload

@@ -1,6 +1,6 @@
 //! QCN congestion notification messages (IEEE 802.1Qau CNM): a congestion point sends one to
 //! the source of a frame it sampled; the source's reaction point cuts that flow's rate
-//! (`t2_testbench::qcn`).
+//! ([`super::ReactionPoint`]).
 //!
 //! Layout (no FCS), the CNM PDU fields in 802.1Qau order:
 //!

@@ -18,9 +18,9 @@
 //! packet itself: NICs put their per-flow queue index in the IPv4 identification field
 //! (frame bytes 18..20, PHV container b16(8)); see `t2_testbench::transport`.
 
-use crate::wire::pfc::PFC_DESTINATION;
 use bitvec::prelude::{BitArray, Msb0};
 use std::fmt;
+use t2_pipeline::pfc::PFC_DESTINATION;
 
 /// EtherType of BFC pause frames: IEEE 802 local experimental EtherType 1.
 pub const BFC_ETHERTYPE: u16 = 0x88B5;

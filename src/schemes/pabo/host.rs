@@ -1,87 +1,82 @@
 //! PABO's host side (`docs/schemes/pabo.md`): a data frame of this host's that comes back (a
 //! switch bounced it: its source is this host, its destination is not) is sent again as it
-//! is, PABO shim (`t2_pipeline::pabo`) included, ahead of the host's own frames. Without
-//! this feature such a frame is foreign. Every host reads past a shim either way; this one
-//! also counts what the shims of the data frames it receives said ([`PaboArrivals`]) and
-//! how many switch passes every data frame it receives made ([`SwitchPasses`]).
+//! is, PABO shim ([`super::wire`]) included, ahead of the host's own frames. Without
+//! this feature such a frame is foreign. The host's transport reads every other frame past
+//! its shim (`HostFeature::inner`), and the feature counts what the shims of the data frames
+//! it receives said and how many switch passes every data frame it receives made
+//! ([`BounceArrivals`]), which the results report as the run's bounces ([`BOUNCE_REPORT`]).
 
-use super::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
-use crate::transport::{came_back, parse_segment, SENT_TTL};
+use super::wire::Shim;
+use crate::scenario::host_keys::{self, HostKey};
+use crate::scenario::results::{BounceArrivals, BounceReport, SwitchPasses};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use t2_clock::Cycle;
-use t2_pipeline::pabo::Shim;
 use t2_pipeline::{PacketHandle, PacketPool};
+use t2_testbench::host_feature::{FeatureSpec, HostCounters, HostFeature, HostInfo, Receipt};
+use t2_testbench::transport::{came_back, parse_segment};
 
-/// PABO: what the shims of the data frames a host received said (frames without a shim,
-/// never bounced, are not counted here).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PaboArrivals {
-    /// Data frames that arrived with a shim.
-    pub frames: u64,
-    /// The sum of their bounce counts `n_p`.
-    pub bounces: u64,
-    /// The largest `n_p` and `max_hop` among them.
-    pub max_n_p: u8,
-    pub max_hop: u8,
-    /// Every data frame received, bounced or not, by the switch passes it made.
-    pub switch_passes: SwitchPasses,
-}
+/// `[transport] resend_bounced = true`: hosts run [`Pabo`] without the scheme.
+pub const HOST_KEY: HostKey = HostKey {
+    key: "resend_bounced",
+    with_scheme: false,
+    build: |value, _| host_keys::flag("resend_bounced", value, spec),
+};
 
-/// Data frames by the switch passes they made on their way, bounces and trips back to their
-/// source included: `SENT_TTL` less their IPv4 TTL on arrival (every pass lowers it by one;
-/// a source resends a bounced frame as it came back). Entry `k` counts the frames that made
-/// `k` passes; written as a map of the non-zero entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SwitchPasses(pub [u64; SENT_TTL as usize + 1]);
+/// The counts of bounced frames a host sent again, and of those it still holds to send
+/// ([`HostCounters`]).
+pub const RESENT: &str = "resent_bounced";
+pub const HELD: &str = "frames_held";
 
-impl Default for SwitchPasses {
-    fn default() -> SwitchPasses {
-        SwitchPasses([0; SENT_TTL as usize + 1])
+/// How the results read the run's bounces from the hosts and the switches.
+pub const BOUNCE_REPORT: BounceReport = BounceReport {
+    arrivals: arrivals_of,
+    resent: RESENT,
+    counter: super::BOUNCE_COUNTER,
+};
+
+/// The prefix of the counts [`count_arrivals`] adds.
+const ARRIVALS: &str = "pabo.";
+
+/// Adds `a` to `c`, as `pabo.frames`, `pabo.bounces`, `pabo.max_n_p` and `pabo.max_hop`
+/// (largest values) and `pabo.passes.K` (the frames that made K switch passes).
+pub fn count_arrivals(a: &BounceArrivals, c: &mut HostCounters) {
+    c.add("pabo.frames", a.frames);
+    c.add("pabo.bounces", a.bounces);
+    c.raise("pabo.max_n_p", a.max_n_p as u64);
+    c.raise("pabo.max_hop", a.max_hop as u64);
+    for (passes, &n) in a.switch_passes.0.iter().enumerate().filter(|(_, &n)| n > 0) {
+        c.add(&format!("pabo.passes.{passes}"), n);
     }
 }
 
-impl SwitchPasses {
-    fn add(&mut self, ttl: u8) {
-        // A TTL above the one sent cannot come from this transport's hosts; count it as 0.
-        self.0[SENT_TTL.saturating_sub(ttl) as usize] += 1;
-    }
-
-    fn merge(&mut self, o: &SwitchPasses) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
-            *a += b;
+/// The arrivals counted in `c` ([`count_arrivals`]; every host's, once merged).
+pub fn arrivals_of(c: &HostCounters) -> BounceArrivals {
+    let mut a = BounceArrivals {
+        frames: c.get("pabo.frames"),
+        bounces: c.get("pabo.bounces"),
+        max_n_p: c.get("pabo.max_n_p") as u8,
+        max_hop: c.get("pabo.max_hop") as u8,
+        switch_passes: SwitchPasses::default(),
+    };
+    for (key, n) in c.with_prefix(ARRIVALS) {
+        if let Some(k) = key
+            .strip_prefix("passes.")
+            .and_then(|k| k.parse::<usize>().ok())
+        {
+            a.switch_passes.0[k] += n;
         }
     }
+    a
 }
 
-impl serde::Serialize for SwitchPasses {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(None)?;
-        for (passes, &n) in self.0.iter().enumerate().filter(|(_, &n)| n > 0) {
-            m.serialize_entry(&passes, &n)?;
-        }
-        m.end()
-    }
-}
-
-impl PaboArrivals {
-    fn add(&mut self, shim: Shim) {
-        self.frames += 1;
-        self.bounces += shim.n_p as u64;
-        self.max_n_p = self.max_n_p.max(shim.n_p);
-        self.max_hop = self.max_hop.max(shim.max_hop);
-    }
-
-    /// Adds another host's counts.
-    pub fn merge(&mut self, o: PaboArrivals) {
-        self.frames += o.frames;
-        self.bounces += o.bounces;
-        self.max_n_p = self.max_n_p.max(o.max_n_p);
-        self.max_hop = self.max_hop.max(o.max_hop);
-        self.switch_passes.merge(&o.switch_passes);
-    }
+/// A data frame that arrived with `shim`: one more bounced frame, its bounces and hops.
+fn add_shim(a: &mut BounceArrivals, shim: Shim) {
+    a.frames += 1;
+    a.bounces += shim.n_p as u64;
+    a.max_n_p = a.max_n_p.max(shim.n_p);
+    a.max_hop = a.max_hop.max(shim.max_hop);
 }
 
 /// A host that resends the frames bounced back to it.
@@ -90,7 +85,7 @@ pub struct Pabo {
     /// Bounced frames waiting to be sent again, and how many were.
     held: VecDeque<PacketHandle>,
     resent: u64,
-    arrivals: PaboArrivals,
+    arrivals: BounceArrivals,
 }
 
 impl Pabo {
@@ -99,11 +94,11 @@ impl Pabo {
             me,
             held: VecDeque::new(),
             resent: 0,
-            arrivals: PaboArrivals::default(),
+            arrivals: BounceArrivals::default(),
         }
     }
 
-    pub fn arrivals(&self) -> PaboArrivals {
+    pub fn arrivals(&self) -> BounceArrivals {
         self.arrivals
     }
 }
@@ -132,10 +127,15 @@ impl HostFeature for Pabo {
         if let Some(segment) = &data {
             self.arrivals.switch_passes.add(segment.ttl);
             if let Some((shim, _)) = stripped {
-                self.arrivals.add(shim);
+                add_shim(&mut self.arrivals, shim);
             }
         }
         Receipt::NotMine
+    }
+
+    /// The transport reads a data frame or an ACK past its shim.
+    fn inner(&self, frame: &[u8]) -> Option<Vec<u8>> {
+        Shim::strip(frame).map(|(_, inner)| inner)
     }
 
     fn take_held(&mut self) -> Option<PacketHandle> {
@@ -145,9 +145,9 @@ impl HostFeature for Pabo {
     }
 
     fn count(&self, c: &mut HostCounters) {
-        c.resent_bounced += self.resent;
-        c.frames_held += self.held.len() as u64;
-        c.pabo.merge(self.arrivals);
+        c.add(RESENT, self.resent);
+        c.add(HELD, self.held.len() as u64);
+        count_arrivals(&self.arrivals, c);
     }
 }
 
@@ -155,6 +155,7 @@ impl HostFeature for Pabo {
 mod tests {
     use super::*;
     use t2_pipeline::headers::{self, Endpoints, MacAddr, Tcp};
+    use t2_testbench::transport::SENT_TTL;
 
     const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
     const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
@@ -224,14 +225,14 @@ mod tests {
         pool.free(plain);
         let mut c = HostCounters::default();
         p.count(&mut c);
-        assert_eq!((c.frames_held, c.resent_bounced), (2, 0));
+        assert_eq!((c.get(HELD), c.get(RESENT)), (2, 0));
         // The shims count the bounced data frame; the passes count both data frames.
         let mut passes = SwitchPasses::default();
         passes.0[7] = 1;
         passes.0[3] = 1;
         assert_eq!(
-            c.pabo,
-            PaboArrivals {
+            arrivals_of(&c),
+            BounceArrivals {
                 frames: 1,
                 bounces: 2,
                 max_n_p: 2,
@@ -239,7 +240,7 @@ mod tests {
                 switch_passes: passes,
             }
         );
-        let json = serde_json::to_string(&c.pabo.switch_passes).unwrap();
+        let json = serde_json::to_string(&arrivals_of(&c).switch_passes).unwrap();
         assert_eq!(json, r#"{"3":1,"7":1}"#);
         // They go again in the order they came, the shim still on the first.
         let first = p.take_held().unwrap();
@@ -250,7 +251,7 @@ mod tests {
         assert_eq!(p.take_held(), None);
         let mut c = HostCounters::default();
         p.count(&mut c);
-        assert_eq!((c.frames_held, c.resent_bounced), (0, 2));
+        assert_eq!((c.get(HELD), c.get(RESENT)), (0, 2));
         assert_eq!(pool.live(), 0);
     }
 }
