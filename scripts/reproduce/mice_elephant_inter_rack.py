@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes scenarios/mice_elephant_inter_rack.toml: the Mice/Elephant paper's inter-rack setup
-(§6, E4 in shared/reproductions.md) as far as our copy gives it.
+(the paper's §6) as far as our copy of the paper gives it.
 
 - "144 nodes leaf-spine": 9 leaves x 16 hosts, as pFabric's layout (an inference: the copy
   names no counts). pFabric's four 40 Gb/s uplinks a leaf are 16 spines here, since every link
