@@ -17,7 +17,6 @@
 //! PHV starts every packet at 0, so the variable needs no clearing.
 
 use super::super::ast::*;
-use super::inline_parsers::declared_name;
 use std::collections::BTreeSet;
 
 /// Rewrites the conditions of every control's apply block in `decls`.
@@ -32,8 +31,7 @@ pub fn complex_conditions(decls: &mut [Decl]) {
         else {
             continue;
         };
-        let mut taken: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
-        taken.extend(locals.iter().filter_map(declared_name).map(str::to_string));
+        let mut taken = super::names_taken(params, locals);
         let mut vars = Vec::new();
         let body = std::mem::take(apply);
         *apply = rewrite(body, &mut taken, &mut vars);

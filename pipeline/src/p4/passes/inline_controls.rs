@@ -9,7 +9,7 @@
 use super::super::ast::*;
 use super::super::preprocess::Source;
 use super::super::visit;
-use super::inline_parsers::declared_name;
+use super::declared_name;
 use super::{P4Error, MAX_NESTING};
 use std::collections::HashMap;
 
@@ -116,7 +116,7 @@ fn inline_into(src: &Source, controls: &HashMap<String, Decl>, d: &mut Decl, dep
         let mut added = Vec::new();
         for mut l in clocals {
             visit::decl_exprs(&mut l, &mut |e| visit::substitute(e, &map));
-            rename(&mut l, &inst);
+            super::prefix_local(&mut l, &format!("{inst}."));
             added.push(l);
         }
         locals.splice(at..at, added);
@@ -201,15 +201,4 @@ fn replace_applies(src: &Source, body: &mut [Stmt], inst: &str, inlined: &[Stmt]
         Ok(())
     }
     walk(src, body, inst, inlined, &mut seen)
-}
-
-fn rename(d: &mut Decl, inst: &str) {
-    match &mut d.kind {
-        DeclKind::Instance { name, .. }
-        | DeclKind::Var { name, .. }
-        | DeclKind::Const { name, .. }
-        | DeclKind::Action { name, .. }
-        | DeclKind::Table { name, .. } => *name = format!("{inst}.{name}"),
-        _ => {}
-    }
 }

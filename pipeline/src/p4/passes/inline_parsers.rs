@@ -11,7 +11,7 @@
 use super::super::ast::*;
 use super::super::preprocess::Source;
 use super::super::visit;
-use super::{P4Error, MAX_NESTING};
+use super::{declared_name, P4Error, MAX_NESTING};
 use std::collections::{BTreeSet, HashMap};
 
 type R<T> = Result<T, P4Error>;
@@ -154,7 +154,7 @@ fn inline_into(src: &Source, parsers: &HashMap<String, Decl>, d: &mut Decl, dept
             sub.locals_added = true;
             for mut l in clocals {
                 visit::decl_exprs(&mut l, &mut |e| visit::substitute(e, &map));
-                rename_decl(&mut l, &inst);
+                super::prefix_local(&mut l, &format!("{inst}_"));
                 new_locals.push(l);
             }
         }
@@ -245,28 +245,5 @@ fn retarget(s: &mut State, f: impl Fn(&str) -> String) {
             }
         }
         None => {}
-    }
-}
-
-/// The name a local declaration introduces.
-pub(super) fn declared_name(d: &Decl) -> Option<&str> {
-    match &d.kind {
-        DeclKind::Instance { name, .. }
-        | DeclKind::Var { name, .. }
-        | DeclKind::Const { name, .. }
-        | DeclKind::Action { name, .. }
-        | DeclKind::Table { name, .. } => Some(name),
-        _ => None,
-    }
-}
-
-fn rename_decl(d: &mut Decl, inst: &str) {
-    match &mut d.kind {
-        DeclKind::Instance { name, .. }
-        | DeclKind::Var { name, .. }
-        | DeclKind::Const { name, .. }
-        | DeclKind::Action { name, .. }
-        | DeclKind::Table { name, .. } => *name = format!("{inst}_{name}"),
-        _ => {}
     }
 }

@@ -32,11 +32,11 @@ mod lookahead_locals;
 mod move_declarations;
 mod split_else_if;
 
-use super::ast::{Decl, DeclKind, Expr, Span};
+use super::ast::{Decl, DeclKind, Expr, Param, Span};
 use super::preprocess::Source;
 use super::visit;
 use super::P4Error;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 pub use complex_conditions::complex_conditions;
 pub use inline_actions::inline_actions;
@@ -99,4 +99,35 @@ fn bind_constructor(
         visit::decl_exprs(callee, &mut |e| visit::substitute(e, &map));
     }
     Ok(())
+}
+
+/// The name a local declaration introduces.
+fn declared_name(d: &Decl) -> Option<&str> {
+    match &d.kind {
+        DeclKind::Instance { name, .. }
+        | DeclKind::Var { name, .. }
+        | DeclKind::Const { name, .. }
+        | DeclKind::Action { name, .. }
+        | DeclKind::Table { name, .. } => Some(name),
+        _ => None,
+    }
+}
+
+/// The names a block's parameters and declarations take (a name a pass makes avoids them).
+fn names_taken(params: &[Param], locals: &[Decl]) -> BTreeSet<String> {
+    let mut taken: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
+    taken.extend(locals.iter().filter_map(declared_name).map(str::to_string));
+    taken
+}
+
+/// `prefix` put before the name a local declaration introduces.
+fn prefix_local(d: &mut Decl, prefix: &str) {
+    if let DeclKind::Instance { name, .. }
+    | DeclKind::Var { name, .. }
+    | DeclKind::Const { name, .. }
+    | DeclKind::Action { name, .. }
+    | DeclKind::Table { name, .. } = &mut d.kind
+    {
+        name.insert_str(0, prefix);
+    }
 }

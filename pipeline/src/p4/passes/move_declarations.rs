@@ -9,7 +9,6 @@
 
 use super::super::ast::*;
 use super::super::visit;
-use super::inline_parsers::declared_name;
 use std::collections::{BTreeSet, HashMap};
 
 /// Moves the declarations of every control in `decls`.
@@ -24,8 +23,7 @@ pub fn move_declarations(decls: &mut [Decl]) {
         else {
             continue;
         };
-        let mut taken: BTreeSet<String> = params.iter().map(|p| p.name.clone()).collect();
-        taken.extend(locals.iter().filter_map(declared_name).map(str::to_string));
+        let mut taken = super::names_taken(params, locals);
         let mut moved = Vec::new();
         // Initializers of the control's own variables run first, in declaration order.
         let mut inits = Vec::new();
