@@ -1152,3 +1152,31 @@ fn stf_lines_the_chip_cannot_mean_are_bad_input_at_their_line() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_stage_number_past_32_bits_is_an_error_not_a_wrapped_stage() {
+    let dir = scratch("p4-stage");
+    let text = std::fs::read_to_string("programs/p4/mac_rewrite.p4")
+        .unwrap()
+        .replace("#include \"include/", "#include \"")
+        .replacen(
+            "    table guard {",
+            "    @stage(4294967298) table guard {",
+            1,
+        );
+    for inc in ["headers.p4", "no_egress.p4"] {
+        std::fs::copy(format!("programs/p4/include/{inc}"), dir.join(inc)).unwrap();
+    }
+    let f = dir.join("stage.p4");
+    std::fs::write(&f, text).unwrap();
+    let o = t2sim(&["report", "--p4", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "t2sim: error: {}:56:5: @stage(4294967298): not a stage number\n",
+            f.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

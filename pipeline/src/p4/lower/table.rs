@@ -262,7 +262,11 @@ impl<'a> Lowerer<'a> {
                 Some(e) => self.const_value(e, &c.locals)?,
                 None => return self.err(a.span, "@stage needs a stage number"),
             };
-            t.stage = Some(v as u32);
+            // A number past 32 bits would wrap onto a small stage; placement judges the rest.
+            let Ok(stage) = u32::try_from(v) else {
+                return self.err(a.span, format!("@stage({v}): not a stage number"));
+            };
+            t.stage = Some(stage);
         }
         for a in &d.annotations {
             if [
