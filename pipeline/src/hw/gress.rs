@@ -255,6 +255,8 @@ pub struct GressPipeline {
     start_offset: Cycle,
     /// Ingress: the program's digests, which the deparser packs.
     digests: Vec<DeparserDigest>,
+    /// The deparser's checksum units, which write their fields before it emits.
+    checksums: Vec<crate::hw::checksum::Update>,
 }
 
 impl GressPipeline {
@@ -312,7 +314,14 @@ impl GressPipeline {
             next_at: None,
             start_offset: parser,
             digests: Vec::new(),
+            checksums: Vec::new(),
         }
+    }
+
+    /// The pipeline with the checksum units its deparser runs.
+    pub fn with_checksums(mut self, checksums: Vec<crate::hw::checksum::Update>) -> GressPipeline {
+        self.checksums = checksums;
+        self
     }
 
     /// The pipeline with the digests its deparser packs (ingress; the egress deparser
@@ -594,7 +603,7 @@ impl GressPipeline {
         let slot = &mut self.slots[(entered & self.mask) as usize];
         debug_assert!(slot.live && slot.entered == entered);
         slot.live = false;
-        let phv = &self.phvs[slot.phv as usize];
+        let phv = &mut self.phvs[slot.phv as usize];
         self.free_phvs.push(slot.phv);
         let drop = DropReason::from_code(phv.get(layout::DROP_REASON) as u8);
         let mirror_session =
@@ -616,6 +625,9 @@ impl GressPipeline {
                 pool.bytes_mut(slot.pkt).splice(0..0, header);
             }
         } else if drop.is_none() {
+            for c in &self.checksums {
+                c.apply(phv);
+            }
             self.parser
                 .deparse_to(phv, pool.bytes_mut(slot.pkt), &slot.extent);
         }

@@ -5,6 +5,7 @@
 //! does not know the program language.
 
 pub mod cells;
+pub mod checksum;
 pub mod fields;
 pub mod ghost;
 pub mod gress;

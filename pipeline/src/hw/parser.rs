@@ -25,6 +25,7 @@
 //! Parsing takes the gress's `parser_cycles` whatever the graph; its resources (TCAM rows,
 //! extractors per state) are counted here and judged by placement (`docs/parser.md`).
 
+use crate::hw::checksum;
 use crate::hw::layout::{self, Extract};
 use crate::hw::phv::{Field, Phv};
 use crate::wire::headers;
@@ -106,6 +107,8 @@ pub struct State {
     pub value_set_next: Vec<Next>,
     /// Fields written after the extracts, in order.
     pub sets: Vec<Set>,
+    /// Checksum-engine operations, each run after its number of the state's extracts.
+    pub checksums: Vec<checksum::Step>,
 }
 
 /// A parser state's write of a field (`ir::ParserSet` resolved).
@@ -299,12 +302,29 @@ impl Graph {
     pub fn parse_by_table(&self, bytes: &[u8], phv: &mut Phv) -> Result<Extent, DropReason> {
         let mut extent = Extent::default();
         let mut s = 0;
+        let mut engines = checksum::ParserEngines::default();
         // The graph is acyclic, so a path visits each state at most once.
         for _ in 0..self.states.len() {
             let st = &self.states[s];
             let start = extent.end;
-            for &h in &st.extracts {
-                self.extract(h, bytes, &mut extent, phv)?;
+            if st.checksums.is_empty() {
+                for &h in &st.extracts {
+                    let at = extent.end;
+                    self.extract(h, bytes, &mut extent, phv)?;
+                    engines.extracted(&bytes[at..extent.end]);
+                }
+            } else {
+                let mut steps = st.checksums.iter().peekable();
+                for k in 0..=st.extracts.len() {
+                    while let Some(step) = steps.next_if(|c| c.after_extracts as usize <= k) {
+                        engines.run(step, phv);
+                    }
+                    if let Some(&h) = st.extracts.get(k) {
+                        let at = extent.end;
+                        self.extract(h, bytes, &mut extent, phv)?;
+                        engines.extracted(&bytes[at..extent.end]);
+                    }
+                }
             }
             for w in &st.sets {
                 let v = match w.src {
@@ -328,7 +348,10 @@ impl Graph {
                 })
                 .map_or(st.default, |c| c.next);
             match next {
-                Next::Accept => return Ok(extent),
+                Next::Accept => {
+                    engines.finish(phv);
+                    return Ok(extent);
+                }
                 Next::Reject => return Err(DropReason::ParserReject),
                 Next::State(n) => s = n,
             }

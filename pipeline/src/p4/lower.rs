@@ -31,6 +31,7 @@ use crate::program::ir::{self, Cmp, MatchKind, Operand, Primitive};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod action;
+mod checksums;
 mod control;
 mod counters;
 mod deparser;
@@ -344,6 +345,13 @@ struct Lowerer<'a> {
     /// Metadata fields used: IR name -> width; declaration order kept in `meta_order`.
     meta_used: BTreeMap<String, u8>,
     meta_order: Vec<String>,
+    /// Per user metadata struct type, the parameter name its fields' IR names start with:
+    /// the name the controls give it (a parser may call it otherwise; the fields are one).
+    meta_names: HashMap<String, String>,
+    /// Header instances the program extracts or names beyond declaring and emitting them.
+    used_headers: BTreeSet<String>,
+    /// The ingress parser's `Checksum` instances, each an engine of its own.
+    checksum_engines: Vec<String>,
     /// IR object names and where they were declared.
     spans: Vec<(String, Span)>,
     /// (control, action) -> IR action name.
@@ -419,6 +427,9 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         instances: BTreeMap::new(),
         meta_used: BTreeMap::new(),
         meta_order: Vec::new(),
+        meta_names: HashMap::new(),
+        used_headers: BTreeSet::new(),
+        checksum_engines: Vec::new(),
         spans: Vec::new(),
         lowered_actions: HashMap::new(),
         applied: HashMap::new(),
@@ -950,6 +961,7 @@ impl<'a> Lowerer<'a> {
             }
             blocks.push(d);
         }
+        self.name_metadata(&blocks)?;
         // Parsers first: they declare the header instances.
         let (ig_graph, ig_span) = self.lower_parser(blocks[0], Gress::Ingress)?;
         let (eg_graph, eg_span) = self.lower_parser(blocks[3], Gress::Egress)?;
@@ -969,8 +981,8 @@ impl<'a> Lowerer<'a> {
         if let Some(&d) = blocks.get(6) {
             self.prog.ghost = self.lower_control(d, Gress::Ghost)?;
         }
-        self.check_deparser(blocks[2], &ig_graph)?;
-        self.check_deparser(blocks[5], &eg_graph)?;
+        self.check_deparser(blocks[2], &ig_graph, Gress::Ingress)?;
+        self.check_deparser(blocks[5], &eg_graph, Gress::Egress)?;
         // The model runs one parser graph in both gresses: the egress one when it tells
         // mirrored copies apart first (`mirror_select.rs`).
         let with_copies = self.graph_with_copies(&ig_graph, &eg_graph, eg_span)?;
@@ -1022,7 +1034,18 @@ impl<'a> Lowerer<'a> {
         tabs.sort_by_key(|t| place(&t.name));
         self.prog.tables = tabs;
         // Program headers, in declaration order of the headers struct.
-        let mut hs: Vec<&Instance> = self.instances.values().filter(|i| !i.builtin).collect();
+        // A header that the program only declares (and the deparser emits) is never valid:
+        // it is left out, as p4c's dead-code passes leave it.
+        if let Some(g) = &self.prog.parser {
+            for st in &g.states {
+                self.used_headers.extend(st.extract.iter().cloned());
+            }
+        }
+        let mut hs: Vec<&Instance> = self
+            .instances
+            .values()
+            .filter(|i| !i.builtin && self.used_headers.contains(&i.ir))
+            .collect();
         hs.sort_by_key(|i| self.header_decl_index(&i.ir).unwrap_or(usize::MAX));
         self.prog.headers = hs
             .iter()
@@ -1135,8 +1158,13 @@ impl<'a> Lowerer<'a> {
                         ParamKind::Headers(n.clone())
                     } else if matches!(ty, Ty::Struct(_)) {
                         structs_seen += 1;
+                        let root = self
+                            .meta_names
+                            .entry(n.clone())
+                            .or_insert_with(|| p.name.clone())
+                            .clone();
                         let mut leaves = Vec::new();
-                        self.leaves(n, &p.name, &mut leaves)?;
+                        self.leaves(n, &root, &mut leaves)?;
                         for l in leaves {
                             if !self.meta_order.contains(&l) {
                                 self.meta_order.push(l);
@@ -1152,6 +1180,32 @@ impl<'a> Lowerer<'a> {
             out.insert(p.name.clone(), kind);
         }
         Ok(out)
+    }
+
+    /// Fills `meta_names` from the controls' parameters (ingress, egress, ghost), which
+    /// name a metadata struct first.
+    fn name_metadata(&mut self, blocks: &[&'a Decl]) -> R<()> {
+        for &k in &[1usize, 4, 6] {
+            let Some(d) = blocks.get(k) else { continue };
+            let DeclKind::Control { params, .. } = &d.kind else {
+                continue;
+            };
+            let mut structs_seen = 0;
+            for p in params {
+                let Ty::Struct(n) = self.resolve(&p.ty, p.span)? else {
+                    continue;
+                };
+                if INTRINSICS.iter().any(|i| i.0 == n) {
+                    continue;
+                }
+                structs_seen += 1;
+                if structs_seen == 1 && self.is_headers_struct(&n) {
+                    continue;
+                }
+                self.meta_names.entry(n).or_insert_with(|| p.name.clone());
+            }
+        }
+        Ok(())
     }
 
     /// Whether struct `n` holds headers (and is not empty of them).
@@ -1581,6 +1635,7 @@ impl<'a> Lowerer<'a> {
                     return self.err(e.span, format!("`{path}` is not a header"));
                 };
                 let inst = self.instance(&hf.name, &h, hf.span)?;
+                self.used_headers.insert(inst.ir.clone());
                 match comps.get(2) {
                     None => self.err(
                         e.span,
@@ -1597,7 +1652,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
             ParamKind::Meta(s) => {
-                let mut ty = Ty::Struct(s);
+                let mut ty = Ty::Struct(s.clone());
                 for (k, comp) in comps.iter().enumerate().skip(1) {
                     let fs = match &ty {
                         Ty::Struct(sn) => self.structs.get(sn).copied().unwrap_or(&[]),
@@ -1635,8 +1690,13 @@ impl<'a> Lowerer<'a> {
                         ),
                     );
                 }
-                self.meta_used.insert(path.clone(), bits as u8);
-                Ok(FieldRef { ir: path, bits })
+                // One IR name whatever a block calls its metadata parameter.
+                let ir = match self.meta_names.get(&s) {
+                    Some(root) => format!("{root}{}", &path[comps[0].len()..]),
+                    None => path,
+                };
+                self.meta_used.insert(ir.clone(), bits as u8);
+                Ok(FieldRef { ir, bits })
             }
             ParamKind::Intrinsic(prefix, g, tyname) => {
                 if comps.len() != 2 {
@@ -1747,6 +1807,13 @@ fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGr
         };
         let next = g.states.remove(j);
         let i = if j < i { i - 1 } else { i };
+        let before = g.states[i].extract.len() as u32;
+        g.states[i]
+            .checksum
+            .extend(next.checksum.into_iter().map(|mut c| {
+                c.after_extracts += before;
+                c
+            }));
         g.states[i].extract.extend(next.extract);
         g.states[i].set.extend(next.set);
         g.states[i].transition = next.transition;

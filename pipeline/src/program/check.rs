@@ -22,6 +22,8 @@ use crate::program::ir::{
 };
 use crate::program::parser_check;
 use crate::DropReason;
+
+mod checksums;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
@@ -424,6 +426,11 @@ pub struct Checked {
     /// The parser graph (the built-in one when the program has none), which the gress
     /// parser and deparser and the interpreter run.
     pub parser: Arc<Graph>,
+    /// The graph the egress parser runs: the same states, without the ingress parser's
+    /// checksum engines.
+    pub egress_parser: Arc<Graph>,
+    /// The deparsers' checksum units (ingress, egress).
+    pub checksum_updates: [Vec<crate::hw::checksum::Update>; 2],
     /// The traffic the program declares it adds per data packet.
     pub overhead: Option<ir::Overhead>,
     /// The ingress deparser's digests.
@@ -577,6 +584,8 @@ struct Resolver {
     /// Fields wider than 32 bits (at most 64) in pieces, most significant first: what table
     /// keys, hash inputs and `set` may name whole, and slices may name part of.
     pieces: BTreeMap<String, (Vec<Field>, Access)>,
+    /// Header fields over 64 bits in pieces: only checksum lists read them.
+    carried: BTreeMap<String, Vec<Field>>,
 }
 
 /// Most bits a wide field may have to be named (key values and constants are 64-bit).
@@ -691,6 +700,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     let ResolvedFields {
         r,
         parser,
+        egress_parser,
         metadata,
         phv_spill,
     } = resolve_fields(p, phv, &mut alloc)?;
@@ -737,6 +747,7 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
     }
     check_register_sharing(&tables, &registers, &lowering.applied)?;
     let digests = check_digests(p, &r)?;
+    let checksum_updates = checksums::resolve_deparser(p, &r)?;
     crate::program::scope::check_scopes(p)?;
     if let Some(o) = &p.overhead {
         check_overhead(o)?;
@@ -770,6 +781,8 @@ pub fn check_with(p: &ir::Program, phv: &PhvParams) -> Result<Checked, IrError> 
         phv_spill,
         metadata,
         parser,
+        egress_parser,
+        checksum_updates,
         overhead: p.overhead,
         digests,
     })
@@ -979,6 +992,7 @@ fn resolve_fields(
         }
     }
     let mut pieces = BTreeMap::new();
+    let mut carried = BTreeMap::new();
     for (name, p) in wide_metadata {
         pieces.insert(name, (p, Access::ReadWrite));
     }
@@ -989,6 +1003,8 @@ fn resolve_fields(
         let bits: u32 = p.iter().map(|f| f.bits as u32).sum();
         if bits <= WIDE_MAX_BITS {
             pieces.insert(name, (p, Access::ReadWrite));
+        } else {
+            carried.insert(name, p);
         }
     }
     let r = Resolver {
@@ -997,18 +1013,33 @@ fn resolve_fields(
         graph_header_bytes: graph.headers.iter().map(|h| h.bytes).collect(),
         wide: lowered.wide,
         pieces,
+        carried,
     };
     if let Some(g) = &p.parser {
         resolve_parser_sets(&p.name, g, &mut graph, &r)?;
+        checksums::resolve_parser(&p.name, g, &mut graph, &r)?;
     }
-    let parser = match &p.parser {
-        None => parser_check::builtin_graph(),
-        Some(_) => Arc::new(graph),
+    let (parser, egress_parser) = match &p.parser {
+        None => (parser_check::builtin_graph(), parser_check::builtin_graph()),
+        Some(_) if graph.states.iter().all(|s| s.checksums.is_empty()) => {
+            let g = Arc::new(graph);
+            (Arc::clone(&g), g)
+        }
+        Some(_) => {
+            // The checksum engines are the ingress parser's: the egress runs the same
+            // states without them.
+            let mut egress = graph.clone();
+            for s in &mut egress.states {
+                s.checksums.clear();
+            }
+            (Arc::new(graph), Arc::new(egress))
+        }
     };
 
     Ok(ResolvedFields {
         r,
         parser,
+        egress_parser,
         metadata,
         phv_spill,
     })
@@ -1018,6 +1049,7 @@ fn resolve_fields(
 struct ResolvedFields {
     r: Resolver,
     parser: Arc<Graph>,
+    egress_parser: Arc<Graph>,
     metadata: Vec<(String, Field)>,
     phv_spill: Option<String>,
 }

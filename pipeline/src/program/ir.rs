@@ -59,6 +59,38 @@ pub struct Program {
     /// Digests the ingress deparser sends the control plane (TNA's `Digest<T>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub digests: Vec<Digest>,
+    /// Checksums the deparsers compute into header fields (TNA's `Checksum.update` in a
+    /// deparser), besides the built-in IPv4 header's, which is always recomputed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checksum_updates: Vec<ChecksumUpdate>,
+}
+
+/// A deparser's checksum unit: as a packet leaves the deparser of `gress` (`ingress` or
+/// `egress`), `dst` becomes the ones' complement of the ones' complement sum of `items`
+/// (RFC 1071), where `when` (a 1-bit field, or a header's `$valid`) is 1 or is absent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksumUpdate {
+    pub gress: String,
+    /// A 16-bit field.
+    pub dst: String,
+    pub items: Vec<ChecksumItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// A sum of zero is written as 0xffff (TNA's `zeros_as_ones`, as UDP sends it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zeros_as_ones: bool,
+}
+
+/// A piece of a checksum's data: the items of a list, concatenated most significant bit
+/// first, are summed as 16-bit words (a last partial word padded with zeros).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ChecksumItem {
+    /// A field by name, its whole width (a header field of any width).
+    Field(String),
+    /// `bits` (1 to 64) of a constant: a cast's zero padding, or a literal in the list.
+    Const { value: u64, bits: u32 },
 }
 
 /// A digest of the ingress deparser: when a packet leaves it with
@@ -185,7 +217,46 @@ pub struct ParserState {
     /// state: Tofino's parser writes constants and packet bytes into PHV containers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set: Vec<ParserSet>,
+    /// The state's checksum-engine operations, in order (P4's `Checksum` extern in a
+    /// parser); each runs where it stands among the extracts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checksum: Vec<ParserChecksum>,
     pub transition: Transition,
+}
+
+/// One operation of a parser checksum engine (a `Checksum` instance of the parser).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserChecksum {
+    /// The engine by the P4 instance's name: operations naming one name share one engine.
+    pub engine: String,
+    /// How many of the state's extracts run before it.
+    pub after_extracts: u32,
+    pub op: ChecksumOp,
+}
+
+/// What a parser checksum operation does to its engine's running sum.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ChecksumOp {
+    /// Adds the items (`add`).
+    Add(Vec<ChecksumItem>),
+    /// Subtracts the items (`subtract`).
+    Subtract(Vec<ChecksumItem>),
+    /// Writes the engine's error bit to the 1-bit field (`verify`): 0 when the sum is
+    /// 0xffff, the sum of data that carries its own correct checksum, else 1. Tofino's
+    /// parser writes the checksum error, so a P4 program's `verify()` reads true when the
+    /// checksum is wrong (the behaviour p4lang/bf-p4c's STF tests expect).
+    Verify(String),
+    /// ORs the error bit into the 1-bit field (`f = ck.verify() || f`): one error flag for
+    /// several engines.
+    VerifyOr(String),
+    /// Writes the checksum, the sum's ones' complement, to the 16-bit field (`get`).
+    Get(String),
+    /// From here on every header extracted is subtracted, and when parsing ends the sum is
+    /// written to the 16-bit field (`subtract_all_and_deposit`: the residual that a deparser
+    /// adds back to checksum the payload it never parsed).
+    Deposit(String),
 }
 
 /// A parser state's write of a PHV field of at most 64 bits (the value zero-extended or
@@ -247,6 +318,7 @@ impl ParserState {
             name: name.to_string(),
             extract: Vec::new(),
             set: Vec::new(),
+            checksum: Vec::new(),
             transition: Transition::Goto(ACCEPT.to_string()),
         }
     }

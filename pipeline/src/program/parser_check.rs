@@ -510,6 +510,7 @@ impl<'a> States<'a> {
             value_set_next: Vec::new(),
             // Resolved once the metadata has its containers (`check::resolve_fields`).
             sets: Vec::new(),
+            checksums: Vec::new(),
         };
         Ok((state, key_headers))
     }

@@ -825,9 +825,13 @@ impl PlacedThread {
             params,
             timing,
             &self.active_stages(),
-            Arc::clone(&self.program.parser),
+            Arc::clone(match gress {
+                Gress::Ingress => &self.program.parser,
+                _ => &self.program.egress_parser,
+            }),
         )
         .with_digests(digests)
+        .with_checksums(self.program.checksum_updates[(gress != Gress::Ingress) as usize].clone())
     }
 
     /// The ghost thread of an ingress thread timed by `placed`, if the program has ghost

@@ -377,7 +377,9 @@ impl<'a> Lowerer<'a> {
             let fs = self.structs.get(s).copied().unwrap_or(&[]);
             if let Some(f) = fs.iter().find(|f| f.name == comps[1]) {
                 if let Ty::Header(h) = self.resolve(&f.ty, f.span)? {
-                    return Ok(self.instance(&f.name, &h, f.span)?.ir);
+                    let ir = self.instance(&f.name, &h, f.span)?.ir;
+                    self.used_headers.insert(ir.clone());
+                    return Ok(ir);
                 }
             }
         }

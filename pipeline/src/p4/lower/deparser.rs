@@ -3,10 +3,15 @@
 use super::*;
 
 impl<'a> Lowerer<'a> {
-    /// Checks a deparser: it emits the headers the parser extracts, in parse order, and
-    /// updates at most the built-in IPv4 checksum (which the model's deparser recomputes).
-    pub(super) fn check_deparser(&mut self, d: &'a Decl, graph: &ir::ParserGraph) -> R<()> {
-        let gress = Gress::Ingress;
+    /// Checks a deparser: it emits the headers the parser extracts, in parse order; its
+    /// checksum updates become the program's (the built-in IPv4 header's is the one the
+    /// model's deparser always recomputes).
+    pub(super) fn check_deparser(
+        &mut self,
+        d: &'a Decl,
+        graph: &ir::ParserGraph,
+        gress: Gress,
+    ) -> R<()> {
         let c = self.ctl(d, gress)?;
         let DeclKind::Control { apply, .. } = &d.kind else {
             unreachable!()
@@ -39,7 +44,12 @@ impl<'a> Lowerer<'a> {
                                 }
                             }
                         }
-                        (Some(ParamKind::Headers(_)), 2) => emitted.push(self.header_of(&c, arg)?),
+                        (Some(ParamKind::Headers(_)), 2) => {
+                            // Emitting a header is no use of it (see `used_headers`).
+                            let used = self.used_headers.clone();
+                            emitted.push(self.header_of(&c, arg)?);
+                            self.used_headers = used;
+                        }
                         _ => {
                             return self.err(
                                 arg.span,
@@ -48,17 +58,20 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                 }
-                StmtKind::Assign(lhs, rhs) => {
-                    let ok = matches!(method_call(rhs), Some((obj, "update", _))
-                        if obj.path().is_some_and(|o| matches!(c.locals.get(&o), Some(Local::Extern(_, e)) if e == "Checksum")));
-                    let f = self.field(&c, lhs)?;
-                    if !ok || f.ir != "ipv4.hdr_checksum" {
+                StmtKind::Assign(..) | StmtKind::If(..) => {
+                    let Some(update) = self.deparser_checksum(&c, st)? else {
                         return self.err(
                             st.span,
-                            "the only deparser computation supported is the IPv4 header \
-                             checksum of the built-in ipv4 header (`hdr.ipv4.hdr_checksum = \
-                             csum.update({...})`), which the model's deparser recomputes",
+                            "a deparser computes only checksums (`h.csum = ck.update({...})`, \
+                             alone or under `if` on a 1-bit field or `isValid()`)",
                         );
+                    };
+                    // The built-in IPv4 header's checksum is recomputed by the model's
+                    // deparser whenever the header is emitted.
+                    let builtin_ipv4 = matches!(&st.kind, StmtKind::Assign(..))
+                        && update.dst == "ipv4.hdr_checksum";
+                    if !builtin_ipv4 {
+                        self.prog.checksum_updates.push(update);
                     }
                 }
                 _ => {

@@ -44,6 +44,7 @@ impl<'a> Lowerer<'a> {
             }
             let mut extract = Vec::new();
             let mut set: Vec<ir::ParserSet> = Vec::new();
+            let mut checksum: Vec<ir::ParserChecksum> = Vec::new();
             // Bits the state has extracted so far: where a `lookahead` reads from.
             let mut offset_bits = 0u32;
             let mut intrinsic = after_intrinsic.contains(&s.name);
@@ -59,6 +60,10 @@ impl<'a> Lowerer<'a> {
                 match &st.kind {
                     StmtKind::Empty => {}
                     StmtKind::Call(e) => {
+                        if let Some(op) = self.parser_checksum_call(&c, e, extract.len())? {
+                            checksum.push(op);
+                            continue;
+                        }
                         let Some((obj, m, args)) = method_call(e) else {
                             return bad(self);
                         };
@@ -153,7 +158,10 @@ impl<'a> Lowerer<'a> {
                         }
                     }
                     StmtKind::Assign(lhs, rhs) => {
-                        set.push(self.parser_set(&c, lhs, rhs, offset_bits)?);
+                        match self.parser_checksum_assign(&c, lhs, rhs, extract.len())? {
+                            Some(op) => checksum.push(op),
+                            None => set.push(self.parser_set(&c, lhs, rhs, offset_bits)?),
+                        }
                     }
                     StmtKind::Var(_) => {
                         return self.err(
@@ -231,6 +239,7 @@ impl<'a> Lowerer<'a> {
                 name: s.name.clone(),
                 extract,
                 set,
+                checksum,
                 transition,
             });
         }
