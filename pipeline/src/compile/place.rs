@@ -742,6 +742,7 @@ pub fn place(p: &Checked, budget: &Budget) -> Placed {
     };
     placed.failure = phv_spill(p)
         .or_else(|| parser_overflow(&p.parser))
+        .or_else(|| parser_overflow(&p.egress_parser))
         .or(too_many);
     if placed.failure.is_some() {
         return placed;

@@ -350,8 +350,8 @@ struct Lowerer<'a> {
     meta_names: HashMap<String, String>,
     /// Header instances the program extracts or names beyond declaring and emitting them.
     used_headers: BTreeSet<String>,
-    /// The ingress parser's `Checksum` instances, each an engine of its own.
-    checksum_engines: Vec<String>,
+    /// Each parser's (ingress, egress) `Checksum` instances, each an engine of its own.
+    checksum_engines: [Vec<String>; 2],
     /// IR object names and where they were declared.
     spans: Vec<(String, Span)>,
     /// (control, action) -> IR action name.
@@ -429,7 +429,7 @@ pub fn lower(src: &Source, decls: &[Decl], name: &str) -> R<Compiled> {
         meta_order: Vec::new(),
         meta_names: HashMap::new(),
         used_headers: BTreeSet::new(),
-        checksum_engines: Vec::new(),
+        checksum_engines: Default::default(),
         spans: Vec::new(),
         lowered_actions: HashMap::new(),
         applied: HashMap::new(),
@@ -983,8 +983,9 @@ impl<'a> Lowerer<'a> {
         }
         self.check_deparser(blocks[2], &ig_graph, Gress::Ingress)?;
         self.check_deparser(blocks[5], &eg_graph, Gress::Egress)?;
-        // The model runs one parser graph in both gresses: the egress one when it tells
-        // mirrored copies apart first (`mirror_select.rs`).
+        // The model runs one parser graph in both gresses where the egress parser parses as
+        // the ingress one, or tells mirrored copies apart first (`mirror_select.rs`), or
+        // extracts nothing; otherwise the egress parser is a graph of its own.
         let with_copies = self.graph_with_copies(&ig_graph, &eg_graph, eg_span)?;
         let eg_extracts = eg_graph.states.iter().any(|s| !s.extract.is_empty());
         // An ingress that branches on the resubmit flag or the ingress port parses in egress,
@@ -992,14 +993,8 @@ impl<'a> Lowerer<'a> {
         // branch means.
         let same_graph = canonical(&eg_graph) == canonical(&ig_graph)
             || canonical(&eg_graph) == canonical(&mirror_select::as_in_egress(&ig_graph));
-        if with_copies.is_none() && eg_extracts && !same_graph {
-            return self.err(
-                eg_span,
-                "the egress parser differs from the ingress parser: the modelled chip runs one \
-                 parser graph in both gresses (write the same states, or extract nothing in \
-                 egress)",
-            );
-        }
+        let eg_checksums = eg_graph.states.iter().any(|s| !s.checksum.is_empty());
+        let own_egress = with_copies.is_none() && eg_extracts && (!same_graph || eg_checksums);
         if !eg_extracts && !self.prog.egress.is_empty() {
             if let Some(h) = self.egress_header_use() {
                 return self.err(
@@ -1015,11 +1010,14 @@ impl<'a> Lowerer<'a> {
         let _ = ig_span;
         self.prog.parser = if let Some(g) = with_copies {
             Some(merge_states(g, &self.unmerged))
-        } else if canonical(&ig_graph) == canonical(&builtin::graph()) {
+        } else if canonical(&ig_graph) == canonical(&builtin::graph()) && !own_egress {
             None
         } else {
             Some(merge_states(ig_graph, &self.unmerged))
         };
+        if own_egress {
+            self.prog.egress_parser = Some(merge_states(eg_graph, &self.unmerged));
+        }
         // Actions and tables in the order the program declares them.
         let place = |n: &str| {
             self.spans

@@ -933,9 +933,19 @@ fn resolve_fields(
         fields.insert(b.name.to_string(), (b.field, b.access));
     }
     // Headers first: they need normal (parser-visible) containers; metadata may spill.
-    let lowered = match &p.parser {
-        Some(g) => parser_check::lower(&p.name, &p.headers, g, alloc)?,
-        None => parser_check::lower(&p.name, &p.headers, &builtin::graph(), alloc)?,
+    let (lowered, egress_graph) = match (&p.parser, &p.egress_parser) {
+        (Some(g), eg) => parser_check::lower_pair(&p.name, &p.headers, g, eg.as_ref(), alloc)?,
+        (None, None) => (
+            parser_check::lower(&p.name, &p.headers, &builtin::graph(), alloc)?,
+            None,
+        ),
+        (None, Some(_)) => {
+            return err(
+                &format!("{}: egress_parser", p.name),
+                "an egress parser of its own needs an ingress `parser` (the built-in graph \
+                 parses both gresses)",
+            )
+        }
     };
     let mut graph = lowered.graph;
     for (name, f, access) in lowered.fields {
@@ -1019,8 +1029,18 @@ fn resolve_fields(
         resolve_parser_sets(&p.name, g, &mut graph, &r)?;
         checksums::resolve_parser(&p.name, g, &mut graph, &r)?;
     }
+    let own_egress = match (egress_graph, &p.egress_parser) {
+        (Some(mut eg), Some(ir_eg)) => {
+            let name = format!("{} (egress)", p.name);
+            resolve_parser_sets(&name, ir_eg, &mut eg, &r)?;
+            checksums::resolve_parser(&name, ir_eg, &mut eg, &r)?;
+            Some(Arc::new(eg))
+        }
+        _ => None,
+    };
     let (parser, egress_parser) = match &p.parser {
         None => (parser_check::builtin_graph(), parser_check::builtin_graph()),
+        Some(_) if own_egress.is_some() => (Arc::new(graph), own_egress.expect("matched")),
         Some(_) if graph.states.iter().all(|s| s.checksums.is_empty()) => {
             let g = Arc::new(graph);
             (Arc::clone(&g), g)

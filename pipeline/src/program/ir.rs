@@ -30,6 +30,10 @@ pub struct Program {
     /// The parser graph; `None` runs the built-in graph.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parser: Option<ParserGraph>,
+    /// The egress parser's graph when it is not the ingress one (a program with its own
+    /// `parser`): the same headers, parsed as the packet leaves the TM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress_parser: Option<ParserGraph>,
     /// The program's own metadata fields.
     #[serde(default)]
     pub metadata: Vec<MetadataField>,

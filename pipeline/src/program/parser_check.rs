@@ -117,55 +117,102 @@ pub fn lower(
     graph: &ParserGraph,
     alloc: &mut MetadataAllocator,
 ) -> Result<Lowered, IrError> {
+    lower_pair(program, headers, graph, None, alloc).map(|(l, _)| l)
+}
+
+/// [`lower`] of an ingress graph and, if given, an egress graph of its own: the headers
+/// are laid out once (both gresses name a header's fields alike), each graph is checked and
+/// resolved apart, and every declared header must be extracted by one of them.
+pub fn lower_pair(
+    program: &str,
+    headers: &[HeaderType],
+    graph: &ParserGraph,
+    egress: Option<&ParserGraph>,
+    alloc: &mut MetadataAllocator,
+) -> Result<(Lowered, Option<Graph>), IrError> {
     let (mut hdrs, mut hdr_ids) = declare_headers(program, headers, alloc)?;
-    let (expanded, reserved) = expand_value_sets(program, graph)?;
-    let states = States::new(program, &expanded)?;
-    let extracts = states.extracts(&mut hdrs, &mut hdr_ids)?;
+    let mut expanded = Vec::new();
+    for g in std::iter::once(graph).chain(egress) {
+        expanded.push(expand_value_sets(program, g)?);
+    }
+    let egress_program = format!("{program}: egress parser");
+    let mut all_states = Vec::new();
+    let mut all_extracts = Vec::new();
+    for (k, (states, _)) in expanded.iter().enumerate() {
+        let name = if k == 0 { program } else { &egress_program };
+        let s = States::new(name, states)?;
+        all_extracts.push(s.extracts(&mut hdrs, &mut hdr_ids)?);
+        all_states.push(s);
+    }
     let HeaderFields {
         fields: fields_out,
         wide,
         wide_pieces,
         field_of,
     } = header_fields(program, &hdrs)?;
-    let mut resolved = Vec::new();
-    let mut select_headers = Vec::new();
-    for (r, &i) in states.order.iter().enumerate() {
-        let (mut state, key_headers) =
-            states.lower_state(i, extracts[r].clone(), &field_of, &wide)?;
-        if let Some((rows, nexts)) = reserved.get(state.name.as_str()) {
-            state.reserved_rows = *rows;
-            for n in nexts {
-                state.value_set_next.push(states.next(i, n)?);
+    let mut resolved_graphs = Vec::new();
+    let mut extracted = 0u128;
+    for (k, states) in all_states.iter().enumerate() {
+        let reserved = &expanded[k].1;
+        let mut resolved = Vec::new();
+        let mut select_headers = Vec::new();
+        for (r, &i) in states.order.iter().enumerate() {
+            let (mut state, key_headers) =
+                states.lower_state(i, all_extracts[k][r].clone(), &field_of, &wide)?;
+            if let Some((rows, nexts)) = reserved.get(state.name.as_str()) {
+                state.reserved_rows = *rows;
+                for n in nexts {
+                    state.value_set_next.push(states.next(i, n)?);
+                }
             }
+            resolved.push(state);
+            select_headers.push(key_headers);
         }
-        resolved.push(state);
-        select_headers.push(key_headers);
+        let before = check_paths(states, &hdrs, &resolved, &select_headers)?;
+        extracted |= resolved
+            .iter()
+            .flat_map(|s| s.extracts.iter())
+            .fold(0u128, |a, &h| a | 1 << h);
+        let deparse_order = match deparse_order(&before) {
+            Ok(order) => order,
+            Err((g, h)) => {
+                return err(
+                    &format!("{}: parser", states.program),
+                    format!(
+                        "headers `{}` and `{}` are extracted in both orders on different paths; \
+                         the deparser emits headers in one order",
+                        hdrs[g].decl.name, hdrs[h].decl.name
+                    ),
+                )
+            }
+        };
+        resolved_graphs.push((resolved, deparse_order));
     }
-    let before = check_paths(program, &states, &hdrs, &resolved, &select_headers)?;
-    let deparse_order = match deparse_order(&before) {
-        Ok(order) => order,
-        Err((g, h)) => {
-            return err(
-                &format!("{program}: parser"),
-                format!(
-                    "headers `{}` and `{}` are extracted in both orders on different paths; \
-                     the deparser emits headers in one order",
-                    hdrs[g].decl.name, hdrs[h].decl.name
-                ),
-            )
-        }
-    };
-    Ok(Lowered {
-        graph: Graph {
+    if let Some(h) = (0..hdrs.len()).find(|&h| extracted >> h & 1 == 0) {
+        return err(
+            &format!("{program}: headers ({})", hdrs[h].decl.name),
+            "the header is declared but no parser state extracts it",
+        );
+    }
+    let layouts: Vec<HeaderLayout> = hdrs.into_iter().map(|h| h.layout).collect();
+    let mut graphs = resolved_graphs
+        .into_iter()
+        .map(|(states, deparse_order)| Graph {
             builtin: false,
-            headers: hdrs.into_iter().map(|h| h.layout).collect(),
-            states: resolved,
+            headers: layouts.clone(),
+            states,
             deparse_order,
+        });
+    let ingress = graphs.next().expect("the ingress graph");
+    Ok((
+        Lowered {
+            graph: ingress,
+            fields: fields_out,
+            wide,
+            wide_pieces,
         },
-        fields: fields_out,
-        wide,
-        wide_pieces,
-    })
+        graphs.next(),
+    ))
 }
 
 /// Per state name: the TCAM rows its value sets hold empty, and where its value-set cases go.
@@ -587,10 +634,9 @@ fn header_fields(program: &str, hdrs: &[Hdr]) -> Result<HeaderFields, IrError> {
 
 /// Checks that every state is reachable with no loop, that no path extracts a header twice
 /// or two headers sharing containers, that a select's headers are extracted on every path to
-/// it and that every header is extracted somewhere; returns, per header, the headers
+/// it; returns, per header, the headers
 /// extracted before it on some path.
 fn check_paths(
-    program: &str,
     states: &States,
     hdrs: &[Hdr],
     resolved: &[State],
@@ -678,16 +724,6 @@ fn check_paths(
             may_in[t] |= may;
             must_in[t] &= must;
         }
-    }
-    let extracted = resolved
-        .iter()
-        .flat_map(|s| s.extracts.iter())
-        .fold(0u128, |a, &h| a | 1 << h);
-    if let Some(h) = (0..hdrs.len()).find(|&h| extracted >> h & 1 == 0) {
-        return err(
-            &format!("{program}: headers ({})", hdrs[h].decl.name),
-            "the header is declared but no parser state extracts it",
-        );
     }
     Ok(before)
 }

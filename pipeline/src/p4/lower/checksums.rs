@@ -221,14 +221,13 @@ impl<'a> Lowerer<'a> {
         }))
     }
 
-    /// Takes a parser checksum engine for `engine` (Tofino2's parser has 5). The model's
-    /// egress parser runs the ingress parser's states without their checksum engines (one
-    /// graph for both gresses), so an egress parser's own is refused.
+    /// Takes a checksum engine of `c`'s parser for `engine` (Tofino2's parser has 5).
     fn claim_engine(&mut self, c: &Ctl<'a>, engine: &str, span: Span) -> R<()> {
-        if !self.checksum_engines.iter().any(|e| e == engine) {
-            self.checksum_engines.push(engine.to_string());
+        let engines = &mut self.checksum_engines[(c.gress == Gress::Egress) as usize];
+        if !engines.iter().any(|e| e == engine) {
+            engines.push(engine.to_string());
         }
-        let n = self.checksum_engines.len();
+        let n = engines.len();
         if n > crate::hw::checksum::PARSER_ENGINES {
             return self.err(
                 span,
@@ -237,14 +236,6 @@ impl<'a> Lowerer<'a> {
                      parser has {}",
                     crate::hw::checksum::PARSER_ENGINES
                 ),
-            );
-        }
-        if c.gress == Gress::Egress {
-            return self.err(
-                span,
-                "a checksum engine in the egress parser: the model's egress parser runs the \
-                 ingress parser's states without their checksum engines (verify or deposit in \
-                 ingress, or update in the egress deparser)",
             );
         }
         Ok(())
