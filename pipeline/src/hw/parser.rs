@@ -109,6 +109,8 @@ pub struct State {
     pub sets: Vec<Set>,
     /// Checksum-engine operations, each run after its number of the state's extracts.
     pub checksums: Vec<checksum::Step>,
+    /// Bytes skipped (`advance`): (after how many of the state's extracts, bytes).
+    pub skips: Vec<(u32, u32)>,
 }
 
 /// A parser state's write of a field (`ir::ParserSet` resolved).
@@ -191,6 +193,8 @@ pub struct Extent {
     pub end: usize,
     pub parsed: u128,
     pub ipv4: Option<(usize, usize)>,
+    /// The parser skipped bytes between headers (`advance`), which the deparser leaves out.
+    pub skipped: bool,
 }
 
 /// The smallest frame the deparser leaves (without FCS): a header removed below it is
@@ -307,7 +311,7 @@ impl Graph {
         for _ in 0..self.states.len() {
             let st = &self.states[s];
             let start = extent.end;
-            if st.checksums.is_empty() {
+            if st.checksums.is_empty() && st.skips.is_empty() {
                 for &h in &st.extracts {
                     let at = extent.end;
                     self.extract(h, bytes, &mut extent, phv)?;
@@ -315,9 +319,17 @@ impl Graph {
                 }
             } else {
                 let mut steps = st.checksums.iter().peekable();
+                let mut skips = st.skips.iter().peekable();
                 for k in 0..=st.extracts.len() {
                     while let Some(step) = steps.next_if(|c| c.after_extracts as usize <= k) {
                         engines.run(step, phv);
+                    }
+                    while let Some(&(_, n)) = skips.next_if(|s| s.0 as usize <= k) {
+                        extent.end += n as usize;
+                        extent.skipped = true;
+                        if extent.end > bytes.len() {
+                            return Err(DropReason::ParserError);
+                        }
                     }
                     if let Some(&h) = st.extracts.get(k) {
                         let at = extent.end;
@@ -359,13 +371,13 @@ impl Graph {
         Err(DropReason::ParserError)
     }
 
-    /// The headers `phv` says are valid (bit `h` for `headers[h]`).
+    /// The headers the deparser emits that `phv` says are valid (bit `h` for
+    /// `headers[h]`).
     fn valid_set(&self, phv: &Phv) -> u128 {
-        self.headers
+        self.deparse_order
             .iter()
-            .enumerate()
-            .filter(|(_, hl)| phv.get(hl.valid) == 1)
-            .fold(0, |m, (h, _)| m | 1 << h)
+            .filter(|&&h| phv.get(self.headers[h].valid) == 1)
+            .fold(0, |m, &h| m | 1 << h)
     }
 
     /// The deparser: writes `phv`'s valid headers into `bytes`, the packet they were parsed
@@ -376,7 +388,7 @@ impl Graph {
     /// as its IHL still asks for, zeros past them), and a packet shorter than 60 bytes is
     /// padded.
     pub fn deparse_to(&self, phv: &Phv, bytes: &mut Vec<u8>, extent: &Extent) {
-        if self.valid_set(phv) == extent.parsed {
+        if self.valid_set(phv) == extent.parsed && !extent.skipped {
             return self.deparse(phv, bytes);
         }
         let mut out = Vec::with_capacity(bytes.len() + 64);
@@ -491,6 +503,7 @@ mod builtin_fast {
             end: eth,
             parsed: 1 << ETHERNET,
             ipv4: None,
+            skipped: false,
         };
         if phv.get(layout::ETH_TYPE) != headers::ETHERTYPE_IPV4 as u32 {
             return Ok(extent);

@@ -981,8 +981,8 @@ impl<'a> Lowerer<'a> {
         if let Some(&d) = blocks.get(6) {
             self.prog.ghost = self.lower_control(d, Gress::Ghost)?;
         }
-        self.check_deparser(blocks[2], &ig_graph, Gress::Ingress)?;
-        self.check_deparser(blocks[5], &eg_graph, Gress::Egress)?;
+        let ig_emit = self.check_deparser(blocks[2], &ig_graph, &eg_graph, Gress::Ingress)?;
+        let eg_emit = self.check_deparser(blocks[5], &eg_graph, &ig_graph, Gress::Egress)?;
         // The model runs one parser graph in both gresses where the egress parser parses as
         // the ingress one, or tells mirrored copies apart first (`mirror_select.rs`), or
         // extracts nothing; otherwise the egress parser is a graph of its own.
@@ -994,7 +994,17 @@ impl<'a> Lowerer<'a> {
         let same_graph = canonical(&eg_graph) == canonical(&ig_graph)
             || canonical(&eg_graph) == canonical(&mirror_select::as_in_egress(&ig_graph));
         let eg_checksums = eg_graph.states.iter().any(|s| !s.checksum.is_empty());
-        let own_egress = with_copies.is_none() && eg_extracts && (!same_graph || eg_checksums);
+        // An egress deparser that emits otherwise than the ingress one needs a graph of its
+        // own too (the emits are the graph's deparse order).
+        // An egress parser that extracts nothing parses with the ingress graph, unless that
+        // skips bytes (the ingress deparser has removed them already).
+        let ig_skips = ig_graph.states.iter().any(|s| !s.skip.is_empty());
+        let own_egress = with_copies.is_none()
+            && if eg_extracts {
+                !same_graph || eg_checksums || (eg_emit.is_some() && eg_emit != ig_emit)
+            } else {
+                ig_skips
+            };
         if !eg_extracts && !self.prog.egress.is_empty() {
             if let Some(h) = self.egress_header_use() {
                 return self.err(
@@ -1010,13 +1020,21 @@ impl<'a> Lowerer<'a> {
         let _ = ig_span;
         self.prog.parser = if let Some(g) = with_copies {
             Some(merge_states(g, &self.unmerged))
-        } else if canonical(&ig_graph) == canonical(&builtin::graph()) && !own_egress {
+        } else if canonical(&ig_graph) == canonical(&builtin::graph())
+            && !own_egress
+            && ig_emit.is_none()
+        {
             None
         } else {
             Some(merge_states(ig_graph, &self.unmerged))
         };
+        if let (Some(g), Some(emit)) = (&mut self.prog.parser, ig_emit) {
+            g.emit = emit;
+        }
         if own_egress {
-            self.prog.egress_parser = Some(merge_states(eg_graph, &self.unmerged));
+            let mut g = merge_states(eg_graph, &self.unmerged);
+            g.emit = eg_emit.unwrap_or_default();
+            self.prog.egress_parser = Some(g);
         }
         // Actions and tables in the order the program declares them.
         let place = |n: &str| {
@@ -1059,6 +1077,17 @@ impl<'a> Lowerer<'a> {
                     .collect(),
             })
             .collect();
+        // Emits of headers left out (never valid) go too.
+        let kept: BTreeSet<String> = self.prog.headers.iter().map(|h| h.name.clone()).collect();
+        for g in self
+            .prog
+            .parser
+            .iter_mut()
+            .chain(self.prog.egress_parser.iter_mut())
+        {
+            g.emit
+                .retain(|h| kept.contains(h) || builtin::headers().iter().any(|b| &b.name == h));
+        }
         // The model gives a copy with a mirror header the mirror type of that header's place
         // among the program's headers (from 1); the P4 must use that type.
         for m in &self.mirrors {
@@ -1806,6 +1835,10 @@ fn merge_states(mut g: ir::ParserGraph, keep: &BTreeSet<String>) -> ir::ParserGr
         let next = g.states.remove(j);
         let i = if j < i { i - 1 } else { i };
         let before = g.states[i].extract.len() as u32;
+        g.states[i].skip.extend(next.skip.into_iter().map(|mut s| {
+            s.after_extracts += before;
+            s
+        }));
         g.states[i]
             .checksum
             .extend(next.checksum.into_iter().map(|mut c| {
@@ -1835,13 +1868,24 @@ fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
             out.push_str(name);
             return;
         };
-        let mut extracts = s.extract.clone();
+        // Extracts, with the bytes skipped (`+N`) where they are skipped.
+        let tokens = |s: &ir::ParserState| -> Vec<String> {
+            let mut out = Vec::new();
+            for k in 0..=s.extract.len() {
+                for sk in s.skip.iter().filter(|x| x.after_extracts as usize == k) {
+                    out.push(format!("+{}", sk.bits));
+                }
+                out.extend(s.extract.get(k).cloned());
+            }
+            out
+        };
+        let mut extracts = tokens(s);
         let mut sets: Vec<&ir::ParserSet> = s.set.iter().collect();
         let mut hops = 0;
         while let ir::Transition::Goto(n) = &s.transition {
             match g.states.iter().find(|x| &x.name == n) {
                 Some(next) if hops < 64 => {
-                    extracts.extend(next.extract.iter().cloned());
+                    extracts.extend(tokens(next));
                     sets.extend(&next.set);
                     s = next;
                     hops += 1;

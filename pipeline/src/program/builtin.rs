@@ -76,5 +76,6 @@ pub fn graph() -> ParserGraph {
             ParserState::new("parse_tcp").extract("tcp"),
         ],
         value_sets: Vec::new(),
+        emit: Vec::new(),
     }
 }

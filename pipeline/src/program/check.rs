@@ -891,6 +891,46 @@ fn resolve_parser_sets(
     Ok(())
 }
 
+/// Each state's skipped bytes (`ir::ParserSkip`) onto `graph`'s state of the same name: a
+/// whole number of bytes, at most a frame's, in order among the state's extracts.
+fn resolve_parser_skips(
+    program: &str,
+    ir_graph: &ir::ParserGraph,
+    graph: &mut parser::Graph,
+) -> Result<(), IrError> {
+    for st in &mut graph.states {
+        let Some(s) = ir_graph.states.iter().find(|s| s.name == st.name) else {
+            continue;
+        };
+        let mut last = 0;
+        for (k, skip) in s.skip.iter().enumerate() {
+            let path = format!("{program}: parser.states ({}).skip[{k}]", s.name);
+            if skip.bits == 0 || skip.bits % 8 != 0 || skip.bits > 8 * 9216 {
+                return err(
+                    &path,
+                    format!(
+                        "skips {} bits; the parser skips whole bytes, 1 to a frame's 9216",
+                        skip.bits
+                    ),
+                );
+            }
+            if skip.after_extracts as usize > s.extract.len() || skip.after_extracts < last {
+                return err(
+                    &path,
+                    format!(
+                        "comes after {} extracts of a state that has {} (skips in order)",
+                        skip.after_extracts,
+                        s.extract.len()
+                    ),
+                );
+            }
+            last = skip.after_extracts;
+            st.skips.push((skip.after_extracts, skip.bits / 8));
+        }
+    }
+    Ok(())
+}
+
 /// Bits `lo .. lo + bits` (from the least significant) of the field in `parts` (most
 /// significant first), which lie in one of them.
 fn sub_field(parts: &[Field], lo: u32, bits: u32) -> Field {
@@ -1027,12 +1067,14 @@ fn resolve_fields(
     };
     if let Some(g) = &p.parser {
         resolve_parser_sets(&p.name, g, &mut graph, &r)?;
+        resolve_parser_skips(&p.name, g, &mut graph)?;
         checksums::resolve_parser(&p.name, g, &mut graph, &r)?;
     }
     let own_egress = match (egress_graph, &p.egress_parser) {
         (Some(mut eg), Some(ir_eg)) => {
             let name = format!("{} (egress)", p.name);
             resolve_parser_sets(&name, ir_eg, &mut eg, &r)?;
+            resolve_parser_skips(&name, ir_eg, &mut eg)?;
             checksums::resolve_parser(&name, ir_eg, &mut eg, &r)?;
             Some(Arc::new(eg))
         }

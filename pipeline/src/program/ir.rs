@@ -187,6 +187,12 @@ pub struct ParserGraph {
     /// Value sets (P4's `value_set`) that select cases name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub value_sets: Vec<ValueSet>,
+    /// The headers the deparser emits, in order (P4's `emit`s), where that is not every
+    /// header the graph extracts in the order it extracts them (empty): a header left out
+    /// is removed from the packet, and one no state extracts may be emitted when the program
+    /// makes it valid (a bridged header).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emit: Vec<String>,
 }
 
 /// A value set: `size` parser TCAM rows reserved where a select case names it, which the
@@ -225,7 +231,21 @@ pub struct ParserState {
     /// parser); each runs where it stands among the extracts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checksum: Vec<ParserChecksum>,
+    /// Bytes the state skips (P4's `advance`), each after its number of the state's
+    /// extracts: the parser moves past them and the deparser leaves them out of the packet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip: Vec<ParserSkip>,
     pub transition: Transition,
+}
+
+/// A run of packet bits a parser state moves past without extracting them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserSkip {
+    /// How many of the state's extracts run before it.
+    pub after_extracts: u32,
+    /// A whole number of bytes, in bits.
+    pub bits: u32,
 }
 
 /// One operation of a parser checksum engine (a `Checksum` instance of the parser).
@@ -323,6 +343,7 @@ impl ParserState {
             extract: Vec::new(),
             set: Vec::new(),
             checksum: Vec::new(),
+            skip: Vec::new(),
             transition: Transition::Goto(ACCEPT.to_string()),
         }
     }
@@ -1243,6 +1264,7 @@ impl ProgramBuilder {
         self.program.parser = Some(ParserGraph {
             states,
             value_sets: Vec::new(),
+            emit: Vec::new(),
         });
         self
     }

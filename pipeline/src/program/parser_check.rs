@@ -173,7 +173,28 @@ pub fn lower_pair(
             .iter()
             .flat_map(|s| s.extracts.iter())
             .fold(0u128, |a, &h| a | 1 << h);
+        let emit = &[graph]
+            .into_iter()
+            .chain(egress)
+            .nth(k)
+            .expect("a graph")
+            .emit;
         let deparse_order = match deparse_order(&before) {
+            _ if !emit.is_empty() => {
+                let path = format!("{}: parser.emit", states.program);
+                let mut order = Vec::new();
+                for name in emit {
+                    let Some(&h) = hdr_ids.get(name) else {
+                        return err(&path, format!("emits unknown header `{name}`"));
+                    };
+                    if order.contains(&h) {
+                        return err(&path, format!("emits header `{name}` twice"));
+                    }
+                    extracted |= 1 << h;
+                    order.push(h);
+                }
+                order
+            }
             Ok(order) => order,
             Err((g, h)) => {
                 return err(
@@ -558,6 +579,7 @@ impl<'a> States<'a> {
             // Resolved once the metadata has its containers (`check::resolve_fields`).
             sets: Vec::new(),
             checksums: Vec::new(),
+            skips: Vec::new(),
         };
         Ok((state, key_headers))
     }

@@ -3,15 +3,19 @@
 use super::*;
 
 impl<'a> Lowerer<'a> {
-    /// Checks a deparser: it emits the headers the parser extracts, in parse order; its
-    /// checksum updates become the program's (the built-in IPv4 header's is the one the
-    /// model's deparser always recomputes).
+    /// Reads a deparser: its checksum updates become the program's (the built-in IPv4
+    /// header's is the one the model's deparser always recomputes), and its emits the order
+    /// the headers leave in. Gives that order when it is not every header `graph` extracts,
+    /// in the order it extracts them (`ir::ParserGraph::emit`): it emits them in another
+    /// order, leaves one out, or emits one that the program makes valid and neither parser
+    /// extracts (`other` is the other gress's graph).
     pub(super) fn check_deparser(
         &mut self,
         d: &'a Decl,
         graph: &ir::ParserGraph,
+        other: &ir::ParserGraph,
         gress: Gress,
-    ) -> R<()> {
+    ) -> R<Option<Vec<String>>> {
         let c = self.ctl(d, gress)?;
         let DeclKind::Control { apply, .. } = &d.kind else {
             unreachable!()
@@ -120,27 +124,25 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        for h in &order {
-            if !emitted.contains(h) {
-                return self.err(
-                    d.span,
-                    format!("header `{h}` is extracted but the deparser never emits it; the model's deparser emits every valid header"),
-                );
+        // A header emitted twice goes out where it is first emitted.
+        let mut once: Vec<String> = Vec::new();
+        for h in emitted {
+            if !once.contains(&h) {
+                once.push(h);
             }
         }
-        let misordered = emitted.iter().enumerate().any(|(i, a)| {
-            emitted[i + 1..]
+        let misordered = once.iter().enumerate().any(|(i, a)| {
+            once[i + 1..]
                 .iter()
                 .any(|b| before.contains(&(b.clone(), a.clone())))
         });
-        if misordered {
-            return self.err(
-                d.span,
-                "the deparser emits headers in another order than the parser extracts them; the \
-                 model's deparser emits them in parse order",
-            );
-        }
-        Ok(())
+        let left_out = order.iter().any(|h| !once.contains(h));
+        let made_valid = once.iter().any(|h| {
+            !order.contains(h)
+                && self.used_headers.contains(h)
+                && !other.states.iter().any(|s| s.extract.contains(h))
+        });
+        Ok((misordered || left_out || made_valid).then_some(once))
     }
 
     /// Records the mirrors a deparser emits: `if (md.mirror_type == T) { m.emit(S); }`.

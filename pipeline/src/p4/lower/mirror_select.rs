@@ -357,6 +357,7 @@ impl<'a> Lowerer<'a> {
         Ok(ir::ParserGraph {
             states,
             value_sets: ingress.value_sets.clone(),
+            emit: Vec::new(),
         })
     }
 

@@ -45,6 +45,7 @@ impl<'a> Lowerer<'a> {
             let mut extract = Vec::new();
             let mut set: Vec<ir::ParserSet> = Vec::new();
             let mut checksum: Vec<ir::ParserChecksum> = Vec::new();
+            let mut skip: Vec<ir::ParserSkip> = Vec::new();
             // Bits the state has extracted so far: where a `lookahead` reads from.
             let mut offset_bits = 0u32;
             let mut intrinsic = after_intrinsic.contains(&s.name);
@@ -136,16 +137,41 @@ impl<'a> Lowerer<'a> {
                                     ),
                                 }
                             }
-                            ("advance", [_]) if intrinsic && extract.is_empty() => {
-                                // Skipping the port metadata after the intrinsic metadata.
-                            }
-                            ("advance", _) => {
-                                return self.err(
-                                    st.span,
-                                    "`advance` is supported only to skip the port metadata after \
-                                     extracting the intrinsic metadata: the model's parser \
-                                     extracts whole headers",
-                                )
+                            ("advance", [n]) => {
+                                let bits = match self.const_value(n, &c.locals) {
+                                    Ok((v, _)) if v % 8 == 0 && v > 0 && v <= 8 * 9216 => v as u32,
+                                    _ => {
+                                        return self.err(
+                                            n.span,
+                                            "`advance` by a constant number of whole bytes (1 to \
+                                             a frame's 9216): the parser moves by bytes it knows \
+                                             when the program loads",
+                                        )
+                                    }
+                                };
+                                // The port metadata right after the intrinsic metadata is not
+                                // in the model's packet bytes: skipping it is a no-op.
+                                let port_metadata = intrinsic
+                                    && extract.is_empty()
+                                    && skip.is_empty()
+                                    && matches!(bits, 64 | 192);
+                                // Nor is the intrinsic metadata: skipping it with the port
+                                // metadata (64 + 64 bits on TNA, 64 + 192 on T2NA) first thing
+                                // in `start` is one too.
+                                let all_metadata = s.name == ir::START
+                                    && !intrinsic
+                                    && extract.is_empty()
+                                    && skip.is_empty()
+                                    && matches!(bits, 128 | 256);
+                                if all_metadata {
+                                    intrinsic = true;
+                                } else if !port_metadata {
+                                    skip.push(ir::ParserSkip {
+                                        after_extracts: extract.len() as u32,
+                                        bits,
+                                    });
+                                    offset_bits += bits;
+                                }
                             }
                             ("lookahead", _) => {
                                 return self.err(
@@ -240,6 +266,7 @@ impl<'a> Lowerer<'a> {
                 extract,
                 set,
                 checksum,
+                skip,
                 transition,
             });
         }
@@ -247,6 +274,7 @@ impl<'a> Lowerer<'a> {
             ir::ParserGraph {
                 states: out,
                 value_sets,
+                emit: Vec::new(),
             },
             d.span,
         ))
