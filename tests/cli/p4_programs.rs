@@ -356,6 +356,18 @@ fn bridge_strip_stf_passes_with_its_cycles() {
     );
 }
 
+/// A parser's own variable (a metadata field of its own) copied into the user metadata,
+/// and a select on a slice of a header field.
+#[test]
+fn parser_local_stf_passes_with_its_cycles() {
+    assert_eq!(
+        passing_stf("parser_local"),
+        "programs/p4/parser_local.stf:5: expect port 24: pass (arrived in cycle 803)\n\
+         programs/p4/parser_local.stf:8: expect port 16: pass (arrived in cycle 828)\n\
+         programs/p4/parser_local.stf: 2 expectations, 2 passed, 0 failed; 0 unexpected packets\n"
+    );
+}
+
 #[test]
 fn acl_lpm_stf_passes_with_its_cycles() {
     assert_eq!(

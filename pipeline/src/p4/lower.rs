@@ -1425,9 +1425,9 @@ impl<'a> Lowerer<'a> {
                     (name.clone(), Local::Const(v, w))
                 }
                 DeclKind::Var { name: v, ty, init } => {
-                    // A control's variable is what bf-p4c makes of it: a metadata field in
-                    // the PHV, here `p4.<control>.<name>`. The Ghost control needs them:
-                    // it has no metadata struct of its own to compute an index in.
+                    // A control's (or a parser's) variable is what bf-p4c makes of it: a
+                    // metadata field in the PHV, here `p4.<block>.<name>`. The Ghost control
+                    // needs them: it has no metadata struct of its own to compute an index in.
                     if !matches!(d.kind, DeclKind::Control { .. }) {
                         // bf-p4c's tests skip the port metadata by extracting a local header
                         // of its width; the chip hands the intrinsic metadata over without
@@ -1440,13 +1440,8 @@ impl<'a> Lowerer<'a> {
                             params.insert(v.clone(), ParamKind::Skip(bits));
                             continue;
                         }
-                        return self.err(
-                            l.span,
-                            format!(
-                                "variable `{v}` in a parser: the model's parser only extracts \
-                                 headers"
-                            ),
-                        );
+                        // Otherwise a parser's variable is a metadata field as a control's
+                        // is: the parser writes it (`local = hdr.b.f`) and selects on it.
                     }
                     if init.is_some() {
                         return self.err(

@@ -508,7 +508,18 @@ impl<'a> States<'a> {
                         kf.push(f);
                         continue;
                     }
-                    let Some(&(f, h)) = field_of.get(k) else {
+                    // A slice of a header field (`h.f[7:0]`): those bits of its container.
+                    let sliced = k
+                        .strip_suffix(']')
+                        .and_then(|x| x.rsplit_once('['))
+                        .and_then(|(base, range)| {
+                            let (hi, lo) = range.split_once(':')?;
+                            let (hi, lo): (u8, u8) = (hi.parse().ok()?, lo.parse().ok()?);
+                            let &(f, h) = field_of.get(base)?;
+                            (lo <= hi && hi < f.bits)
+                                .then(|| (Field::at(f.container, f.shift + lo, hi - lo + 1), h))
+                        });
+                    let Some((f, h)) = field_of.get(k).copied().or(sliced) else {
                         let why = match wide.iter().find(|w| &w.0 == k) {
                             Some(w) => format!(
                                 "selects on `{k}`, which is {} bits; keys are at most 32",
