@@ -1267,6 +1267,46 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// For a header in the user metadata (`meta.m`), the 1-bit metadata field that holds
+    /// its validity (`meta.m.$valid`); `None` for anything else.
+    fn meta_header_valid(&mut self, c: &Ctl<'a>, obj: &Expr) -> R<Option<String>> {
+        let Some(path) = obj.path() else {
+            return Ok(None);
+        };
+        let comps: Vec<&str> = path.split('.').collect();
+        let Some(ParamKind::Meta(s)) = c.params.get(comps[0]).cloned() else {
+            return Ok(None);
+        };
+        let mut ty = Ty::Struct(s.clone());
+        for comp in &comps[1..] {
+            let (Ty::Struct(sn) | Ty::Header(sn)) = &ty else {
+                return Ok(None);
+            };
+            let fs = match &ty {
+                Ty::Struct(_) => self.structs.get(sn).copied().unwrap_or(&[]),
+                _ => self.headers.get(sn).copied().unwrap_or(&[]),
+            };
+            let Some(f) = fs.iter().find(|f| f.name == *comp) else {
+                return Ok(None);
+            };
+            ty = self.resolve(&f.ty, f.span)?;
+        }
+        if !matches!(ty, Ty::Header(_)) {
+            return Ok(None);
+        }
+        let root = self
+            .meta_names
+            .get(&s)
+            .cloned()
+            .unwrap_or(comps[0].to_string());
+        let ir = format!("{root}{}.$valid", &path[comps[0].len()..]);
+        if !self.meta_order.contains(&ir) {
+            self.meta_order.push(ir.clone());
+        }
+        self.meta_used.insert(ir.clone(), 1);
+        Ok(Some(ir))
+    }
+
     /// Registers the header instances of headers struct `n`.
     fn declare_instances(&mut self, n: &str) -> R<()> {
         let fs = self.structs.get(n).copied().unwrap_or(&[]);

@@ -72,10 +72,14 @@ impl<'a> Lowerer<'a> {
                             .path()
                             .is_some_and(|p| matches!(c.params.get(&p), Some(ParamKind::Packet)));
                         if let ("setValid" | "setInvalid", []) = (m, args) {
-                            // The header's valid bit, written as the parser writes a field.
-                            let h = self.header_of(&c, obj)?;
+                            // The header's valid bit, written as the parser writes a field (a
+                            // header in the metadata has a 1-bit metadata field for it).
+                            let dst = match self.meta_header_valid(&c, obj)? {
+                                Some(v) => v,
+                                None => format!("{}.$valid", self.header_of(&c, obj)?),
+                            };
                             set.push(ir::ParserSet {
-                                dst: format!("{h}.$valid"),
+                                dst,
                                 src: ir::ParserValue::Const((m == "setValid") as u64),
                             });
                             continue;
