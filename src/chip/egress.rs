@@ -92,7 +92,7 @@ impl Chip {
                 } else {
                     self.egress_mirror(now, &exit, desc, pool);
                     let port = self.dev_ports[exit.port as usize].expect("a configured port");
-                    self.to_mac.send(now, (port, exit.pkt));
+                    self.hand_to_mac(now, port, exit.pkt, pool);
                 }
             }
         }

@@ -1082,12 +1082,16 @@ impl TrafficManager {
     /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
     /// effect.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        (0..self.pipes.len())
-            .filter_map(|pipe| self.pipe_ready_at(pipe))
-            .chain(self.afc_pending.front().map(|r| r.apply_at))
-            .chain(self.groups.refresh_queue.first().map(|&(due, _)| due))
-            .map(|t| t.max(now + 1))
-            .min()
+        // A plain minimum (`Cycle::MAX`: none), raised to the next cycle at the end: the
+        // chip asks after every visit.
+        let mut next = self.afc_pending.front().map_or(Cycle::MAX, |r| r.apply_at);
+        if let Some(&(due, _)) = self.groups.refresh_queue.first() {
+            next = next.min(due);
+        }
+        for pipe in 0..self.pipes.len() {
+            next = next.min(self.pipe_ready_at(pipe).unwrap_or(Cycle::MAX));
+        }
+        (next != Cycle::MAX).then(|| next.max(now + 1))
     }
 
     /// Brings the ghost feed up to cycle `now`: sends the updates of the cycles before it and
