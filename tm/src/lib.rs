@@ -894,7 +894,10 @@ impl TrafficManager {
 
     /// The first cycle at which some port of pipe `pipe` may send; see
     /// [`PipeScheduler::ready_at`].
+    #[inline]
     fn pipe_ready_at(&self, pipe: usize) -> Option<Cycle> {
+        // Asked for every pipe on every chip visit, twice: the kept value is read inline,
+        // working it out again is a call of its own.
         let state = &self.pipes[pipe];
         if let Some(cached) = state.ready_at.get() {
             debug_assert_eq!(
@@ -904,6 +907,12 @@ impl TrafficManager {
             );
             return cached;
         }
+        self.pipe_ready_work(pipe)
+    }
+
+    #[inline(never)]
+    fn pipe_ready_work(&self, pipe: usize) -> Option<Cycle> {
+        let state = &self.pipes[pipe];
         let ready = self.pipe_ready_now(pipe);
         state.ready_at.set(Some(ready));
         ready
