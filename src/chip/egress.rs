@@ -100,7 +100,7 @@ impl Chip {
         let pipe = &mut self.pipes[p];
         let exit = pipe
             .egress
-            .tick_batching(now, pipe.egress_program.as_mut(), pool, may_batch);
+            .tick_batching(now, &mut pipe.egress_program, pool, may_batch);
         if let Some(exit) = exit {
             let desc = pipe
                 .in_egress

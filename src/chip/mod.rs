@@ -59,7 +59,7 @@ pub use pktgen::{
 };
 
 use crate::chip::params::Tofino2Params;
-use crate::chip::pipes::build_pipes;
+use crate::chip::pipes::{build_pipes, PipeProgram};
 use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -89,8 +89,8 @@ struct Port {
 struct Pipe {
     ingress: GressPipeline,
     egress: GressPipeline,
-    ingress_program: Box<dyn StageProgram>,
-    egress_program: Box<dyn StageProgram>,
+    ingress_program: PipeProgram,
+    egress_program: PipeProgram,
     /// The program's ghost thread, run by `ingress_program` (none without a ghost control).
     ghost: Option<GhostPipeline>,
     /// Ports this pipe serves, by index into `Chip::ports`.
