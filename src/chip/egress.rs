@@ -96,6 +96,8 @@ impl Chip {
     }
 
     /// Pipe `p`'s egress in cycle `now`: its stages, and the packet leaving its deparser.
+    /// Inlined: every pipe's egress is asked on every visit and most have nothing due.
+    #[inline]
     fn egress_tick(&mut self, now: Cycle, p: usize, may_batch: bool, pool: &mut PacketPool) {
         let pipe = &mut self.pipes[p];
         let exit = pipe
