@@ -10,27 +10,30 @@ impl Chip {
     /// Each pipe's TM scheduler sends at most one descriptor toward its egress, which takes
     /// in what was sent a cycle ago and hands finished packets to the MACs.
     ///
-    /// Without a trace, a dequeued packet enters its egress parser at once for the next
-    /// cycle, after this cycle's egress tick: nothing else touches the egress or the packet
-    /// in between, and its parser takes at least that cycle, so this spares the chip a
-    /// visit in it. A trace, which records the entry in its cycle, keeps the wire.
+    /// A dequeued packet usually enters its egress parser at once for the next cycle, after
+    /// this cycle's egress tick: nothing else touches the egress or the packet in between,
+    /// and its parser takes at least that cycle, so this spares the chip a visit in it. It
+    /// takes the wire instead when something could see the difference: a trace, which
+    /// records the entry in its cycle, or a control-plane operation due by then (a port's
+    /// queues carved anew change the queue number the egress is given).
     pub(super) fn egress_pipes(&mut self, now: Cycle, pool: &mut PacketPool) {
         let may_batch = self.may_batch(now);
+        let early = self.trace.is_none() && self.control_next_event().is_none_or(|c| c > now + 1);
         for p in 0..self.pipes.len() {
             let dequeued = self.tm.dequeue(p, now);
-            if self.trace.is_some() {
-                if let Some(out) = dequeued {
-                    self.pipes[p].to_egress.send(now, out);
-                }
-                if let Some(dq) = self.pipes[p].to_egress.recv(now) {
-                    self.egress_entry(now, p, dq, pool);
-                }
-                self.egress_tick(now, p, may_batch, pool);
-            } else {
-                self.egress_tick(now, p, may_batch, pool);
-                if let Some(dq) = dequeued {
+            if let Some(dq) = self.pipes[p].to_egress.recv(now) {
+                self.egress_entry(now, p, dq, pool);
+            }
+            match dequeued {
+                Some(dq) if early => {
+                    self.egress_tick(now, p, may_batch, pool);
                     self.egress_entry(now + 1, p, dq, pool);
                 }
+                Some(dq) => {
+                    self.pipes[p].to_egress.send(now, dq);
+                    self.egress_tick(now, p, may_batch, pool);
+                }
+                None => self.egress_tick(now, p, may_batch, pool),
             }
         }
     }
