@@ -13,7 +13,7 @@ use std::sync::Arc;
 use t2_clock::Cycle;
 use t2_pipeline::ir::Program;
 use t2_pipeline::ir::{Entry, KeyValue};
-use t2_pipeline::Gress;
+use t2_pipeline::{Gress, StageProgram};
 use t2_tm::QueueConfig;
 
 /// One control-plane operation.
@@ -301,8 +301,8 @@ impl Chip {
             .get_mut(pipe)
             .ok_or_else(|| format!("pipe {pipe} does not exist (the chip has 0..{pipes})"))?;
         let program = match gress {
-            Gress::Ingress => p.ingress_program.as_mut(),
-            Gress::Egress => p.egress_program.as_mut(),
+            Gress::Ingress => &mut p.ingress_program,
+            Gress::Egress => &mut p.egress_program,
         };
         let names = program.register_names();
         let r = names
@@ -526,13 +526,12 @@ impl Chip {
                 .iter()
                 .any(|u| u.unit == t2_pipeline::check::Unit::Table(t));
             let gress = if egress {
-                self.pipes[p].egress_program.as_mut()
+                &mut self.pipes[p].egress_program
             } else {
-                self.pipes[p].ingress_program.as_mut()
+                &mut self.pipes[p].ingress_program
             };
             gress
-                .as_any_mut()
-                .and_then(|a| a.downcast_mut::<t2_pipeline::exec::PlacedThread>())
+                .placed_mut()
                 .expect("a program's pipes run placed threads")
                 .reprogram(checked, &rt.placed);
             rt.programs[p] = program;

@@ -63,7 +63,7 @@ impl Chip {
                 .write([2, 0, 0, 0xfc, dev[0], dev[1]], &mut bytes);
             let pkt = pool.alloc_from(&bytes);
             self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
-            self.to_mac.send(now, (port, pkt));
+            self.hand_to_mac(now, port, pkt, pool);
         }
     }
 

@@ -17,6 +17,7 @@ use super::Chip;
 use t2_clock::Cycle;
 use t2_pipeline::gress::CellWrite;
 use t2_pipeline::GhostWord;
+use t2_pipeline::StageProgram;
 use t2_tm::ghost::GhostUpdate;
 
 /// The ghost feed's state on the chip side.
@@ -93,7 +94,7 @@ impl Chip {
         let Some(ghost) = leader.ghost.as_mut() else {
             return;
         };
-        let program = leader.ingress_program.as_mut();
+        let program = &mut leader.ingress_program;
         program.log_register_writes(true);
         ghost.tick_batching(now, program, batch);
         program.take_register_writes(&mut writes);

@@ -24,14 +24,14 @@ impl Chip {
             let pipe = &mut self.pipes[p];
             if let Some(ghost) = pipe.ghost.as_mut().filter(|_| !shared) {
                 let batch = may_batch && !pipe.ingress.stepping();
-                ghost.tick_batching(now, pipe.ingress_program.as_mut(), batch);
+                ghost.tick_batching(now, &mut pipe.ingress_program, batch);
             }
             let ghost_stepping =
                 shared_stepping || pipe.ghost.as_ref().is_some_and(|g| !shared && g.stepping());
             let batch = may_batch && !ghost_stepping;
             let exit = pipe
                 .ingress
-                .tick_batching(now, pipe.ingress_program.as_mut(), pool, batch);
+                .tick_batching(now, &mut pipe.ingress_program, pool, batch);
             if let Some(exit) = exit {
                 self.ingress_exit(now, p, exit, pool);
             }

@@ -4,6 +4,7 @@
 
 use super::{Chip, ChipDrop};
 use crate::pfc::PfcFrame;
+use std::cmp::Reverse;
 use t2_clock::Cycle;
 use t2_pipeline::{PacketHandle, PacketPool};
 use t2_testbench::Sent;
@@ -47,18 +48,57 @@ impl Chip {
         }
     }
 
+    /// Hands `pkt` in cycle `now` to port `port`'s transmit MAC, which takes it a cycle
+    /// later (the registered crossing into the MAC).
+    ///
+    /// What the MAC does with a frame (when it starts and ends) depends only on the frames
+    /// handed to it before, all of which it has already taken, so it can be worked out now
+    /// for the cycle it reaches the MAC: that spares the chip a visit in that cycle. Only a
+    /// trace, which samples the MAC in the cycle between, needs the frame on the wire.
+    pub(super) fn hand_to_mac(
+        &mut self,
+        now: Cycle,
+        port: usize,
+        pkt: PacketHandle,
+        pool: &PacketPool,
+    ) {
+        if self.trace.is_some() {
+            self.to_mac.send(now, (port, pkt));
+        } else {
+            self.mac_start(now + 1, port, pkt, pool);
+        }
+    }
+
+    /// Port `port`'s MAC takes `pkt` in cycle `at`.
+    fn mac_start(&mut self, at: Cycle, port: usize, pkt: PacketHandle, pool: &PacketPool) {
+        let frame = pool.frame_bytes(pkt);
+        let done = self.ports[port].mac.start(at, pkt.index(), frame);
+        self.mac_done.push(Reverse((done, port)));
+        self.mac_next_done = self.mac_next_done.min(done);
+    }
+
     /// Starts frames due in cycle `now` and hands on those whose last bit left.
     pub(super) fn macs(&mut self, now: Cycle, pool: &mut PacketPool, out: &mut Vec<Sent>) {
         while let Some((port, pkt)) = self.to_mac.recv(now) {
-            let frame = pool.frame_bytes(pkt);
-            let done = self.ports[port].mac.start(now, pkt.index(), frame);
-            // A port's frames finish in order, so this is its first only if it was idle.
-            self.mac_next_done = self.mac_next_done.min(done);
+            self.mac_start(now, port, pkt, pool);
         }
         if self.mac_next_done > now {
             return;
         }
-        for i in 0..self.ports.len() {
+        // The ports with a frame done, from the calendar of frame ends, in port order (the
+        // order they reach the links in).
+        let mut due = std::mem::take(&mut self.mac_due);
+        due.clear();
+        while let Some(&Reverse((done, port))) = self.mac_done.peek() {
+            if done > now {
+                break;
+            }
+            self.mac_done.pop();
+            due.push(port);
+        }
+        due.sort_unstable();
+        due.dedup();
+        for &i in &due {
             while let Some(pkt) = self.ports[i].mac.pop_sent(now) {
                 let pkt = PacketHandle::from_index(pkt);
                 let port = &mut self.ports[i];
@@ -90,11 +130,18 @@ impl Chip {
                 }
             }
         }
+        self.mac_due = due;
         self.mac_next_done = self
-            .ports
-            .iter()
-            .filter_map(|p| p.mac.next_event())
-            .min()
-            .unwrap_or(Cycle::MAX);
+            .mac_done
+            .peek()
+            .map_or(Cycle::MAX, |&Reverse((done, _))| done);
+        debug_assert_eq!(
+            self.mac_next_done,
+            self.ports
+                .iter()
+                .filter_map(|p| p.mac.next_event())
+                .min()
+                .unwrap_or(Cycle::MAX)
+        );
     }
 }

@@ -59,9 +59,10 @@ pub use pktgen::{
 };
 
 use crate::chip::params::Tofino2Params;
-use crate::chip::pipes::build_pipes;
+use crate::chip::pipes::{build_pipes, PipeProgram};
 use crate::chip::trace::{serial_in, ChipTrace, TraceLayout};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::{Cells, GhostPipeline, GressPipeline, PacketHandle, PacketPool, StageProgram};
@@ -88,8 +89,8 @@ struct Port {
 struct Pipe {
     ingress: GressPipeline,
     egress: GressPipeline,
-    ingress_program: Box<dyn StageProgram>,
-    egress_program: Box<dyn StageProgram>,
+    ingress_program: PipeProgram,
+    egress_program: PipeProgram,
     /// The program's ghost thread, run by `ingress_program` (none without a ghost control).
     ghost: Option<GhostPipeline>,
     /// Ports this pipe serves, by index into `Chip::ports`.
@@ -120,11 +121,18 @@ pub struct Chip {
     tm: TrafficManager,
     /// Ingress deparsers to TM: (arrival cycle, descriptor).
     to_tm: Wire<Descriptor>,
-    /// Egress deparsers to MACs: (arrival cycle, port index, packet).
+    /// Egress deparsers (and PFC frames, generated packets) to MACs: (arrival cycle, port
+    /// index, packet). Used only while tracing; otherwise a MAC takes a frame as it is
+    /// handed over, for the cycle it arrives (`Chip::hand_to_mac`).
     to_mac: Wire<(usize, PacketHandle)>,
     /// The first cycle a frame on some MAC finishes (`Cycle::MAX`: none on the wire), so
     /// that the MACs are looked at only when one has something to hand on.
     mac_next_done: Cycle,
+    /// Every frame on a MAC as (cycle its last bit leaves, port): the MACs' calendar, so
+    /// that a visit looks at the ports with a frame done, not at every port.
+    mac_done: BinaryHeap<Reverse<(Cycle, usize)>>,
+    /// Scratch for `macs`: the ports with a frame done this cycle.
+    mac_due: Vec<usize>,
     /// Frames waiting in all ports' receive FIFOs, so that idle arbiters cost nothing.
     rx_waiting: usize,
     counters: ChipCounters,
@@ -250,6 +258,8 @@ impl Chip {
             to_tm: Wire::new(1),
             to_mac: Wire::new(1),
             mac_next_done: Cycle::MAX,
+            mac_done: BinaryHeap::new(),
+            mac_due: Vec::new(),
             rx_waiting: 0,
             counters: ChipCounters::default(),
             mirror: mirror::Mirroring::new(),
@@ -770,7 +780,9 @@ impl Chip {
         if self.pktgen.due_by(now) {
             self.packet_generators(now, pool);
         }
-        self.ingress_arbiters(now, pool);
+        if self.rx_waiting > 0 || self.resubmit_fifo.iter().any(|w| w.len() > 0) {
+            self.ingress_arbiters(now, pool);
+        }
         self.ingress_pipes(now, pool);
         self.tm_admission(now, pool);
         self.egress_pipes(now, pool);
@@ -780,13 +792,6 @@ impl Chip {
 
     fn next_event_at(&self, now: Cycle) -> Option<Cycle> {
         let soon = now + 1;
-        let mut next: Option<Cycle> = None;
-        let mut consider = |t: Option<Cycle>| {
-            if let Some(t) = t {
-                let t = t.max(soon);
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
-        };
         debug_assert_eq!(
             self.rx_waiting,
             self.ports.iter().map(|p| p.rx_fifo.len()).sum::<usize>()
@@ -794,27 +799,34 @@ impl Chip {
         if self.rx_waiting > 0 {
             return Some(soon);
         }
+        // The earliest of the blocks' own next cycles, each `Cycle::MAX` for none, then
+        // raised to the next cycle: a plain minimum, asked after every visit.
+        let at = |t: Option<Cycle>| t.unwrap_or(Cycle::MAX);
+        let mut next = self
+            .mac_next_done
+            .min(at(self.to_tm.next_arrival()))
+            .min(at(self.to_mac.next_arrival()))
+            .min(at(self.tm.next_event(now)))
+            .min(at(self.pktgen.next))
+            .min(at(self.control_next_event()));
         if self.ghost.events {
-            consider(self.tm.ghost_next_delivery());
+            next = next.min(at(self.tm.ghost_next_delivery()));
         }
         for pipe in &self.pipes {
-            consider(pipe.ghost.as_ref().and_then(GhostPipeline::next_event));
-            consider(pipe.ingress.next_event(now));
-            consider(pipe.egress.next_event(now));
-            consider(pipe.to_egress.next_arrival());
+            next = next
+                .min(at(pipe.ingress.next_event(now)))
+                .min(at(pipe.egress.next_event(now)))
+                .min(at(pipe.to_egress.next_arrival()));
+            if let Some(ghost) = &pipe.ghost {
+                next = next.min(at(ghost.next_event()));
+            }
         }
-        consider(self.to_tm.next_arrival());
-        consider(self.to_mac.next_arrival());
-        consider(self.tm.next_event(now));
         if self.pfc_release_events {
-            consider(self.tm.next_pfc_release(now));
+            next = next.min(at(self.tm.next_pfc_release(now)));
         }
-        consider(self.pktgen.next);
-        consider(self.control_next_event());
         for f in &self.resubmit_fifo {
-            consider(f.next_arrival());
+            next = next.min(at(f.next_arrival()));
         }
-        consider((self.mac_next_done != Cycle::MAX).then_some(self.mac_next_done));
-        next
+        (next != Cycle::MAX).then(|| next.max(soon))
     }
 }

@@ -21,11 +21,13 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use t2_pipeline::check::{check_with, Thread};
 use t2_pipeline::exec::PlacedThread;
+use t2_pipeline::gress::CellWrite;
 use t2_pipeline::ir::{ActionCall, Entry, KeyValue, Program};
 use t2_pipeline::l3::Ipv4Forward;
 use t2_pipeline::place::{place, Budget};
 use t2_pipeline::{
-    GhostPipeline, Gress, GressPipeline, NoTables, PipelineParams, Placement, StageProgram,
+    Cells, GhostPipeline, Gress, GressPipeline, NoTables, Phv, PipelineParams, Placement,
+    StageProgram,
 };
 
 /// The table host routes go into, and the action they call.
@@ -42,9 +44,96 @@ pub const SOURCE_ACTION: &str = "toward_source";
 /// One gress of one pipe: its pipeline and the program its stages run.
 pub(crate) struct GressSetup {
     pub pipeline: GressPipeline,
-    pub program: Box<dyn StageProgram>,
+    pub program: PipeProgram,
     /// Ingress of a program with a ghost control: its ghost thread, run by `program`.
     pub ghost: Option<GhostPipeline>,
+}
+
+/// What one gress of one pipe runs, as a type the chip can name: the built-in forwarding,
+/// no tables, or a placed program's thread. The chip reaches a placed thread's own state
+/// (its random streams, its tables) through [`PipeProgram::placed_mut`], not by asking a
+/// trait object what it is, and the stages run without a dynamic call.
+pub(crate) enum PipeProgram {
+    /// The built-in IPv4 host-route forwarding (the ingress of a chip without a program).
+    Forward(Ipv4Forward),
+    /// A gress without tables (the egress of a chip without a program).
+    Empty(NoTables),
+    /// One thread of a placed program.
+    Placed(Box<PlacedThread>),
+}
+
+impl PipeProgram {
+    /// The placed thread, if this gress runs one.
+    pub(crate) fn placed_mut(&mut self) -> Option<&mut PlacedThread> {
+        match self {
+            PipeProgram::Placed(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    /// The program as the stages see it.
+    fn stages(&self) -> &dyn StageProgram {
+        match self {
+            PipeProgram::Forward(p) => p,
+            PipeProgram::Empty(p) => p,
+            PipeProgram::Placed(p) => p.as_ref(),
+        }
+    }
+
+    fn stages_mut(&mut self) -> &mut dyn StageProgram {
+        match self {
+            PipeProgram::Forward(p) => p,
+            PipeProgram::Empty(p) => p,
+            PipeProgram::Placed(p) => p.as_mut(),
+        }
+    }
+}
+
+/// Each call goes to the variant's own program.
+impl StageProgram for PipeProgram {
+    fn active_stages(&self) -> Vec<usize> {
+        self.stages().active_stages()
+    }
+    fn apply(&mut self, stage: usize, phv: &mut Phv) {
+        match self {
+            PipeProgram::Forward(p) => p.apply(stage, phv),
+            PipeProgram::Empty(p) => p.apply(stage, phv),
+            PipeProgram::Placed(p) => p.apply(stage, phv),
+        }
+    }
+    fn ghost_stages(&self) -> Vec<usize> {
+        self.stages().ghost_stages()
+    }
+    fn apply_ghost(&mut self, stage: usize, phv: &mut Phv) {
+        self.stages_mut().apply_ghost(stage, phv)
+    }
+    fn registers(&self) -> Option<&[Cells]> {
+        self.stages().registers()
+    }
+    fn register_names(&self) -> Vec<String> {
+        self.stages().register_names()
+    }
+    fn register_shape(&self, r: usize) -> (u32, u32) {
+        self.stages().register_shape(r)
+    }
+    fn stages_commute(&self) -> bool {
+        self.stages().stages_commute()
+    }
+    fn write_register(&mut self, r: usize, index: u32, value: u64) {
+        self.stages_mut().write_register(r, index, value)
+    }
+    fn ghost_writes_are_its_own(&self) -> bool {
+        self.stages().ghost_writes_are_its_own()
+    }
+    fn ghost_uses(&self, name: &str) -> bool {
+        self.stages().ghost_uses(name)
+    }
+    fn log_register_writes(&mut self, on: bool) {
+        self.stages_mut().log_register_writes(on)
+    }
+    fn take_register_writes(&mut self, out: &mut Vec<CellWrite>) {
+        self.stages_mut().take_register_writes(out)
+    }
 }
 
 fn err(what: String, problem: String) -> ConfigError {
@@ -77,7 +166,7 @@ fn builtin_pipes(
             .map_err(|e| err(format!("route {k}"), e.to_string()))?;
     }
     let placement = Placement::shortest(params.stages as usize);
-    let gress = |gress, program: Box<dyn StageProgram>| GressSetup {
+    let gress = |gress, program: PipeProgram| GressSetup {
         pipeline: GressPipeline::new(
             gress,
             params,
@@ -91,8 +180,8 @@ fn builtin_pipes(
     Ok((0..pipes)
         .map(|_| {
             [
-                gress(Gress::Ingress, Box::new(forward.clone())),
-                gress(Gress::Egress, Box::new(NoTables)),
+                gress(Gress::Ingress, PipeProgram::Forward(forward.clone())),
+                gress(Gress::Egress, PipeProgram::Empty(NoTables)),
             ]
         })
         .collect())
@@ -274,7 +363,7 @@ fn placed_pipes(
                 GressSetup {
                     pipeline: run.pipeline(&placed, params),
                     ghost: run.ghost_pipeline(&placed, params),
-                    program: Box::new(run),
+                    program: PipeProgram::Placed(Box::new(run)),
                 }
             })
         })

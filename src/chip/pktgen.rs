@@ -310,12 +310,12 @@ impl Chip {
                 };
                 g.fire(app, now, None);
             }
-            while let Some(entry) = g.due.first_entry() {
+            while let Some(entry) = self.pktgen.gens[p].due.first_entry() {
                 if entry.key().0 > now {
                     break;
                 }
                 let (app, batch, packet) = entry.remove();
-                let a = g.apps[app as usize]
+                let a = self.pktgen.gens[p].apps[app as usize]
                     .as_ref()
                     .expect("a cleared application's packets were dropped with it");
                 let mut bytes = Vec::with_capacity(PKTGEN_HEADER_BYTES + a.payload.len());
@@ -327,7 +327,7 @@ impl Chip {
                 let pkt = pool.alloc_from(&bytes);
                 let port = self.front_ports + p;
                 self.tm.note_mac_frame(port, now + 1, pool.frame_bytes(pkt));
-                self.to_mac.send(now, (port, pkt));
+                self.hand_to_mac(now, port, pkt, pool);
                 self.pktgen.in_mac.insert(pkt.index());
                 self.counters.pktgen_generated += 1;
                 if let Some(t) = self.trace.as_mut() {

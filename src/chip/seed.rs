@@ -11,7 +11,6 @@
 //! every run (reruns stay byte-identical).
 
 use super::Chip;
-use t2_pipeline::exec::PlacedThread;
 use t2_pipeline::Gress;
 
 /// The SplitMix64 finalizer (Steele, Lea, Flood 2014): a bijection on 64-bit words whose
@@ -47,13 +46,10 @@ impl Chip {
     pub fn seed_random_streams(&mut self, seed: u64, switch: usize) {
         for (p, pipe) in self.pipes.iter_mut().enumerate() {
             for (gress, program) in [
-                (Gress::Ingress, pipe.ingress_program.as_mut()),
-                (Gress::Egress, pipe.egress_program.as_mut()),
+                (Gress::Ingress, &mut pipe.ingress_program),
+                (Gress::Egress, &mut pipe.egress_program),
             ] {
-                if let Some(run) = program
-                    .as_any_mut()
-                    .and_then(|a| a.downcast_mut::<PlacedThread>())
-                {
+                if let Some(run) = program.placed_mut() {
                     run.state.seed(stream_seed(seed, switch, p, gress));
                 }
             }
@@ -65,11 +61,8 @@ impl Chip {
     pub fn random_stream_states(&mut self) -> Vec<Vec<u64>> {
         let mut out = Vec::new();
         for pipe in self.pipes.iter_mut() {
-            for program in [pipe.ingress_program.as_mut(), pipe.egress_program.as_mut()] {
-                if let Some(run) = program
-                    .as_any_mut()
-                    .and_then(|a| a.downcast_mut::<PlacedThread>())
-                {
+            for program in [&mut pipe.ingress_program, &mut pipe.egress_program] {
+                if let Some(run) = program.placed_mut() {
                     out.push(run.state.random.clone());
                 }
             }

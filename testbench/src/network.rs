@@ -257,8 +257,8 @@ impl Part {
         match stepping {
             Stepping::EveryCycle => due.extend(0..self.nodes.len()),
             Stepping::Jump => {
-                // Their entries are used up: the ticks below set new ones.
-                self.agenda.take_due(t, &mut due);
+                // Their entries stay where they are: the ticks below set new ones.
+                self.agenda.find_due(t, &mut due);
                 due.sort_unstable();
             }
         }

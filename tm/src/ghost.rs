@@ -14,7 +14,6 @@
 //! updates (`keep_delivered`) and visits every cycle `next_delivery` names.
 
 use arbitrary_int::{u18, u2, u7};
-use bitvec::prelude::{bitvec, BitVec, Lsb0};
 use std::collections::VecDeque;
 use t2_clock::Cycle;
 
@@ -42,8 +41,10 @@ pub struct GhostUpdate {
 
 #[derive(Clone, Debug)]
 struct GhostPipe {
-    /// Changed-queue set: bit `local port x 128 + queue`.
-    changed: BitVec<u64, Lsb0>,
+    /// Changed-queue set: bit `local port x 128 + queue`, 64 slots a word. Plain words, not
+    /// a bit-vector type: every enqueue and dequeue marks a slot and every sent update takes
+    /// one, so the search for the next set bit is on the TM's hot path.
+    changed: Vec<u64>,
     changed_count: usize,
     /// Slot the round robin looks at first.
     next_slot: usize,
@@ -52,15 +53,34 @@ struct GhostPipe {
 impl GhostPipe {
     fn new(ports: usize) -> GhostPipe {
         GhostPipe {
-            changed: bitvec![u64, Lsb0; 0; ports * SLOTS_PER_PORT],
+            changed: vec![0; (ports * SLOTS_PER_PORT).div_ceil(64)],
             changed_count: 0,
             next_slot: 0,
         }
     }
 
+    fn slots(&self) -> usize {
+        self.changed.len() * 64
+    }
+
     fn mark(&mut self, slot: usize) {
-        if !self.changed.replace(slot, true) {
+        let (w, b) = (slot / 64, 1u64 << (slot % 64));
+        if self.changed[w] & b == 0 {
+            self.changed[w] |= b;
             self.changed_count += 1;
+        }
+    }
+
+    /// The first set slot at or after `from` (not wrapping).
+    fn first_from(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut word = self.changed.get(w)? & (!0u64 << (from % 64));
+        loop {
+            if word != 0 {
+                return Some(w * 64 + word.trailing_zeros() as usize);
+            }
+            w += 1;
+            word = *self.changed.get(w)?;
         }
     }
 
@@ -69,16 +89,13 @@ impl GhostPipe {
         if self.changed_count == 0 {
             return None;
         }
-        let from = self.next_slot;
-        let slot = match self.changed[from..].first_one() {
-            Some(k) => from + k,
-            None => self.changed[..from]
-                .first_one()
-                .expect("changed_count says a bit is set"),
-        };
-        self.changed.set(slot, false);
+        let slot = self
+            .first_from(self.next_slot)
+            .or_else(|| self.first_from(0))
+            .expect("changed_count says a bit is set");
+        self.changed[slot / 64] &= !(1u64 << (slot % 64));
         self.changed_count -= 1;
-        self.next_slot = (slot + 1) % self.changed.len();
+        self.next_slot = (slot + 1) % self.slots();
         Some(slot)
     }
 }

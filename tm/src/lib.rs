@@ -242,6 +242,10 @@ struct PortState {
     tx_free_ticks: u64,
     enqueued: u64,
     dequeued: u64,
+    /// The first cycle this port may send (`Some(None)`: not until something changes), or
+    /// `None` when it must be worked out again. Kept per port so that a change to one port
+    /// (a dequeue, a new head, a pause) costs its pipe one port's work, not every port's.
+    ready_at: Cell<Option<Option<Cycle>>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -401,6 +405,7 @@ impl TrafficManager {
                 tx_free_ticks: 0,
                 enqueued: 0,
                 dequeued: 0,
+                ready_at: Cell::new(None),
             });
         }
         let ghost = Ghost::new(
@@ -597,6 +602,7 @@ impl TrafficManager {
         if port.sched.backlogged & bit(qi) == 0 {
             // A new head; a longer queue with the same head is no readier.
             self.pipes[port.pipe].ready_at.set(None);
+            port.ready_at.set(None);
         }
         port.sched.backlogged |= bit(qi);
         self.ghost.mark(port.pipe, port.pipe_slot, qi);
@@ -726,6 +732,7 @@ impl TrafficManager {
 
     /// Marks port `port`'s pipe's readiness as to be worked out again.
     fn touch(&self, port: usize) {
+        self.ports[port].ready_at.set(None);
         self.pipes[self.ports[port].pipe].ready_at.set(None);
     }
 
@@ -797,7 +804,19 @@ impl TrafficManager {
 
     /// Applies the AFC requests due by `now`. `dequeue` does this first; it is public so that
     /// the pause bits can be read up to date without dequeuing.
+    #[inline]
     pub fn apply_due_afc(&mut self, now: Cycle) {
+        // Asked on every chip visit by every pipe: the common case (nothing due, no PFC hold
+        // kept) is tested here, inlined, and the work is a call of its own.
+        if self.afc_pending.front().is_none_or(|r| r.apply_at > now) && self.pfc_releases.is_none()
+        {
+            return;
+        }
+        self.apply_due_afc_work(now);
+    }
+
+    #[inline(never)]
+    fn apply_due_afc_work(&mut self, now: Cycle) {
         while let Some(r) = self.afc_pending.front().copied() {
             if r.apply_at > now {
                 break;
@@ -875,7 +894,10 @@ impl TrafficManager {
 
     /// The first cycle at which some port of pipe `pipe` may send; see
     /// [`PipeScheduler::ready_at`].
+    #[inline]
     fn pipe_ready_at(&self, pipe: usize) -> Option<Cycle> {
+        // Asked for every pipe on every chip visit, twice: the kept value is read inline,
+        // working it out again is a call of its own.
         let state = &self.pipes[pipe];
         if let Some(cached) = state.ready_at.get() {
             debug_assert_eq!(
@@ -885,11 +907,18 @@ impl TrafficManager {
             );
             return cached;
         }
+        self.pipe_ready_work(pipe)
+    }
+
+    #[inline(never)]
+    fn pipe_ready_work(&self, pipe: usize) -> Option<Cycle> {
+        let state = &self.pipes[pipe];
         let ready = self.pipe_ready_now(pipe);
         state.ready_at.set(Some(ready));
         ready
     }
 
+    /// The pipe's readiness from its ports' kept values.
     fn pipe_ready_now(&self, pipe: usize) -> Option<Cycle> {
         let state = &self.pipes[pipe];
         if state.backlogged_ports == 0 {
@@ -898,24 +927,42 @@ impl TrafficManager {
         state
             .ports
             .iter()
-            .filter_map(|&p| self.port_ready_at(p))
+            .filter_map(|&p| self.port_ready_kept(p))
             .min()
     }
 
-    /// Whether port `p` may send at `now`; the MAC (one number) is asked before the queues.
-    fn port_ready_by(&self, p: usize, now: Cycle) -> bool {
+    /// [`TrafficManager::port_ready_at`], kept until the port changes (`touch`).
+    fn port_ready_kept(&self, p: usize) -> Option<Cycle> {
         let port = &self.ports[p];
-        port.sched.backlogged != 0
-            && self.mac_ready_at(p) <= now
-            && port
-                .sched
-                .eligible_from(&port.queues)
-                .is_some_and(|t| t <= now)
+        if let Some(kept) = port.ready_at.get() {
+            debug_assert_eq!(kept, self.port_ready_at(p), "stale readiness of port {p}");
+            return kept;
+        }
+        let ready = self.port_ready_at(p);
+        port.ready_at.set(Some(ready));
+        ready
+    }
+
+    /// Whether port `p` may send at `now`.
+    fn port_ready_by(&self, p: usize, now: Cycle) -> bool {
+        self.port_ready_kept(p).is_some_and(|t| t <= now)
     }
 
     /// Picks the packet that pipe `pipe`'s egress takes at `now`, if any.
+    ///
+    /// Every pipe asks on every chip visit and most find nothing ready: that test is inlined
+    /// into the caller and a dequeue is a call of its own.
+    #[inline]
     pub fn dequeue(&mut self, pipe: usize, now: Cycle) -> Option<Dequeued> {
         self.apply_due_afc(now);
+        if self.pipe_ready_at(pipe).is_none_or(|t| t > now) {
+            return None;
+        }
+        self.dequeue_ready(pipe, now)
+    }
+
+    #[inline(never)]
+    fn dequeue_ready(&mut self, pipe: usize, now: Cycle) -> Option<Dequeued> {
         debug_assert_eq!(
             self.pipes[pipe].backlogged_ports,
             self.pipes[pipe]
@@ -924,9 +971,6 @@ impl TrafficManager {
                 .filter(|&&p| self.ports[p].sched.backlogged != 0)
                 .count()
         );
-        if self.pipe_ready_at(pipe).is_none_or(|t| t > now) {
-            return None;
-        }
         self.ghost_catch_up(now);
         let n = self.pipes[pipe].ports.len();
         let start = self.pipes[pipe].next;
@@ -935,7 +979,7 @@ impl TrafficManager {
             .find(|&i| self.port_ready_by(self.pipes[pipe].ports[i], now))?;
         self.pipes[pipe].next = (chosen + 1) % n;
         let p = self.pipes[pipe].ports[chosen];
-        self.pipes[pipe].ready_at.set(None);
+        self.touch(p);
         let port = &mut self.ports[p];
         debug_assert_eq!(port.pipe, pipe);
         let qi = port
@@ -1047,12 +1091,16 @@ impl TrafficManager {
     /// The first cycle after `now` at which some pipe can dequeue or an AFC request takes
     /// effect.
     pub fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        (0..self.pipes.len())
-            .filter_map(|pipe| self.pipe_ready_at(pipe))
-            .chain(self.afc_pending.front().map(|r| r.apply_at))
-            .chain(self.groups.refresh_queue.first().map(|&(due, _)| due))
-            .map(|t| t.max(now + 1))
-            .min()
+        // A plain minimum (`Cycle::MAX`: none), raised to the next cycle at the end: the
+        // chip asks after every visit.
+        let mut next = self.afc_pending.front().map_or(Cycle::MAX, |r| r.apply_at);
+        if let Some(&(due, _)) = self.groups.refresh_queue.first() {
+            next = next.min(due);
+        }
+        for pipe in 0..self.pipes.len() {
+            next = next.min(self.pipe_ready_at(pipe).unwrap_or(Cycle::MAX));
+        }
+        (next != Cycle::MAX).then(|| next.max(now + 1))
     }
 
     /// Brings the ghost feed up to cycle `now`: sends the updates of the cycles before it and

@@ -179,19 +179,27 @@ impl Ipv4 {
 
 /// One's-complement sum of 16-bit big-endian words (odd trailing byte padded with 0), not
 /// yet folded or complemented.
-fn ones_complement_sum(mut sum: u32, bytes: &[u8]) -> u32 {
-    let mut chunks = bytes.chunks_exact(2);
+fn ones_complement_sum(sum: u32, bytes: &[u8]) -> u32 {
+    // Eight bytes at a time into a wide accumulator: the one's-complement sum does not
+    // depend on how the 16-bit words are grouped, and a 64-bit total of 32-bit words cannot
+    // overflow for any frame. Folded back to 17 bits, so the caller may add more.
+    let mut wide = sum as u64;
+    let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
-        // Fold early so a long payload cannot overflow.
-        if sum > 0xffff_0000 {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
+        let v = u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        wide += (v >> 32) + (v & 0xffff_ffff);
     }
-    if let [last] = chunks.remainder() {
-        sum += (*last as u32) << 8;
+    let mut pairs = chunks.remainder().chunks_exact(2);
+    for c in &mut pairs {
+        wide += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    sum
+    if let [last] = pairs.remainder() {
+        wide += (*last as u64) << 8;
+    }
+    while wide > 0x1_ffff {
+        wide = (wide & 0xffff) + (wide >> 16);
+    }
+    wide as u32
 }
 
 fn fold(mut sum: u32) -> u16 {
@@ -427,8 +435,42 @@ pub fn build_tcp_frame(
     payload: &[u8],
     min_buffer_len: usize,
 ) {
+    build_tcp_frame_zero_filled(
+        out,
+        ep,
+        ttl,
+        ident,
+        seq,
+        ack,
+        flags,
+        window,
+        payload,
+        payload.len(),
+        min_buffer_len,
+    );
+}
+
+/// [`build_tcp_frame`] with a payload of `payload_len` bytes that starts with `head` and is
+/// zeros after it (a host's segment: its flow id, then filler). The zeros add nothing to the
+/// TCP checksum, so it is summed over the headers and `head` only, and the filler is
+/// written as one fill instead of copied.
+#[allow(clippy::too_many_arguments)]
+pub fn build_tcp_frame_zero_filled(
+    out: &mut Vec<u8>,
+    ep: &Endpoints,
+    ttl: u8,
+    ident: u16,
+    seq: u32,
+    ack: u32,
+    flags: u16,
+    window: u16,
+    head: &[u8],
+    payload_len: usize,
+    min_buffer_len: usize,
+) {
+    assert!(head.len() <= payload_len, "the payload holds its head");
     out.clear();
-    let seg_len = Tcp::MIN_LEN + payload.len();
+    let seg_len = Tcp::MIN_LEN + payload_len;
     Ethernet {
         dst: ep.dst_mac,
         src: ep.src_mac,
@@ -448,11 +490,21 @@ pub fn build_tcp_frame(
         urgent: 0,
     }
     .write(out);
-    out.extend_from_slice(payload);
+    out.extend_from_slice(head);
     finish_ipv4_checksum(out, Ethernet::LEN);
     let l4 = Ethernet::LEN + Ipv4::MIN_LEN;
-    let c = l4_checksum(ep.src_ip, ep.dst_ip, IPPROTO_TCP, &out[l4..]);
+    // The pseudo-header carries the whole segment's length; the sum covers what is not zero.
+    let mut pseudo = [0u8; 12];
+    pseudo[0..4].copy_from_slice(&ep.src_ip.octets());
+    pseudo[4..8].copy_from_slice(&ep.dst_ip.octets());
+    pseudo[9] = IPPROTO_TCP;
+    pseudo[10..12].copy_from_slice(&(seg_len as u16).to_be_bytes());
+    let c = !fold(ones_complement_sum(
+        ones_complement_sum(0, &pseudo),
+        &out[l4..],
+    ));
     out[l4 + 16..l4 + 18].copy_from_slice(&c.to_be_bytes());
+    out.resize(l4 + seg_len, 0);
     if out.len() < min_buffer_len {
         out.resize(min_buffer_len, 0);
     }

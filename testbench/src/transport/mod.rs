@@ -245,7 +245,6 @@ pub struct TransportHost {
     foreign: u64,
     /// The scheme's host side, called in this order at every point.
     features: Vec<Box<dyn HostFeature>>,
-    scratch: Vec<u8>,
 }
 
 impl TransportHost {
@@ -284,7 +283,6 @@ impl TransportHost {
             marked_segments: 0,
             foreign: 0,
             features: Vec::new(),
-            scratch: Vec::new(),
         })
     }
 
@@ -744,9 +742,6 @@ impl TransportHost {
         tag: FrameTag,
     ) -> PacketHandle {
         let dscp = tag.dscp;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&flow_id.to_be_bytes());
-        self.scratch.resize(FLOW_ID_LEN + data_len, 0);
         let ep = Endpoints {
             src_mac: self.me.mac,
             dst_mac: to.mac,
@@ -757,7 +752,8 @@ impl TransportHost {
         };
         let pkt = pool.alloc();
         let buf = pool.bytes_mut(pkt);
-        headers::build_tcp_frame(
+        // The payload is the flow id and zeros: only the id is written and summed.
+        headers::build_tcp_frame_zero_filled(
             buf,
             &ep,
             SENT_TTL,
@@ -766,7 +762,8 @@ impl TransportHost {
             ack as u32,
             flags,
             u16::MAX,
-            &self.scratch,
+            &flow_id.to_be_bytes(),
+            FLOW_ID_LEN + data_len,
             60,
         );
         if ect || dscp != 0 {
