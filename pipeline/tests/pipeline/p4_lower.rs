@@ -736,3 +736,58 @@ fn the_deparse_order_is_the_parse_order_unless_the_emits_say_otherwise() {
     let p = compile_vlan_program("order_other", 1, "hdr.vlan", cases, other).unwrap();
     assert_eq!(p.parser.unwrap().emit, ["ethernet", "ipv4", "vlan"]);
 }
+
+/// A parser that calls its metadata `md` and a control that calls it `meta` name the same
+/// fields (one IR name, the control's); a header in the metadata made valid in the parser
+/// has a 1-bit metadata field for its validity.
+#[test]
+fn metadata_is_one_whatever_the_blocks_call_it() {
+    let dir = root().join("target/p4-lower-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("metadata_names.p4");
+    let include = root().join("programs/p4/include");
+    let text = format!(
+        r#"#include <t2na.p4>
+#include "{inc}/headers.p4"
+#include "{inc}/no_egress.p4"
+header seen_h {{ bit<8> kind; }}
+struct headers_t {{ ethernet_h ethernet; }}
+struct metadata_t {{ bit<16> kind; seen_h seen; }}
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t md,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {{
+    state start {{
+        pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        md.kind = hdr.ethernet.ether_type;
+        md.seen.setValid();
+        transition accept;
+    }}
+}}
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+    action to(PortId_t port) {{ ig_tm_md.ucast_egress_port = port; }}
+    table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; }} size = 16; }}
+    apply {{ by_kind.apply(); }}
+}}
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
+    apply {{ pkt.emit(hdr); }}
+}}
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
+"#,
+        inc = include.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    let p = p4::compile(&path, &p4::Options::default()).unwrap().program;
+    let names: Vec<&str> = p.metadata.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["meta.kind", "meta.seen.$valid"]);
+    let start = &p.parser.as_ref().unwrap().states[0];
+    let dsts: Vec<&str> = start.set.iter().map(|s| s.dst.as_str()).collect();
+    assert_eq!(dsts, ["meta.kind", "meta.seen.$valid"]);
+    assert_eq!(p.tables[0].keys, ["meta.kind"]);
+}
