@@ -1,7 +1,7 @@
 //! The P4 front end: shipped P4 programs lower to exactly the IR of their JSON versions.
 
 use std::path::Path;
-use t2_pipeline::ir::Program;
+use t2_pipeline::ir::{AluOp, Operand, Primitive, Program};
 use t2_pipeline::p4;
 
 fn root() -> &'static Path {
@@ -769,7 +769,8 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
     action to(PortId_t port) {{ ig_tm_md.ucast_egress_port = port; }}
-    table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; }} size = 16; }}
+    action flip() {{ meta.seen.kind = ~meta.seen.kind ^ 8w0x0f; }}
+    table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; flip; }} size = 16; }}
     apply {{ by_kind.apply(); }}
 }}
 control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
@@ -784,8 +785,19 @@ Switch(pipe) main;
     );
     std::fs::write(&path, text).unwrap();
     let p = p4::compile(&path, &p4::Options::default()).unwrap().program;
+    // `~x ^ k` is one xor of `x` with `~k` cut to the destination (here 8 bits: ~0x0f).
+    let flip = p.actions.iter().find(|a| a.name.ends_with("flip")).unwrap();
+    assert_eq!(
+        flip.primitives,
+        [Primitive::alu(
+            AluOp::Xor,
+            "meta.seen.kind",
+            Operand::field("meta.seen.kind"),
+            Operand::Const(0xf0)
+        )]
+    );
     let names: Vec<&str> = p.metadata.iter().map(|m| m.name.as_str()).collect();
-    assert_eq!(names, ["meta.kind", "meta.seen.$valid"]);
+    assert_eq!(names, ["meta.kind", "meta.seen.kind", "meta.seen.$valid"]);
     let start = &p.parser.as_ref().unwrap().states[0];
     let dsts: Vec<&str> = start.set.iter().map(|s| s.dst.as_str()).collect();
     assert_eq!(dsts, ["meta.kind", "meta.seen.$valid"]);

@@ -534,6 +534,37 @@ impl<'a> Lowerer<'a> {
                 return Ok(Some(Primitive::alu(op, &dst.ir, a, b)));
             }
         }
+        // `~a ^ k` (or `k ^ ~a`) with `k` a constant is `a ^ ~k`: one xor with the
+        // complemented constant, cut to the destination's width.
+        if let ExprKind::Binary(BinOp::Xor, x, y) = &rhs.kind {
+            fn not_of(e: &Expr) -> Option<&Expr> {
+                match &e.kind {
+                    ExprKind::Unary(UnOp::BitNot, inner) => Some(inner),
+                    _ => None,
+                }
+            }
+            let folded = match (not_of(x), not_of(y)) {
+                (Some(inner), None) => Some((inner, &**y)),
+                (None, Some(inner)) => Some((inner, &**x)),
+                _ => None,
+            };
+            if let Some((inner, k)) = folded {
+                if let Ok((k, _)) = self.const_value(k, &c.locals) {
+                    let ones = if dst.bits >= 32 {
+                        u32::MAX as u128
+                    } else {
+                        (1u128 << dst.bits) - 1
+                    };
+                    let a = self.operand(c, action, params, inner, w, written)?;
+                    return Ok(Some(Primitive::alu(
+                        ir::AluOp::Xor,
+                        &dst.ir,
+                        a,
+                        Operand::Const((!k & ones) as u64),
+                    )));
+                }
+            }
+        }
         match &rhs.kind {
             ExprKind::Binary(op, a, b) => {
                 let alu = match op {
