@@ -1,6 +1,7 @@
 /* egress_smac.p4: an egress parser of its own, shallower than the ingress one, as routers
  * write it: ingress parses Ethernet and IPv4 to route on the destination address; egress
- * parses Ethernet alone and writes the source MAC of the port the packet leaves by. The
+ * parses Ethernet alone and writes the source MAC of the port the packet leaves by, unless
+ * the route sends the packet past the egress pipeline (`bypass_egress`). The
  * model runs each gress's graph (the egress one parses the packet the ingress deparser
  * emitted). egress_smac.stf runs it. */
 #include <t2na.p4>
@@ -38,9 +39,14 @@ control Ingress(inout ig_headers_t hdr, inout ig_metadata_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     action route(PortId_t port) { ig_tm_md.ucast_egress_port = port; }
+    /* Past the egress pipeline: the source MAC stays as it came. */
+    action route_direct(PortId_t port) {
+        ig_tm_md.ucast_egress_port = port;
+        ig_tm_md.bypass_egress = 1;
+    }
     table routes {
         key = { hdr.ip.dst_addr : lpm; }
-        actions = { route; }
+        actions = { route; route_direct; }
         size = 256;
     }
     apply {

@@ -40,8 +40,19 @@ impl Chip {
 
     /// Pipe `p`'s egress parser takes in the dequeued packet `dq` in cycle `now`.
     fn egress_entry(&mut self, now: Cycle, p: usize, dq: Dequeued, pool: &mut PacketPool) {
-        let pipe = &mut self.pipes[p];
         let desc = dq.desc;
+        if self.mirror.bypass.remove(&desc.pkt) {
+            // `bypass_egress`: straight to the port's MAC, as the egress deparser would hand
+            // it over (no egress parse, stages or mirroring).
+            self.hand_to_mac(
+                now,
+                desc.egress_port as usize,
+                PacketHandle::from_index(desc.pkt),
+                pool,
+            );
+            return;
+        }
+        let pipe = &mut self.pipes[p];
         let dev = self.ports[desc.egress_port as usize].dev_port;
         // The TM's view of the queue, as Tofino2 hands it to egress: depths in
         // cells, the time in the TM in nanoseconds.

@@ -97,6 +97,9 @@ impl Chip {
             }
         };
         let ingress_port = self.dev_ports[exit.port as usize].expect("a configured port");
+        if exit.bypass_egress {
+            self.mirror.bypass.insert(exit.pkt.index());
+        }
         self.to_tm.send(
             now,
             Descriptor {

@@ -17,6 +17,8 @@ pub(super) struct Mirroring {
     pub(super) copies: BTreeSet<u32>,
     /// Mirror types of the copies made with a mirror header, until they enter an egress.
     pub(super) types: BTreeMap<u32, u8>,
+    /// Packets in the TM that bypass the egress pipeline (`bypass_egress`), by handle.
+    pub(super) bypass: BTreeSet<u32>,
 }
 
 impl Mirroring {
@@ -25,6 +27,7 @@ impl Mirroring {
             sessions: vec![None; MIRROR_SESSIONS],
             copies: BTreeSet::new(),
             types: BTreeMap::new(),
+            bypass: BTreeSet::new(),
         }
     }
 }

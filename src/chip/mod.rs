@@ -646,6 +646,7 @@ impl Chip {
     fn drop(&mut self, cause: ChipDrop, pkt: PacketHandle, pool: &mut PacketPool) {
         *self.counters.drops.entry(cause).or_insert(0) += 1;
         self.mirror.types.remove(&pkt.index());
+        self.mirror.bypass.remove(&pkt.index());
         if let Some(t) = self.trace.as_mut() {
             t.forget(pkt.index());
         }

@@ -74,6 +74,10 @@ pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
 /// applications as the packet leaves the deparser. Bit 31 of the same container.
 pub const PKTGEN_TRIGGER: Field = Field::at(ENQ_QDEPTH, 31, 1);
 pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
+/// `ig_intr_tm_md.bypass_egress` (ingress only): 1 sends the packet from the TM straight to
+/// its port's MAC, past the egress pipeline. Bit 19 of the same container, above the digest
+/// type.
+pub const BYPASS_EGRESS: Field = Field::at(ENQ_QDEPTH, 19, 1);
 /// `ig_intr_dprsr_md.digest_type` (ingress only, 3 bits as T2NA's `DigestType_t`): the
 /// digest the ingress deparser sends for the packet (0: none). Bits 16-18 of the same
 /// container, above the ingress MAC time stamp's high bits.
@@ -242,6 +246,7 @@ pub const BUILTINS: &[Builtin] = &[
     ),
     rw("ig_intr_dprsr_md.adv_flow_ctl", DPRSR_ADV_FLOW_CTL),
     rw("ig_intr_dprsr_md.mirror_io_select", MIRROR_IO_SELECT),
+    rw("ig_intr_tm_md.bypass_egress", BYPASS_EGRESS),
     ro("eg_intr_md.egress_port", layout::EGRESS_PORT),
     ro("eg_intr_md.pkt_length", layout::PKT_LENGTH),
     ro("eg_intr_md.enq_qdepth", EG_ENQ_QDEPTH),

@@ -144,6 +144,9 @@ pub struct Exit {
     pub resubmit: bool,
     /// Ingress only: a second pass asked to be resubmitted again, which is not done.
     pub resubmit_refused: bool,
+    /// Ingress only: `ig_intr_tm_md.bypass_egress` was set: the packet goes from the TM to
+    /// its port's MAC without passing the egress pipeline.
+    pub bypass_egress: bool,
     /// Ingress only: `ig_intr_dprsr_md.pktgen` was set (the pipe's deparser-triggered pktgen
     /// applications fire, whatever becomes of the packet).
     pub pktgen: bool,
@@ -662,6 +665,7 @@ impl GressPipeline {
             resubmit,
             resubmit_refused: asked && second_pass,
             pktgen: ingress && phv.get(fields::PKTGEN_TRIGGER) == 1,
+            bypass_egress: ingress && phv.get(fields::BYPASS_EGRESS) == 1,
             digest: DeparserDigest::packed(&self.digests, phv),
         };
         let oldest = self.in_flight.pop_front();
