@@ -676,8 +676,39 @@ impl Resolver {
     fn pieces(&self, path: &str, name: &str) -> Result<Vec<Field>, IrError> {
         match self.pieces.get(name) {
             Some((p, _)) => Ok(p.clone()),
-            None => self.field(path, name).map(|f| vec![f]),
+            None => match self.slice_pieces(name) {
+                Some(p) => Ok(p),
+                None => self.field(path, name).map(|f| vec![f]),
+            },
         }
+    }
+    /// A slice of a wide field that spans its containers (`ethernet.dst_addr[31:0]`), as
+    /// the pieces of those containers it takes, most significant first; `None` for anything
+    /// else (a slice within one container is a field).
+    fn slice_pieces(&self, name: &str) -> Option<Vec<Field>> {
+        let (base, rest) = name.split_once('[')?;
+        let (hi, lo) = rest.strip_suffix(']')?.split_once(':')?;
+        let (hi, lo) = (
+            hi.trim().parse::<u32>().ok()?,
+            lo.trim().parse::<u32>().ok()?,
+        );
+        let (pieces, _) = self.pieces.get(base)?;
+        let mut out = Vec::new();
+        let mut at = 0u32;
+        for f in pieces.iter().rev() {
+            let top = at + f.bits as u32;
+            let (a, b) = (lo.max(at), hi.min(top - 1));
+            if a <= b {
+                out.push(Field::at(
+                    f.container,
+                    f.shift + (a - at) as u8,
+                    (b - a + 1) as u8,
+                ));
+            }
+            at = top;
+        }
+        out.reverse();
+        (hi < at && lo <= hi && out.len() > 1).then_some(out)
     }
     fn salu_operand(&self, path: &str, o: &ir::SaluOperand) -> Result<SOperand, IrError> {
         Ok(match o {

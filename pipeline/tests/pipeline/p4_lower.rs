@@ -739,7 +739,8 @@ fn the_deparse_order_is_the_parse_order_unless_the_emits_say_otherwise() {
 
 /// A parser that calls its metadata `md` and a control that calls it `meta` name the same
 /// fields (one IR name, the control's); a header in the metadata made valid in the parser
-/// has a 1-bit metadata field for its validity.
+/// has a 1-bit metadata field for its validity; `~x ^ k` is one xor; a table key may be a
+/// slice across a wide field's containers.
 #[test]
 fn metadata_is_one_whatever_the_blocks_call_it() {
     let dir = root().join("target/p4-lower-tests");
@@ -771,7 +772,8 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     action to(PortId_t port) {{ ig_tm_md.ucast_egress_port = port; }}
     action flip() {{ meta.seen.kind = ~meta.seen.kind ^ 8w0x0f; }}
     table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; flip; }} size = 16; }}
-    apply {{ by_kind.apply(); }}
+    table by_mac {{ key = {{ hdr.ethernet.dst_addr[31:0] : exact; }} actions = {{ to; }} size = 16; }}
+    apply {{ by_kind.apply(); by_mac.apply(); }}
 }}
 control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
                         in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
@@ -802,4 +804,6 @@ Switch(pipe) main;
     let dsts: Vec<&str> = start.set.iter().map(|s| s.dst.as_str()).collect();
     assert_eq!(dsts, ["meta.kind", "meta.seen.$valid"]);
     assert_eq!(p.tables[0].keys, ["meta.kind"]);
+    // A key on a slice that spans the MAC address's two containers checks (in pieces).
+    assert_eq!(p.tables[1].keys, ["ethernet.dst_addr[31:0]"]);
 }
