@@ -75,9 +75,9 @@ pub const RESUBMIT: Field = Field::at(ENQ_QDEPTH, 30, 1);
 pub const PKTGEN_TRIGGER: Field = Field::at(ENQ_QDEPTH, 31, 1);
 pub const RESUBMIT_HEADER: Field = Field::at(ENQ_QDEPTH, 0, 8);
 /// `ig_intr_tm_md.bypass_egress` (ingress only): 1 sends the packet from the TM straight to
-/// its port's MAC, past the egress pipeline. Bit 19 of the same container, above the digest
-/// type.
-pub const BYPASS_EGRESS: Field = Field::at(ENQ_QDEPTH, 19, 1);
+/// its port's MAC, past the egress pipeline. Bit 14 of the container of
+/// `ucast_egress_port`, below its valid bit.
+pub const BYPASS_EGRESS: Field = Field::at(layout::UCAST_EGRESS_PORT.container, 14, 1);
 /// `ig_intr_dprsr_md.digest_type` (ingress only, 3 bits as T2NA's `DigestType_t`): the
 /// digest the ingress deparser sends for the packet (0: none). Bits 16-18 of the same
 /// container, above the ingress MAC time stamp's high bits.
