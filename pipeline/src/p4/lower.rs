@@ -61,6 +61,9 @@ pub struct TableInfo {
     /// (P4 local name, IR name) of the actions the default may name: the same, except for
     /// a table whose `.hit` is tested (its entries run copies that record the hit).
     pub default_actions: Vec<(String, String)>,
+    /// Whether the program fixes the entries (`const entries`): the control plane adds
+    /// none.
+    pub const_entries: bool,
 }
 
 /// One key of a table: its control-plane name (the key expression as written, or its
