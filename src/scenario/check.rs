@@ -424,6 +424,9 @@ fn apply_scheme(
             );
             setup.hosts.apply(transport, host_features);
             let rdma = setup.hosts.nic(transport);
+            if rdma.is_some() && !raw.scheme_overridden {
+                refuse_tcp_keys(raw, shown, name)?;
+            }
             if let Some(r) = tr.recovery {
                 transport.recovery = recovery_of(r);
             }
@@ -442,6 +445,34 @@ fn apply_scheme(
                 rdma,
             })
         }
+    }
+}
+
+/// Refuses, for scheme `name` whose hosts are RDMA-style NICs, the `[transport]` keys only
+/// the TCP transport reads: the NICs take `mss` and `rto_us` and nothing else, so a run
+/// with them was byte for byte a run without them. (Where the command sets the scheme, a
+/// comparison or a sweep over `scheme`, they serve the file's other schemes and stay.)
+fn refuse_tcp_keys(raw: &ScenarioToml, shown: &str, name: &str) -> Result<(), String> {
+    let tr = &raw.transport;
+    let set = [
+        (
+            "window_bytes",
+            tr.window_bytes != super::format::default_window(),
+        ),
+        ("min_rto_us", tr.min_rto_us.is_some()),
+        ("recovery", tr.recovery.is_some()),
+        ("ack_every", tr.ack_every.is_some()),
+        ("delayed_ack_us", tr.delayed_ack_us.is_some()),
+        ("pacing", tr.pacing.is_some()),
+    ];
+    let features = tr.features.keys().map(|k| (k.as_str(), true));
+    match set.into_iter().chain(features).find(|k| k.1) {
+        Some((key, _)) => Err(format!(
+            "{shown}: transport.{key}: scheme {name}'s hosts are RDMA-style NICs, which read \
+             transport.mss and transport.rto_us only; the run would ignore this key (remove \
+             it; a comparison with TCP schemes may keep it for them)"
+        )),
+        None => Ok(()),
     }
 }
 

@@ -205,7 +205,7 @@ impl ScenarioFile {
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
         };
-        let raw: ScenarioToml = if overrides.is_empty() {
+        let mut raw: ScenarioToml = if overrides.is_empty() {
             toml::from_str(&source.text).map_err(syntax)?
         } else {
             let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;
@@ -221,6 +221,7 @@ impl ScenarioFile {
                 )
             })?
         };
+        raw.scheme_overridden = overrides.iter().any(|(k, _)| k == "scheme");
         ScenarioFile::check(raw, shown, &source.base)
     }
 }
