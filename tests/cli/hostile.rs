@@ -451,3 +451,41 @@ fn a_second_comparison_leaves_no_old_scheme_folders() {
         )
     );
 }
+
+/// Issue 55 (case 22 of the round before, for sweeps): an `--out` that is a file is named
+/// before the sweep runs (it was `File exists (os error 17)` after every point had run).
+#[test]
+fn a_sweep_out_that_is_a_file_is_named_before_the_sweep() {
+    let d = scratch("sweep_out");
+    let f = scenario(&d, "", "");
+    let afile = d.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let out = t2sim(&[
+        "sweep",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--grid",
+        "seed=1,2",
+        "--out",
+        afile.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: --out: {}: is a file, not a folder\n",
+            f.display(),
+            afile.display()
+        )
+    );
+    let out = t2sim(&["sweep-merge", "--out", afile.to_str().unwrap(), "a", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: --out: {}: is a file, not a folder\n",
+            afile.display()
+        )
+    );
+}
