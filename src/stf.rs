@@ -873,6 +873,35 @@ const MAX_FRAME_BYTES: usize = t2_testbench::host::MAX_FRAME_BYTES as usize - 4;
 const STF_PORT_BPS: u64 = 50_000_000_000;
 
 /// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
+/// Reads an STF test against `c` as [`run_stf`] does before it builds the chip: every line
+/// parsed, the ports found, the control-plane state before the first packet staged into the
+/// program and every later `add` resolved against the program's tables. `Err` is bad input,
+/// at its line. (The fuzzer runs this on every input: the chip is too slow to build a
+/// million times.)
+pub fn read_stf(c: &Compiled, test_name: &str, text: &str) -> Result<(), String> {
+    let cmds = parse_stf(test_name, text)?;
+    let params = Tofino2Params::default();
+    stf_ports(test_name, &cmds, &params)?;
+    let first_packet = cmds
+        .iter()
+        .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
+        .unwrap_or(cmds.len());
+    stage(c, test_name, &cmds[..first_packet])?;
+    for (ln, cmd) in &cmds[first_packet..] {
+        if let Cmd::Add {
+            table,
+            keys,
+            action,
+            args,
+            ..
+        } = cmd
+        {
+            entry(c, table, keys, action, args).map_err(|e| format!("{test_name}:{ln}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
     let cmds = parse_stf(test_name, text)?;
     let mut params = Tofino2Params::default();

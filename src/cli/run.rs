@@ -361,11 +361,16 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     let summary = scenario.run().map_err(|e| {
         let e = e.to_string();
         match (&program_name, &program_file) {
-            (Some(name), Some(file)) => match e.strip_prefix(&format!("program {name}: ")) {
-                Some(rest) => format!("{file}: {rest}"),
-                None => e,
+            (Some(name), Some(file)) if e.starts_with(&format!("program {name}: ")) => {
+                format!("{file}: {}", &e[format!("program {name}: ").len()..])
+            }
+            // A key of the parameter file the chip refuses (checked against its ports).
+            _ => match &args.params {
+                Some(p) if t2sim::scenario::names_a_param(&e) => {
+                    format!("{}: {e}", p.display())
+                }
+                _ => e,
             },
-            _ => e,
         }
     })?;
     let wall = started.elapsed();

@@ -188,6 +188,10 @@ impl ScenarioFile {
         check_sizes(&raw, shown, &topology, background.as_ref(), &waves)?;
         Ok(ScenarioFile {
             source: shown.to_string(),
+            params_file: raw
+                .params
+                .as_ref()
+                .map(|p| base.join(p).display().to_string()),
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
             seed: raw.seed,
             duration: us(raw.duration_us),

@@ -126,14 +126,24 @@ impl ScenarioFile {
     pub fn run(&self) -> Result<RunResults, String> {
         self.prepare_inner()
             .and_then(Prepared::run_inner)
-            .map_err(|e| format!("{}: {e}", self.source))
+            .map_err(|e| self.name_files(e))
+    }
+
+    /// `e` with the scenario's file, and the parameter file's when a chip refuses one of
+    /// its keys (`tm.ppg_min_cells` is checked against the ports only a built chip has).
+    fn name_files(&self, e: String) -> String {
+        match &self.params_file {
+            Some(p) if names_a_param(&e) => {
+                format!("{}: params: {p}: {e}", self.source)
+            }
+            _ => format!("{}: {e}", self.source),
+        }
     }
 
     /// Builds the network with its flows, ready to run: what [`ScenarioFile::run`] does
     /// before the first cycle (a bench times the run apart from it).
     pub fn prepare(&self) -> Result<Prepared<'_>, String> {
-        self.prepare_inner()
-            .map_err(|e| format!("{}: {e}", self.source))
+        self.prepare_inner().map_err(|e| self.name_files(e))
     }
 
     fn prepare_inner(&self) -> Result<Prepared<'_>, String> {
@@ -610,4 +620,24 @@ fn all_done(t: &Topology) -> bool {
     t.hosts
         .iter()
         .all(|&h| t2_testbench::endpoint(&t.net, h).all_done())
+}
+
+/// Whether error `e` of a chip (`chip NAME: KEY...: problem`) is about one of the parameter
+/// file's keys (`tm.ppg_min_cells`), so that the file can be named with it.
+pub fn names_a_param(e: &str) -> bool {
+    let Some(rest) = e.strip_prefix("chip ") else {
+        return false;
+    };
+    let Some((_, problem)) = rest.split_once(": ") else {
+        return false;
+    };
+    let keys = serde_json::to_value(crate::Tofino2Params::default())
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+        .unwrap_or_default();
+    keys.iter().any(|k| {
+        problem
+            .strip_prefix(k.as_str())
+            .is_some_and(|r| r.starts_with('.') || r.starts_with(':'))
+    })
 }

@@ -489,3 +489,22 @@ fn a_sweep_out_that_is_a_file_is_named_before_the_sweep() {
         )
     );
 }
+
+/// Issue 55 (round before): `tm.ppg_min_cells`, which only a built chip can check against
+/// its ports, is refused naming the parameter file.
+#[test]
+fn a_parameter_the_chip_refuses_names_the_file() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/bad_inputs/scenarios/data/ppg_min_huge.json"
+    );
+    let out = t2sim(&["run", "--params", p, "--duration-us", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!(
+            "t2sim: error: {p}: chip chip: tm.ppg_min_cells: [1000000000, "
+        )),
+        "{err}"
+    );
+}
