@@ -312,7 +312,7 @@ impl ScenarioFile {
                 .iter()
                 .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
                 .sum(),
-            control_errors: control_errors(topo),
+            control_errors: control_errors(topo, &self.control),
             traced_signals: None,
             bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),
@@ -556,15 +556,45 @@ fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
 }
 
 /// Every chip's control-plane errors, each with its cycle.
-fn control_errors(topo: &Topology) -> Vec<String> {
+/// Each switch's refused operations, each with the `[[control]]` entry it came from (the
+/// first of the file's operations of that kind at that cycle not yet named on the switch),
+/// so that the line names the key to look at.
+fn control_errors(topo: &Topology, setup: &crate::scenario::control::ControlSetup) -> Vec<String> {
+    use crate::chip::ControlOp;
+    let kind = |op: &ControlOp| match op {
+        ControlOp::AddEntry { .. } => "add_entry",
+        ControlOp::ModifyEntry { .. } => "modify_entry",
+        ControlOp::DeleteEntry { .. } => "delete_entry",
+        ControlOp::WriteRegister { .. } => "write_register",
+        ControlOp::PortDown { .. } => "port_down",
+        _ => "",
+    };
     topo.chips
         .iter()
         .flat_map(|&c| {
+            let mut named = vec![false; setup.ops.len()];
             topo.net
                 .node::<Chip>(c)
                 .control_errors()
                 .iter()
-                .map(|(at, e)| format!("cycle {at}: {e}"))
+                .map(|(at, e)| {
+                    let text = e.to_string();
+                    let k = (0..setup.ops.len()).find(|&k| {
+                        let (when, op) = &setup.ops[k];
+                        !named[k]
+                            && when == at
+                            && !kind(op).is_empty()
+                            && text.contains(&format!(" {} ", kind(op)))
+                    });
+                    match k {
+                        Some(k) => {
+                            named[k] = true;
+                            format!("cycle {at}: control[{k}]: {e}")
+                        }
+                        None => format!("cycle {at}: {e}"),
+                    }
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }

@@ -49,7 +49,10 @@ fn an_operation_refused_when_it_lands_fails_the_run_unless_expected() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        text.contains("control          1 operations refused when they landed\n  cycle 150: "),
+        text.contains(
+            "control          1 operations refused when they landed\n  cycle 150: control[0]: \
+             chip switch0: pipe 0 delete_entry in `ipv4_host`: "
+        ),
         "{text}"
     );
     assert!(
