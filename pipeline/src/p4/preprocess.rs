@@ -495,7 +495,8 @@ fn cpp_command(opts: &Options, shown: &str) -> Result<Command, P4Error> {
 /// Whether the C preprocessor can be started: `Err` with the reason (and how to install it)
 /// when it cannot. The schemes' programs are P4 compiled through it, so a command that builds
 /// one asks first and fails cleanly rather than in the middle of building.
-pub fn cpp_available() -> Result<(), String> {
+/// `what` is what needs it, as the error names it.
+pub fn cpp_available(what: &str) -> Result<(), String> {
     match Command::new("cpp")
         .arg("--version")
         .stdout(std::process::Stdio::null())
@@ -503,7 +504,7 @@ pub fn cpp_available() -> Result<(), String> {
         .status()
     {
         Ok(_) => Ok(()),
-        Err(e) => Err(cpp_spawn_error("the schemes' P4 programs", e).message),
+        Err(e) => Err(format!("{what}: {}", cpp_spawn_error(what, e).message)),
     }
 }
 
