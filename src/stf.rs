@@ -389,7 +389,13 @@ fn split_action(s: &str) -> Result<(String, String, Args), String> {
         .filter(|&c| c > open)
         .ok_or_else(|| "the action call has no `)`".to_string())?;
     let before = s[..open].trim_end();
-    let start = before.rfind(char::is_whitespace).map_or(0, |p| p + 1);
+    // After the last white space, whatever its width: U+0085 is white space of two bytes
+    // (`+ 1` cut inside it, which the fuzzer found).
+    let start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let action = before[start..].to_string();
     let mut args = Vec::new();
     for a in s[open + 1..close].split(',') {
@@ -1441,6 +1447,13 @@ pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn white_space_of_more_than_one_byte_before_an_action_is_no_panic() {
+        let (head, action, args) = split_action("t k:1 a\u{85}b(x:1)").unwrap();
+        assert_eq!((head.as_str(), action.as_str()), ("t k:1 a\u{85}", "b"));
+        assert_eq!(args, vec![(Some("x".to_string()), "1".to_string())]);
+    }
 
     #[test]
     fn an_entries_file_fills_a_value_set() {
