@@ -214,7 +214,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         return run_scenario_file(path, args.out.clone(), args.seed, args.threads);
     }
     let mut params = match &args.params {
-        Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,
+        Some(path) => {
+            // The size cap first (the parameter reader reads without one).
+            t2sim::input::read_text(path)?;
+            Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?
+        }
         None => Tofino2Params::default(),
     };
     if args.queue_limit_cells.is_some() {

@@ -91,8 +91,13 @@ impl ScenarioFile {
     ) -> Result<ScenarioFile, String> {
         let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
         let mut params = match &raw.params {
-            Some(p) => Tofino2Params::from_json_file(&base.join(p))
-                .map_err(|e| format!("{shown}: params: {e}"))?,
+            Some(p) => {
+                // The size cap first (the parameter reader reads without one).
+                crate::input::read_text(&base.join(p))
+                    .map_err(|e| format!("{shown}: params: {e}"))?;
+                Tofino2Params::from_json_file(&base.join(p))
+                    .map_err(|e| format!("{shown}: params: {e}"))?
+            }
             None => Tofino2Params::default(),
         };
         let (program, p4) = check_program(&raw, shown, base, &params)?;
@@ -682,8 +687,9 @@ fn check_program(
         }
         Some(p) => {
             let path = base.join(p);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+            // Capped: `/dev/zero` here was read until memory ran out.
+            let text =
+                crate::input::read_text(&path).map_err(|e| format!("{shown}: program: {e}"))?;
             let program = Program::from_json(&text)
                 .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
             // Checked now, so that its errors name the file (the chip names the
