@@ -215,8 +215,11 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     }
     let mut params = match &args.params {
         Some(path) => {
-            // The size cap first (the parameter reader reads without one).
-            t2sim::input::read_text(path)?;
+            // The size cap first (the parameter reader reads without one); a missing file
+            // is the reader's to name.
+            if path.exists() {
+                t2sim::input::read_text(path)?;
+            }
             Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?
         }
         None => Tofino2Params::default(),

@@ -92,9 +92,12 @@ impl ScenarioFile {
         let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
         let mut params = match &raw.params {
             Some(p) => {
-                // The size cap first (the parameter reader reads without one).
-                crate::input::read_text(&base.join(p))
-                    .map_err(|e| format!("{shown}: params: {e}"))?;
+                // The size cap first (the parameter reader reads without one); a missing
+                // file is the reader's to name.
+                if base.join(p).exists() {
+                    crate::input::read_text(&base.join(p))
+                        .map_err(|e| format!("{shown}: params: {e}"))?;
+                }
                 Tofino2Params::from_json_file(&base.join(p))
                     .map_err(|e| format!("{shown}: params: {e}"))?
             }
