@@ -68,14 +68,21 @@ enum Command {
 fn main() -> ExitCode {
     let bare = std::env::args_os().len() == 1;
     let cli = Cli::parse();
+    // What needs the preprocessor, as the error names it: the file given, else the
+    // schemes' programs.
+    let shown = |p: &std::path::Path| p.display().to_string();
+    let schemes = || "the schemes' P4 programs".to_string();
     let builds_schemes = match &cli.command {
-        None => bare || cli.run.scenario.is_some(),
-        Some(Command::Run(args)) => args.scenario.is_some(),
-        Some(Command::Compare(_) | Command::Sweep(_) | Command::Report(_)) => true,
-        Some(_) => false,
+        None if bare => Some(schemes()),
+        None => cli.run.scenario.as_deref().map(shown),
+        Some(Command::Run(args)) => args.scenario.as_deref().map(shown),
+        Some(Command::Compare(args)) => Some(shown(&args.scenario)),
+        Some(Command::Sweep(args)) => Some(shown(&args.scenario)),
+        Some(Command::Report(args)) => Some(args.p4.as_deref().map_or_else(schemes, shown)),
+        Some(_) => None,
     };
-    if builds_schemes {
-        if let Err(e) = cli::schemes_can_build() {
+    if let Some(what) = builds_schemes {
+        if let Err(e) = cli::schemes_can_build(&what) {
             eprintln!("t2sim: error: {e}");
             return ExitCode::from(2);
         }

@@ -15,6 +15,7 @@
 //! then takes effect through the chip's control plane.
 
 use crate::{Chip, ChipConfig, PortSpec, Tofino2Params};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use t2_clock::{Cycle, LineRate};
 use t2_pipeline::ir::{self, Entry, KeyValue, MatchKind};
@@ -388,7 +389,13 @@ fn split_action(s: &str) -> Result<(String, String, Args), String> {
         .filter(|&c| c > open)
         .ok_or_else(|| "the action call has no `)`".to_string())?;
     let before = s[..open].trim_end();
-    let start = before.rfind(char::is_whitespace).map_or(0, |p| p + 1);
+    // After the last white space, whatever its width: U+0085 is white space of two bytes
+    // (`+ 1` cut inside it, which the fuzzer found).
+    let start = before
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let action = before[start..].to_string();
     let mut args = Vec::new();
     for a in s[open + 1..close].split(',') {
@@ -485,6 +492,13 @@ fn entry(
     let t = c
         .table(table)
         .ok_or_else(|| format!("no table `{table}` in the program"))?;
+    if t.const_entries {
+        return Err(format!(
+            "table `{}` has `const entries`: the program fixes its entries, so the control \
+             plane adds none (P4 makes such a table immutable)",
+            t.p4_name
+        ));
+    }
     if keys.len() != t.keys.len() {
         return Err(format!(
             "table `{}` has {} keys, the entry gives {}",
@@ -588,32 +602,40 @@ fn action_call(
     Ok(ir::ActionCall::new(ir_name, &vals))
 }
 
-/// Where the entries of the program's tables sit: (IR table, key, place) for every entry,
-/// the const ones first; a DirectCounter's cell is its entry's place. Entries named by a
-/// handle (`add ... = H`) by it.
+/// Where the entries of the program's tables sit: the place of every (IR table, key), the
+/// const ones first; a DirectCounter's cell is its entry's place. Entries named by a
+/// handle (`add ... = H`) by it. Held in maps, so that 100,000 entries cost linear time.
 #[derive(Default)]
 struct Places {
-    entries: Vec<(String, Vec<KeyValue>, u64)>,
-    handles: Vec<(String, String, u64)>,
+    places: HashMap<(String, Vec<KeyValue>), u64>,
+    /// Entries given a place so far, by IR table.
+    counts: HashMap<String, u64>,
+    /// Handle: (IR table, place).
+    handles: HashMap<String, (String, u64)>,
 }
 
 impl Places {
     fn place_of(&self, table: &str, key: &[KeyValue]) -> Option<u64> {
-        self.entries
-            .iter()
-            .find(|e| e.0 == table && e.1 == key)
-            .map(|e| e.2)
+        self.places.get(&(table.to_string(), key.to_vec())).copied()
     }
     /// The place a new entry of `table` takes (after every place given so far).
     fn next(&self, table: &str) -> u64 {
-        self.entries.iter().filter(|e| e.0 == table).count() as u64
+        self.counts.get(table).copied().unwrap_or(0)
+    }
+    /// Records that the entry of `table` with `key` sits at `place` (a key met twice keeps
+    /// its first place).
+    fn push(&mut self, table: &str, key: &[KeyValue], place: u64) {
+        self.places
+            .entry((table.to_string(), key.to_vec()))
+            .or_insert(place);
+        *self.counts.entry(table.to_string()).or_default() += 1;
     }
     fn name(&mut self, handle: &Option<String>, table: &str, place: u64) -> Result<(), String> {
         if let Some(h) = handle {
-            if self.handles.iter().any(|x| &x.0 == h) {
+            if self.handles.contains_key(h) {
                 return Err(format!("entry handle `{h}` is given twice"));
             }
-            self.handles.push((h.clone(), table.to_string(), place));
+            self.handles.insert(h.clone(), (table.to_string(), place));
         }
         Ok(())
     }
@@ -631,7 +653,27 @@ fn stage(
 ) -> Result<(ir::Program, Places), String> {
     let at = |ln: usize, e: String| format!("{test_name}:{ln}: {e}");
     let mut program = c.program.clone();
-    let mut staged: Vec<StagedEntry> = Vec::new();
+    // Tables by IR name, and the const entries' keys, looked up once per `add`.
+    let index: HashMap<String, usize> = program
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    let const_keys: HashSet<(&str, &[KeyValue])> = c
+        .program
+        .tables
+        .iter()
+        .flat_map(|t| {
+            t.entries
+                .iter()
+                .map(|e| (t.name.as_str(), e.key.as_slice()))
+        })
+        .collect();
+    // Staged entries in file order (`None` once a later `add` of its key replaced it), and
+    // where each (table, key) is staged.
+    let mut staged: Vec<Option<StagedEntry>> = Vec::new();
+    let mut staged_at: HashMap<(String, Vec<KeyValue>), usize> = HashMap::new();
     for (ln, cmd) in cmds {
         match cmd {
             Cmd::Add {
@@ -643,8 +685,7 @@ fn stage(
                 handle,
             } => {
                 let (t, e) = entry(c, table, keys, action, args).map_err(|e| at(*ln, e))?;
-                let tab = program.tables.iter().find(|x| x.name == t).unwrap();
-                if tab.entries.iter().any(|x| x.key == e.key) {
+                if const_keys.contains(&(t.as_str(), e.key.as_slice())) {
                     return Err(at(
                         *ln,
                         format!("table `{table}` has a const entry with this key"),
@@ -652,8 +693,10 @@ fn stage(
                 }
                 // Adding a key again replaces its entry (what the compilers' STF suites
                 // expect when they re-add a key with another action).
-                staged.retain(|s| !(s.0 == t && s.3.key == e.key));
-                staged.push((t, *priority, *ln, e, handle.clone()));
+                if let Some(i) = staged_at.insert((t.clone(), e.key.clone()), staged.len()) {
+                    staged[i] = None;
+                }
+                staged.push(Some((t, *priority, *ln, e, handle.clone())));
             }
             Cmd::SetDefault {
                 table,
@@ -678,28 +721,41 @@ fn stage(
     let mut places = Places::default();
     for t in &program.tables {
         for (i, e) in t.entries.iter().enumerate() {
-            places
-                .entries
-                .push((t.name.clone(), e.key.clone(), i as u64));
+            places.push(&t.name, &e.key, i as u64);
         }
     }
     // Ternary entries are searched in list order: lower priority numbers first (the bmv2
     // convention p4c's STF runner passes on), then file order.
-    staged.sort_by_key(|s| (s.0.clone(), s.1.unwrap_or(u64::MAX), s.2));
+    let mut staged: Vec<StagedEntry> = staged.into_iter().flatten().collect();
+    staged.sort_by(|a, b| {
+        (&a.0, a.1.unwrap_or(u64::MAX), a.2).cmp(&(&b.0, b.1.unwrap_or(u64::MAX), b.2))
+    });
     for (t, _, ln, mut e, handle) in staged {
         let place = places.next(&t);
         if c.takes_entry_index(&e.action.action) {
             e.action.args.push(place);
         }
         places.name(&handle, &t, place).map_err(|e| at(ln, e))?;
-        places.entries.push((t.clone(), e.key.clone(), place));
-        program
-            .tables
-            .iter_mut()
-            .find(|x| x.name == t)
-            .unwrap()
-            .entries
-            .push(e);
+        places.push(&t, &e.key, place);
+        let tab = &mut program.tables[index[&t]];
+        tab.entries.push(e);
+        // Found here, at the add's line; the chip would refuse the whole program without one.
+        if tab.entries.len() as u64 > tab.size as u64 {
+            return Err(at(
+                ln,
+                format!(
+                    "table `{}` is full: it holds {} entries (size {}), this add would be \
+                     entry {}",
+                    c.tables
+                        .iter()
+                        .find(|x| x.ir_name == t)
+                        .map_or(t.as_str(), |x| x.p4_name.as_str()),
+                    tab.size,
+                    tab.size,
+                    tab.entries.len()
+                ),
+            ));
+        }
     }
     Ok((program, places))
 }
@@ -750,7 +806,7 @@ fn check_cell(
         match &ck.index {
             CellIndex::Number(n) => Ok(*n),
             CellIndex::Handle(h) => {
-                let Some((_, t, place)) = places.handles.iter().find(|x| &x.0 == h) else {
+                let Some((t, place)) = places.handles.get(h) else {
                     return Err(format!(
                         "no entry was added with handle `{h}` (`add ... = {h}`)"
                     ));
@@ -823,6 +879,35 @@ const MAX_FRAME_BYTES: usize = t2_testbench::host::MAX_FRAME_BYTES as usize - 4;
 const STF_PORT_BPS: u64 = 50_000_000_000;
 
 /// Runs STF file `test` (its text) against compiled program `c`. `Err` is bad input.
+/// Reads an STF test against `c` as [`run_stf`] does before it builds the chip: every line
+/// parsed, the ports found, the control-plane state before the first packet staged into the
+/// program and every later `add` resolved against the program's tables. `Err` is bad input,
+/// at its line. (The fuzzer runs this on every input: the chip is too slow to build a
+/// million times.)
+pub fn read_stf(c: &Compiled, test_name: &str, text: &str) -> Result<(), String> {
+    let cmds = parse_stf(test_name, text)?;
+    let params = Tofino2Params::default();
+    stf_ports(test_name, &cmds, &params)?;
+    let first_packet = cmds
+        .iter()
+        .position(|(_, c)| matches!(c, Cmd::Packet { .. }))
+        .unwrap_or(cmds.len());
+    stage(c, test_name, &cmds[..first_packet])?;
+    for (ln, cmd) in &cmds[first_packet..] {
+        if let Cmd::Add {
+            table,
+            keys,
+            action,
+            args,
+            ..
+        } = cmd
+        {
+            entry(c, table, keys, action, args).map_err(|e| format!("{test_name}:{ln}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run_stf(c: &Compiled, test_name: &str, text: &str) -> Result<StfOutcome, String> {
     let cmds = parse_stf(test_name, text)?;
     let mut params = Tofino2Params::default();
@@ -1149,7 +1234,7 @@ fn entry_op(
     let known = places.place_of(&table, &e.key);
     let place = known.unwrap_or_else(|| places.next(&table));
     if known.is_none() {
-        places.entries.push((table.clone(), e.key.clone(), place));
+        places.push(&table, &e.key, place);
     }
     if c.takes_entry_index(&e.action.action) {
         e.action.args.push(place);
@@ -1362,6 +1447,13 @@ pub fn with_entries(c: &Compiled, shown: &str, text: &str) -> Result<ir::Program
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn white_space_of_more_than_one_byte_before_an_action_is_no_panic() {
+        let (head, action, args) = split_action("t k:1 a\u{85}b(x:1)").unwrap();
+        assert_eq!((head.as_str(), action.as_str()), ("t k:1 a\u{85}", "b"));
+        assert_eq!(args, vec![(Some("x".to_string()), "1".to_string())]);
+    }
 
     #[test]
     fn an_entries_file_fills_a_value_set() {

@@ -23,8 +23,9 @@ const BROKEN_PIPE_EXIT: i32 = 141;
 /// Unix tool; any other write error is reported.
 /// For the commands that may build a scheme (each scheme's switch program is P4 compiled
 /// through the C preprocessor): a clear error, before anything runs, when `cpp` is missing.
-pub fn schemes_can_build() -> Result<(), String> {
-    t2_pipeline::p4::preprocess::cpp_available()
+/// `what` names what needs it (a scenario file, a P4 file, or the schemes' programs).
+pub fn schemes_can_build(what: &str) -> Result<(), String> {
+    t2_pipeline::p4::preprocess::cpp_available(what)
 }
 
 pub fn emit(text: &str) {

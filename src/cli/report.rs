@@ -66,7 +66,14 @@ pub fn report(args: &ReportArgs) -> Result<bool, String> {
         }
     }
     let params = match &args.params {
-        Some(p) => Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?,
+        Some(p) => {
+            // The size cap first (the parameter reader reads without one); a missing file
+            // is the reader's to name.
+            if p.exists() {
+                t2sim::input::read_text(p)?;
+            }
+            Tofino2Params::from_json_file(p).map_err(|e| e.to_string())?
+        }
         None => Tofino2Params::default(),
     };
     let (program, path) = match (&args.program, &args.scheme) {

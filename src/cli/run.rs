@@ -188,11 +188,40 @@ pub fn run_scenario_file(
 }
 
 pub fn run(args: RunArgs) -> Result<(), String> {
+    // clap drops a `requires = "p4"` when the flag --p4 conflicts with (--scenario,
+    // --program) is given, so these were ignored without a word there.
+    if args.p4.is_none() {
+        let instead = if args.scenario.is_some() {
+            "--scenario"
+        } else {
+            "--program"
+        };
+        for (flag, given) in [
+            ("--entries", args.entries.is_some()),
+            ("--digests", args.digests.is_some()),
+            ("-I", !args.include.is_empty()),
+            ("-D", !args.define.is_empty()),
+        ] {
+            if given {
+                return Err(format!(
+                    "{flag}: applies to a P4 program (--p4) only; a run with {instead} would \
+                     ignore it"
+                ));
+            }
+        }
+    }
     if let Some(path) = &args.scenario {
         return run_scenario_file(path, args.out.clone(), args.seed, args.threads);
     }
     let mut params = match &args.params {
-        Some(path) => Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?,
+        Some(path) => {
+            // The size cap first (the parameter reader reads without one); a missing file
+            // is the reader's to name.
+            if path.exists() {
+                t2sim::input::read_text(path)?;
+            }
+            Tofino2Params::from_json_file(path).map_err(|e| e.to_string())?
+        }
         None => Tofino2Params::default(),
     };
     if args.queue_limit_cells.is_some() {
@@ -325,8 +354,32 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         replay,
         ..scenario
     };
+    // The chip names a program it refuses (its host routes conflict with the program's
+    // entries, or overflow its table) by the program's name: name the file instead, the
+    // entries file when there is one (what the user added), else the program's.
+    let program_name = scenario.program.as_ref().map(|p| p.name.clone());
+    let program_file = args
+        .entries
+        .as_ref()
+        .or(args.p4.as_ref())
+        .or(args.program.as_ref())
+        .map(|p| p.display().to_string());
     let started = Instant::now();
-    let summary = scenario.run().map_err(|e| e.to_string())?;
+    let summary = scenario.run().map_err(|e| {
+        let e = e.to_string();
+        match (&program_name, &program_file) {
+            (Some(name), Some(file)) if e.starts_with(&format!("program {name}: ")) => {
+                format!("{file}: {}", &e[format!("program {name}: ").len()..])
+            }
+            // A key of the parameter file the chip refuses (checked against its ports).
+            _ => match &args.params {
+                Some(p) if t2sim::scenario::names_a_param(&e) => {
+                    format!("{}: {e}", p.display())
+                }
+                _ => e,
+            },
+        }
+    })?;
     let wall = started.elapsed();
     let mut text = summary.to_string();
     if let Some(path) = &args.digests {

@@ -37,6 +37,20 @@ pub struct MergeArgs {
     pub shards: Vec<PathBuf>,
 }
 
+/// Checks, before anything runs, that `--out` can be the folder written at the end: a file
+/// there was found only after the whole sweep, as `File exists (os error 17)`.
+/// The sweep's own folder is also created then (a merge's only when it has rows to write).
+fn out_folder(dir: &std::path::Path, context: &str, create: bool) -> Result<(), String> {
+    let bad = |problem: String| format!("{context}--out: {}: {problem}", dir.display());
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("is a file, not a folder".into()));
+    }
+    if create {
+        std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the folder: {e}")))?;
+    }
+    Ok(())
+}
+
 pub fn sweep(args: &SweepArgs) -> Result<(), String> {
     let grid = args
         .grid
@@ -50,6 +64,9 @@ pub fn sweep(args: &SweepArgs) -> Result<(), String> {
         .transpose()?;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let source = ScenarioText::read(&args.scenario)?;
+    if let Some(dir) = &args.out {
+        out_folder(dir, &format!("{}: ", source.shown), true)?;
+    }
     let threads = args
         .threads
         .map_or_else(t2sim::study::parallel::default_threads, usize::from);
@@ -66,6 +83,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), String> {
 }
 
 pub fn sweep_merge(args: &MergeArgs) -> Result<(), String> {
+    out_folder(&args.out, "", false)?;
     let dirs: Vec<&std::path::Path> = args.shards.iter().map(|d| d.as_path()).collect();
     let s = t2sim::study::sweep::merge(&dirs)?;
     emit(&wrote(&s.write(&args.out)?));

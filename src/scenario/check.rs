@@ -91,8 +91,16 @@ impl ScenarioFile {
     ) -> Result<ScenarioFile, String> {
         let bad = |key: &str, problem: String| Err(format!("{shown}: {key}: {problem}"));
         let mut params = match &raw.params {
-            Some(p) => Tofino2Params::from_json_file(&base.join(p))
-                .map_err(|e| format!("{shown}: params: {e}"))?,
+            Some(p) => {
+                // The size cap first (the parameter reader reads without one); a missing
+                // file is the reader's to name.
+                if base.join(p).exists() {
+                    crate::input::read_text(&base.join(p))
+                        .map_err(|e| format!("{shown}: params: {e}"))?;
+                }
+                Tofino2Params::from_json_file(&base.join(p))
+                    .map_err(|e| format!("{shown}: params: {e}"))?
+            }
             None => Tofino2Params::default(),
         };
         let (program, p4) = check_program(&raw, shown, base, &params)?;
@@ -188,6 +196,10 @@ impl ScenarioFile {
         check_sizes(&raw, shown, &topology, background.as_ref(), &waves)?;
         Ok(ScenarioFile {
             source: shown.to_string(),
+            params_file: raw
+                .params
+                .as_ref()
+                .map(|p| base.join(p).display().to_string()),
             name: raw.name.clone().unwrap_or_else(|| shown.to_string()),
             seed: raw.seed,
             duration: us(raw.duration_us),
@@ -424,6 +436,9 @@ fn apply_scheme(
             );
             setup.hosts.apply(transport, host_features);
             let rdma = setup.hosts.nic(transport);
+            if rdma.is_some() && !raw.scheme_overridden {
+                refuse_tcp_keys(raw, shown, name)?;
+            }
             if let Some(r) = tr.recovery {
                 transport.recovery = recovery_of(r);
             }
@@ -442,6 +457,34 @@ fn apply_scheme(
                 rdma,
             })
         }
+    }
+}
+
+/// Refuses, for scheme `name` whose hosts are RDMA-style NICs, the `[transport]` keys only
+/// the TCP transport reads: the NICs take `mss` and `rto_us` and nothing else, so a run
+/// with them was byte for byte a run without them. (Where the command sets the scheme, a
+/// comparison or a sweep over `scheme`, they serve the file's other schemes and stay.)
+fn refuse_tcp_keys(raw: &ScenarioToml, shown: &str, name: &str) -> Result<(), String> {
+    let tr = &raw.transport;
+    let set = [
+        (
+            "window_bytes",
+            tr.window_bytes != super::format::default_window(),
+        ),
+        ("min_rto_us", tr.min_rto_us.is_some()),
+        ("recovery", tr.recovery.is_some()),
+        ("ack_every", tr.ack_every.is_some()),
+        ("delayed_ack_us", tr.delayed_ack_us.is_some()),
+        ("pacing", tr.pacing.is_some()),
+    ];
+    let features = tr.features.keys().map(|k| (k.as_str(), true));
+    match set.into_iter().chain(features).find(|k| k.1) {
+        Some((key, _)) => Err(format!(
+            "{shown}: transport.{key}: scheme {name}'s hosts are RDMA-style NICs, which read \
+             transport.mss and transport.rto_us only; the run would ignore this key (remove \
+             it; a comparison with TCP schemes may keep it for them)"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -647,8 +690,9 @@ fn check_program(
         }
         Some(p) => {
             let path = base.join(p);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
+            // Capped: `/dev/zero` here was read until memory ran out.
+            let text =
+                crate::input::read_text(&path).map_err(|e| format!("{shown}: program: {e}"))?;
             let program = Program::from_json(&text)
                 .map_err(|e| format!("{shown}: program: {}: {e}", path.display()))?;
             // Checked now, so that its errors name the file (the chip names the

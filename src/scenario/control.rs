@@ -142,6 +142,29 @@ impl ControlToml {
                     self.key.len()
                 ));
             }
+            // A value wider than its key was refused only when the operation landed, after
+            // the whole run.
+            for (i, k) in t.keys.iter().enumerate() {
+                let limit = if k.bits >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << k.bits) - 1
+                };
+                let given = [
+                    Some(("key", self.key[i])),
+                    self.masks
+                        .as_ref()
+                        .and_then(|m| m.get(i).map(|&v| ("masks", v))),
+                ];
+                for (what, v) in given.into_iter().flatten() {
+                    if v > limit {
+                        return Err(format!(
+                            "{what}: {v} is wider than key `{}` of table `{}` ({} bits)",
+                            k.name, t.p4_name, k.bits
+                        ));
+                    }
+                }
+            }
             out.table = Some(t.ir_name.clone());
             if let Some(a) = &self.action {
                 let short = a.rsplit('.').next().unwrap_or(a);
@@ -197,14 +220,20 @@ impl ControlToml {
                         names.join(", ")
                     )
                 })?;
-            if self.gress.is_none() {
-                out.gress = Some(
-                    match c.register_gress(ir) {
-                        Gress::Ingress => "ingress",
-                        Gress::Egress => "egress",
-                    }
-                    .to_string(),
-                );
+            let runs_in = match c.register_gress(ir) {
+                Gress::Ingress => "ingress",
+                Gress::Egress => "egress",
+            };
+            match self.gress.as_deref() {
+                None => out.gress = Some(runs_in.to_string()),
+                // A write into the other gress's copy was accepted and never read.
+                Some(g) if (g == "ingress" || g == "egress") && g != runs_in => {
+                    return Err(format!(
+                        "gress: register `{name}` is used in {runs_in} (its RegisterActions run \
+                         there), so a write in {g} would reach a copy nothing reads"
+                    ))
+                }
+                Some(_) => {}
             }
             out.register = Some(ir.to_string());
         }

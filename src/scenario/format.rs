@@ -11,6 +11,10 @@ use std::sync::OnceLock;
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioToml {
+    /// Whether `scheme` was set by the command (a comparison, or a sweep over `scheme`)
+    /// rather than by the file: the transport keys then serve the file's other schemes.
+    #[serde(skip)]
+    pub(super) scheme_overridden: bool,
     pub(super) name: Option<String>,
     pub(super) seed: u64,
     /// Flows start within this time.

@@ -25,7 +25,7 @@ mod waves;
 pub use incast::{
     sender_ip, Built, Census, IncastScenario, RunSummary, ScenarioError, Spread, RECEIVER_IP,
 };
-pub use run::Prepared;
+pub use run::{names_a_param, Prepared};
 pub use waves::WaveRequest;
 
 pub use results::{
@@ -118,6 +118,8 @@ impl ScenarioText {
 pub struct ScenarioFile {
     /// The file it was read from, as shown in errors.
     pub source: String,
+    /// The parameter file (`params`) as shown in errors, if the file names one.
+    pub params_file: Option<String>,
     pub name: String,
     pub seed: u64,
     pub duration: Cycle,
@@ -205,7 +207,7 @@ impl ScenarioFile {
                 e.to_string().trim_end().replace('\n', "\n  ")
             )
         };
-        let raw: ScenarioToml = if overrides.is_empty() {
+        let mut raw: ScenarioToml = if overrides.is_empty() {
             toml::from_str(&source.text).map_err(syntax)?
         } else {
             let mut table: toml::Table = toml::from_str(&source.text).map_err(syntax)?;
@@ -221,6 +223,7 @@ impl ScenarioFile {
                 )
             })?
         };
+        raw.scheme_overridden = overrides.iter().any(|(k, _)| k == "scheme");
         ScenarioFile::check(raw, shown, &source.base)
     }
 }

@@ -126,14 +126,24 @@ impl ScenarioFile {
     pub fn run(&self) -> Result<RunResults, String> {
         self.prepare_inner()
             .and_then(Prepared::run_inner)
-            .map_err(|e| format!("{}: {e}", self.source))
+            .map_err(|e| self.name_files(e))
+    }
+
+    /// `e` with the scenario's file, and the parameter file's when a chip refuses one of
+    /// its keys (`tm.ppg_min_cells` is checked against the ports only a built chip has).
+    fn name_files(&self, e: String) -> String {
+        match &self.params_file {
+            Some(p) if names_a_param(&e) => {
+                format!("{}: params: {p}: {e}", self.source)
+            }
+            _ => format!("{}: {e}", self.source),
+        }
     }
 
     /// Builds the network with its flows, ready to run: what [`ScenarioFile::run`] does
     /// before the first cycle (a bench times the run apart from it).
     pub fn prepare(&self) -> Result<Prepared<'_>, String> {
-        self.prepare_inner()
-            .map_err(|e| format!("{}: {e}", self.source))
+        self.prepare_inner().map_err(|e| self.name_files(e))
     }
 
     fn prepare_inner(&self) -> Result<Prepared<'_>, String> {
@@ -302,7 +312,7 @@ impl ScenarioFile {
                 .iter()
                 .map(|&c| topo.net.node::<Chip>(c).counters().recirculated)
                 .sum(),
-            control_errors: control_errors(topo),
+            control_errors: control_errors(topo, &self.control),
             traced_signals: None,
             bounces: (bounces.bounced.frames + bounces.resent_by_sources > 0).then_some(bounces),
             pcap_files: Vec::new(),
@@ -546,15 +556,45 @@ fn pause_counts(topo: &Topology) -> BTreeMap<String, PauseCounts> {
 }
 
 /// Every chip's control-plane errors, each with its cycle.
-fn control_errors(topo: &Topology) -> Vec<String> {
+/// Each switch's refused operations, each with the `[[control]]` entry it came from (the
+/// first of the file's operations of that kind at that cycle not yet named on the switch),
+/// so that the line names the key to look at.
+fn control_errors(topo: &Topology, setup: &crate::scenario::control::ControlSetup) -> Vec<String> {
+    use crate::chip::ControlOp;
+    let kind = |op: &ControlOp| match op {
+        ControlOp::AddEntry { .. } => "add_entry",
+        ControlOp::ModifyEntry { .. } => "modify_entry",
+        ControlOp::DeleteEntry { .. } => "delete_entry",
+        ControlOp::WriteRegister { .. } => "write_register",
+        ControlOp::PortDown { .. } => "port_down",
+        _ => "",
+    };
     topo.chips
         .iter()
         .flat_map(|&c| {
+            let mut named = vec![false; setup.ops.len()];
             topo.net
                 .node::<Chip>(c)
                 .control_errors()
                 .iter()
-                .map(|(at, e)| format!("cycle {at}: {e}"))
+                .map(|(at, e)| {
+                    let text = e.to_string();
+                    let k = (0..setup.ops.len()).find(|&k| {
+                        let (when, op) = &setup.ops[k];
+                        !named[k]
+                            && when == at
+                            && !kind(op).is_empty()
+                            && text.contains(&format!(" {} ", kind(op)))
+                    });
+                    match k {
+                        Some(k) => {
+                            named[k] = true;
+                            format!("cycle {at}: control[{k}]: {e}")
+                        }
+                        None => format!("cycle {at}: {e}"),
+                    }
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -610,4 +650,24 @@ fn all_done(t: &Topology) -> bool {
     t.hosts
         .iter()
         .all(|&h| t2_testbench::endpoint(&t.net, h).all_done())
+}
+
+/// Whether error `e` of a chip (`chip NAME: KEY...: problem`) is about one of the parameter
+/// file's keys (`tm.ppg_min_cells`), so that the file can be named with it.
+pub fn names_a_param(e: &str) -> bool {
+    let Some(rest) = e.strip_prefix("chip ") else {
+        return false;
+    };
+    let Some((_, problem)) = rest.split_once(": ") else {
+        return false;
+    };
+    let keys = serde_json::to_value(crate::Tofino2Params::default())
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+        .unwrap_or_default();
+    keys.iter().any(|k| {
+        problem
+            .strip_prefix(k.as_str())
+            .is_some_and(|r| r.starts_with('.') || r.starts_with(':'))
+    })
 }

@@ -18,6 +18,7 @@ use std::path::Path;
 
 /// One key of the grid and its values, as given (`workload.load=0.3,0.5`).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Axis {
     pub key: String,
     /// The values as written; each is read as a TOML value, or as a string if it is none.
@@ -63,7 +64,9 @@ fn toml_value(text: &str) -> toml::Value {
 }
 
 /// What a sweep was: the grid, how many points, and which shard this is.
+/// A key it does not know is an error (a hand-edited or foreign file), not ignored.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct SweepInfo {
     pub scenario: String,
     pub grid: Vec<Axis>,

@@ -382,12 +382,18 @@ fn without_cpp_the_commands_that_build_schemes_fail_cleanly() {
     // the PATH, every command that may build one says so and exits 2 before running.
     let empty = std::env::temp_dir().join(format!("t2sim-no-cpp-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
+    // The error names the file that needs it (issue 55), or the schemes' programs.
     let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/compare_incast.toml");
-    for args in [
-        &[][..],
-        &["compare", "--scenario", scenario],
-        &["report", "--scheme", "dctcp"],
-        &["run", "--scenario", scenario],
+    let schemes = "the schemes' P4 programs";
+    for (args, what) in [
+        (&[][..], schemes),
+        (&["compare", "--scenario", scenario][..], scenario),
+        (&["report", "--scheme", "dctcp"][..], schemes),
+        (
+            &["report", "--p4", "programs/p4/l3_forward.p4"][..],
+            "programs/p4/l3_forward.p4",
+        ),
+        (&["run", "--scenario", scenario][..], scenario),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_t2sim"))
             .args(args)
@@ -397,8 +403,10 @@ fn without_cpp_the_commands_that_build_schemes_fail_cleanly() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "t2sim: error: the C preprocessor `cpp` is not installed (Debian: apt-get install cpp); \
-             P4 programs are preprocessed with it as p4c does\n",
+            format!(
+                "t2sim: error: {what}: the C preprocessor `cpp` is not installed (Debian: \
+                 apt-get install cpp); P4 programs are preprocessed with it as p4c does\n"
+            ),
             "{args:?}"
         );
         assert!(out.stdout.is_empty(), "{args:?}");

@@ -49,7 +49,10 @@ fn an_operation_refused_when_it_lands_fails_the_run_unless_expected() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        text.contains("control          1 operations refused when they landed\n  cycle 150: "),
+        text.contains(
+            "control          1 operations refused when they landed\n  cycle 150: control[0]: \
+             chip switch0: pipe 0 delete_entry in `ipv4_host`: "
+        ),
         "{text}"
     );
     assert!(
@@ -449,5 +452,62 @@ fn a_second_comparison_leaves_no_old_scheme_folders() {
             f.display(),
             f.display()
         )
+    );
+}
+
+/// Issue 55 (case 22 of the round before, for sweeps): an `--out` that is a file is named
+/// before the sweep runs (it was `File exists (os error 17)` after every point had run).
+#[test]
+fn a_sweep_out_that_is_a_file_is_named_before_the_sweep() {
+    let d = scratch("sweep_out");
+    let f = scenario(&d, "", "");
+    let afile = d.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let out = t2sim(&[
+        "sweep",
+        "--scenario",
+        f.to_str().unwrap(),
+        "--grid",
+        "seed=1,2",
+        "--out",
+        afile.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: {}: --out: {}: is a file, not a folder\n",
+            f.display(),
+            afile.display()
+        )
+    );
+    let out = t2sim(&["sweep-merge", "--out", afile.to_str().unwrap(), "a", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "t2sim: error: --out: {}: is a file, not a folder\n",
+            afile.display()
+        )
+    );
+}
+
+/// Issue 55 (round before): `tm.ppg_min_cells`, which only a built chip can check against
+/// its ports, is refused naming the parameter file.
+#[test]
+fn a_parameter_the_chip_refuses_names_the_file() {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/bad_inputs/scenarios/data/ppg_min_huge.json"
+    );
+    let out = t2sim(&["run", "--params", p, "--duration-us", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!(
+            "t2sim: error: {p}: chip chip: tm.ppg_min_cells: [1000000000, "
+        )),
+        "{err}"
     );
 }

@@ -8,6 +8,7 @@ mod common;
 
 mod commands;
 mod hostile;
+mod hostile_entries;
 mod p4_programs;
 mod report;
 mod report_budget;

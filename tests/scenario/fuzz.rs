@@ -5,7 +5,8 @@
 //! table walk, and the PFC, BFC and QCN frame codecs), and (issue 30) the `[[pktgen]]`,
 //! `[[control]]` and `[[mirror_session]]` readers with the chip they configure, pcapng
 //! reading with its option blocks and the replay schedule, sweep-merge's reading of shard
-//! folders, and the trace glob matcher. Each target starts from its corpus in
+//! folders, and the trace glob matcher; and (issue 55) the STF and `--entries` readers
+//! against the corpus programs. Each target starts from its corpus in
 //! `tests/fuzz_corpus/<target>/` and must never panic.
 //!
 //! `T2SIM_FUZZ_EXECS=n` sets the executions per target (default 2,000 in a debug build);
@@ -189,6 +190,14 @@ fn fuzz(name: &str, text: bool, run: impl Fn(&[u8])) -> (u64, u64) {
     let current = root().join(format!("target/fuzz-current-{name}"));
     for input in inputs {
         execs += 1;
+        // Long runs (T2SIM_FUZZ_EXECS in the millions) say how far they got, so that one
+        // stopped early still gives its count.
+        if execs % 100_000 == 0 {
+            eprintln!(
+                "fuzz {name}: {execs} executions so far, {} panics",
+                panics.len()
+            );
+        }
         let _ = std::fs::write(&current, &input);
         if catch_unwind(AssertUnwindSafe(|| run(&input))).is_err() {
             panics.push(input);
@@ -262,6 +271,85 @@ fn fuzz_the_p4_front_end() {
         let text = String::from_utf8_lossy(b);
         let source = t2_pipeline::p4::preprocess::Source::plain("fuzz.p4", &text);
         let _ = t2_pipeline::p4::compile_source(&source, "fuzz");
+    });
+    assert_eq!(panics, 0);
+    assert!(execs > execs_floor());
+}
+
+/// The corpus programs that have STF tests, compiled once: (name, program).
+fn stf_programs() -> Vec<(String, t2_pipeline::p4::Compiled)> {
+    let dir = root().join("programs/p4");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.unwrap().file_name().into_string().unwrap();
+            n.strip_suffix(".stf").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let c = t2sim::stf::load(&dir.join(format!("{n}.p4")), &[], &[]).unwrap();
+            (n, c)
+        })
+        .collect()
+}
+
+/// The program an STF or entries input is read against: the one its first line names
+/// (`# program: NAME`, as every seed starts), else one picked by a hash of the input.
+fn program_for<'a>(
+    programs: &'a [(String, t2_pipeline::p4::Compiled)],
+    text: &str,
+) -> &'a t2_pipeline::p4::Compiled {
+    let named = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# program: "))
+        .and_then(|n| programs.iter().find(|p| p.0 == n.trim()));
+    match named {
+        Some(p) => &p.1,
+        None => {
+            let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+            });
+            &programs[(h % programs.len() as u64) as usize].1
+        }
+    }
+}
+
+#[test]
+fn fuzz_the_stf_reader() {
+    // Every input is read and staged against its program (`read_stf`); one in 500 of those
+    // read without error (and under 4 kB) is also run on the chip, which is too slow to
+    // build for every execution.
+    let programs = stf_programs();
+    let accepted = std::cell::Cell::new(0u64);
+    let (execs, panics) = fuzz("stf", true, |b| {
+        let text = String::from_utf8_lossy(b);
+        let c = program_for(&programs, &text);
+        if t2sim::stf::read_stf(c, "fuzz.stf", &text).is_ok() {
+            accepted.set(accepted.get() + 1);
+            if accepted.get() % 500 == 1 && text.len() < 4096 {
+                let _ = t2sim::stf::run_stf(c, "fuzz.stf", &text);
+            }
+        }
+    });
+    assert_eq!(panics, 0);
+    assert!(execs > execs_floor());
+}
+
+#[test]
+fn fuzz_the_entries_reader() {
+    let programs = stf_programs();
+    let (execs, panics) = fuzz("entries", true, |b| {
+        let text = String::from_utf8_lossy(b);
+        let c = program_for(&programs, &text);
+        if let Ok(program) = t2sim::stf::with_entries(c, "fuzz.txt", &text) {
+            // What the reader staged must pass the IR checks or fail them cleanly.
+            let _ =
+                t2_pipeline::check::check_with(&program, &Tofino2Params::default().pipeline.phv);
+        }
     });
     assert_eq!(panics, 0);
     assert!(execs > execs_floor());

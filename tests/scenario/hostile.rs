@@ -259,3 +259,25 @@ fn sweep_points_write_their_own_captures() {
     assert!(!caps.join("host0-0.pcapng").exists());
     assert!(!d.join("w.vcd").exists());
 }
+
+/// Issue 55: a key sweep.json does not have (a hand-edited or foreign file) is an error
+/// naming it, in the file and in each grid axis; it was ignored.
+#[test]
+fn sweep_json_with_a_key_of_its_own_is_refused() {
+    let d = scratch("extra_key");
+    shard(&d, 3, None, "", &["0,1,5,5", "1,2,5,5", "2,3,5,5"]);
+    assert!(Sweep::read(&d).is_ok());
+    let json = d.join("sweep.json");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["extra"] = serde_json::json!(1);
+    std::fs::write(&json, v.to_string()).unwrap();
+    let e = Sweep::read(&d).err().unwrap();
+    assert!(e.contains("unknown field `extra`"), "{e}");
+    v.as_object_mut().unwrap().remove("extra");
+    v["grid"][0]["step"] = serde_json::json!(2);
+    std::fs::write(&json, v.to_string()).unwrap();
+    let e = Sweep::read(&d).err().unwrap();
+    assert!(e.contains("unknown field `step`"), "{e}");
+    assert!(e.starts_with(&json.display().to_string()), "{e}");
+}

@@ -173,7 +173,9 @@ pub struct EntryDecl {
 pub enum TableProp {
     Key(Vec<KeyElem>, Span),
     Actions(Vec<(Expr, Span)>, Span),
-    Entries(Vec<EntryDecl>, Span),
+    /// The entries, where they stand, and whether they are `const` (the control plane may
+    /// not add to such a table).
+    Entries(Vec<EntryDecl>, Span, bool),
     /// Any other `name = expr;` (`size`, `default_action`, `implementation`, ...).
     Value {
         name: String,

@@ -62,6 +62,9 @@ pub struct TableInfo {
     /// (P4 local name, IR name) of the actions the default may name: the same, except for
     /// a table whose `.hit` is tested (its entries run copies that record the hit).
     pub default_actions: Vec<(String, String)>,
+    /// Whether the program fixes the entries (`const entries`): the control plane adds
+    /// none.
+    pub const_entries: bool,
 }
 
 /// One key of a table: its control-plane name (the key expression as written, or its
@@ -788,17 +791,42 @@ impl<'a> Lowerer<'a> {
                 let (x, wa) = self.const_value(a, locals)?;
                 let (y, wb) = self.const_value(b, locals)?;
                 let w = wa.or(wb);
+                // A sized value wraps at its width as P4's bit<W> does; an unsized one (P4's
+                // `int`, of unbounded precision) held in 128 bits must not wrap, or
+                // `(1 << 4294967296) + 600` would fold to 601.
+                let sized = matches!(w, Some(w) if w < 128);
+                let overflow = || -> R<u128> {
+                    self.err(
+                        e.span,
+                        "the constant overflows 128 bits (give it a width, such as 32w1, to \
+                         compute modulo that width)",
+                    )
+                };
                 let v = match op {
-                    BinOp::Add => x.wrapping_add(y),
+                    BinOp::Add if sized => x.wrapping_add(y),
+                    BinOp::Add => x.checked_add(y).map_or_else(overflow, Ok)?,
                     BinOp::Sub => x.wrapping_sub(y),
-                    BinOp::Mul => x.wrapping_mul(y),
+                    BinOp::Mul if sized => x.wrapping_mul(y),
+                    BinOp::Mul => x.checked_mul(y).map_or_else(overflow, Ok)?,
                     BinOp::Div if y != 0 => x / y,
                     BinOp::Mod if y != 0 => x % y,
                     BinOp::And => x & y,
                     BinOp::Or => x | y,
                     BinOp::Xor => x ^ y,
-                    BinOp::Shl => x.checked_shl(y as u32).unwrap_or(0),
-                    BinOp::Shr => x.checked_shr(y as u32).unwrap_or(0),
+                    // Shifting a sized value by its width or more leaves nothing.
+                    BinOp::Shl if sized => u32::try_from(y)
+                        .ok()
+                        .and_then(|y| x.checked_shl(y))
+                        .unwrap_or(0),
+                    BinOp::Shl if x == 0 => 0,
+                    BinOp::Shl => match u32::try_from(y) {
+                        Ok(y) if y <= x.leading_zeros() => x << y,
+                        _ => overflow()?,
+                    },
+                    BinOp::Shr => u32::try_from(y)
+                        .ok()
+                        .and_then(|y| x.checked_shr(y))
+                        .unwrap_or(0),
                     _ => return bad(),
                 };
                 let v = match w {
@@ -965,6 +993,21 @@ impl<'a> Lowerer<'a> {
         // Parsers first: they declare the header instances.
         let (ig_graph, ig_span) = self.lower_parser(blocks[0], Gress::Ingress)?;
         let (eg_graph, eg_span) = self.lower_parser(blocks[3], Gress::Egress)?;
+        // A loop the stack unrolling did not take apart (an IP-in-IP parser extracting the
+        // same header again) is refused here, before anything walks the graph's paths.
+        for (graph, span) in [(&ig_graph, ig_span), (&eg_graph, eg_span)] {
+            if let Err(cycle) = deparser::parse_walk(graph) {
+                return self.err(
+                    span,
+                    format!(
+                        "the parser loops ({}): the model's parser graph is loop-free; a loop \
+                         over a header stack is unrolled, but a loop that extracts the same \
+                         header again (such as IP in IP) cannot be",
+                        cycle.join(" -> ")
+                    ),
+                );
+            }
+        }
         self.scan_mirrors(blocks[2], Gress::Ingress)?;
         self.scan_mirrors(blocks[5], Gress::Egress)?;
         self.scan_resubmits(blocks[2])?;
@@ -1037,12 +1080,13 @@ impl<'a> Lowerer<'a> {
             self.prog.egress_parser = Some(g);
         }
         // Actions and tables in the order the program declares them.
-        let place = |n: &str| {
-            self.spans
-                .iter()
-                .find(|x| x.0 == n)
-                .map_or(u32::MAX, |x| x.1.pos)
-        };
+        // Each name's first span, looked up once per name (a search per name was quadratic
+        // in 100,000 tables).
+        let mut first: HashMap<&str, u32> = HashMap::new();
+        for (n, span) in &self.spans {
+            first.entry(n.as_str()).or_insert(span.pos);
+        }
+        let place = |n: &str| first.get(n).copied().unwrap_or(u32::MAX);
         let mut acts = std::mem::take(&mut self.prog.actions);
         acts.sort_by_key(|a| place(&a.name));
         self.prog.actions = acts;
@@ -1192,8 +1236,15 @@ impl<'a> Lowerer<'a> {
                             .clone();
                         let mut leaves = Vec::new();
                         self.leaves(n, &root, &mut leaves)?;
-                        for l in leaves {
-                            if !self.meta_order.contains(&l) {
+                        // A set of what is there already, so that 100,000 fields cost no
+                        // more than linear time.
+                        let known: std::collections::HashSet<&String> =
+                            self.meta_order.iter().collect();
+                        let new: Vec<String> =
+                            leaves.into_iter().filter(|l| !known.contains(l)).collect();
+                        let mut added = std::collections::HashSet::new();
+                        for l in new {
+                            if added.insert(l.clone()) {
                                 self.meta_order.push(l);
                             }
                         }
@@ -1893,67 +1944,106 @@ fn canonical(g: &ir::ParserGraph) -> String {
 }
 
 /// [`canonical`] of the part of `g` reached from state `from`.
+///
+/// The form is that of the tree of paths from `from` (cut 64 selects deep), but each
+/// subtree is written once and named by its number: numbers are given in the order a
+/// depth-first walk first meets a subtree's text, so two graphs whose trees are equal give
+/// the same form however their states are shared, and the form's size is linear in the
+/// graph, not in its number of paths (a chain of 30 two-way selects has 2^30).
 fn canonical_from(g: &ir::ParserGraph, from: &str) -> String {
-    fn walk(g: &ir::ParserGraph, name: &str, depth: usize, out: &mut String) {
-        if depth > 64 {
-            out.push_str("<loop>");
-            return;
-        }
-        let Some(mut s) = g.states.iter().find(|s| s.name == name) else {
-            out.push_str(name);
-            return;
-        };
-        // Extracts, with the bytes skipped (`+N`) where they are skipped.
-        let tokens = |s: &ir::ParserState| -> Vec<String> {
-            let mut out = Vec::new();
-            for k in 0..=s.extract.len() {
-                for sk in s.skip.iter().filter(|x| x.after_extracts as usize == k) {
-                    out.push(format!("+{}", sk.bits));
-                }
-                out.extend(s.extract.get(k).cloned());
+    struct Canon<'g> {
+        g: &'g ir::ParserGraph,
+        index: HashMap<&'g str, usize>,
+        memo: HashMap<(usize, usize), usize>,
+        ids: HashMap<String, usize>,
+        table: Vec<String>,
+    }
+    impl Canon<'_> {
+        fn id(&mut self, text: String) -> usize {
+            if let Some(&i) = self.ids.get(&text) {
+                return i;
             }
-            out
-        };
-        let mut extracts = tokens(s);
-        let mut sets: Vec<&ir::ParserSet> = s.set.iter().collect();
-        let mut hops = 0;
-        while let ir::Transition::Goto(n) = &s.transition {
-            match g.states.iter().find(|x| &x.name == n) {
-                Some(next) if hops < 64 => {
-                    extracts.extend(tokens(next));
-                    sets.extend(&next.set);
-                    s = next;
-                    hops += 1;
-                }
-                _ => break,
-            }
+            self.table.push(text.clone());
+            self.ids.insert(text, self.table.len() - 1);
+            self.table.len() - 1
         }
-        out.push_str(&format!("[{}]", extracts.join(",")));
-        if !sets.is_empty() {
-            out.push_str(&format!("{sets:?}"));
-        }
-        match &s.transition {
-            ir::Transition::Goto(n) => out.push_str(&format!("->{n}")),
-            ir::Transition::Select {
-                keys,
-                cases,
-                default,
-            } => {
-                out.push_str(&format!("select({})", keys.join(",")));
-                for c in cases {
-                    out.push_str(&format!("{:?}:(", c.values));
-                    walk(g, &c.next, depth + 1, out);
-                    out.push(')');
-                }
-                out.push_str("default:(");
-                walk(g, default, depth + 1, out);
-                out.push(')');
+        fn node(&mut self, name: &str, depth: usize) -> usize {
+            if depth > 64 {
+                return self.id("<loop>".to_string());
             }
+            let Some(&start) = self.index.get(name) else {
+                return self.id(name.to_string());
+            };
+            if let Some(&i) = self.memo.get(&(start, depth)) {
+                return i;
+            }
+            let g = self.g;
+            // Extracts, with the bytes skipped (`+N`) where they are skipped.
+            let tokens = |s: &ir::ParserState| -> Vec<String> {
+                let mut out = Vec::new();
+                for k in 0..=s.extract.len() {
+                    for sk in s.skip.iter().filter(|x| x.after_extracts as usize == k) {
+                        out.push(format!("+{}", sk.bits));
+                    }
+                    out.extend(s.extract.get(k).cloned());
+                }
+                out
+            };
+            let mut s = &g.states[start];
+            let mut extracts = tokens(s);
+            let mut sets: Vec<&ir::ParserSet> = s.set.iter().collect();
+            let mut hops = 0;
+            while let ir::Transition::Goto(n) = &s.transition {
+                match self.index.get(n.as_str()) {
+                    Some(&next) if hops < 64 => {
+                        let next = &g.states[next];
+                        extracts.extend(tokens(next));
+                        sets.extend(&next.set);
+                        s = next;
+                        hops += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let mut out = format!("[{}]", extracts.join(","));
+            if !sets.is_empty() {
+                out.push_str(&format!("{sets:?}"));
+            }
+            match &s.transition {
+                ir::Transition::Goto(n) => out.push_str(&format!("->{n}")),
+                ir::Transition::Select {
+                    keys,
+                    cases,
+                    default,
+                } => {
+                    out.push_str(&format!("select({})", keys.join(",")));
+                    for c in cases {
+                        let child = self.node(&c.next, depth + 1);
+                        out.push_str(&format!("{:?}:(#{child})", c.values));
+                    }
+                    let child = self.node(default, depth + 1);
+                    out.push_str(&format!("default:(#{child})"));
+                }
+            }
+            let i = self.id(out);
+            self.memo.insert((start, depth), i);
+            i
         }
     }
-    let mut out = String::new();
-    walk(g, from, 0, &mut out);
-    out
+    let mut c = Canon {
+        g,
+        index: g
+            .states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect(),
+        memo: HashMap::new(),
+        ids: HashMap::new(),
+        table: Vec::new(),
+    };
+    let root = c.node(from, 0);
+    format!("{}\n#{root}", c.table.join("\n"))
 }
 
 /// Whether `e` is `mirror_type` of the deparser intrinsic metadata.

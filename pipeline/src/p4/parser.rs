@@ -709,7 +709,7 @@ impl<'a> Parser<'a> {
                             span: espan,
                         });
                     }
-                    out.push(TableProp::Entries(entries, span));
+                    out.push(TableProp::Entries(entries, span, is_const));
                 }
                 _ => {
                     self.expect("=")?;

@@ -56,20 +56,203 @@ impl Source {
 /// at the place `cpp` names (line 0 when it names none).
 pub fn run(path: &Path, opts: &Options) -> Result<Source, P4Error> {
     let shown = path.display().to_string();
-    if !path.is_file() {
+    if !path.exists() {
         return Err(whole_file(&shown, "no such file".to_string()));
     }
+    let arch = architecture_dir().map_err(|m| whole_file(&shown, m))?;
+    check_includes(path, &shown, opts, &arch)?;
     let mut cmd = cpp_command(opts, &shown)?;
-    cmd.arg("-I")
-        .arg(architecture_dir().map_err(|m| whole_file(&shown, m))?);
+    cmd.arg("-I").arg(&arch);
     // A name starting with `-` would reach cpp as an option (`-oout.p4` writes a file).
     if path.to_string_lossy().starts_with('-') {
         cmd.arg(Path::new(".").join(path));
     } else {
         cmd.arg(path);
     }
-    let out = cmd.output().map_err(|e| cpp_spawn_error(&shown, e))?;
+    let out = run_bounded(cmd, None, &shown)?;
     cpp_output(&shown, out)
+}
+
+/// Most bytes `cpp` may write (or one file it may read, see [`check_includes`]): the
+/// input cap of the other readers, far beyond any program.
+const MAX_CPP_BYTES: u64 = 64 << 20;
+
+/// Address space `cpp` may take. Its own use is tens of MB; the cap is the backstop for an
+/// include [`check_includes`] cannot see (a macro naming `/dev/zero`), which `cpp` would
+/// read without end.
+const CPP_ADDRESS_SPACE: u64 = 1 << 30;
+
+/// The include nesting [`check_includes`] follows: `cpp`'s own limit.
+const MAX_CPP_DEPTH: usize = 200;
+
+/// Refuses, before `cpp` runs, a file it would read without end or hang on: the main file
+/// or an `#include` (followed as `cpp` resolves it: the includer's folder for `"x"`, then
+/// the `-I` folders, then the architecture folder) that is not a regular file (`/dev/zero`,
+/// `/dev/urandom`, a pipe, a folder) or is over [`MAX_CPP_BYTES`]; the error is at the
+/// `#include`. Every `#include` line counts, even one in a group `cpp` would skip: that
+/// is a false alarm only for a file no program has reason to name.
+fn check_includes(main: &Path, shown: &str, opts: &Options, arch: &Path) -> Result<(), P4Error> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![(main.to_path_buf(), shown.to_string(), 0usize)];
+    if let Some(why) = not_readable_text(main) {
+        return Err(whole_file(shown, why));
+    }
+    while let Some((path, name, depth)) = todo.pop() {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if !seen.insert(key) || depth > MAX_CPP_DEPTH {
+            // cpp reports a deeper nesting itself.
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if std::fs::File::open(&path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(MAX_CPP_BYTES).read_to_end(&mut bytes)
+            })
+            .is_err()
+        {
+            // cpp names a file it cannot read.
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for (index, line) in text.lines().enumerate() {
+            let Some((target, angled, col)) = include_target(line) else {
+                continue;
+            };
+            let target_path = Path::new(target);
+            let mut candidates = Vec::new();
+            if target_path.is_absolute() {
+                candidates.push(target_path.to_path_buf());
+            } else {
+                if !angled {
+                    candidates.push(folder.join(target));
+                }
+                candidates.extend(opts.include_dirs.iter().map(|d| d.join(target)));
+                candidates.push(arch.join(target));
+            }
+            let Some(found) = candidates.into_iter().find(|c| c.exists()) else {
+                continue;
+            };
+            if let Some(why) = not_readable_text(&found) {
+                return Err(P4Error {
+                    file: name.clone(),
+                    line: index as u32 + 1,
+                    col,
+                    message: format!("#include of {}: {why}", found.display()),
+                });
+            }
+            let shown = found.display().to_string();
+            todo.push((found, shown, depth + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Why `cpp` must not read `path` (it exists): not a regular file, or too large.
+fn not_readable_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return Some(
+            "not a regular file (a device, pipe or folder): the preprocessor would read it \
+             without end or wait on it"
+                .to_string(),
+        );
+    }
+    if meta.len() > MAX_CPP_BYTES {
+        return Some(format!(
+            "larger than {} MiB, the most an input file may hold",
+            MAX_CPP_BYTES >> 20
+        ));
+    }
+    None
+}
+
+/// Runs `cmd` (`cpp`) with `input` on its standard input, its output read up to
+/// [`MAX_CPP_BYTES`] (beyond that the child is killed and the run is an error naming
+/// `shown`) and its address space capped at [`CPP_ADDRESS_SPACE`].
+fn run_bounded(
+    mut cmd: Command,
+    input: Option<String>,
+    shown: &str,
+) -> Result<std::process::Output, P4Error> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(if input.is_some() {
+        std::process::Stdio::piped()
+    } else {
+        std::process::Stdio::null()
+    });
+    cmd.stdout(std::process::Stdio::piped());
+    cmd.stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches nothing of the parent's; the
+    // closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: CPP_ADDRESS_SPACE as libc::rlim_t,
+                rlim_max: CPP_ADDRESS_SPACE as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| cpp_spawn_error(shown, e))?;
+    // The input is written, and the error stream read, from threads, so that no pipe fills
+    // while another is waited on.
+    let writer = child.stdin.take().map(|mut stdin| {
+        let input = input.unwrap_or_default();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            stdin.write_all(input.as_bytes())
+        })
+    });
+    let mut stderr = child.stderr.take().expect("stderr was piped");
+    let errors = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut bytes);
+        // Drain the rest so that cpp never blocks on a full pipe.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        bytes
+    });
+    let mut stdout = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .expect("stdout was piped")
+        .take(MAX_CPP_BYTES + 1)
+        .read_to_end(&mut stdout);
+    if stdout.len() as u64 > MAX_CPP_BYTES {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(whole_file(
+            shown,
+            format!(
+                "the preprocessed program is larger than {} MiB (an include or a macro \
+                 without end?)",
+                MAX_CPP_BYTES >> 20
+            ),
+        ));
+    }
+    let status = child
+        .wait()
+        .map_err(|e| whole_file(shown, format!("cannot run `cpp`: {e}")))?;
+    read.map_err(|e| whole_file(shown, format!("cannot read `cpp`'s output: {e}")))?;
+    let stderr = errors.join().unwrap_or_default();
+    if let Some(writer) = writer {
+        if let Ok(Err(e)) = writer.join() {
+            if status.success() {
+                return Err(whole_file(shown, format!("cannot feed `cpp`: {e}")));
+            }
+        }
+    }
+    Ok(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 /// Our architecture files, held in the binary so that a program kept in memory (a
@@ -156,27 +339,7 @@ pub fn run_held(main: &str, files: &[(&str, &str)], opts: &Options) -> Result<So
     splice(main, text, files, 0, &mut input)?;
     let mut cmd = cpp_command(opts, main)?;
     cmd.arg("-");
-    cmd.stdin(std::process::Stdio::piped());
-    cmd.stdout(std::process::Stdio::piped());
-    cmd.stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| cpp_spawn_error(main, e))?;
-    // The program is a few kB and cpp reads all of it before it writes much, but write from
-    // a thread anyway so that a large one cannot deadlock on full pipes.
-    let mut stdin = child.stdin.take().expect("stdin was piped");
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes())
-    });
-    let out = child
-        .wait_with_output()
-        .map_err(|e| whole_file(main, format!("cannot run `cpp`: {e}")))?;
-    match writer.join() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) if out.status.success() => {
-            return Err(whole_file(main, format!("cannot feed `cpp`: {e}")))
-        }
-        _ => {}
-    }
+    let out = run_bounded(cmd, Some(input), main)?;
     cpp_output(main, out)
 }
 
@@ -332,7 +495,8 @@ fn cpp_command(opts: &Options, shown: &str) -> Result<Command, P4Error> {
 /// Whether the C preprocessor can be started: `Err` with the reason (and how to install it)
 /// when it cannot. The schemes' programs are P4 compiled through it, so a command that builds
 /// one asks first and fails cleanly rather than in the middle of building.
-pub fn cpp_available() -> Result<(), String> {
+/// `what` is what needs it, as the error names it.
+pub fn cpp_available(what: &str) -> Result<(), String> {
     match Command::new("cpp")
         .arg("--version")
         .stdout(std::process::Stdio::null())
@@ -340,7 +504,7 @@ pub fn cpp_available() -> Result<(), String> {
         .status()
     {
         Ok(_) => Ok(()),
-        Err(e) => Err(cpp_spawn_error("the schemes' P4 programs", e).message),
+        Err(e) => Err(format!("{what}: {}", cpp_spawn_error(what, e).message)),
     }
 }
 
@@ -367,8 +531,17 @@ fn cpp_output(shown: &str, out: std::process::Output) -> Result<Source, P4Error>
                 shown,
                 format!(
                     "the C preprocessor failed: {}",
-                    stderr.lines().next().unwrap_or("no message")
-                ),
+                    stderr
+                        .lines()
+                        .map(str::trim)
+                        .find(|l| !l.is_empty())
+                        .unwrap_or("no message")
+                ) + if stderr.contains("out of memory") {
+                    " (the preprocessor may take 1 GiB: does an include name a device such \
+                     as /dev/zero?)"
+                } else {
+                    ""
+                },
             )
         }));
     }
@@ -472,6 +645,65 @@ mod tests {
         assert_eq!(e.to_string(), "m.p4:6:2: #error at six");
         assert!(ends_a_group("  #  endif // guard"));
         assert!(!ends_a_group("#endiff") && !ends_a_group("#elsewhere"));
+    }
+
+    /// Issue 55: `#include "/dev/zero"` made cpp read without end (24 GB before the
+    /// process was stopped). A device is refused at the `#include`; one named through a
+    /// macro, which no scan sees, meets cpp's address-space cap; output without end meets
+    /// the output cap and the child is killed.
+    #[test]
+    fn includes_and_output_without_end_are_errors() {
+        let dir = std::env::temp_dir().join(format!("t2sim-cpp-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let run_text = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            run(&p, &Options::default())
+        };
+        let e = run_text("z.p4", "#include <t2na.p4>\n  #include \"/dev/urandom\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:2:3: #include of /dev/urandom: not a regular file (a device, pipe or \
+                 folder): the preprocessor would read it without end or wait on it",
+                dir.join("z.p4").display()
+            )
+        );
+        // Found in an included file too, through the includer's folder.
+        std::fs::write(dir.join("inner.p4"), "#include \"sub\"\n").unwrap();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let e = run_text("outer.p4", "#include \"inner.p4\"\n").unwrap_err();
+        assert_eq!(
+            (e.file.clone(), e.line, e.col),
+            (dir.join("inner.p4").display().to_string(), 1, 1),
+            "{e}"
+        );
+        let e = run(Path::new("/dev/zero"), &Options::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/dev/zero:0:0: not a regular file"),
+            "{e}"
+        );
+        let started = std::time::Instant::now();
+        let e = run_text("m.p4", "#define F \"/dev/zero\"\n#include F\n").unwrap_err();
+        assert!(
+            e.message.starts_with("the C preprocessor failed: ")
+                && e.message.contains("out of memory")
+                && e.message
+                    .ends_with("does an include name a device such as /dev/zero?)"),
+            "{e}"
+        );
+        assert_eq!(e.file, dir.join("m.p4").display().to_string());
+        // 70 MB from a file of 1 MB included 70 times.
+        std::fs::write(dir.join("mb.p4"), "abcdefghij ".repeat(100_000) + "\n").unwrap();
+        let text = "#include \"mb.p4\"\n".repeat(70);
+        let e = run_text("big.p4", &text).unwrap_err();
+        assert_eq!(
+            e.message,
+            "the preprocessed program is larger than 64 MiB (an include or a macro without end?)"
+        );
+        assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

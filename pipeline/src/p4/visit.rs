@@ -27,7 +27,7 @@ pub fn decl_exprs(d: &mut Decl, f: &mut impl FnMut(&mut Expr)) {
                 match p {
                     TableProp::Key(keys, _) => keys.iter_mut().for_each(|k| f(&mut k.expr)),
                     TableProp::Actions(acts, _) => acts.iter_mut().for_each(|a| f(&mut a.0)),
-                    TableProp::Entries(entries, _) => {
+                    TableProp::Entries(entries, ..) => {
                         for e in entries {
                             e.keys.iter_mut().for_each(&mut *f);
                             f(&mut e.action);

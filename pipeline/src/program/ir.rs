@@ -768,7 +768,7 @@ pub struct Selector {
 }
 
 /// One key component of an entry. Ternary entries may give a mask (absent = all bits).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyValue {
     pub value: u64,

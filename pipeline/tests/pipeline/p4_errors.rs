@@ -167,3 +167,138 @@ fn types_that_hold_themselves_or_nest_too_deep_are_errors_not_stack_overflows() 
     ok += "struct metadata_t { s62 m; t39 x; }";
     with_metadata(&ok).unwrap();
 }
+
+/// programs/p4/l3_forward.p4 with `edit` applied, compiled from memory.
+fn l3_forward_with(edit: impl Fn(&str) -> String) -> Result<p4::Compiled, p4::P4Error> {
+    let text = std::fs::read_to_string(root().join("programs/p4/l3_forward.p4")).unwrap();
+    let text = edit(&text);
+    p4::compile_held("l3.p4", &[("l3.p4", &text)], &p4::Options::default(), "l3")
+}
+
+/// Inputs whose cost grew faster than their size (issue 55): each must now compile in
+/// about the time it takes to read. The bounds are loose (a shared 2-core machine); the
+/// quadratic or exponential versions took from 30 s to forever.
+#[test]
+fn large_programs_cost_time_linear_in_their_size() {
+    // A chain of 30 two-way selects: 2^30 paths through the parser, 90 states.
+    let states: String = (0..30)
+        .map(|i| {
+            let next = if i == 29 {
+                "parse_ipv4".to_string()
+            } else {
+                format!("d{}", i + 1)
+            };
+            format!(
+                "    state d{i} {{ transition select(hdr.ethernet.ether_type) {{ {}: e{i}; \
+                 default: f{i}; }} }}\n    state e{i} {{ transition {next}; }}\n    \
+                 state f{i} {{ transition {next}; }}\n",
+                i + 1
+            )
+        })
+        .collect();
+    let t = std::time::Instant::now();
+    l3_forward_with(|s| {
+        s.replace("0x0800: parse_ipv4;", "0x0800: d0;").replacen(
+            "    state parse_ipv4 {",
+            &format!("{states}    state parse_ipv4 {{"),
+            1,
+        )
+    })
+    .unwrap();
+    assert!(t.elapsed().as_secs() < 10, "many paths: {:?}", t.elapsed());
+    // 100,000 unused metadata fields.
+    let fields: String = (0..100_000).map(|i| format!("bit<8> f{i};\n")).collect();
+    let t = std::time::Instant::now();
+    l3_forward_with(|s| {
+        s.replace(
+            "struct metadata_t {}",
+            &format!("struct metadata_t {{\n{fields}}}"),
+        )
+    })
+    .unwrap();
+    assert!(t.elapsed().as_secs() < 20, "metadata: {:?}", t.elapsed());
+    // 50,000 tables, each applied (more than 20 stages hold: placement says so).
+    let n = 50_000;
+    let tables: String = (0..n)
+        .map(|i| format!("table t{i} {{ actions = {{ drop_no_route; }} default_action = drop_no_route(); }}\n"))
+        .collect();
+    let applies: String = (0..n).map(|i| format!("t{i}.apply();\n")).collect();
+    let t = std::time::Instant::now();
+    let c = l3_forward_with(|s| {
+        s.replacen(
+            "    apply {\n        if (!hdr.ipv4.isValid())",
+            &format!("{tables}    apply {{\n{applies}        if (!hdr.ipv4.isValid())"),
+            1,
+        )
+    })
+    .unwrap();
+    assert_eq!(c.program.tables.len(), n + 4);
+    assert!(t.elapsed().as_secs() < 30, "tables: {:?}", t.elapsed());
+}
+
+/// A parser loop the stack unrolling cannot take apart is an error at the parser, at
+/// once (an IP-in-IP loop allocated until the process died).
+#[test]
+fn a_parser_loop_is_an_error_at_once() {
+    let t = std::time::Instant::now();
+    let e = l3_forward_with(|s| s.replace("17: parse_udp;", "4: parse_ipv4;\n17: parse_udp;"))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "l3.p4:55:1: the parser loops (parse_ipv4 -> parse_ipv4): the model's parser graph is \
+         loop-free; a loop over a header stack is unrolled, but a loop that extracts the same \
+         header again (such as IP in IP) cannot be"
+    );
+    // A loop through two states, and through the default.
+    let e = l3_forward_with(|s| {
+        s.replace(
+            "default: accept;\n        }\n    }\n    state parse_udp",
+            "default: parse_ethernet;\n        }\n    }\n    state parse_udp",
+        )
+    })
+    .unwrap_err();
+    assert!(
+        e.message
+            .starts_with("the parser loops (parse_ethernet -> parse_ipv4 -> parse_ethernet)"),
+        "{e}"
+    );
+    assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
+}
+
+/// Constant folding of P4's unsized integers must not wrap or truncate a shift count:
+/// `(1 << 4294967296) + 600` folded to 601.
+#[test]
+fn constants_that_overflow_are_errors_not_wrapped() {
+    for (expr, ok) in [
+        ("(1 << 4294967296) + 600", None),
+        ("1 << 128", None),
+        ("340282366920938463463374607431768211455 + 1", None),
+        ("(1 << 64) * (1 << 64)", None),
+        ("1 << 127 >> 120", Some(128)),
+        // Sized values wrap at their width, as P4 says.
+        ("32w1 << 40", Some(3)),
+        ("(8w255 + 8w2) + 100", Some(101)),
+        ("0 << 4294967296", Some(3)),
+    ] {
+        let r = l3_forward_with(|s| s.replace("size = 4096;", &format!("size = {expr};")));
+        match ok {
+            None => assert_eq!(
+                r.unwrap_err().message,
+                "the constant overflows 128 bits (give it a width, such as 32w1, to compute \
+                 modulo that width)",
+                "{expr}"
+            ),
+            // The size is at least the table's 3 const entries.
+            Some(size) => {
+                let c = r.unwrap();
+                let t = c
+                    .program
+                    .tables
+                    .iter()
+                    .find(|t| t.name.ends_with("ipv4_host"))
+                    .unwrap();
+                assert_eq!(t.size, size, "{expr}");
+            }
+        }
+    }
+}

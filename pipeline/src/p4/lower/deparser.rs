@@ -88,39 +88,39 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        // Headers in parse order: every header the graph extracts, and which header comes
-        // before which on some path from `start` (the graph has no loops; its paths are few).
+        // Headers in parse order: every header the graph extracts (first seen in a
+        // depth-first walk from `start`), and which header comes before which on some path.
+        // One visit per state, so that a graph of many paths costs no more than its states;
+        // a loop is refused where the parser is lowered (`parse_walk`).
+        let walk = parse_walk(graph).map_err(|_| {
+            self.src.error(
+                d.span,
+                "the parser graph has a loop; the model's parser graph is loop-free",
+            )
+        })?;
         let mut order: Vec<String> = Vec::new();
-        let mut before: BTreeSet<(String, String)> = BTreeSet::new();
-        let mut paths = vec![(ir::START.to_string(), Vec::<String>::new())];
-        let mut walked = 0usize;
-        while let Some((s, mut prefix)) = paths.pop() {
-            walked += 1;
-            if walked > 100_000 {
-                return self.err(
-                    d.span,
-                    "the parser has more than 100,000 paths (or a loop); the model's parser graph is a small loop-free one",
-                );
-            }
-            let Some(st) = graph.states.iter().find(|x| x.name == s) else {
-                continue;
-            };
-            for h in &st.extract {
+        for &s in &walk.preorder {
+            for h in &graph.states[s].extract {
                 if !order.contains(h) {
                     order.push(h.clone());
                 }
-                for g in &prefix {
-                    before.insert((g.clone(), h.clone()));
-                }
-                prefix.push(h.clone());
             }
-            match &st.transition {
-                ir::Transition::Goto(n) => paths.push((n.clone(), prefix)),
-                ir::Transition::Select { cases, default, .. } => {
-                    paths.push((default.clone(), prefix.clone()));
-                    for cs in cases.iter().rev() {
-                        paths.push((cs.next.clone(), prefix.clone()));
-                    }
+        }
+        // Headers extracted on some path into each state, in topological order.
+        let mut into: Vec<BTreeSet<&String>> = vec![BTreeSet::new(); graph.states.len()];
+        let mut before: BTreeSet<(String, String)> = BTreeSet::new();
+        for &s in &walk.topological {
+            let st = &graph.states[s];
+            let mut seen = std::mem::take(&mut into[s]);
+            for h in &st.extract {
+                for g in &seen {
+                    before.insert(((*g).clone(), h.clone()));
+                }
+                seen.insert(h);
+            }
+            for n in successors(st) {
+                if let Some(&t) = walk.index.get(n) {
+                    into[t].extend(seen.iter().copied());
                 }
             }
         }
@@ -227,4 +227,93 @@ impl<'a> Lowerer<'a> {
             header,
         }))
     }
+}
+
+/// A parser graph's states reachable from `start`: in depth-first preorder (a select's
+/// cases in order, then its default) and in topological order, with each state's index by
+/// name.
+pub(super) struct ParseWalk<'g> {
+    pub preorder: Vec<usize>,
+    pub topological: Vec<usize>,
+    pub index: HashMap<&'g str, usize>,
+}
+
+/// The states a state goes to next: a select's cases in order, then its default.
+fn successors(st: &ir::ParserState) -> Vec<&str> {
+    match &st.transition {
+        ir::Transition::Goto(n) => vec![n.as_str()],
+        ir::Transition::Select { cases, default, .. } => cases
+            .iter()
+            .map(|c| c.next.as_str())
+            .chain(std::iter::once(default.as_str()))
+            .collect(),
+    }
+}
+
+/// Walks `graph` from `start` once per state (names that are no state, `accept` and
+/// `reject`, end a path), or gives the names of the states of a loop in the order it runs
+/// them. Time and memory are linear in the graph, whatever the number of its paths.
+pub(super) fn parse_walk(graph: &ir::ParserGraph) -> Result<ParseWalk<'_>, Vec<String>> {
+    let index: HashMap<&str, usize> = graph
+        .states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let next: Vec<Vec<usize>> = graph
+        .states
+        .iter()
+        .map(|st| {
+            successors(st)
+                .into_iter()
+                .filter_map(|n| index.get(n).copied())
+                .collect()
+        })
+        .collect();
+    // 0: not seen, 1: on the walk's stack, 2: done.
+    let mut mark = vec![0u8; graph.states.len()];
+    let mut preorder = Vec::new();
+    let mut postorder = Vec::new();
+    let Some(&start) = index.get(ir::START) else {
+        return Ok(ParseWalk {
+            preorder,
+            topological: postorder,
+            index,
+        });
+    };
+    let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+    mark[start] = 1;
+    preorder.push(start);
+    while let Some(&mut (s, ref mut i)) = stack.last_mut() {
+        if let Some(&t) = next[s].get(*i) {
+            *i += 1;
+            match mark[t] {
+                0 => {
+                    mark[t] = 1;
+                    preorder.push(t);
+                    stack.push((t, 0));
+                }
+                1 => {
+                    let from = stack.iter().position(|&(x, _)| x == t).unwrap_or(0);
+                    let mut cycle: Vec<String> = stack[from..]
+                        .iter()
+                        .map(|&(x, _)| graph.states[x].name.clone())
+                        .collect();
+                    cycle.push(graph.states[t].name.clone());
+                    return Err(cycle);
+                }
+                _ => {}
+            }
+        } else {
+            mark[s] = 2;
+            postorder.push(s);
+            stack.pop();
+        }
+    }
+    postorder.reverse();
+    Ok(ParseWalk {
+        preorder,
+        topological: postorder,
+        index,
+    })
 }

@@ -102,6 +102,11 @@ impl<'a> Lowerer<'a> {
     /// Whether table `t` ends the control: `Never` when none of the actions it can run
     /// exits, `Always` when all do, `Maybe` otherwise.
     fn table_exits(&self, t: &str) -> Exits {
+        // Most programs have no exiting action: no need to look the table up (a search
+        // per applied table would make 100,000 tables quadratic).
+        if self.action_exits.is_empty() {
+            return Exits::Never;
+        }
         let Some(table) = self.prog.tables.iter().find(|x| x.name == t) else {
             return Exits::Never;
         };

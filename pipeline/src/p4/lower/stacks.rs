@@ -124,7 +124,7 @@ impl Rewriter<'_> {
                                 self.expr(e)?;
                             }
                         }
-                        TableProp::Entries(list, _) => {
+                        TableProp::Entries(list, ..) => {
                             for en in list {
                                 self.exprs(&mut en.keys)?;
                                 self.expr(&mut en.action)?;

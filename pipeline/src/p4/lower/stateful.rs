@@ -564,6 +564,23 @@ impl<'a> Lowerer<'a> {
                 format!("a Register of bit<{bits}>: Tofino2's stateful ALU holds cells of 1, 8, 16, 32 or 64 bits"),
             );
         }
+        // The index type was never looked at: `bit<100000>` passed.
+        if let Some(t) = targs.get(1) {
+            match self.resolve(t, d.span)? {
+                Ty::Bits(w, false) if (1..=32).contains(&w) => {}
+                Ty::Bits(w, s) => {
+                    return self.err(
+                        d.span,
+                        format!(
+                            "a Register indexed by {}<{w}>: the index is a bit<N> of 1 to 32 \
+                             bits (a register array holds at most 2^32 cells)",
+                            if s { "int" } else { "bit" }
+                        ),
+                    )
+                }
+                _ => return self.err(d.span, "a Register's index type is bit<N>"),
+            }
+        }
         let size = match args.first() {
             Some(e) => self.const_value(e, &c.locals)?.0,
             None => return self.err(d.span, "a Register needs its size"),

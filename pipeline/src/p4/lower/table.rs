@@ -14,6 +14,7 @@ impl<'a> Lowerer<'a> {
         let mut default: Option<(&Expr, Span)> = None;
         let mut size: Option<u32> = None;
         let mut entries: Option<&Vec<EntryDecl>> = None;
+        let mut const_entries = false;
         let mut selector_inputs: Vec<(String, Span)> = Vec::new();
         let mut implementation: Option<(&Expr, Span)> = None;
         let mut counters: Option<(&Expr, Span)> = None;
@@ -67,7 +68,10 @@ impl<'a> Lowerer<'a> {
                         actions.push((a, ir));
                     }
                 }
-                TableProp::Entries(list, _) => entries = Some(list),
+                TableProp::Entries(list, _, is_const) => {
+                    entries = Some(list);
+                    const_entries = *is_const;
+                }
                 TableProp::Value {
                     name: pn,
                     value,
@@ -294,6 +298,7 @@ impl<'a> Lowerer<'a> {
             keys,
             default_actions: actions.clone(),
             actions,
+            const_entries,
         });
         Ok(t)
     }

@@ -1,0 +1,2 @@
+#include "common.p4"
+#include "/dev/zero"
