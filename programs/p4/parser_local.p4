@@ -2,7 +2,8 @@
  * tag's class in a variable (a metadata field of its own, `p4.IngressParser.class`), copies
  * it into the user metadata, and branches on the low 4 bits of the tag's kind. The ingress
  * sends class 1 to port 24 and the rest to port 16; a tag whose kind ends in 0xf carries a
- * second tag, whose kind becomes the first's. parser_local.stf runs it. */
+ * second tag, whose kind becomes the first's; ether type 0x88b6 gets a tag the parser
+ * makes. parser_local.stf runs it. */
 #include <t2na.p4>
 #include "include/headers.p4"
 #include "include/no_egress.p4"
@@ -32,8 +33,18 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             0x88b5: parse_tag;
+            0x88b6: stamp;
             default: accept;
         }
+    }
+    /* A tag the parser makes (kind ee, class 1) without reading one: the deparser inserts
+     * it after Ethernet, once (the egress, which parses nothing, does not make it again). */
+    state stamp {
+        hdr.inner.setValid();
+        hdr.inner.kind = 0xee;
+        hdr.inner.class = 1;
+        meta.class = 1;
+        transition accept;
     }
     state parse_tag {
         pkt.extract(hdr.tag);

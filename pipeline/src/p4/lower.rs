@@ -1040,8 +1040,12 @@ impl<'a> Lowerer<'a> {
         // An egress deparser that emits otherwise than the ingress one needs a graph of its
         // own too (the emits are the graph's deparse order).
         // An egress parser that extracts nothing parses with the ingress graph, unless that
-        // skips bytes (the ingress deparser has removed them already).
-        let ig_skips = ig_graph.states.iter().any(|s| !s.skip.is_empty());
+        // graph skips bytes (the ingress deparser has removed them already) or writes fields
+        // (it would make a header valid, or set metadata, a second time in egress).
+        let ig_skips = ig_graph
+            .states
+            .iter()
+            .any(|s| !s.skip.is_empty() || !s.set.is_empty());
         let own_egress = with_copies.is_none()
             && if eg_extracts {
                 !same_graph || eg_checksums || (eg_emit.is_some() && eg_emit != ig_emit)
