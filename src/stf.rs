@@ -349,13 +349,18 @@ fn parse_check(counter: bool, rest: &str) -> Result<Check, String> {
         });
     };
     let cmp = match op {
-        "==" => ir::Cmp::Eq,
+        // bf-p4c's STF files also write equality as `=`.
+        "==" | "=" => ir::Cmp::Eq,
         "!=" => ir::Cmp::Ne,
         "<" => ir::Cmp::Lt,
         "<=" => ir::Cmp::Le,
         ">" => ir::Cmp::Gt,
         ">=" => ir::Cmp::Ge,
-        _ => return Err(format!("`{op}` is not a comparison (==, !=, <, <=, >, >=)")),
+        _ => {
+            return Err(format!(
+                "`{op}` is not a comparison (==, =, !=, <, <=, >, >=)"
+            ))
+        }
     };
     let value = u64::try_from(parse_num(value)?).map_err(|_| format!("`{value}` is too large"))?;
     let text = format!(
@@ -1568,7 +1573,13 @@ mod tests {
         );
         assert_eq!(
             parse_stf("t.stf", "check_counter c(1) ~ 3\n").unwrap_err(),
-            "t.stf:1: `~` is not a comparison (==, !=, <, <=, >, >=)"
+            "t.stf:1: `~` is not a comparison (==, =, !=, <, <=, >, >=)"
+        );
+        // `=` is equality, as bf-p4c's STF files write it.
+        let cmds = parse_stf("t.stf", "check_counter c(1) packets = 3\n").unwrap();
+        assert!(
+            matches!(&cmds[..], [(1, Cmd::Check(c))] if c.cmp == ir::Cmp::Eq && c.value == 3),
+            "{cmds:?}"
         );
         assert_eq!(
             parse_stf("t.stf", "\nregister_write r(1) 3\n").unwrap_err(),

@@ -771,7 +771,9 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
     action to(PortId_t port) {{ ig_tm_md.ucast_egress_port = port; }}
     action flip() {{ meta.seen.kind = ~meta.seen.kind ^ 8w0x0f; }}
-    table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; flip; }} size = 16; }}
+    Counter<_, bit<4>>(16, CounterType_t.PACKETS) hits;
+    action seen() {{ hits.count(1); }}
+    table by_kind {{ key = {{ meta.kind : exact; }} actions = {{ to; flip; seen; }} size = 16; }}
     table by_mac {{ key = {{ hdr.ethernet.dst_addr[31:0] : exact; }} actions = {{ to; }} size = 16; }}
     apply {{ by_kind.apply(); by_mac.apply(); }}
 }}
@@ -804,6 +806,13 @@ Switch(pipe) main;
     let dsts: Vec<&str> = start.set.iter().map(|s| s.dst.as_str()).collect();
     assert_eq!(dsts, ["meta.kind", "meta.seen.$valid"]);
     assert_eq!(p.tables[0].keys, ["meta.kind"]);
+    // `Counter<_, I>`: 32-bit cells.
+    let hits = p
+        .registers
+        .iter()
+        .find(|r| r.name.ends_with("hits"))
+        .unwrap();
+    assert_eq!((hits.cell_bits, hits.size), (32, 16));
     // A key on a slice that spans the MAC address's two containers checks (in pieces).
     assert_eq!(p.tables[1].keys, ["ethernet.dst_addr[31:0]"]);
 }

@@ -167,6 +167,9 @@ impl<'a> Lowerer<'a> {
             unreachable!("a counter is an extern instance")
         };
         let width = match targs.first() {
+            // `Counter<_, I>` leaves the width to the compiler: our choice is 32-bit cells
+            // (a PACKETS_AND_BYTES counter takes a pair of them whatever the width).
+            Some(Type::Named(n, a)) if n == "_" && a.is_empty() => Some(32),
             Some(t) => self.resolve(t, d.span)?.width(),
             None => None,
         };
