@@ -142,6 +142,8 @@ pub struct ParserEngines {
     sums: [u16; PARSER_ENGINES],
     /// Engines that have deposited: where their sums go when parsing ends.
     residual: [Option<Vec<Field>>; PARSER_ENGINES],
+    /// Whether any has.
+    depositing: bool,
 }
 
 impl ParserEngines {
@@ -157,15 +159,24 @@ impl ParserEngines {
                 phv.set(*dst, was | (self.sums[e] != 0xffff) as u32)
             }
             StepOp::Get(dst) => write(phv, dst, !self.sums[e] as u32),
-            StepOp::Deposit(dst) => self.residual[e] = Some(dst.clone()),
+            StepOp::Deposit(dst) => {
+                self.residual[e] = Some(dst.clone());
+                self.depositing = true;
+            }
         }
     }
 
     /// A header's bytes were extracted: the engines that have deposited subtract them.
+    /// Every extract of every packet of a program's graph asks, so the common case (no
+    /// deposit) is one inlined test.
+    #[inline]
     pub fn extracted(&mut self, header: &[u8]) {
-        if self.residual.iter().all(Option::is_none) {
-            return;
+        if self.depositing {
+            self.subtract_extracted(header);
         }
+    }
+
+    fn subtract_extracted(&mut self, header: &[u8]) {
         let s = sum_bytes(header);
         for (e, r) in self.residual.iter().enumerate() {
             if r.is_some() {
@@ -176,6 +187,9 @@ impl ParserEngines {
 
     /// Parsing ended with `accept`: the residuals are written.
     pub fn finish(&self, phv: &mut Phv) {
+        if !self.depositing {
+            return;
+        }
         for (e, r) in self.residual.iter().enumerate() {
             if let Some(dst) = r {
                 write(phv, dst, self.sums[e] as u32);

@@ -18,14 +18,14 @@ impl<'a> Lowerer<'a> {
     fn checksum_items(&mut self, c: &Ctl<'a>, e: &Expr) -> R<Vec<ir::ChecksumItem>> {
         let mut out = Vec::new();
         self.push_checksum_items(c, e, &mut out)?;
-        Ok(out)
+        Ok(out.into_iter().map(|(item, _)| item).collect())
     }
 
     fn push_checksum_items(
         &mut self,
         c: &Ctl<'a>,
         e: &Expr,
-        out: &mut Vec<ir::ChecksumItem>,
+        out: &mut Vec<(ir::ChecksumItem, u32)>,
     ) -> R<()> {
         match &e.kind {
             ExprKind::List(items) => {
@@ -40,10 +40,13 @@ impl<'a> Lowerer<'a> {
             ExprKind::Int {
                 value,
                 width: Some((bits, _)),
-            } => out.push(ir::ChecksumItem::Const {
-                value: *value as u64,
-                bits: *bits,
-            }),
+            } => out.push((
+                ir::ChecksumItem::Const {
+                    value: *value as u64,
+                    bits: *bits,
+                },
+                *bits,
+            )),
             ExprKind::Int { width: None, .. } => {
                 return self.err(
                     e.span,
@@ -57,7 +60,7 @@ impl<'a> Lowerer<'a> {
                 };
                 let mut inner_items = Vec::new();
                 self.push_checksum_items(c, inner, &mut inner_items)?;
-                let from = self.checksum_bits(&inner_items);
+                let from: u32 = inner_items.iter().map(|(_, bits)| bits).sum();
                 if to < from {
                     return self.err(
                         e.span,
@@ -68,10 +71,13 @@ impl<'a> Lowerer<'a> {
                     );
                 }
                 if to > from {
-                    out.push(ir::ChecksumItem::Const {
-                        value: 0,
-                        bits: to - from,
-                    });
+                    out.push((
+                        ir::ChecksumItem::Const {
+                            value: 0,
+                            bits: to - from,
+                        },
+                        to - from,
+                    ));
                 }
                 out.extend(inner_items);
             }
@@ -86,47 +92,16 @@ impl<'a> Lowerer<'a> {
                         .find(|i| i.ir == h)
                         .cloned()
                         .expect("header_of declares the instance");
-                    for (_, name, _) in &inst.fields {
-                        out.push(ir::ChecksumItem::Field(name.clone()));
+                    for (_, name, bits) in &inst.fields {
+                        out.push((ir::ChecksumItem::Field(name.clone()), *bits));
                     }
                     return Ok(());
                 }
                 let f = self.field(c, e)?;
-                out.push(ir::ChecksumItem::Field(f.ir));
+                out.push((ir::ChecksumItem::Field(f.ir), f.bits));
             }
         }
         Ok(())
-    }
-
-    /// The bits of a list of items whose fields the lowering has named.
-    fn checksum_bits(&self, items: &[ir::ChecksumItem]) -> u32 {
-        items
-            .iter()
-            .map(|i| match i {
-                ir::ChecksumItem::Const { bits, .. } => *bits,
-                ir::ChecksumItem::Field(n) => self.field_bits(n),
-            })
-            .sum()
-    }
-
-    /// The width of a field the lowering has named (a header's, a metadata field or a
-    /// slice).
-    fn field_bits(&self, ir: &str) -> u32 {
-        if let Some((_, range)) = ir.rsplit_once('[') {
-            if let Some((hi, lo)) = range.trim_end_matches(']').split_once(':') {
-                if let (Ok(hi), Ok(lo)) = (hi.parse::<u32>(), lo.parse::<u32>()) {
-                    return hi - lo + 1;
-                }
-            }
-        }
-        if let Some(&b) = self.meta_used.get(ir) {
-            return b as u32;
-        }
-        self.instances
-            .values()
-            .flat_map(|i| &i.fields)
-            .find(|f| f.1 == ir)
-            .map_or(0, |f| f.2)
     }
 
     /// A parser statement that calls a `Checksum` method (`ck.add(...)`), as an engine

@@ -369,17 +369,22 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// The IR header an expression (`hdr.ipv4`) names.
+    /// The IR header an expression (`hdr.ipv4`) names, which the program thereby uses.
     pub(super) fn header_of(&mut self, c: &Ctl<'a>, obj: &Expr) -> R<String> {
+        let ir = self.header_named(c, obj)?;
+        self.used_headers.insert(ir.clone());
+        Ok(ir)
+    }
+
+    /// [`Self::header_of`] without counting it as a use (a deparser's emit).
+    pub(super) fn header_named(&mut self, c: &Ctl<'a>, obj: &Expr) -> R<String> {
         let p = obj.path().unwrap_or_default();
         let comps: Vec<&str> = p.split('.').collect();
         if let (Some(ParamKind::Headers(s)), 2) = (c.params.get(comps[0]), comps.len()) {
             let fs = self.structs.get(s).copied().unwrap_or(&[]);
             if let Some(f) = fs.iter().find(|f| f.name == comps[1]) {
                 if let Ty::Header(h) = self.resolve(&f.ty, f.span)? {
-                    let ir = self.instance(&f.name, &h, f.span)?.ir;
-                    self.used_headers.insert(ir.clone());
-                    return Ok(ir);
+                    return Ok(self.instance(&f.name, &h, f.span)?.ir);
                 }
             }
         }

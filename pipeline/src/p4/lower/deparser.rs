@@ -48,11 +48,9 @@ impl<'a> Lowerer<'a> {
                                 }
                             }
                         }
+                        // Emitting a header is no use of it (see `used_headers`).
                         (Some(ParamKind::Headers(_)), 2) => {
-                            // Emitting a header is no use of it (see `used_headers`).
-                            let used = self.used_headers.clone();
-                            emitted.push(self.header_of(&c, arg)?);
-                            self.used_headers = used;
+                            emitted.push(self.header_named(&c, arg)?)
                         }
                         _ => {
                             return self.err(
